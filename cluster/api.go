@@ -1,0 +1,98 @@
+package cluster
+
+// This file is the exported API of package cluster that the rest of locklab
+// (runner, faults, tests) builds on. Keep these names; add freely.
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Provider values (contract: cluster.provider in scenario files).
+const (
+	ProviderLocal    = "local"
+	ProviderDocker   = "docker"
+	ProviderExternal = "external"
+)
+
+// Persistence values for Redis (contract).
+const (
+	PersistNone     = "none"
+	PersistEverysec = "everysec"
+	PersistAlways   = "always"
+)
+
+// Node kinds.
+const (
+	KindRedis     = "redis"     // a primary: redis-0, redis-1, ...
+	KindReplica   = "replica"   // redis-0-r0, ...
+	KindSentinel  = "sentinel"  // sentinel-0, ...
+	KindZooKeeper = "zookeeper" // zk-0, ...
+	KindEtcd      = "etcd"      // etcd-0, ...
+)
+
+// RedisSpec is a Redis topology: Primaries independent primaries (redis-0..),
+// each with Replicas replicas (redis-0-r0..), and Sentinels sentinels
+// (sentinel-0..) monitoring every primary (master names "redis-0", ...).
+type RedisSpec struct {
+	Primaries   int
+	Replicas    int
+	Sentinels   int
+	Persistence string // PersistNone (default), PersistEverysec, PersistAlways
+	Image       string // docker provider only
+}
+
+// ZooKeeperSpec is a ZooKeeper ensemble of Nodes members (zk-0..).
+type ZooKeeperSpec struct {
+	Nodes int
+	Image string
+}
+
+// EtcdSpec is an etcd cluster of Nodes members (etcd-0..).
+type EtcdSpec struct {
+	Nodes int
+	Image string
+}
+
+// ExternalSpec lists servers the user already runs (provider external).
+type ExternalSpec struct {
+	Redis     []string
+	ZooKeeper []string
+	Etcd      []string
+}
+
+// Spec is everything Start needs. Nil backend specs are not started.
+type Spec struct {
+	Provider  string // default ProviderLocal
+	Redis     *RedisSpec
+	ZooKeeper *ZooKeeperSpec
+	Etcd      *EtcdSpec
+	External  *ExternalSpec
+	// Clients is how many harness clients get their own proxied links
+	// (client-0 .. client-N-1) to every client-facing node.
+	Clients int
+	// Dir holds the nodes' data dirs and logs (Dir/logs/<node>.log). Logs
+	// are kept after Close; data dirs are removed.
+	Dir string
+	// RunID labels containers (docker) and names the run in logs.
+	RunID  string
+	Logger *slog.Logger
+}
+
+// Endpoints are one client's addresses, all through that client's proxies.
+// It mirrors locks.Endpoints field by field (cluster does not import locks).
+type Endpoints struct {
+	Redis       []string
+	Sentinels   []string
+	MasterNames []string
+	ZooKeeper   []string
+	Etcd        []string
+	Redirect    map[string]string // real server address -> proxied address
+}
+
+// Info describes a started cluster for the result file.
+type Info struct {
+	Provider string
+	Versions map[string]string        // backend kind -> server version
+	Startup  map[string]time.Duration // backend kind -> time until ready
+}

@@ -1,0 +1,204 @@
+package locks
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Endpoints are the addresses a client uses to reach the backends. Every
+// address is the client's own (proxied) address; the harness never hands a
+// lock the servers' real addresses.
+type Endpoints struct {
+	// Redis holds one address per independent primary (redis-0, redis-1, ...).
+	Redis []string
+	// Sentinels are Sentinel addresses; MasterNames the monitored master name
+	// of each primary, in the order of Redis. Empty without Sentinel.
+	Sentinels   []string
+	MasterNames []string
+	// ZooKeeper and Etcd are the ensemble members' client addresses.
+	ZooKeeper []string
+	Etcd      []string
+	// Redirect maps a server's real address to this client's proxied address
+	// for it. Backends that discover addresses (Sentinel reports the promoted
+	// replica's real address) dial through it so traffic stays on the
+	// client's proxied links. A missing entry means dial the address as is.
+	Redirect map[string]string
+}
+
+// Dial returns the address to dial for addr: its redirect when there is one.
+func (e Endpoints) Dial(addr string) string {
+	if r, ok := e.Redirect[addr]; ok {
+		return r
+	}
+	return addr
+}
+
+// Config is what a constructor gets: where the servers are and the lock's
+// options from the scenario.
+type Config struct {
+	Endpoints Endpoints
+	// TTL is the lease length for lease-based locks (Redis key expiry, etcd
+	// lease TTL, ZooKeeper session timeout when not set in Options).
+	TTL time.Duration
+	// Retry is the longest a blocked Acquire waits between attempts when no
+	// notification arrives (the poll fallback). 0 means the package default.
+	Retry time.Duration
+	// Prefix namespaces every key or path the lock creates ("locklab/").
+	Prefix string
+	// Options holds backend-specific options by name (wait_replicas,
+	// session_timeout, ...), already validated against Spec.Options.
+	Options map[string]string
+	// Logger receives diagnostics; nil means discard.
+	Logger *slog.Logger
+}
+
+// Log returns the config's logger, or one that discards.
+func (c Config) Log() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Client is one harness client's connection set to a backend. It hands out
+// Lockers by lock name; all of them share the client's connections and
+// identity. Close releases the connections (not the locks).
+type Client interface {
+	Locker(name string) Locker
+	Close() error
+}
+
+// Stats is implemented by clients that count their server traffic, used to
+// show e.g. the herd effect (requests or watch notifications per hand-off).
+type Stats interface {
+	// Counters returns monotonically increasing counts by name
+	// ("requests", "watch_events", ...).
+	Counters() map[string]int64
+}
+
+// Backend names the server family a lock needs (contract with cluster
+// specs): "redis", "zookeeper", "etcd".
+type Backend string
+
+// Backends known to the harness.
+const (
+	Redis     Backend = "redis"
+	ZooKeeper Backend = "zookeeper"
+	Etcd      Backend = "etcd"
+)
+
+// Option documents one backend-specific option a lock accepts.
+type Option struct {
+	Name    string
+	Default string
+	Doc     string
+	// Check validates a value; nil accepts any string.
+	Check func(string) error
+}
+
+// Spec describes one registered lock implementation.
+type Spec struct {
+	// Name is the contract name used in scenario files ("redis-cad").
+	Name string
+	// Backend is the server family the lock runs against.
+	Backend Backend
+	// Summary is one line for `bench list`.
+	Summary string
+	// Fencing reports whether Token returns a real fencing token.
+	Fencing bool
+	// LeaseBased reports whether the lock expires on its own (a TTL, lease or
+	// session) so a paused holder can lose it.
+	LeaseBased bool
+	// Broken marks variants that are unsafe by design (kept to show why).
+	Broken bool
+	// MinRedis is the least number of Redis primaries the lock needs (redlock).
+	MinRedis int
+	// Options lists the accepted backend-specific options.
+	Options []Option
+	// New connects one client. ctx bounds the connection set-up only.
+	New func(ctx context.Context, cfg Config) (Client, error)
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]Spec{}
+)
+
+// Register adds a lock implementation; it panics on a duplicate or empty
+// name, as registration happens in init functions.
+func Register(s Spec) {
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Name == "" || s.New == nil {
+		panic("locks: Register needs a name and a constructor")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("locks: duplicate lock " + s.Name)
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the spec registered under name.
+func Lookup(name string) (Spec, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	s, ok := registry[name]
+	return s, ok
+}
+
+// All returns every registered spec sorted by backend, then name.
+func All() []Spec {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Spec, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Backend != out[j].Backend {
+			return out[i].Backend < out[j].Backend
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Names returns every registered lock name, sorted.
+func Names() []string {
+	all := All()
+	out := make([]string, len(all))
+	for i, s := range all {
+		out[i] = s.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckOptions validates opts against the spec's declared options.
+func (s Spec) CheckOptions(opts map[string]string) error {
+	for k, v := range opts {
+		var found *Option
+		for i := range s.Options {
+			if s.Options[i].Name == k {
+				found = &s.Options[i]
+			}
+		}
+		if found == nil {
+			allowed := make([]string, len(s.Options))
+			for i, o := range s.Options {
+				allowed[i] = o.Name
+			}
+			return fmt.Errorf("lock %s has no option %q (allowed: %v)", s.Name, k, allowed)
+		}
+		if found.Check != nil {
+			if err := found.Check(v); err != nil {
+				return fmt.Errorf("lock %s option %s: %w", s.Name, k, err)
+			}
+		}
+	}
+	return nil
+}
