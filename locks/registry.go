@@ -52,6 +52,9 @@ type Config struct {
 	// Options holds backend-specific options by name (wait_replicas,
 	// session_timeout, ...), already validated against Spec.Options.
 	Options map[string]string
+	// Seed seeds the client's retry jitter (every random choice in a run
+	// derives from the scenario seed). Owner ids are random regardless.
+	Seed int64
 	// Logger receives diagnostics; nil means discard.
 	Logger *slog.Logger
 }
