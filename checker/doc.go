@@ -1,0 +1,24 @@
+// Package checker is the shared resource every locklab client touches inside
+// its critical section, and the ground truth of a run (DESIGN.md §5).
+//
+// The resource has one clock (monotonic, from the run's base time) and sees
+// every visit: Enter, Read, Write, Exit. From that it records
+//
+//   - violations: a client enters a lock's resource while another client is
+//     inside it, i.e. both believe they hold the lock. Each is recorded with
+//     both clients, their tokens, the lock name, the time, and how long the
+//     two visits overlapped;
+//   - lost updates: each lock name guards a counter that clients update by
+//     read, hold, write(value+1). Overlapping visits overwrite each other, so
+//     the counters end below the number of accepted writes;
+//   - stale fencing tokens: a write carrying a token lower than one the
+//     resource has already seen for that lock (at an Enter or a Write, both
+//     requests that carry the token, as in Kleppmann's fencing scheme).
+//     With fencing observe the write is applied and counted; with enforce it
+//     is rejected with ErrStaleToken and counted as rejected. Token 0 means
+//     the lock gives no token: such visits are never called stale.
+//
+// The checker does not import the lock packages: it knows clients by index
+// and locks by name only. Remote clients (one OS process per client) reach it
+// through the Server and Dial in this package.
+package checker

@@ -1,0 +1,364 @@
+package checker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Fencing says what the resource does with tokens.
+type Fencing int
+
+// Fencing modes (contract values of resource.fencing).
+const (
+	FencingOff     Fencing = iota // tokens are recorded, stale ones counted, nothing rejected
+	FencingObserve                // stale writes are applied and counted
+	FencingEnforce                // stale writes are rejected and counted
+)
+
+// ParseFencing parses "off", "observe" or "enforce"; "" is off.
+func ParseFencing(s string) (Fencing, error) {
+	switch s {
+	case "", "off":
+		return FencingOff, nil
+	case "observe":
+		return FencingObserve, nil
+	case "enforce":
+		return FencingEnforce, nil
+	}
+	return 0, fmt.Errorf("fencing %q: allowed off, observe, enforce", s)
+}
+
+// String returns the contract spelling.
+func (f Fencing) String() string {
+	switch f {
+	case FencingObserve:
+		return "observe"
+	case FencingEnforce:
+		return "enforce"
+	}
+	return "off"
+}
+
+// Errors returned to clients.
+var (
+	// ErrStaleToken is returned by Write under FencingEnforce when the
+	// visit's token is lower than one already seen for the lock.
+	ErrStaleToken = errors.New("checker: stale fencing token rejected")
+	// ErrUnknownVisit means the visit id was never issued or already exited.
+	ErrUnknownVisit = errors.New("checker: unknown visit")
+)
+
+// Resource is what a client does inside its critical section. Shared
+// implements it in process; the value returned by Dial implements it over
+// loopback for clients in their own OS process.
+type Resource interface {
+	// Enter records that client entered the resource of lock holding token
+	// and returns the visit's id.
+	Enter(ctx context.Context, lock string, client int, token uint64) (uint64, error)
+	// Read returns the lock's counter.
+	Read(ctx context.Context, visit uint64) (int64, error)
+	// Write sets the lock's counter; ErrStaleToken when fencing rejects it.
+	Write(ctx context.Context, visit uint64, value int64) error
+	// Exit records that the visit left the resource.
+	Exit(ctx context.Context, visit uint64) error
+}
+
+// Violation is one overlap of two visits to the same lock's resource.
+type Violation struct {
+	Lock string `json:"lock"`
+	// First is the client that was inside; Second the one that entered.
+	First       int    `json:"first_client"`
+	Second      int    `json:"second_client"`
+	FirstToken  uint64 `json:"first_token"`
+	SecondToken uint64 `json:"second_token"`
+	// At is when Second entered, since the resource's base time.
+	At time.Duration `json:"at_ns"`
+	// Overlap is how long both were inside (until the first of them left,
+	// or until Summary was taken when neither had left).
+	Overlap time.Duration `json:"overlap_ns"`
+	// Open is true while both are still inside.
+	Open bool `json:"open,omitempty"`
+}
+
+// Summary is the resource's ground truth at one moment.
+type Summary struct {
+	Visits        int   // Enter calls
+	Writes        int   // writes applied
+	Counter       int64 // sum of every lock's counter
+	LostUpdates   int   // Writes - Counter (never negative)
+	Violations    int   // overlapping visit pairs
+	StaleTokens   int   // writes with a stale token (applied or not)
+	StaleRejected int   // of those, rejected by enforce
+	StaleAccepted int   // of those, applied
+	MaxOverlap    time.Duration
+	TotalOverlap  time.Duration
+	Events        []Violation // every violation, in order of At
+	Inside        int         // visits not yet exited
+}
+
+type visit struct {
+	id      uint64
+	lock    string
+	client  int
+	token   uint64
+	entered time.Duration
+	// overlaps are indexes into Shared.events this visit takes part in.
+	overlaps []int
+}
+
+type lockState struct {
+	inside  map[uint64]*visit
+	counter int64
+	writes  int
+	maxTok  uint64
+}
+
+// Shared is the in-process resource. It is safe for concurrent use; every
+// operation takes one mutex, which also gives the resource a single order of
+// events (its "one clock").
+type Shared struct {
+	fencing Fencing
+	base    time.Time
+
+	mu      sync.Mutex
+	nextID  uint64
+	visits  map[uint64]*visit
+	locks   map[string]*lockState
+	events  []Violation
+	nvisits int
+	stale   int
+	reject  int
+	waiters chan struct{} // closed at the next Enter; see WaitInside
+	onViol  func(Violation)
+}
+
+var _ Resource = (*Shared)(nil)
+
+// New returns an empty resource. base is the run's time origin: every time
+// in a Violation counts from it.
+func New(fencing Fencing, base time.Time) *Shared {
+	return &Shared{
+		fencing: fencing,
+		base:    base,
+		visits:  map[uint64]*visit{},
+		locks:   map[string]*lockState{},
+	}
+}
+
+// OnViolation registers f to be called (under the resource's lock, so it
+// must be quick) for each violation as it happens.
+func (s *Shared) OnViolation(f func(Violation)) {
+	s.mu.Lock()
+	s.onViol = f
+	s.mu.Unlock()
+}
+
+// Fencing returns the resource's fencing mode.
+func (s *Shared) Fencing() Fencing { return s.fencing }
+
+func (s *Shared) lock(name string) *lockState {
+	l := s.locks[name]
+	if l == nil {
+		l = &lockState{inside: map[uint64]*visit{}}
+		s.locks[name] = l
+	}
+	return l
+}
+
+// Enter implements Resource.
+func (s *Shared) Enter(_ context.Context, lock string, client int, token uint64) (uint64, error) {
+	now := time.Since(s.base)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now}
+	l := s.lock(lock)
+	// Every visit already inside overlaps this one, whoever they are: even
+	// the same client entering twice (a reentrant lock is one visit per
+	// outermost hold; the workload never nests visits).
+	others := make([]*visit, 0, len(l.inside))
+	for _, o := range l.inside {
+		others = append(others, o)
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].id < others[j].id })
+	for _, o := range others {
+		ev := Violation{
+			Lock: lock, First: o.client, Second: client,
+			FirstToken: o.token, SecondToken: token,
+			At: now, Open: true,
+		}
+		s.events = append(s.events, ev)
+		idx := len(s.events) - 1
+		o.overlaps = append(o.overlaps, idx)
+		v.overlaps = append(v.overlaps, idx)
+		if s.onViol != nil {
+			s.onViol(ev)
+		}
+	}
+	if token > l.maxTok {
+		l.maxTok = token
+	}
+	l.inside[v.id] = v
+	s.visits[v.id] = v
+	s.nvisits++
+	if s.waiters != nil {
+		close(s.waiters)
+		s.waiters = nil
+	}
+	return v.id, nil
+}
+
+// Read implements Resource.
+func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.visits[id]
+	if v == nil {
+		return 0, fmt.Errorf("read visit %d: %w", id, ErrUnknownVisit)
+	}
+	return s.locks[v.lock].counter, nil
+}
+
+// Write implements Resource.
+func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.visits[id]
+	if v == nil {
+		return fmt.Errorf("write visit %d: %w", id, ErrUnknownVisit)
+	}
+	l := s.locks[v.lock]
+	if v.token != 0 && v.token < l.maxTok {
+		s.stale++
+		if s.fencing == FencingEnforce {
+			s.reject++
+			return fmt.Errorf("write token %d < seen %d on %s: %w", v.token, l.maxTok, v.lock, ErrStaleToken)
+		}
+	}
+	if v.token > l.maxTok {
+		l.maxTok = v.token
+	}
+	l.counter = value
+	l.writes++
+	return nil
+}
+
+// Exit implements Resource.
+func (s *Shared) Exit(_ context.Context, id uint64) error {
+	now := time.Since(s.base)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.visits[id]
+	if v == nil {
+		return fmt.Errorf("exit visit %d: %w", id, ErrUnknownVisit)
+	}
+	for _, idx := range v.overlaps {
+		ev := &s.events[idx]
+		if ev.Open {
+			ev.Open = false
+			ev.Overlap = now - ev.At
+		}
+	}
+	delete(s.visits, id)
+	delete(s.locks[v.lock].inside, id)
+	return nil
+}
+
+// Inside returns the clients inside some lock's resource now, in the order
+// they entered.
+func (s *Shared) Inside() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.insideLocked()
+}
+
+func (s *Shared) insideLocked() []int {
+	vs := make([]*visit, 0, len(s.visits))
+	for _, v := range s.visits {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].id < vs[j].id })
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = v.client
+	}
+	return out
+}
+
+// WaitInside blocks until some client is inside the resource and returns
+// the one that entered first (the "holder" of fault scenarios).
+func (s *Shared) WaitInside(ctx context.Context) (int, error) {
+	for {
+		s.mu.Lock()
+		if in := s.insideLocked(); len(in) > 0 {
+			s.mu.Unlock()
+			return in[0], nil
+		}
+		if s.waiters == nil {
+			s.waiters = make(chan struct{})
+		}
+		ch := s.waiters
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, fmt.Errorf("wait for a holder: %w", ctx.Err())
+		}
+	}
+}
+
+// ExitClient exits every visit of client still inside: a client process
+// that died (or was killed) cannot exit on its own.
+func (s *Shared) ExitClient(client int) {
+	s.mu.Lock()
+	var ids []uint64
+	for id, v := range s.visits {
+		if v.client == client {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		_ = s.Exit(context.Background(), id)
+	}
+}
+
+// Summary returns the ground truth so far. Overlaps still open are measured
+// up to now and marked Open.
+func (s *Shared) Summary() Summary {
+	now := time.Since(s.base)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := Summary{
+		Visits:        s.nvisits,
+		Violations:    len(s.events),
+		StaleTokens:   s.stale,
+		StaleRejected: s.reject,
+		StaleAccepted: s.stale - s.reject,
+		Inside:        len(s.visits),
+		Events:        make([]Violation, len(s.events)),
+	}
+	copy(sum.Events, s.events)
+	for i := range sum.Events {
+		ev := &sum.Events[i]
+		if ev.Open {
+			ev.Overlap = now - ev.At
+		}
+		sum.TotalOverlap += ev.Overlap
+		if ev.Overlap > sum.MaxOverlap {
+			sum.MaxOverlap = ev.Overlap
+		}
+	}
+	for _, l := range s.locks {
+		sum.Writes += l.writes
+		sum.Counter += l.counter
+	}
+	if lost := int64(sum.Writes) - sum.Counter; lost > 0 {
+		sum.LostUpdates = int(lost)
+	}
+	return sum
+}
