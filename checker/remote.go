@@ -87,13 +87,6 @@ type Handler struct {
 	open map[uint64]struct{}
 }
 
-// EnterArgs are the arguments of Enter.
-type EnterArgs struct {
-	Lock   string
-	Client int
-	Token  uint64
-}
-
 // WriteArgs are the arguments of Write.
 type WriteArgs struct {
 	Visit uint64
@@ -101,8 +94,8 @@ type WriteArgs struct {
 }
 
 // Enter is the RPC form of Shared.Enter.
-func (h *Handler) Enter(a EnterArgs, id *uint64) error {
-	v, err := h.res.Enter(context.Background(), a.Lock, a.Client, a.Token)
+func (h *Handler) Enter(a Visit, id *uint64) error {
+	v, err := h.res.Enter(context.Background(), a)
 	if err == nil {
 		h.mu.Lock()
 		h.open[v] = struct{}{}
@@ -183,9 +176,9 @@ func (r *Remote) call(ctx context.Context, method string, args, reply any) error
 }
 
 // Enter implements Resource.
-func (r *Remote) Enter(ctx context.Context, lock string, client int, token uint64) (uint64, error) {
+func (r *Remote) Enter(ctx context.Context, v Visit) (uint64, error) {
 	var id uint64
-	err := r.call(ctx, "Enter", EnterArgs{Lock: lock, Client: client, Token: token}, &id)
+	err := r.call(ctx, "Enter", v, &id)
 	return id, err
 }
 

@@ -24,9 +24,9 @@ func TestRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	va, _ := a.Enter(ctx, "L", 0, 1)
+	va, _ := a.Enter(ctx, Visit{Lock: "L", Client: 0, Token: 1})
 	ra, _ := a.Read(ctx, va)
-	vb, _ := b.Enter(ctx, "L", 1, 2)
+	vb, _ := b.Enter(ctx, Visit{Lock: "L", Client: 1, Token: 2})
 	rb, _ := b.Read(ctx, vb)
 	if err := b.Write(ctx, vb, rb+1); err != nil {
 		t.Fatal(err)

@@ -56,9 +56,9 @@ var (
 // implements it in process; the value returned by Dial implements it over
 // loopback for clients in their own OS process.
 type Resource interface {
-	// Enter records that client entered the resource of lock holding token
-	// and returns the visit's id.
-	Enter(ctx context.Context, lock string, client int, token uint64) (uint64, error)
+	// Enter records that a client entered a lock's resource and returns the
+	// visit's id.
+	Enter(ctx context.Context, v Visit) (uint64, error)
 	// Read returns the lock's counter.
 	Read(ctx context.Context, visit uint64) (int64, error)
 	// Write sets the lock's counter; ErrStaleToken when fencing rejects it.
@@ -100,6 +100,18 @@ type Summary struct {
 	Inside        int         // visits not yet exited
 }
 
+// Visit describes one entry into the resource.
+type Visit struct {
+	Lock   string
+	Client int
+	Token  uint64 // fencing token; 0 = none
+	// Waited is how long the client had been acquiring the lock when it
+	// entered, measured on its own clock. The resource uses it to tell a
+	// hand-off (the client was already waiting when the previous holder
+	// left) from an uncontended acquisition.
+	Waited time.Duration
+}
+
 type visit struct {
 	id      uint64
 	lock    string
@@ -111,10 +123,11 @@ type visit struct {
 }
 
 type lockState struct {
-	inside  map[uint64]*visit
-	counter int64
-	writes  int
-	maxTok  uint64
+	inside   map[uint64]*visit
+	counter  int64
+	writes   int
+	maxTok   uint64
+	lastExit time.Duration // -1: nobody has left yet
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -134,6 +147,7 @@ type Shared struct {
 	reject  int
 	waiters chan struct{} // closed at the next Enter; see WaitInside
 	onViol  func(Violation)
+	handoff []time.Duration // samples since the last TakeHandoffs
 }
 
 var _ Resource = (*Shared)(nil)
@@ -163,20 +177,26 @@ func (s *Shared) Fencing() Fencing { return s.fencing }
 func (s *Shared) lock(name string) *lockState {
 	l := s.locks[name]
 	if l == nil {
-		l = &lockState{inside: map[uint64]*visit{}}
+		l = &lockState{inside: map[uint64]*visit{}, lastExit: -1}
 		s.locks[name] = l
 	}
 	return l
 }
 
-// Enter implements Resource.
-func (s *Shared) Enter(_ context.Context, lock string, client int, token uint64) (uint64, error) {
+// Enter implements Resource. A hand-off sample (previous holder's exit to
+// this entry) is taken when the lock's resource is empty, someone left it
+// before, and this client was already waiting at that moment.
+func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	now := time.Since(s.base)
+	lock, client, token := in.Lock, in.Client, in.Token
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
 	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now}
 	l := s.lock(lock)
+	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
+		s.handoff = append(s.handoff, now-l.lastExit)
+	}
 	// Every visit already inside overlaps this one, whoever they are: even
 	// the same client entering twice (a reentrant lock is one visit per
 	// outermost hold; the workload never nests visits).
@@ -264,8 +284,22 @@ func (s *Shared) Exit(_ context.Context, id uint64) error {
 		}
 	}
 	delete(s.visits, id)
-	delete(s.locks[v.lock].inside, id)
+	l := s.locks[v.lock]
+	delete(l.inside, id)
+	if len(l.inside) == 0 {
+		l.lastExit = now
+	}
 	return nil
+}
+
+// TakeHandoffs returns the hand-off samples recorded since the last call and
+// forgets them (the caller folds them into a histogram).
+func (s *Shared) TakeHandoffs() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.handoff
+	s.handoff = nil
+	return out
 }
 
 // Inside returns the clients inside some lock's resource now, in the order

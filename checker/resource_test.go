@@ -136,7 +136,7 @@ func TestSequences(t *testing.T) {
 				var err error
 				switch s.op {
 				case "enter":
-					ids[s.visit], err = r.Enter(ctx, s.lock, s.client, s.token)
+					ids[s.visit], err = r.Enter(ctx, Visit{Lock: s.lock, Client: s.client, Token: s.token})
 				case "read":
 					reads[s.visit], err = r.Read(ctx, ids[s.visit])
 				case "write":
@@ -173,9 +173,9 @@ func TestViolationDetails(t *testing.T) {
 	r := New(FencingOff, time.Now())
 	var seen []Violation
 	r.OnViolation(func(v Violation) { seen = append(seen, v) })
-	a, _ := r.Enter(ctx, "L", 3, 10)
+	a, _ := r.Enter(ctx, Visit{Lock: "L", Client: 3, Token: 10})
 	time.Sleep(5 * time.Millisecond) // make At measurably later than a's entry
-	b, _ := r.Enter(ctx, "L", 7, 11)
+	b, _ := r.Enter(ctx, Visit{Lock: "L", Client: 7, Token: 11})
 	open := r.Summary()
 	if len(open.Events) != 1 || !open.Events[0].Open {
 		t.Fatalf("want one open violation, got %+v", open.Events)
@@ -211,7 +211,7 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 		}
 		got <- c
 	}()
-	if _, err := r.Enter(ctx, "L", 4, 1); err != nil {
+	if _, err := r.Enter(ctx, Visit{Lock: "L", Client: 4, Token: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if c := <-got; c != 4 {
@@ -231,7 +231,7 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 func TestUnknownVisit(t *testing.T) {
 	ctx := context.Background()
 	r := New(FencingOff, time.Now())
-	id, _ := r.Enter(ctx, "L", 0, 1)
+	id, _ := r.Enter(ctx, Visit{Lock: "L", Client: 0, Token: 1})
 	_ = r.Exit(ctx, id)
 	for name, err := range map[string]error{
 		"exit twice":    r.Exit(ctx, id),
@@ -262,7 +262,7 @@ func TestConcurrentMutex(t *testing.T) {
 					if useMutex {
 						mu.Lock()
 					}
-					id, _ := r.Enter(ctx, "L", c, token.Add(1))
+					id, _ := r.Enter(ctx, Visit{Lock: "L", Client: c, Token: token.Add(1)})
 					v, _ := r.Read(ctx, id)
 					if i%50 == 0 {
 						time.Sleep(100 * time.Microsecond) // hold long enough for others to pile in
@@ -288,5 +288,25 @@ func TestConcurrentMutex(t *testing.T) {
 	}
 	if unsafe.Writes != 2400 || unsafe.Counter+int64(unsafe.LostUpdates) != 2400 {
 		t.Errorf("without a mutex: writes %d counter %d lost %d", unsafe.Writes, unsafe.Counter, unsafe.LostUpdates)
+	}
+}
+
+func TestHandoff(t *testing.T) {
+	ctx := context.Background()
+	r := New(FencingOff, time.Now())
+	a, _ := r.Enter(ctx, Visit{Lock: "L", Client: 0, Token: 1})
+	_ = r.Exit(ctx, a)
+	// b started acquiring long before a left: a hand-off.
+	b, _ := r.Enter(ctx, Visit{Lock: "L", Client: 1, Token: 2, Waited: time.Hour})
+	_ = r.Exit(ctx, b)
+	time.Sleep(2 * time.Millisecond)
+	// c started acquiring after b left: uncontended, not a hand-off.
+	c, _ := r.Enter(ctx, Visit{Lock: "L", Client: 2, Token: 3, Waited: time.Microsecond})
+	_ = r.Exit(ctx, c)
+	if got := r.TakeHandoffs(); len(got) != 1 {
+		t.Fatalf("hand-offs %v, want exactly one", got)
+	}
+	if got := r.TakeHandoffs(); len(got) != 0 {
+		t.Fatalf("TakeHandoffs did not forget: %v", got)
 	}
 }
