@@ -1,0 +1,272 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/locks"
+)
+
+// Config is one workload run. Zero values get the defaults noted.
+type Config struct {
+	Clients         int           // default 1
+	Duration        time.Duration // run length; ignored when Ops > 0
+	Ops             int           // total critical sections to attempt across clients
+	CriticalSection time.Duration // hold time between read and write
+	Keys            int           // distinct lock names ("lock-0".."lock-<Keys-1>"); default 1
+	// AcquireTimeout bounds one Acquire call. Default 10s.
+	AcquireTimeout time.Duration
+	// ReleaseTimeout bounds one Release call. Default 5s.
+	ReleaseTimeout time.Duration
+	// Rate > 0 makes the run open-loop: operations are scheduled at Rate per
+	// second across clients and latencies count from the scheduled start, so
+	// a stalled backend shows up in them (coordinated omission).
+	Rate float64
+	// Seed derives every client's key choice.
+	Seed int64
+	// Base is the run's time origin, shared with the resource.
+	Base time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.Clients <= 0 {
+		c.Clients = 1
+	}
+	if c.Keys <= 0 {
+		c.Keys = 1
+	}
+	if c.AcquireTimeout <= 0 {
+		c.AcquireTimeout = 10 * time.Second
+	}
+	if c.ReleaseTimeout <= 0 {
+		c.ReleaseTimeout = 5 * time.Second
+	}
+	if c.Base.IsZero() {
+		c.Base = time.Now()
+	}
+	return c
+}
+
+// LockName is the lock name of key k.
+func LockName(k int) string { return fmt.Sprintf("lock-%d", k) }
+
+// Schedule hands out operations to clients: a remaining-ops budget (Ops)
+// and, for open-loop runs, the intended start time of each operation. It is
+// shared by every client of one process.
+type Schedule struct {
+	budget atomic.Int64 // < 0: unlimited
+	rate   float64
+	start  time.Time
+	next   atomic.Int64
+}
+
+// NewSchedule returns the schedule of cfg, starting now.
+func NewSchedule(cfg Config) *Schedule {
+	s := &Schedule{rate: cfg.Rate, start: time.Now()}
+	if cfg.Ops > 0 {
+		s.budget.Store(int64(cfg.Ops))
+	} else {
+		s.budget.Store(-1)
+	}
+	return s
+}
+
+// take claims the next operation. It returns its intended start (the zero
+// time in closed-loop runs) and false when the budget is spent or ctx ended.
+func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
+	if s.budget.Load() >= 0 && s.budget.Add(-1) < 0 {
+		return time.Time{}, false
+	}
+	if s.rate <= 0 {
+		return time.Time{}, ctx.Err() == nil
+	}
+	i := s.next.Add(1) - 1
+	at := s.start.Add(time.Duration(float64(i) / s.rate * float64(time.Second)))
+	if d := time.Until(at); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return time.Time{}, false
+		}
+	}
+	return at, true
+}
+
+// RunClient is one client's loop until ctx ends or the schedule is spent.
+// It records into rec and touches res inside each critical section. The
+// client never returns an error for one failed operation: it counts it and
+// goes on, backing off briefly after backend errors.
+func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res checker.Resource, sched *Schedule, rec *Recorder) {
+	cfg = cfg.withDefaults()
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1))
+	lockers := make([]locks.Locker, cfg.Keys)
+	for k := range lockers {
+		lockers[k] = lc.Locker(LockName(k))
+	}
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		intended, ok := sched.take(ctx)
+		if !ok {
+			return
+		}
+		k := rng.IntN(cfg.Keys)
+		if err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended); err != nil {
+			// Back off after backend failures so a dead server does not
+			// turn the client into a busy loop; reset on success.
+			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
+			jitter := time.Duration(rng.Int64N(int64(backoff)/2 + 1))
+			sleepCtx(ctx, backoff/2+jitter)
+		} else {
+			backoff = 0
+		}
+	}
+}
+
+// errBackend marks an operation that failed in a way worth backing off.
+var errBackend = errors.New("backend error")
+
+func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res checker.Resource, rec *Recorder, intended time.Time) error {
+	start := time.Now()
+	if !intended.IsZero() {
+		start = intended
+	}
+	actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
+	lease, err := l.Acquire(actx)
+	cancel()
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil // the run ended while we waited: not an error
+		case errors.Is(err, context.DeadlineExceeded):
+			rec.Error(ErrAcquireTimeout, time.Now())
+			return nil
+		case errors.Is(err, locks.ErrNotObtained):
+			rec.Error(ErrNotObtained, time.Now())
+			return nil
+		}
+		rec.Error(ErrAcquire, time.Now())
+		return errBackend
+	}
+	acquired := time.Now()
+	rec.Acquired(acquired.Sub(start))
+
+	name := LockName(k)
+	// The resource calls use a context that survives the run's end: once
+	// inside, a client always exits, so the checker never sees a phantom
+	// holder.
+	rctx := context.WithoutCancel(ctx)
+	visit, err := res.Enter(rctx, checker.Visit{Lock: name, Client: id, Token: lease.Token(), Waited: acquired.Sub(start)})
+	if err != nil {
+		rec.Error(ErrResource, time.Now())
+		releaseLease(ctx, cfg, lease, rec)
+		return errBackend
+	}
+	value, err := res.Read(rctx, visit)
+	completed := false
+	if err == nil && sleepCtx(ctx, cfg.CriticalSection) {
+		werr := res.Write(rctx, visit, value+1)
+		switch {
+		case werr == nil:
+			completed = true
+		case errors.Is(werr, checker.ErrStaleToken):
+			rec.Error(ErrStaleRejected, time.Now())
+		default:
+			err = werr
+		}
+	}
+	if xerr := res.Exit(rctx, visit); xerr != nil && err == nil {
+		err = xerr
+	}
+	if err != nil {
+		rec.Error(ErrResource, time.Now())
+	}
+	if completed {
+		rec.Completed(time.Now())
+	}
+	select {
+	case <-lease.Lost():
+		rec.Error(ErrLostWhileHeld, time.Now())
+	default:
+	}
+	releaseLease(ctx, cfg, lease, rec)
+	return nil
+}
+
+func releaseLease(ctx context.Context, cfg Config, lease locks.Lease, rec *Recorder) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReleaseTimeout)
+	defer cancel()
+	start := time.Now()
+	err := lease.Release(rctx)
+	rec.Released(time.Since(start))
+	switch {
+	case err == nil:
+	case errors.Is(err, locks.ErrNotHeld):
+		rec.Error(ErrReleaseNotHeld, time.Now())
+	default:
+		rec.Error(ErrRelease, time.Now())
+	}
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// ClientFactory connects client i (its own connections).
+type ClientFactory func(ctx context.Context, i int) (locks.Client, error)
+
+// Run connects every client, runs them all in this process for
+// cfg.Duration (or until cfg.Ops are done, or ctx ends) and closes their
+// connections. It returns an error only when a client cannot connect;
+// per-operation failures are counted in rec.
+func Run(ctx context.Context, cfg Config, connect ClientFactory, res checker.Resource, rec *Recorder) error {
+	cfg = cfg.withDefaults()
+	clients := make([]locks.Client, 0, cfg.Clients)
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for i := 0; i < cfg.Clients; i++ {
+		c, err := connect(ctx, i)
+		if err != nil {
+			return fmt.Errorf("connect client-%d: %w", i, err)
+		}
+		clients = append(clients, c)
+	}
+	runCtx := ctx
+	if cfg.Ops <= 0 && cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		defer cancel()
+	}
+	sched := NewSchedule(cfg)
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			RunClient(runCtx, cfg, i, c, res, sched, rec)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
