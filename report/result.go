@@ -1,0 +1,237 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Schema is the version of result.json written by this code. Readers
+// accept any "locklab/result/v1" file; new fields are added, none renamed.
+const Schema = "locklab/result/v1"
+
+// Result is one scenario run: every lock (and sweep point) it ran.
+type Result struct {
+	Schema      string    `json:"schema"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description,omitempty"`
+	File        string    `json:"file,omitempty"`
+	Seed        int64     `json:"seed"`
+	Provider    string    `json:"provider"`
+	Complete    bool      `json:"complete"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	// Host describes the machine (CPUs, OS, Go version) for readers
+	// comparing runs.
+	Host     Host              `json:"host"`
+	Versions map[string]string `json:"versions,omitempty"`
+	Workload Workload          `json:"workload"`
+	Fencing  string            `json:"fencing"`
+	Runs     []Run             `json:"runs"`
+	// ExpectMet is set when the scenario has expectations: true when every
+	// run met its own.
+	ExpectMet *bool `json:"expect_met,omitempty"`
+	// Interrupted says why the run stopped early (Ctrl-C, error).
+	Interrupted string `json:"interrupted,omitempty"`
+}
+
+// Host is the machine a result was measured on.
+type Host struct {
+	CPUs      int    `json:"cpus"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	GoVersion string `json:"go_version"`
+	Hostname  string `json:"hostname,omitempty"`
+}
+
+// Workload is the workload as run (after overrides).
+type Workload struct {
+	Clients          int     `json:"clients"`
+	DurationS        float64 `json:"duration_s,omitempty"`
+	Ops              int     `json:"ops,omitempty"`
+	TTLMs            float64 `json:"ttl_ms"`
+	CriticalMs       float64 `json:"critical_section_ms"`
+	Keys             int     `json:"keys"`
+	Mode             string  `json:"mode"`
+	Rate             float64 `json:"rate,omitempty"`
+	ProcessPerClient bool    `json:"process_per_client,omitempty"`
+}
+
+// Run is one lock on one fresh cluster (one sweep point).
+type Run struct {
+	Lock     string            `json:"lock"`      // label: name, or name plus options
+	LockName string            `json:"lock_name"` // registered name
+	Backend  string            `json:"backend"`
+	Options  map[string]string `json:"options,omitempty"`
+	Fences   bool              `json:"fences"` // the lock gives fencing tokens
+	Clients  int               `json:"clients"`
+	// Params are the sweep parameters of this run ("clients": "16").
+	Params    map[string]string `json:"params,omitempty"`
+	TTLMs     float64           `json:"ttl_ms"`
+	DurationS float64           `json:"duration_s"`
+
+	Ops           int64            `json:"ops"`
+	Throughput    float64          `json:"throughput"`
+	Errors        map[string]int64 `json:"errors"`
+	Violations    int              `json:"violations"`
+	LostUpdates   int              `json:"lost_updates"`
+	StaleTokens   int              `json:"stale_tokens"`
+	StaleRejected int              `json:"stale_rejected"`
+	StaleAccepted int              `json:"stale_accepted"`
+	MaxOverlapMs  float64          `json:"max_overlap_ms"`
+	Visits        int              `json:"visits"`
+
+	Acquire Latency `json:"acquire"`
+	Release Latency `json:"release"`
+	Handoff Latency `json:"handoff"`
+
+	// Counters are the lock client's own counts summed over clients
+	// (requests, watch_events, notifications), when it keeps any.
+	Counters map[string]int64 `json:"counters,omitempty"`
+
+	TimelineBucketMs int              `json:"timeline_bucket_ms"`
+	Timeline         []TimelineBucket `json:"timeline"`
+	ViolationEvents  []ViolationEvent `json:"violation_events"`
+	// ViolationEventsDropped counts events beyond the kept maximum.
+	ViolationEventsDropped int           `json:"violation_events_dropped,omitempty"`
+	Faults                 []FaultWindow `json:"faults"`
+
+	ExpectMet    *bool              `json:"expect_met,omitempty"`
+	Expectations []Expectation      `json:"expectations,omitempty"`
+	StartupMs    map[string]float64 `json:"startup_ms,omitempty"`
+	// Complete is false when the run was cut short.
+	Complete bool `json:"complete"`
+	// Error is why the run failed (cluster did not start, ...).
+	Error string `json:"error,omitempty"`
+}
+
+// Latency is a latency distribution summary, in milliseconds.
+type Latency struct {
+	Count  int64   `json:"count"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P90Ms  float64 `json:"p90_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	// Curve is (percentile, ms) points for percentile plots.
+	Curve [][2]float64 `json:"curve,omitempty"`
+}
+
+// CurvePercentiles are the points kept in Latency.Curve.
+var CurvePercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100}
+
+// LatencyOf summarises a histogram recorded in microseconds.
+func LatencyOf(h *hdrhistogram.Histogram) Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return Latency{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	l := Latency{
+		Count:  h.TotalCount(),
+		MeanMs: h.Mean() / 1000,
+		P50Ms:  ms(h.ValueAtQuantile(50)),
+		P90Ms:  ms(h.ValueAtQuantile(90)),
+		P99Ms:  ms(h.ValueAtQuantile(99)),
+		P999Ms: ms(h.ValueAtQuantile(99.9)),
+		MaxMs:  ms(h.Max()),
+	}
+	for _, p := range CurvePercentiles {
+		v := h.ValueAtQuantile(p)
+		if p == 100 {
+			v = h.Max()
+		}
+		l.Curve = append(l.Curve, [2]float64{p, ms(v)})
+	}
+	return l
+}
+
+// TimelineBucket is one slot of the run's timeline.
+type TimelineBucket struct {
+	Completions int64 `json:"completions"`
+	Errors      int64 `json:"errors"`
+	Violations  int64 `json:"violations"`
+}
+
+// ViolationEvent is one overlap seen by the resource.
+type ViolationEvent struct {
+	Lock         string  `json:"lock"`
+	FirstClient  int     `json:"first_client"`
+	SecondClient int     `json:"second_client"`
+	FirstToken   uint64  `json:"first_token"`
+	SecondToken  uint64  `json:"second_token"`
+	AtS          float64 `json:"at_s"`
+	OverlapMs    float64 `json:"overlap_ms"`
+}
+
+// FaultWindow is one fault as it really happened.
+type FaultWindow struct {
+	Type   string  `json:"type"`
+	Target string  `json:"target"`
+	StartS float64 `json:"start_s"`
+	// EndS is when it healed; equal to the run's end when it lasted to it.
+	EndS   float64 `json:"end_s"`
+	Detail string  `json:"detail,omitempty"`
+	// Method says how it was done when that matters ("emulated").
+	Method string `json:"method,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Expectation is one checked expectation.
+type Expectation struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   int    `json:"got"`
+	Met   bool   `json:"met"`
+}
+
+// Write stores r as dir/result.json atomically (temp file + rename), so a
+// reader never sees half a file even when the run is interrupted.
+func Write(dir string, r *Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".result-*.json")
+	if err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, "result.json"))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// Read loads dir/result.json (or the file itself when path is a file).
+func Read(path string) (*Result, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "result.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	if len(r.Schema) < len("locklab/result/v1") || r.Schema[:len("locklab/result/")] != "locklab/result/" {
+		return nil, fmt.Errorf("read result %s: schema %q is not a locklab result", path, r.Schema)
+	}
+	return &r, nil
+}
