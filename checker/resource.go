@@ -396,3 +396,11 @@ func (s *Shared) Summary() Summary {
 	}
 	return sum
 }
+
+// ViolationCount returns the number of violations so far (cheap, for
+// progress lines).
+func (s *Shared) ViolationCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events)
+}

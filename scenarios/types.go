@@ -125,6 +125,7 @@ type Expect struct {
 	Violations    string
 	StaleTokens   string
 	StaleRejected string
+	StaleAccepted string // stale writes the resource applied
 	LostUpdates   string
 	Errors        string
 	Line          int

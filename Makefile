@@ -1,0 +1,67 @@
+# locklab — see README.md. `make bench` and `make test` do all set-up on a
+# fresh Debian machine (they call `make deps`, which needs root for apt-get).
+
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+# Servers the local provider and the tests run (Debian packages).
+DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client
+# binary -> package that provides it
+NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
+             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all deps build test test-short bench calibrate lint clean help
+
+all: build
+
+help:
+	@echo "make bench      default comparison of the Redis locks on local servers (installs deps)"
+	@echo "make test       the whole test suite on real servers (installs deps)"
+	@echo "make calibrate  harness throughput vs redis-benchmark, hand-off in round trips"
+	@echo "make deps       apt-get install the servers when missing"
+	@echo "make build      bin/bench and bin/chaos"
+	@echo "make lint       gofmt and go vet"
+
+# deps installs the Debian packages whose binaries are missing (ZooKeeper's
+# jar is checked too: the java binary alone does not prove it is there).
+deps:
+	@missing=""; \
+	for pair in $(NEED_BINS); do \
+	  bin=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	[ -f /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi; \
+	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
+
+build:
+	$(GO) build -o $(BIN)/bench ./cmd/bench
+	$(GO) build -o $(BIN)/chaos ./cmd/chaos
+
+test: deps
+	$(GO) vet $(PKGS)
+	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
+
+# test-short runs the tests that need no server.
+test-short:
+	$(GO) test -short $(PKGS)
+
+bench: deps build
+	$(BIN)/bench run redis-baseline
+
+calibrate: deps build
+	$(BIN)/bench calibrate
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,50 @@
+// Command bench runs locklab's comparison benchmarks: every lock of a
+// scenario on a fresh real cluster under the same workload, a summary table,
+// and results/<scenario>-<time>/result.json.
+//
+//	bench run [flags] SCENARIO...
+//	bench list
+//
+// Run `bench help` or `bench VERB --help` for details.
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/locklab/locklab/internal/cli"
+)
+
+func main() { cli.Main(run) }
+
+const usage = `bench: compare distributed locks on real servers.
+
+Usage:
+  bench run [flags] SCENARIO...   run scenarios, print a table, write results/
+  bench list                      built-in scenarios and lock names
+  bench calibrate [flags]         measure the harness against redis-benchmark
+  bench help                      this text
+
+SCENARIO is a .yaml file or a built-in name (see 'bench list').
+Each verb takes --help.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, usage)
+		return cli.Usagef("no verb given")
+	}
+	switch args[0] {
+	case "run":
+		return cli.RunCommand(ctx, "bench", args[1:], stdout, stderr, cli.RunBench)
+	case "list":
+		return cli.List(args[1:], stdout, stderr, "bench")
+	case "calibrate":
+		return calibrate(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		io.WriteString(stdout, usage)
+		return nil
+	}
+	io.WriteString(stderr, usage)
+	return cli.Usagef("unknown verb %q", args[0])
+}

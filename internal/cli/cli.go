@@ -1,0 +1,120 @@
+// Package cli holds what cmd/bench and cmd/chaos share: exit codes, the
+// signal-aware context, loading scenario arguments, and the locks and
+// servers every command registers.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	_ "github.com/locklab/locklab/locks/all" // register every lock
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Exit codes shared by the commands.
+const (
+	ExitOK       = 0
+	ExitFailed   = 1 // a run failed or an expectation was not met
+	ExitBadInput = 2 // bad flags or scenario files; nothing was started
+)
+
+// UsageError is bad input: the command prints it and exits ExitBadInput.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrFailed marks a completed command whose outcome is a failure (exit 1);
+// the command has already printed why.
+var ErrFailed = errors.New("failed")
+
+// Main runs a command's run function with a context cancelled by SIGINT or
+// SIGTERM and exits with its code. A second signal exits at once (the
+// servers die with the harness through Pdeathsig).
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "\n%s: stopping servers and writing partial results (again to quit at once)\n", s)
+		cancel(fmt.Errorf("signal %s", s))
+		<-sigs
+		os.Exit(130)
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(Code(err, os.Stderr))
+}
+
+// Code prints err (when it needs printing) and returns the exit code.
+func Code(err error, stderr io.Writer) int {
+	var ue *UsageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, ue.Err)
+		return ExitBadInput
+	case errors.Is(err, ErrFailed):
+		return ExitFailed
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	return ExitFailed
+}
+
+// LoadScenarios resolves every argument (a file or a built-in name) and
+// returns them all, or a UsageError listing every problem: nothing starts
+// when one file is bad.
+func LoadScenarios(args []string) ([]*scenarios.Scenario, error) {
+	if len(args) == 0 {
+		return nil, Usagef("no scenario given (a .yaml file or a built-in name; see `list`)")
+	}
+	var out []*scenarios.Scenario
+	var errs []string
+	for _, a := range args {
+		sc, err := scenarios.Resolve(a)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out = append(out, sc)
+	}
+	if len(errs) > 0 {
+		return nil, &UsageError{Err: errors.New(strings.Join(errs, "\n"))}
+	}
+	return out, nil
+}
+
+// Logger returns the diagnostics logger: warnings and errors to w, or
+// debug output too when verbose.
+func Logger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// List prints the built-in scenarios and the registered locks.
+func List(args []string, stdout, stderr io.Writer, cmd string) error {
+	fs := flag.NewFlagSet(cmd+" list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s list\n\nPrints the built-in scenarios and every registered lock (backend, whether it fences, one line).\n", cmd)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Err: err}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIOS\t\t")
+	for _, sc := range scenarios.Builtin() {
+		kind := "bench"
+		if len(sc.Faults) > 0 || len(sc.Expect) > 0 {
+			kind = "chaos"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", sc.Name, kind, oneLine(strings.TrimSpace(sc.Description)))
+	}
+	fmt.Fprintln(tw, "\t\t")
+	fmt.Fprintln(tw, "LOCKS\tbackend\tfencing\tlease\tsummary")
+	for _, s := range locks.All() {
+		fence, lease := "-", "-"
+		if s.Fencing {
+			fence = "yes"
+		}
+		if s.LeaseBased {
+			lease = "yes"
+		}
+		sum := s.Summary
+		if s.Broken {
+			sum = "[broken by design] " + sum
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Name, s.Backend, fence, lease, sum)
+	}
+	return tw.Flush()
+}

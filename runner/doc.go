@@ -1,0 +1,7 @@
+// Package runner runs one scenario end to end: for every lock (and every
+// sweep point) it starts a fresh cluster, connects the clients through their
+// proxied links, runs the workload against the shared resource while the
+// scenario's faults are applied, collects the result, and stops every server
+// it started — also when the context is cancelled (Ctrl-C), in which case the
+// result is written with complete=false. Both cmd/bench and cmd/chaos use it.
+package runner

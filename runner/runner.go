@@ -1,0 +1,445 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/workload"
+)
+
+// Options are the caller's overrides and outputs for one Run.
+type Options struct {
+	// ResultsDir is the root under which <scenario>-<time>/ is created.
+	// Default "results".
+	ResultsDir string
+	// OutDir, when set, is the exact folder to write (no timestamp).
+	OutDir string
+	// Duration, Clients, Seed and Provider override the scenario when set.
+	Duration time.Duration
+	Clients  int
+	Seed     *int64
+	Provider string
+	// Locks keeps only these lock names or labels from the scenario.
+	Locks []string
+	// Logger receives diagnostics (servers, libraries); nil discards.
+	Logger *slog.Logger
+	// Progress receives a live progress line; nil prints none.
+	Progress io.Writer
+}
+
+// Point is one run of a scenario: a lock at one sweep value.
+type Point struct {
+	Lock    scenarios.Lock
+	Clients int
+	Params  map[string]string
+	Faults  []scenarios.Fault
+}
+
+// Plan lists the runs of sc after applying opts, in order.
+func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
+	lks := sc.Locks
+	if len(opts.Locks) > 0 {
+		lks = nil
+		for _, want := range opts.Locks {
+			found := false
+			for _, l := range sc.Locks {
+				if l.Name == want || l.Label == want {
+					lks = append(lks, l)
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("--locks: %q is not among the scenario's locks (%s)", want, strings.Join(labels(sc.Locks), ", "))
+			}
+		}
+	}
+	clients := []int{sc.Workload.Clients}
+	if sc.Sweep != nil && len(sc.Sweep.Clients) > 0 {
+		clients = sc.Sweep.Clients
+	}
+	if opts.Clients > 0 {
+		clients = []int{opts.Clients}
+	}
+	var pts []Point
+	for _, l := range lks {
+		for _, n := range clients {
+			for _, fp := range faultPoints(sc) {
+				params := map[string]string{}
+				for k, v := range fp.params {
+					params[k] = v
+				}
+				if len(clients) > 1 {
+					params["clients"] = fmt.Sprint(n)
+				}
+				pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fp.faults})
+			}
+		}
+	}
+	return pts, nil
+}
+
+func labels(ls []scenarios.Lock) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = label(l)
+	}
+	return out
+}
+
+func label(l scenarios.Lock) string {
+	if l.Label != "" {
+		return l.Label
+	}
+	return l.Name
+}
+
+// Run executes every point of sc and returns the result and the folder it
+// was written to. The result file is rewritten after each point, so an
+// interrupted run leaves every finished point on disk with complete=false.
+// Run returns ctx's error when interrupted; a point that fails (cluster
+// does not start) is recorded in its Run.Error and the next point runs.
+func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Result, string, error) {
+	pts, err := Plan(sc, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	seed := sc.Seed
+	if opts.Seed != nil {
+		seed = *opts.Seed
+	}
+	provider := sc.Cluster.Provider
+	if opts.Provider != "" {
+		provider = opts.Provider
+	}
+	if provider == "" {
+		provider = cluster.ProviderLocal
+	}
+	dir := opts.OutDir
+	if dir == "" {
+		root := opts.ResultsDir
+		if root == "" {
+			root = "results"
+		}
+		dir = filepath.Join(root, sc.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("results folder: %w", err)
+	}
+	wl := sc.Workload
+	if opts.Duration > 0 {
+		wl.Duration, wl.Ops = opts.Duration, 0
+	}
+	res := &report.Result{
+		Schema:      report.Schema,
+		Scenario:    sc.Name,
+		Description: sc.Description,
+		File:        sc.File,
+		Seed:        seed,
+		Provider:    provider,
+		Started:     time.Now().UTC(),
+		Host:        host(),
+		Versions:    map[string]string{},
+		Fencing:     orDefault(sc.Resource.Fencing, "off"),
+		Workload: report.Workload{
+			Clients: wl.Clients, DurationS: wl.Duration.Seconds(), Ops: wl.Ops,
+			TTLMs: msf(wl.TTL), CriticalMs: msf(wl.CriticalSection), Keys: wl.Keys,
+			Mode: orDefault(wl.Mode, "closed"), Rate: wl.Rate, ProcessPerClient: wl.ProcessPerClient,
+		},
+		Runs: []report.Run{},
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts)}
+	for i, pt := range pts {
+		if ctx.Err() != nil {
+			break
+		}
+		r.index = i
+		out := r.point(ctx, pt)
+		res.Runs = append(res.Runs, out)
+		if err := report.Write(dir, res); err != nil {
+			return res, dir, err
+		}
+	}
+	res.Finished = time.Now().UTC()
+	res.Complete = ctx.Err() == nil && len(res.Runs) == len(pts)
+	for _, run := range res.Runs {
+		if !run.Complete {
+			res.Complete = false
+		}
+	}
+	if ctx.Err() != nil {
+		res.Interrupted = "interrupted: " + context.Cause(ctx).Error()
+	}
+	evaluate(sc, res)
+	if err := report.Write(dir, res); err != nil {
+		return res, dir, err
+	}
+	return res, dir, ctx.Err()
+}
+
+type run struct {
+	sc       *scenarios.Scenario
+	opts     Options
+	seed     int64
+	provider string
+	dir      string
+	wl       scenarios.Workload
+	log      *slog.Logger
+	index    int
+	total    int
+	versions map[string]string
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._=-]+`)
+
+// point runs one lock at one sweep value on a fresh cluster.
+func (r *run) point(ctx context.Context, pt Point) report.Run {
+	spec, _ := locks.Lookup(pt.Lock.Name)
+	ttl := pt.Lock.TTL
+	if ttl == 0 {
+		ttl = r.wl.TTL
+	}
+	out := report.Run{
+		Lock: label(pt.Lock), LockName: pt.Lock.Name, Backend: string(spec.Backend),
+		Options: pt.Lock.Options, Fences: spec.Fencing, Clients: pt.Clients,
+		Params: pt.Params, TTLMs: msf(ttl), Errors: map[string]int64{},
+		TimelineBucketMs: int(workload.BucketWidth / time.Millisecond),
+		Timeline:         []report.TimelineBucket{}, ViolationEvents: []report.ViolationEvent{},
+		Faults: []report.FaultWindow{},
+	}
+	if len(out.Params) == 0 {
+		out.Params = nil
+	}
+	name := unsafeChars.ReplaceAllString(out.Lock, "_")
+	for k, v := range pt.Params {
+		name += "_" + unsafeChars.ReplaceAllString(k+"="+v, "_")
+	}
+	cspec := r.clusterSpec(spec, pt.Clients, filepath.Join(r.dir, "logs", name))
+	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
+	cl, err := cluster.Start(ctx, cspec)
+	if err != nil {
+		out.Error = fmt.Sprintf("start cluster: %v", err)
+		r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
+		return out
+	}
+	defer cl.Close()
+	info := cl.Info()
+	out.StartupMs = map[string]float64{}
+	for k, d := range info.Startup {
+		out.StartupMs[k] = msf(d)
+	}
+
+	base := time.Now()
+	resource := checker.New(mustFencing(r.sc.Resource.Fencing), base)
+	rec := workload.NewRecorder(base)
+	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
+	var lockClients []locks.Client
+	connect := func(ctx context.Context, i int) (locks.Client, error) {
+		c, err := spec.New(ctx, locks.Config{
+			Endpoints: lockEndpoints(cl.Endpoints(i)),
+			TTL:       ttl,
+			Retry:     pt.Lock.Retry,
+			Prefix:    prefix(pt.Lock, r.sc.Name),
+			Options:   pt.Lock.Options,
+			Seed:      r.seed*1_000_003 + int64(i),
+			Logger:    r.log.With("client", i, "lock", out.Lock),
+		})
+		if err == nil {
+			lockClients = append(lockClients, c)
+		}
+		return c, err
+	}
+	wcfg := workload.Config{
+		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
+		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
+		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed, Base: base,
+	}
+	if r.wl.Mode == "open" {
+		wcfg.Rate = r.wl.Rate
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		r.watch(runCtx, out.Lock, wcfg, base, rec, resource)
+	}()
+	werr := workload.Run(runCtx, wcfg, connect, resource, rec)
+	elapsed := time.Since(base)
+	counters := sumCounters(lockClients)
+	stop()
+	<-progressDone
+
+	sum := rec.Summary()
+	truth := resource.Summary()
+	handoff := workload.NewHistogram()
+	for _, d := range resource.TakeHandoffs() {
+		workload.RecordDuration(handoff, d)
+	}
+	out.DurationS = elapsed.Seconds()
+	out.Ops = sum.Ops
+	if elapsed > 0 {
+		out.Throughput = float64(sum.Ops) / elapsed.Seconds()
+	}
+	out.Errors = sum.Errors
+	out.Violations = truth.Violations
+	out.LostUpdates = truth.LostUpdates
+	out.StaleTokens = truth.StaleTokens
+	out.StaleRejected = truth.StaleRejected
+	out.StaleAccepted = truth.StaleAccepted
+	out.MaxOverlapMs = msf(truth.MaxOverlap)
+	out.Visits = truth.Visits
+	out.Acquire = report.LatencyOf(sum.Acquire)
+	out.Release = report.LatencyOf(sum.Release)
+	out.Handoff = report.LatencyOf(handoff)
+	out.Counters = counters
+	for _, b := range sum.Timeline {
+		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
+	}
+	const maxEvents = 1000
+	for i, ev := range truth.Events {
+		if i == maxEvents {
+			out.ViolationEventsDropped = len(truth.Events) - maxEvents
+			break
+		}
+		out.ViolationEvents = append(out.ViolationEvents, report.ViolationEvent{
+			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
+			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
+			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
+		})
+	}
+	out.Complete = werr == nil && ctx.Err() == nil
+	if werr != nil {
+		out.Error = werr.Error()
+	}
+	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d",
+		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations)
+	return out
+}
+
+func (r *run) clusterSpec(spec locks.Spec, clients int, dir string) cluster.Spec {
+	c := r.sc.Cluster
+	cs := cluster.Spec{Provider: r.provider, Clients: clients, Dir: dir, RunID: r.sc.Name, Logger: r.log}
+	switch spec.Backend {
+	case locks.Redis:
+		if c.Redis != nil {
+			cs.Redis = &cluster.RedisSpec{Primaries: c.Redis.Primaries, Replicas: c.Redis.Replicas,
+				Sentinels: c.Redis.Sentinels, Persistence: c.Redis.Persistence, Image: c.Redis.Image}
+		} else {
+			cs.Redis = &cluster.RedisSpec{Primaries: max(1, spec.MinRedis)}
+		}
+	case locks.ZooKeeper:
+		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
+		if c.ZooKeeper != nil {
+			cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: c.ZooKeeper.Nodes, Image: c.ZooKeeper.Image}
+		}
+	case locks.Etcd:
+		cs.Etcd = &cluster.EtcdSpec{Nodes: 1}
+		if c.Etcd != nil {
+			cs.Etcd = &cluster.EtcdSpec{Nodes: c.Etcd.Nodes, Image: c.Etcd.Image}
+		}
+	}
+	if c.External != nil {
+		cs.External = &cluster.ExternalSpec{Redis: c.External.Redis, ZooKeeper: c.External.ZooKeeper, Etcd: c.External.Etcd}
+	}
+	return cs
+}
+
+func describe(cs cluster.Spec) string {
+	var parts []string
+	if r := cs.Redis; r != nil {
+		s := fmt.Sprintf("redis %d primary", r.Primaries)
+		if r.Replicas > 0 {
+			s += fmt.Sprintf(" x%d replica", r.Replicas)
+		}
+		if r.Sentinels > 0 {
+			s += fmt.Sprintf(" + %d sentinel", r.Sentinels)
+		}
+		parts = append(parts, s)
+	}
+	if cs.ZooKeeper != nil {
+		parts = append(parts, fmt.Sprintf("zookeeper x%d", cs.ZooKeeper.Nodes))
+	}
+	if cs.Etcd != nil {
+		parts = append(parts, fmt.Sprintf("etcd x%d", cs.Etcd.Nodes))
+	}
+	return strings.Join(parts, ", ") + " (" + cs.Provider + ")"
+}
+
+// prefix namespaces a run's keys: the scenario's own prefix, never anything
+// a user's other keys could share (the external provider relies on it).
+func prefix(l scenarios.Lock, scenario string) string {
+	if l.Key != "" {
+		return l.Key
+	}
+	return "locklab:" + scenario + ":"
+}
+
+func lockEndpoints(e cluster.Endpoints) locks.Endpoints {
+	return locks.Endpoints{
+		Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
+		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect,
+	}
+}
+
+func sumCounters(cs []locks.Client) map[string]int64 {
+	var out map[string]int64
+	for _, c := range cs {
+		st, ok := c.(locks.Stats)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]int64{}
+		}
+		for k, v := range st.Counters() {
+			out[k] += v
+		}
+	}
+	return out
+}
+
+func mustFencing(s string) checker.Fencing {
+	f, err := checker.ParseFencing(s)
+	if err != nil {
+		// the scenario was validated; an unknown value here is a bug.
+		panic(err)
+	}
+	return f
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func host() report.Host {
+	h := report.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version()}
+	h.Hostname, _ = os.Hostname()
+	return h
+}
+
+// ErrExpectations is returned by callers (chaos) when expectations fail.
+var ErrExpectations = errors.New("runner: expectations not met")
