@@ -20,6 +20,9 @@ type Config struct {
 	Ops             int           // total critical sections to attempt across clients
 	CriticalSection time.Duration // hold time between read and write
 	Keys            int           // distinct lock names ("lock-0".."lock-<Keys-1>"); default 1
+	// KeyPerClient makes client i always use key i%Keys instead of a random
+	// key: no two clients contend when Keys >= Clients (calibration).
+	KeyPerClient bool
 	// AcquireTimeout bounds one Acquire call. Default 10s.
 	AcquireTimeout time.Duration
 	// ReleaseTimeout bounds one Release call. Default 5s.
@@ -118,6 +121,9 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 			return
 		}
 		k := rng.IntN(cfg.Keys)
+		if cfg.KeyPerClient {
+			k = id % cfg.Keys
+		}
 		if err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended); err != nil {
 			// Back off after backend failures so a dead server does not
 			// turn the client into a busy loop; reset on success.
