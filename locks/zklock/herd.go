@@ -1,0 +1,179 @@
+package zklock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// herdLocker is zk-herd, the naive ZooKeeper lock: whoever creates the
+// ephemeral node /<prefix>/<name>/lock holds the lock; everybody else sets a
+// watch on that node and tries to create it again when it is deleted. Every
+// release wakes every waiter, and all of them race to create the node while
+// only one can win: the herd effect, visible in the requests and
+// watch_events counters growing with the number of waiters per hand-off.
+// There is no queue, so no FIFO order either.
+//
+// The node's data is a random owner id. It identifies our node after a
+// create whose reply was lost, and guards Release: the node is deleted only
+// when it still carries our id and czxid, with the version just read.
+// ZooKeeper has no delete conditioned on a czxid, so one window remains: if
+// our session expires between that read and the delete, and another client
+// creates the node in between, the delete (sent on the library's new
+// session) could remove the newcomer's node. zk-recipe has no such window:
+// its node paths are never reused.
+//
+// The fencing token is the node's czxid: every creation of the node is a
+// later transaction than the previous one.
+type herdLocker struct {
+	s     *Session
+	dir   string
+	retry time.Duration
+}
+
+// Acquire implements locks.Locker.
+func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
+	node := l.dir + "/lock"
+	owner := []byte(randomID())
+	abandon := func() { l.removeOwned(node, owner) }
+	for {
+		epoch := l.s.Epoch()
+		_, err := l.s.create(ctx, node, owner, zk.FlagEphemeral, abandon)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNodeExists):
+			// Ours now, ours from an earlier attempt whose reply was lost,
+			// or somebody else's: the read below tells.
+		case errors.Is(err, zk.ErrNoNode):
+			if err := l.s.ensurePath(ctx, l.dir); err != nil {
+				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
+			}
+			continue
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
+			}
+			continue
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
+		default:
+			return nil, fmt.Errorf("zk-herd %s: create: %w", l.dir, err)
+		}
+		created := err == nil
+
+		// After our own create a plain read suffices; otherwise set the watch
+		// every waiter sets on the same node.
+		var data []byte
+		var stat *zk.Stat
+		var watch <-chan zk.Event
+		err = l.s.call(ctx, func() error {
+			var err error
+			if created {
+				data, stat, err = l.s.conn.Get(node)
+			} else {
+				data, stat, watch, err = l.s.conn.GetW(node)
+			}
+			return err
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, zk.ErrNoNode):
+			continue
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
+			}
+			continue
+		case ctx.Err() != nil:
+			if created {
+				l.s.background(abandon)
+			}
+			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
+		default:
+			return nil, fmt.Errorf("zk-herd %s: read: %w", l.dir, err)
+		}
+		if bytes.Equal(data, owner) {
+			czxid := stat.Czxid
+			lost, untrack := l.s.Track(epoch)
+			return &lease{
+				token:   uint64(czxid),
+				lost:    lost,
+				untrack: untrack,
+				release: func(ctx context.Context) error { return l.release(ctx, node, owner, czxid) },
+			}, nil
+		}
+		if watch == nil {
+			continue // our create succeeded, yet the node is another's: our session expired meanwhile
+		}
+		poll, stop := pollTimer(l.retry)
+		select {
+		case <-watch:
+		case <-poll:
+		case <-ctx.Done():
+			stop()
+			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, ctx.Err())
+		}
+		stop()
+	}
+}
+
+// release deletes the node if it is still ours (same owner id and czxid).
+func (l *herdLocker) release(ctx context.Context, node string, owner []byte, czxid int64) error {
+	err := l.deleteOwned(ctx, node, owner, czxid)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, locks.ErrNotHeld):
+		return fmt.Errorf("zk-herd %s: %w", l.dir, err)
+	default:
+		l.s.background(func() { l.removeOwned(node, owner) })
+		return fmt.Errorf("zk-herd %s: %w", l.dir, err)
+	}
+}
+
+// deleteOwned deletes node when it carries owner (and czxid, unless 0);
+// ErrNotHeld when it is gone or someone else's.
+func (l *herdLocker) deleteOwned(ctx context.Context, node string, owner []byte, czxid int64) error {
+	var data []byte
+	var stat *zk.Stat
+	err := l.s.call(ctx, func() error {
+		var err error
+		data, stat, err = l.s.conn.Get(node)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("node gone (session expired): %w", locks.ErrNotHeld)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", node, err)
+	}
+	if !bytes.Equal(data, owner) || (czxid != 0 && stat.Czxid != czxid) {
+		return fmt.Errorf("node now another holder's (czxid %d): %w", stat.Czxid, locks.ErrNotHeld)
+	}
+	version := stat.Version
+	err = l.s.call(ctx, func() error { return l.s.conn.Delete(node, version) })
+	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return fmt.Errorf("node changed before delete: %w", locks.ErrNotHeld)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", node, err)
+	}
+	return nil
+}
+
+// removeOwned deletes our node in the background (abandoned acquisition,
+// failed release).
+func (l *herdLocker) removeOwned(node string, owner []byte) {
+	l.s.retryBackground("remove "+node, func(ctx context.Context) error {
+		err := l.deleteOwned(ctx, node, owner, 0)
+		if errors.Is(err, locks.ErrNotHeld) {
+			return nil
+		}
+		return err
+	})
+}

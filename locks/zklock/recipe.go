@@ -1,0 +1,308 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Node names follow Curator's protected mode (and go-zookeeper's
+// CreateProtectedEphemeralSequential): "_c_<guid>-lock-<sequence>". The GUID
+// lets a client find its own node after a create whose reply was lost.
+const (
+	protectedPrefix = "_c_"
+	lockInfix       = "-lock-"
+)
+
+// errNodeGone means our queue node disappeared while we waited: the session
+// that owned it expired. The acquisition joins the queue again.
+var errNodeGone = errors.New("queue node gone")
+
+// recipeLocker is zk-recipe, ZooKeeper's lock recipe as Curator's
+// InterProcessMutex implements it:
+//
+//  1. create an ephemeral sequential node under /<prefix>/<name>/;
+//  2. list the children: the lowest sequence holds the lock;
+//  3. otherwise set a watch on the node just below ours only (no herd: one
+//     waiter wakes per release) and go back to 2 when it fires.
+//
+// The fencing token is the node's czxid, not its sequence number. Both grow
+// in the order the leader commits the creations, so both increase along the
+// queue, but the sequence is a counter of the parent node (it restarts if the
+// parent is deleted and recreated, and it counts deletions too), while the
+// czxid is the ensemble's transaction id: strictly increasing for every later
+// creation under any parent, across leader changes (the epoch is its high 32
+// bits), and directly comparable with the zk-herd token.
+type recipeLocker struct {
+	s     *Session
+	dir   string
+	retry time.Duration
+}
+
+// Acquire implements locks.Locker.
+func (l *recipeLocker) Acquire(ctx context.Context) (locks.Lease, error) {
+	for {
+		node, czxid, err := l.enqueue(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("zk-recipe %s: %w", l.dir, err)
+		}
+		ls, err := l.wait(ctx, node, czxid)
+		if errors.Is(err, errNodeGone) {
+			l.s.log.Debug("zk-recipe: queue node gone, joining again", "node", node)
+			continue
+		}
+		if err != nil {
+			l.s.background(func() { l.s.removeNode(node) })
+			return nil, fmt.Errorf("zk-recipe %s: %w", l.dir, err)
+		}
+		return ls, nil
+	}
+}
+
+// enqueue creates our ephemeral sequential node, creating the parents when
+// missing, and returns its path and czxid. A create whose reply was lost
+// (connection loss) may have succeeded: the node is then found by its GUID
+// once the session is back, instead of creating a second one that would
+// wait behind the first forever (the "create-retry problem").
+func (l *recipeLocker) enqueue(ctx context.Context) (string, int64, error) {
+	guid := randomID()
+	mine := protectedPrefix + guid
+	abandon := func() { l.removeMine(mine) }
+	for {
+		node, err := l.s.create(ctx, l.dir+"/"+mine+lockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, abandon)
+		switch {
+		case err == nil:
+		case errors.Is(err, zk.ErrNoNode):
+			if err := l.s.ensurePath(ctx, l.dir); err != nil {
+				return "", 0, err
+			}
+			continue
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return "", 0, err
+			}
+			node, err = l.find(ctx, mine)
+			if err != nil {
+				return "", 0, err
+			}
+			if node == "" {
+				continue // the create never happened (or its session expired)
+			}
+		default:
+			return "", 0, fmt.Errorf("create node: %w", err)
+		}
+		czxid, err := l.czxid(ctx, node)
+		if errors.Is(err, errNodeGone) {
+			continue
+		}
+		if err != nil {
+			l.s.background(func() { l.s.removeNode(node) })
+			return "", 0, err
+		}
+		return node, czxid, nil
+	}
+}
+
+// find returns the path of the child whose name starts with mine, "" when
+// there is none; it retries over connection losses until ctx ends.
+func (l *recipeLocker) find(ctx context.Context, mine string) (string, error) {
+	for {
+		var children []string
+		err := l.s.call(ctx, func() error {
+			c, _, err := l.s.conn.Children(l.dir)
+			children = c
+			return err
+		})
+		switch {
+		case err == nil:
+			for _, c := range children {
+				if strings.HasPrefix(c, mine) {
+					return l.dir + "/" + c, nil
+				}
+			}
+			return "", nil
+		case errors.Is(err, zk.ErrNoNode):
+			return "", nil
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return "", err
+			}
+		default:
+			return "", fmt.Errorf("list %s: %w", l.dir, err)
+		}
+	}
+}
+
+// czxid reads the creation zxid of node (go-zookeeper's Create does not
+// return the node's stat).
+func (l *recipeLocker) czxid(ctx context.Context, node string) (int64, error) {
+	for {
+		var ok bool
+		var stat *zk.Stat
+		err := l.s.call(ctx, func() error {
+			e, st, err := l.s.conn.Exists(node)
+			ok, stat = e, st
+			return err
+		})
+		switch {
+		case err == nil && ok:
+			return stat.Czxid, nil
+		case err == nil:
+			return 0, errNodeGone
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, fmt.Errorf("stat %s: %w", node, err)
+		}
+	}
+}
+
+// removeMine deletes the node(s) carrying our GUID after an abandoned create.
+func (l *recipeLocker) removeMine(mine string) {
+	l.s.retryBackground("remove "+mine, func(ctx context.Context) error {
+		node, err := l.find(ctx, mine)
+		if err != nil || node == "" {
+			return err
+		}
+		err = l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
+	})
+}
+
+// wait runs the recipe's check-and-watch loop until node is the lowest.
+func (l *recipeLocker) wait(ctx context.Context, node string, czxid int64) (locks.Lease, error) {
+	name := node[strings.LastIndexByte(node, '/')+1:]
+	for {
+		// Ownership is established by the listing below; a disconnection
+		// after this point voids it (Track checks the epoch).
+		epoch := l.s.Epoch()
+		var children []string
+		err := l.s.call(ctx, func() error {
+			c, _, err := l.s.conn.Children(l.dir)
+			children = c
+			return err
+		})
+		if connLoss(err) {
+			if err := l.s.waitUp(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", l.dir, err)
+		}
+		pred, found := predecessor(children, name)
+		if !found {
+			return nil, errNodeGone
+		}
+		if pred == "" {
+			lost, untrack := l.s.Track(epoch)
+			return &lease{
+				token:   uint64(czxid),
+				lost:    lost,
+				untrack: untrack,
+				release: func(ctx context.Context) error { return l.release(ctx, node) },
+			}, nil
+		}
+		// GetW, not ExistsW: when the predecessor is already gone it fails
+		// with ErrNoNode and leaves no watch behind.
+		var watch <-chan zk.Event
+		err = l.s.call(ctx, func() error {
+			_, _, ch, err := l.s.conn.GetW(l.dir + "/" + pred)
+			watch = ch
+			return err
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, zk.ErrNoNode):
+			continue
+		case connLoss(err):
+			if err := l.s.waitUp(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("watch %s: %w", pred, err)
+		}
+		// The watch fires on the predecessor's deletion (or data change),
+		// and with EventNotWatching when the session expires; across a
+		// plain reconnection the library re-registers it.
+		poll, stop := pollTimer(l.retry)
+		select {
+		case <-watch:
+		case <-poll:
+		case <-ctx.Done():
+			stop()
+			return nil, ctx.Err()
+		}
+		stop()
+	}
+}
+
+// release deletes our node. Its path is unique to this holding (GUID and
+// sequence), so deleting any version cannot remove another holder's node.
+func (l *recipeLocker) release(ctx context.Context, node string) error {
+	err := l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("zk-recipe %s: node gone (session expired): %w", l.dir, locks.ErrNotHeld)
+	default:
+		// The outcome is unknown or the node is still there: keep trying in
+		// the background so it does not block the queue until the session
+		// expires.
+		l.s.background(func() { l.s.removeNode(node) })
+		return fmt.Errorf("zk-recipe %s: delete %s: %w", l.dir, node, err)
+	}
+}
+
+// predecessor returns, among the lock nodes in children, the one just below
+// name in sequence order ("" when name is the lowest), and whether name is
+// there at all. Children that are not lock nodes are ignored.
+func predecessor(children []string, name string) (pred string, found bool) {
+	type node struct {
+		name string
+		seq  int64
+	}
+	nodes := make([]node, 0, len(children))
+	for _, c := range children {
+		if s, ok := sequence(c); ok {
+			nodes = append(nodes, node{c, s})
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].seq < nodes[j].seq })
+	for i, n := range nodes {
+		if n.name == name {
+			if i == 0 {
+				return "", true
+			}
+			return nodes[i-1].name, true
+		}
+	}
+	return "", false
+}
+
+// sequence parses the sequence number ZooKeeper appended to a lock node's
+// name ("..lock-0000000042"), as go-zookeeper's Lock and Curator do.
+func sequence(name string) (int64, bool) {
+	i := strings.LastIndex(name, "lock-")
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[i+len("lock-"):], 10, 64)
+	return n, err == nil
+}

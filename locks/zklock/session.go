@@ -1,0 +1,375 @@
+package zklock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// DefaultSessionTimeout is the session timeout requested when neither the
+// session_timeout option nor Config.TTL is set.
+const DefaultSessionTimeout = 10 * time.Second
+
+// Session is one ZooKeeper connection (one zk.Conn and the session it
+// carries) shared by every Locker of a Client. It follows the connection's
+// state so that leases learn when they can no longer be sure they hold their
+// lock, and counts the traffic its users report.
+//
+// go-zookeeper keeps a Conn alive across disconnections and, after a session
+// expired, silently starts a new session on the same Conn. Session therefore
+// keeps an epoch that increases every time the connection leaves the
+// has-session state (a disconnection, Curator's SUSPENDED, or an expiry):
+// a lock whose ownership was established in an older epoch may have been
+// lost in between.
+type Session struct {
+	conn *zk.Conn
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	epoch     uint64
+	connected bool
+	up        chan struct{} // closed while connected; replaced on loss
+	tracked   map[*tracker]struct{}
+
+	requests    atomic.Int64
+	watchEvents atomic.Int64
+	losses      atomic.Int64
+	expiries    atomic.Int64
+
+	ctx      context.Context // ends on Close; bounds background clean-ups
+	cancel   context.CancelFunc
+	cleanups sync.WaitGroup
+}
+
+// tracker is one lease's loss signal.
+type tracker struct {
+	lost chan struct{}
+}
+
+// SessionTimeout returns the session timeout a Config asks for: the
+// session_timeout option, else Config.TTL, else DefaultSessionTimeout. The
+// server clamps it to [2, 20] times its tickTime.
+func SessionTimeout(cfg locks.Config) (time.Duration, error) {
+	if v := cfg.Options[OptSessionTimeout]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", OptSessionTimeout, err)
+		}
+		if d <= 0 {
+			return 0, fmt.Errorf("%s: must be positive, got %s", OptSessionTimeout, v)
+		}
+		return d, nil
+	}
+	if cfg.TTL > 0 {
+		return cfg.TTL, nil
+	}
+	return DefaultSessionTimeout, nil
+}
+
+// Dial connects to the ensemble in cfg.Endpoints.ZooKeeper and waits, within
+// ctx, until a session is established. The library's log lines go to
+// cfg.Log() at debug level.
+func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
+	if len(cfg.Endpoints.ZooKeeper) == 0 {
+		return nil, errors.New("zklock: no zookeeper endpoints")
+	}
+	timeout, err := SessionTimeout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		log:     cfg.Log(),
+		up:      make(chan struct{}),
+		tracked: map[*tracker]struct{}{},
+	}
+	servers := make([]string, len(cfg.Endpoints.ZooKeeper))
+	for i, a := range cfg.Endpoints.ZooKeeper {
+		servers[i] = cfg.Endpoints.Dial(a)
+	}
+	conn, events, err := zk.Connect(servers, timeout,
+		zk.WithLogger(zkLogger{s.log}),
+		zk.WithLogInfo(false),
+		zk.WithEventCallback(s.onEvent),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect zookeeper: %w", err)
+	}
+	// The event channel is buffered and dropped into when full; the callback
+	// sees every event, so drain it only to let it be collected.
+	go func() {
+		for range events {
+		}
+	}()
+	s.conn = conn
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	select {
+	case <-s.Up():
+		return s, nil
+	case <-ctx.Done():
+		s.Close()
+		return nil, fmt.Errorf("zookeeper session %v: %w", servers, ctx.Err())
+	}
+}
+
+// Conn returns the underlying connection.
+func (s *Session) Conn() *zk.Conn { return s.conn }
+
+// Close closes the connection (ephemeral nodes of the session go with it)
+// and waits for background clean-ups, which then fail fast.
+func (s *Session) Close() {
+	s.cancel()
+	s.conn.Close()
+	s.cleanups.Wait()
+}
+
+// onEvent runs on the library's goroutines for every event; it must not
+// block.
+func (s *Session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		if ev.Type != zk.EventNotWatching {
+			s.watchEvents.Add(1)
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.State == zk.StateExpired {
+		s.expiries.Add(1)
+	}
+	if ev.State == zk.StateHasSession {
+		if !s.connected {
+			s.connected = true
+			close(s.up)
+		}
+		return
+	}
+	if !s.connected && ev.State != zk.StateExpired {
+		return
+	}
+	// Any other state after having a session means we can no longer be sure
+	// (Curator: SUSPENDED or LOST). An expiry always ends an epoch, even when
+	// the disconnection already did.
+	if s.connected {
+		s.connected = false
+		s.up = make(chan struct{})
+	}
+	s.epoch++
+	s.losses.Add(1)
+	for t := range s.tracked {
+		close(t.lost)
+	}
+	clear(s.tracked)
+}
+
+// Epoch returns the current epoch; it increases on every loss of the
+// session state (disconnection or expiry).
+func (s *Session) Epoch() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch
+}
+
+// Up returns a channel closed while the connection has a session.
+func (s *Session) Up() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.up
+}
+
+// Track returns a channel closed at the next loss of the session state, and
+// a function that stops tracking (it never closes the channel). When the
+// epoch already moved past epoch, or the connection is down now, the channel
+// is closed at once: ownership established in epoch cannot be trusted.
+func (s *Session) Track(epoch uint64) (lost <-chan struct{}, untrack func()) {
+	t := &tracker{lost: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch != epoch || !s.connected {
+		close(t.lost)
+		return t.lost, func() {}
+	}
+	s.tracked[t] = struct{}{}
+	return t.lost, func() {
+		s.mu.Lock()
+		delete(s.tracked, t)
+		s.mu.Unlock()
+	}
+}
+
+// waitUp blocks until the connection has a session again or ctx ends.
+func (s *Session) waitUp(ctx context.Context) error {
+	select {
+	case <-s.Up():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Counters implements locks.Stats: requests (ZooKeeper operations issued by
+// the lock recipes), watch_events (watch notifications received),
+// session_losses (disconnections and expiries), session_expiries.
+func (s *Session) Counters() map[string]int64 {
+	return map[string]int64{
+		"requests":         s.requests.Load(),
+		"watch_events":     s.watchEvents.Load(),
+		"session_losses":   s.losses.Load(),
+		"session_expiries": s.expiries.Load(),
+	}
+}
+
+// call runs one ZooKeeper operation, counted as a request. go-zookeeper's
+// operations take no context and may block for several seconds while the
+// connection is down, so call returns ctx.Err() when ctx ends first and lets
+// the operation finish on its own; op must then not touch state the caller
+// reads afterwards.
+func (s *Session) call(ctx context.Context, op func() error) error {
+	s.requests.Add(1)
+	if ctx.Done() == nil {
+		return op()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// background runs f (clean-up after an abandoned acquisition) without a
+// caller; Close waits for it.
+func (s *Session) background(f func()) {
+	s.cleanups.Add(1)
+	go func() {
+		defer s.cleanups.Done()
+		f()
+	}()
+}
+
+// create is Conn.Create run like call, except that when ctx ends before the
+// reply, abandon runs in the background once the request has finished: a
+// node created after the caller gave up must be removed, not left in the
+// queue (or holding the lock) until the session ends.
+func (s *Session) create(ctx context.Context, path string, data []byte, flags int32, abandon func()) (string, error) {
+	s.requests.Add(1)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	type result struct {
+		path string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := s.conn.Create(path, data, flags, zk.WorldACL(zk.PermAll))
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.path, r.err
+	case <-ctx.Done():
+		s.background(func() {
+			<-done
+			abandon()
+		})
+		return "", ctx.Err()
+	}
+}
+
+// removeNode deletes path (any version), waiting for the session to come
+// back when needed, until it is gone or the session is closed. Used for
+// nodes whose path is unique to one holding (zk-recipe).
+func (s *Session) removeNode(path string) {
+	s.retryBackground("delete "+path, func(ctx context.Context) error {
+		err := s.call(ctx, func() error { return s.conn.Delete(path, -1) })
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
+	})
+}
+
+// retryBackground runs op until it succeeds, fails for another reason than
+// a connection loss, or a few attempts (each waiting up to a minute for the
+// session) are spent.
+func (s *Session) retryBackground(what string, op func(ctx context.Context) error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+		err := s.waitUp(ctx)
+		if err == nil {
+			err = op(ctx)
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+		if s.ctx.Err() != nil {
+			return // closed: the session's ephemeral nodes go with it
+		}
+		if !connLoss(err) && !errors.Is(err, context.DeadlineExceeded) {
+			s.log.Warn("zookeeper clean-up failed", "op", what, "err", err)
+			return
+		}
+	}
+	s.log.Warn("zookeeper clean-up gave up", "op", what)
+}
+
+// ensurePath creates dir and its missing parents as persistent nodes.
+func (s *Session) ensurePath(ctx context.Context, dir string) error {
+	parts := strings.Split(strings.Trim(dir, "/"), "/")
+	p := ""
+	for _, part := range parts {
+		p += "/" + part
+		err := s.call(ctx, func() error {
+			_, err := s.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+			return err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// connLoss reports whether err means the outcome of a request is unknown or
+// the session changed under it: retry after the session is back.
+func connLoss(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) ||
+		errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionExpired) ||
+		errors.Is(err, zk.ErrSessionMoved)
+}
+
+// randomID returns 16 random bytes in hex (owner ids and protected-mode
+// GUIDs are random regardless of the scenario seed, see locks.Config).
+func randomID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// zkLogger sends the library's log lines to slog at debug level: it logs
+// every failed dial, which is noise during fault injection.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug(fmt.Sprintf(format, args...), "lib", "go-zookeeper")
+}
