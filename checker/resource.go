@@ -163,6 +163,14 @@ func New(fencing Fencing, base time.Time) *Shared {
 	}
 }
 
+// SetBase moves the resource's time origin to base (the workload's real
+// start, when clients took time to connect). Call it before the first visit.
+func (s *Shared) SetBase(base time.Time) {
+	s.mu.Lock()
+	s.base = base
+	s.mu.Unlock()
+}
+
 // OnViolation registers f to be called (under the resource's lock, so it
 // must be quick) for each violation as it happens.
 func (s *Shared) OnViolation(f func(Violation)) {
@@ -187,10 +195,10 @@ func (s *Shared) lock(name string) *lockState {
 // this entry) is taken when the lock's resource is empty, someone left it
 // before, and this client was already waiting at that moment.
 func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
-	now := time.Since(s.base)
 	lock, client, token := in.Lock, in.Client, in.Token
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Since(s.base)
 	s.nextID++
 	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now}
 	l := s.lock(lock)
@@ -269,9 +277,9 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 
 // Exit implements Resource.
 func (s *Shared) Exit(_ context.Context, id uint64) error {
-	now := time.Since(s.base)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Since(s.base)
 	v := s.visits[id]
 	if v == nil {
 		return fmt.Errorf("exit visit %d: %w", id, ErrUnknownVisit)
@@ -364,9 +372,9 @@ func (s *Shared) ExitClient(client int) {
 // Summary returns the ground truth so far. Overlaps still open are measured
 // up to now and marked Open.
 func (s *Shared) Summary() Summary {
-	now := time.Since(s.base)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Since(s.base)
 	sum := Summary{
 		Visits:        s.nvisits,
 		Violations:    len(s.events),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
@@ -246,13 +247,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		out.StartupMs[k] = msf(d)
 	}
 
-	base := time.Now()
-	resource := checker.New(mustFencing(r.sc.Resource.Fencing), base)
-	rec := workload.NewRecorder(base)
-	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
-	var lockClients []locks.Client
-	connect := func(ctx context.Context, i int) (locks.Client, error) {
-		c, err := spec.New(ctx, locks.Config{
+	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
+	lcfg := func(i int) locks.Config {
+		return locks.Config{
 			Endpoints: lockEndpoints(cl.Endpoints(i)),
 			TTL:       ttl,
 			Retry:     pt.Lock.Retry,
@@ -260,20 +257,36 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 			Options:   pt.Lock.Options,
 			Seed:      r.seed*1_000_003 + int64(i),
 			Logger:    r.log.With("client", i, "lock", out.Lock),
-		})
-		if err == nil {
-			lockClients = append(lockClients, c)
 		}
-		return c, err
 	}
 	wcfg := workload.Config{
 		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
 		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
-		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed, Base: base,
+		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed,
 	}
 	if r.wl.Mode == "open" {
 		wcfg.Rate = r.wl.Rate
 	}
+	var drv driver
+	if r.wl.ProcessPerClient {
+		drv, err = startProcesses(ctx, pt.Lock.Name, wcfg, lcfg, resource, filepath.Join(cspec.Dir, "clients"))
+	} else {
+		drv, err = connectInProcess(ctx, spec, wcfg, lcfg)
+	}
+	if err != nil {
+		out.Error = err.Error()
+		r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
+		return out
+	}
+	defer drv.close()
+
+	// The workload starts now: the resource, the timeline and every fault's
+	// `at` count from here.
+	base := time.Now()
+	resource.SetBase(base)
+	rec := workload.NewRecorder(base)
+	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
+	wcfg.Base = base
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -282,9 +295,30 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		defer close(progressDone)
 		r.watch(runCtx, out.Lock, wcfg, base, rec, resource)
 	}()
-	werr := workload.Run(runCtx, wcfg, connect, resource, rec)
+	faultCtx, stopFaults := context.WithCancel(ctx)
+	windows := make(chan []faults.Window, 1)
+	go func() {
+		windows <- faults.Run(faultCtx, faults.Env{
+			Cluster: cl, Clients: drv.control(), Holder: resource.WaitInside, Base: base, Logger: r.log,
+		}, pt.Faults)
+	}()
+	werr := drv.drive(runCtx, wcfg, resource, rec)
 	elapsed := time.Since(base)
-	counters := sumCounters(lockClients)
+	stopFaults() // heals whatever is still applied, resumes paused clients
+	for _, w := range <-windows {
+		end := w.End
+		if end == 0 || end > elapsed {
+			end = elapsed
+		}
+		out.Faults = append(out.Faults, report.FaultWindow{
+			Type: w.Type, Target: w.Target, StartS: w.Start.Seconds(), EndS: end.Seconds(),
+			Detail: w.Detail, Method: w.Method, Error: w.Err,
+		})
+	}
+	counters, serr := drv.finish(wcfg, rec)
+	if werr == nil {
+		werr = serr
+	}
 	stop()
 	<-progressDone
 
@@ -327,7 +361,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		})
 	}
 	out.Complete = werr == nil && ctx.Err() == nil
-	if werr != nil {
+	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()
 	}
 	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d",

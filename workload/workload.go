@@ -17,7 +17,7 @@ import (
 type Config struct {
 	Clients         int           // default 1
 	Duration        time.Duration // run length; ignored when Ops > 0
-	Ops             int           // total critical sections to attempt across clients
+	Ops             int           // total critical sections to attempt across clients; < 0: none
 	CriticalSection time.Duration // hold time between read and write
 	Keys            int           // distinct lock names ("lock-0".."lock-<Keys-1>"); default 1
 	// KeyPerClient makes client i always use key i%Keys instead of a random
@@ -74,6 +74,8 @@ func NewSchedule(cfg Config) *Schedule {
 	s := &Schedule{rate: cfg.Rate, start: time.Now()}
 	if cfg.Ops > 0 {
 		s.budget.Store(int64(cfg.Ops))
+	} else if cfg.Ops < 0 {
+		s.budget.Store(0)
 	} else {
 		s.budget.Store(-1)
 	}
@@ -239,29 +241,31 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // ClientFactory connects client i (its own connections).
 type ClientFactory func(ctx context.Context, i int) (locks.Client, error)
 
-// Run connects every client, runs them all in this process for
-// cfg.Duration (or until cfg.Ops are done, or ctx ends) and closes their
-// connections. It returns an error only when a client cannot connect;
-// per-operation failures are counted in rec.
-func Run(ctx context.Context, cfg Config, connect ClientFactory, res checker.Resource, rec *Recorder) error {
-	cfg = cfg.withDefaults()
-	clients := make([]locks.Client, 0, cfg.Clients)
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
-	for i := 0; i < cfg.Clients; i++ {
+// Connect connects n clients (each its own connections). On error the
+// clients already connected are closed.
+func Connect(ctx context.Context, n int, connect ClientFactory) ([]locks.Client, error) {
+	clients := make([]locks.Client, 0, n)
+	for i := 0; i < n; i++ {
 		c, err := connect(ctx, i)
 		if err != nil {
-			return fmt.Errorf("connect client-%d: %w", i, err)
+			for _, c := range clients {
+				c.Close()
+			}
+			return nil, fmt.Errorf("connect client-%d: %w", i, err)
 		}
 		clients = append(clients, c)
 	}
-	runCtx := ctx
+	return clients, nil
+}
+
+// Drive runs the connected clients in this process for cfg.Duration (or
+// until cfg.Ops are done, or ctx ends). Per-operation failures are counted
+// in rec. It does not close the clients.
+func Drive(ctx context.Context, cfg Config, clients []locks.Client, res checker.Resource, rec *Recorder) {
+	cfg = cfg.withDefaults()
 	if cfg.Ops <= 0 && cfg.Duration > 0 {
 		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, cfg.Duration)
+		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
 	sched := NewSchedule(cfg)
@@ -270,9 +274,25 @@ func Run(ctx context.Context, cfg Config, connect ClientFactory, res checker.Res
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			RunClient(runCtx, cfg, i, c, res, sched, rec)
+			RunClient(ctx, cfg, i, c, res, sched, rec)
 		}()
 	}
 	wg.Wait()
+}
+
+// Run connects cfg.Clients clients, drives them, and closes them. It
+// returns an error only when a client cannot connect.
+func Run(ctx context.Context, cfg Config, connect ClientFactory, res checker.Resource, rec *Recorder) error {
+	cfg = cfg.withDefaults()
+	clients, err := Connect(ctx, cfg.Clients, connect)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	Drive(ctx, cfg, clients, res, rec)
 	return nil
 }

@@ -1,0 +1,371 @@
+package workload
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/locks"
+)
+
+// WorkerEnv, set to "1" in a process's environment, turns any binary that
+// calls MaybeWorker first thing (bench, chaos, test binaries) into one
+// workload client.
+const WorkerEnv = "LOCKLAB_WORKER"
+
+// WorkerSpec is everything a client process needs, sent as one JSON line
+// on its stdin.
+type WorkerSpec struct {
+	Client       int               `json:"client"`
+	Lock         string            `json:"lock"` // registered name
+	Endpoints    locks.Endpoints   `json:"endpoints"`
+	TTL          time.Duration     `json:"ttl"`
+	Retry        time.Duration     `json:"retry"`
+	Prefix       string            `json:"prefix"`
+	Options      map[string]string `json:"options"`
+	Seed         int64             `json:"seed"`
+	Workload     Config            `json:"workload"` // Ops and Rate already this client's share
+	ResourceAddr string            `json:"resource_addr"`
+}
+
+// workerOutput is the worker's last line on stdout.
+type workerOutput struct {
+	Snapshot Snapshot         `json:"snapshot"`
+	Counters map[string]int64 `json:"counters,omitempty"`
+	Error    string           `json:"error,omitempty"`
+}
+
+// MaybeWorker runs this process as a workload client and exits when
+// WorkerEnv is set; otherwise it returns at once.
+//
+// Protocol on stdin/stdout: the harness writes the WorkerSpec line; the
+// worker connects and answers "ready"; the harness writes "start <ns>"
+// where ns is the time elapsed since the run's base (so both timelines
+// share one origin without comparing wall clocks); closing stdin stops the
+// worker, which then writes its recorder snapshot as one JSON line.
+func MaybeWorker() {
+	if os.Getenv(WorkerEnv) != "1" {
+		return
+	}
+	code := 0
+	if err := worker(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func worker(stdin io.Reader, stdout io.Writer) error {
+	in := bufio.NewReader(stdin)
+	line, err := in.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	var spec WorkerSpec
+	if err := json.Unmarshal(line, &spec); err != nil {
+		return fmt.Errorf("decode spec: %w", err)
+	}
+	ls, ok := locks.Lookup(spec.Lock)
+	if !ok {
+		return fmt.Errorf("lock %q is not registered in this binary", spec.Lock)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	setupCtx, setupCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer setupCancel()
+	lc, err := ls.New(setupCtx, locks.Config{
+		Endpoints: spec.Endpoints, TTL: spec.TTL, Retry: spec.Retry, Prefix: spec.Prefix,
+		Options: spec.Options, Seed: spec.Seed,
+	})
+	if err != nil {
+		fmt.Fprintf(stdout, "error: connect: %v\n", err)
+		return err
+	}
+	defer lc.Close()
+	res, err := checker.Dial(setupCtx, spec.ResourceAddr)
+	if err != nil {
+		fmt.Fprintf(stdout, "error: %v\n", err)
+		return err
+	}
+	defer res.Close()
+	fmt.Fprintln(stdout, "ready")
+
+	line, err = in.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("wait for start: %w", err)
+	}
+	f := strings.Fields(string(line))
+	if len(f) != 2 || f[0] != "start" {
+		return fmt.Errorf("unexpected %q, want start", line)
+	}
+	elapsed, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	base := time.Now().Add(-time.Duration(elapsed))
+	cfg := spec.Workload
+	cfg.Base = base
+	rec := NewRecorder(base)
+	go func() {
+		io.Copy(io.Discard, in) // returns at EOF: the harness stopped us
+		cancel()
+	}()
+	RunClient(ctx, cfg, spec.Client, lc, res, NewSchedule(cfg), rec)
+	out := workerOutput{Snapshot: rec.Snapshot()}
+	if st, ok := lc.(locks.Stats); ok {
+		out.Counters = st.Counters()
+	}
+	return json.NewEncoder(stdout).Encode(out)
+}
+
+// Processes is a set of running client processes.
+type Processes struct {
+	procs []*proc
+}
+
+type proc struct {
+	client int
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	done   chan struct{} // closed when Wait returned
+	err    error
+
+	mu     sync.Mutex
+	paused bool
+}
+
+// StartProcesses starts one process per spec running exe (normally
+// os.Executable()) in worker mode, with stderr logged to logDir/client-N.log,
+// and waits until every one is connected. Children die with the harness
+// (Pdeathsig) and run in their own process group so a pause stops all of
+// their threads.
+func StartProcesses(ctx context.Context, exe string, specs []WorkerSpec, logDir string) (*Processes, error) {
+	ps := &Processes{}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("client logs: %w", err)
+	}
+	for _, s := range specs {
+		p, err := startProc(exe, s, logDir)
+		if err != nil {
+			ps.Kill()
+			return nil, err
+		}
+		ps.procs = append(ps.procs, p)
+	}
+	for _, p := range ps.procs {
+		if err := p.waitReady(ctx); err != nil {
+			ps.Kill()
+			return nil, fmt.Errorf("client-%d: %w", p.client, err)
+		}
+	}
+	return ps, nil
+}
+
+func startProc(exe string, s WorkerSpec, logDir string) (*proc, error) {
+	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("client-%d.log", s.Client)))
+	if err != nil {
+		return nil, fmt.Errorf("client log: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start client-%d: %w", s.Client, err)
+	}
+	p := &proc{client: s.Client, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	line, _ := json.Marshal(s)
+	if _, err := stdin.Write(append(line, '\n')); err != nil {
+		return p, fmt.Errorf("client-%d spec: %w", s.Client, err)
+	}
+	return p, nil
+}
+
+func (p *proc) waitReady(ctx context.Context) error {
+	got := make(chan string, 1)
+	go func() {
+		l, _ := p.out.ReadString('\n')
+		got <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-got:
+		if l != "ready" {
+			return fmt.Errorf("worker did not start: %q (see its log)", l)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Start lets every client run; elapsed is the time since the run's base.
+func (ps *Processes) Start(elapsed time.Duration) error {
+	var errs []error
+	for _, p := range ps.procs {
+		if _, err := fmt.Fprintf(p.stdin, "start %d\n", elapsed.Nanoseconds()); err != nil {
+			errs = append(errs, fmt.Errorf("client-%d: %w", p.client, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Pids returns the process ids by client index.
+func (ps *Processes) Pids() []int {
+	out := make([]int, len(ps.procs))
+	for i, p := range ps.procs {
+		out[i] = p.cmd.Process.Pid
+	}
+	return out
+}
+
+func (ps *Processes) get(client int) (*proc, error) {
+	for _, p := range ps.procs {
+		if p.client == client {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("no client-%d process", client)
+}
+
+// Pause stops client's whole process (SIGSTOP to its group): its renewal
+// goroutines and library keepalives freeze too, like a long GC pause.
+func (ps *Processes) Pause(client int) error {
+	p, err := ps.get(client)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("pause client-%d: %w", client, err)
+	}
+	p.paused = true
+	return nil
+}
+
+// Resume continues a paused client (SIGCONT).
+func (ps *Processes) Resume(client int) error {
+	p, err := ps.get(client)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("resume client-%d: %w", client, err)
+	}
+	p.paused = false
+	return nil
+}
+
+// Wait blocks until every client exited on its own (an ops budget spent)
+// or ctx ends.
+func (ps *Processes) Wait(ctx context.Context) error {
+	for _, p := range ps.procs {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Stop resumes paused clients, tells every client to stop, and merges
+// each one's measurements into rec. A client that does not finish within
+// grace is killed and reported. Counters of the lock clients are summed.
+func (ps *Processes) Stop(grace time.Duration, rec *Recorder) (map[string]int64, error) {
+	for _, p := range ps.procs {
+		p.mu.Lock()
+		if p.paused {
+			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+			p.paused = false
+		}
+		p.mu.Unlock()
+		p.stdin.Close()
+	}
+	type outcome struct {
+		p   *proc
+		out workerOutput
+		err error
+	}
+	results := make(chan outcome, len(ps.procs))
+	for _, p := range ps.procs {
+		go func() {
+			var o workerOutput
+			line, err := p.out.ReadBytes('\n')
+			if err == nil {
+				err = json.Unmarshal(line, &o)
+			}
+			results <- outcome{p: p, out: o, err: err}
+		}()
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	var counters map[string]int64
+	var errs []error
+	for range ps.procs {
+		select {
+		case o := <-results:
+			if o.err != nil {
+				errs = append(errs, fmt.Errorf("client-%d: no result: %w", o.p.client, o.err))
+				continue
+			}
+			rec.Merge(o.out.Snapshot)
+			for k, v := range o.out.Counters {
+				if counters == nil {
+					counters = map[string]int64{}
+				}
+				counters[k] += v
+			}
+		case <-timer.C:
+			ps.Kill()
+			errs = append(errs, fmt.Errorf("clients did not stop within %s: killed", grace))
+			return counters, errors.Join(errs...)
+		}
+	}
+	ps.Kill()
+	return counters, errors.Join(errs...)
+}
+
+// Kill kills every client process group and waits for them.
+func (ps *Processes) Kill() {
+	for _, p := range ps.procs {
+		select {
+		case <-p.done:
+			continue
+		default:
+		}
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
