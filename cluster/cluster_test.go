@@ -1,0 +1,366 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+)
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// redisClient is a go-redis client with no retries and short timeouts that
+// honour ctx.
+func redisClient(t *testing.T, addr string, timeout time.Duration) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, DialTimeout: timeout, ReadTimeout: timeout,
+		WriteTimeout: timeout, ContextTimeoutEnabled: true, PoolSize: 2,
+	})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// eventually polls f every 20 ms until it returns nil or d passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, d, err)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
+	}
+}
+
+func mustLink(t *testing.T, c *cluster.Cluster, sel string) *cluster.Link {
+	t.Helper()
+	ls, err := c.Links(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 {
+		t.Fatalf("%s: %d links", sel, len(ls))
+	}
+	return ls[0]
+}
+
+func mustNode(t *testing.T, c *cluster.Cluster, name string) *cluster.Node {
+	t.Helper()
+	n, ok := c.Node(name)
+	if !ok {
+		t.Fatalf("no node %s", name)
+	}
+	return n
+}
+
+func pingTime(ctx context.Context, rc *redis.Client) (time.Duration, error) {
+	t0 := time.Now()
+	err := rc.Ping(ctx).Err()
+	return time.Since(t0), err
+}
+
+func TestSingleRedis(t *testing.T) {
+	c := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}, Clients: 2})
+	ctx := ctxT(t, 60*time.Second)
+
+	n := mustNode(t, c, "redis-0")
+	if n.Kind != cluster.KindRedis || !n.Alive() || n.Pid() == 0 {
+		t.Fatalf("node %+v alive=%v pid=%d", n, n.Alive(), n.Pid())
+	}
+	ep := c.Endpoints(1)
+	if len(ep.Redis) != 1 || ep.Redis[0] == n.Addr() {
+		t.Fatalf("endpoints %+v: want one proxied address (real %s)", ep, n.Addr())
+	}
+	if ep.Redirect[n.Addr()] != ep.Redis[0] {
+		t.Fatalf("redirect %v", ep.Redirect)
+	}
+	if ep.Redis[0] != mustLink(t, c, "client-1->redis-0").Addr() {
+		t.Fatalf("client-1's address %s is not its link's", ep.Redis[0])
+	}
+	if v := c.Info().Versions[cluster.BackendRedis]; v == "" {
+		t.Errorf("no redis version in %+v", c.Info())
+	}
+	rc := redisClient(t, ep.Redis[0], 2*time.Second)
+	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("latency", func(t *testing.T) {
+		rc := redisClient(t, c.Endpoints(0).Redis[0], 2*time.Second)
+		base, err := pingTime(ctx, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := mustLink(t, c, "client-0->redis-0")
+		name, err := l.Latency(150*time.Millisecond, 0, cluster.StreamDown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := pingTime(ctx, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d < 150*time.Millisecond {
+			t.Errorf("PING with 150ms latency took %v (base %v)", d, base)
+		}
+		// client-1's link is untouched.
+		if d1, err := pingTime(ctx, redisClient(t, c.Endpoints(1).Redis[0], 2*time.Second)); err != nil || d1 > 100*time.Millisecond {
+			t.Errorf("client-1 PING %v, %v", d1, err)
+		}
+		if err := l.RemoveToxic(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := pingTime(ctx, rc); d > 100*time.Millisecond {
+			t.Errorf("PING after removing latency took %v", d)
+		}
+		t.Logf("PING base %v, with 150ms latency %v", base, d)
+	})
+
+	t.Run("cut-heal", func(t *testing.T) {
+		rc := redisClient(t, c.Endpoints(0).Redis[0], 300*time.Millisecond)
+		if err := rc.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		l := mustLink(t, c, "client-0->redis-0")
+		if err := l.Cut(); err != nil {
+			t.Fatal(err)
+		}
+		if !l.IsCut() {
+			t.Fatal("not cut")
+		}
+		err := rc.Ping(ctx).Err()
+		var ne interface{ Timeout() bool }
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("PING over a cut link: %v, want a timeout", err)
+		}
+		// A new connection hangs too.
+		rc2 := redisClient(t, c.Endpoints(0).Redis[0], 300*time.Millisecond)
+		if err := rc2.Ping(ctx).Err(); err == nil {
+			t.Fatal("PING on a new connection over a cut link succeeded")
+		}
+		if err := l.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
+	})
+
+	t.Run("reset", func(t *testing.T) {
+		rc := redisClient(t, c.Endpoints(0).Redis[0], time.Second)
+		var id int64
+		eventually(t, 5*time.Second, "client id", func() (err error) { id, err = rc.ClientID(ctx).Result(); return err })
+		if err := mustLink(t, c, "client-0->redis-0").Reset(); err != nil {
+			t.Fatal(err)
+		}
+		// The pooled connection was closed: the first command fails or a
+		// new connection (new id) serves it.
+		eventually(t, 5*time.Second, "new connection after reset", func() error {
+			id2, err := rc.ClientID(ctx).Result()
+			if err != nil {
+				return err
+			}
+			if id2 == id {
+				return errors.New("same connection after reset")
+			}
+			return nil
+		})
+	})
+
+	t.Run("pause-resume", func(t *testing.T) {
+		rc := redisClient(t, c.Endpoints(0).Redis[0], 200*time.Millisecond)
+		if err := n.Pause(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Ping(ctx).Err(); err == nil {
+			t.Error("paused server answered PING")
+		}
+		if !n.Alive() {
+			t.Error("paused node not alive")
+		}
+		if err := n.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "PING after resume", func() error { return rc.Ping(ctx).Err() })
+	})
+}
+
+func TestRedisPersistenceAcrossRestart(t *testing.T) {
+	for _, tc := range []struct {
+		persistence string
+		kept        bool
+	}{
+		{cluster.PersistAlways, true},
+		{cluster.PersistNone, false},
+	} {
+		t.Run(tc.persistence, func(t *testing.T) {
+			c := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{Persistence: tc.persistence}})
+			ctx := ctxT(t, 60*time.Second)
+			n := mustNode(t, c, "redis-0")
+			addr, pid := n.Addr(), n.Pid()
+			rc := redisClient(t, c.Endpoints(0).Redis[0], 2*time.Second)
+			if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.Kill(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n.Alive() {
+				t.Fatal("alive after Kill")
+			}
+			if err := rc.Ping(ctx).Err(); err == nil {
+				t.Fatal("killed server answered")
+			}
+			if err := n.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n.Addr() != addr || n.Pid() == pid {
+				t.Fatalf("restarted at %s pid %d (was %s pid %d)", n.Addr(), n.Pid(), addr, pid)
+			}
+			if err := n.Start(ctx); !errors.Is(err, cluster.ErrRunning) {
+				t.Errorf("Start of a running node: %v", err)
+			}
+			var got string
+			var err error
+			eventually(t, 5*time.Second, "GET after restart", func() error {
+				got, err = rc.Get(ctx, "k").Result()
+				if errors.Is(err, redis.Nil) {
+					return nil
+				}
+				return err
+			})
+			if kept := got == "v"; kept != tc.kept {
+				t.Errorf("key kept = %v, want %v (persistence %s)", kept, tc.kept, tc.persistence)
+			}
+		})
+	}
+}
+
+func TestLinkSelectors(t *testing.T) {
+	c := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 3})
+	for _, tc := range []struct {
+		sel  string
+		want []string
+	}{
+		{"client-2->redis-0", []string{"client-2->redis-0"}},
+		{"clients->redis-0", []string{"client-0->redis-0", "client-1->redis-0", "client-2->redis-0"}},
+		{"redis-0-r0->redis-0", []string{"redis-0-r0->redis-0"}},
+		{"redis-0", []string{"redis-0-r0->redis-0", "client-0->redis-0", "client-1->redis-0", "client-2->redis-0"}},
+		{"client-1", []string{"client-1->redis-0", "client-1->redis-0-r0"}},
+		{"clients->redis-0-r0", []string{"client-0->redis-0-r0", "client-1->redis-0-r0", "client-2->redis-0-r0"}},
+	} {
+		t.Run(tc.sel, func(t *testing.T) {
+			ls, err := c.Links(tc.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range ls {
+				got = append(got, l.Name)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, sel := range []string{"redis-1", "redis-0->redis-0-r0", "client-9->redis-0", "zk-0->zk-1"} {
+		if _, err := c.Links(sel); err == nil || !strings.Contains(err.Error(), "links: ") {
+			t.Errorf("Links(%q): %v, want an error listing the links", sel, err)
+		}
+	}
+	ls, err := c.Partition([][]string{{"redis-0"}, {"redis-0-r0", "clients"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 4 { // replication + 3 clients->redis-0
+		t.Errorf("partition links: %d", len(ls))
+	}
+}
+
+// children returns the pids of live processes whose parent is this process
+// or whose process group is one of groups.
+func children(t *testing.T, groups map[int]bool) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := os.Getpid()
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		if ppid == me || groups[pgrp] {
+			out = append(out, strconv.Itoa(pid)+" "+s[:i+1]+" "+f[0]+" ppid="+f[1])
+		}
+	}
+	return out
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	spec := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec}}
+	if false && testenv.HasZooKeeper() { // TODO(step 3)
+		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
+	}
+	if false && testenv.HasEtcd() { // TODO(step 4)
+		spec.Etcd = &cluster.EtcdSpec{Nodes: 1}
+	}
+	c := testenv.Cluster(t, spec)
+	groups := map[int]bool{}
+	for _, n := range c.Nodes() {
+		groups[n.Pid()] = true
+	}
+	if len(children(t, groups)) < len(groups) {
+		t.Fatalf("servers not found among children: %v", children(t, groups))
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if left := children(t, groups); len(left) > 0 {
+		t.Fatalf("processes left after Close: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(c.Dir(), "logs", "redis-0.log")); err != nil {
+		t.Errorf("log not kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.Dir(), "data")); !os.IsNotExist(err) {
+		t.Errorf("data dir left: %v", err)
+	}
+	n, _ := c.Node("redis-0")
+	if err := n.Kill(context.Background()); !errors.Is(err, cluster.ErrClosed) {
+		t.Errorf("Kill after Close: %v", err)
+	}
+}

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// provider runs the servers of one node. It is the seam where a docker
+// provider plugs in: everything provider-specific about starting a server and
+// acting on it lives behind provider and process; topologies, proxies,
+// readiness and node names do not depend on it.
+type provider interface {
+	// launch starts the server described by cmd for node n and returns once
+	// the server was started (not when it is ready). Output goes to logPath.
+	launch(ctx context.Context, n *Node, cmd command) (process, error)
+}
+
+// process is one running server. Every method is safe for concurrent use.
+type process interface {
+	pid() int
+	pause() error     // freeze every process of the server (SIGSTOP the group)
+	resume() error    // unfreeze (SIGCONT the group)
+	terminate() error // ask to exit (SIGTERM the group; also resumes it)
+	kill() error      // end at once (SIGKILL the group)
+	// shutdown ends the server for good and leaves no orphan behind; it
+	// may take a little longer than kill.
+	shutdown() error
+	// done is closed once the server exited and was reaped; exitErr is then
+	// its exit status.
+	done() <-chan struct{}
+	exitErr() error
+}
+
+// command is a server's command line, rebuilt for every launch from the
+// node's current ports and files.
+type command struct {
+	path string
+	args []string
+	env  []string // added to the harness's environment
+	dir  string   // working directory
+}
+
+func (c command) String() string {
+	return strings.Join(append([]string{c.path}, c.args...), " ")
+}
+
+// localProvider runs servers as child processes of the harness.
+type localProvider struct{}
+
+func (localProvider) launch(ctx context.Context, n *Node, c command) (process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	fmt.Fprintf(f, "\n=== locklab %s: start %s\n", time.Now().Format(time.RFC3339Nano), c)
+	cmd := exec.Command(c.path, c.args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), c.env...)
+	// A *os.File as Stdout/Stderr is handed to the child directly: no copy
+	// goroutine, so Wait returns as soon as the server exits even when a
+	// grandchild (a Redis fork) still holds the file.
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // own group: signals reach forks and threads alike
+		Pdeathsig: syscall.SIGKILL, // die with the harness, even on its SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", c.path, err)
+	}
+	p := &localProcess{cmd: cmd, doneCh: make(chan struct{})}
+	// PID 1 on these machines does not reap orphans: every process is
+	// waited for by exactly this goroutine.
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		fmt.Fprintf(f, "=== locklab %s: exited: %v\n", time.Now().Format(time.RFC3339Nano), exitString(err))
+		f.Close()
+		close(p.doneCh)
+	}()
+	return p, nil
+}
+
+func exitString(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	return err.Error()
+}
+
+type localProcess struct {
+	cmd    *exec.Cmd
+	doneCh chan struct{}
+	mu     sync.Mutex
+	err    error
+}
+
+func (p *localProcess) pid() int { return p.cmd.Process.Pid }
+
+// signal signals the whole process group (the group id is the server's pid,
+// thanks to Setpgid). After the server was reaped its pid may be reused, but
+// only as a group id if the new process also made its own group with that
+// number, which nothing here does; still, skip signals once done.
+func (p *localProcess) signal(sig syscall.Signal) error {
+	select {
+	case <-p.doneCh:
+		return nil
+	default:
+	}
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+func (p *localProcess) pause() error  { return p.signal(syscall.SIGSTOP) }
+func (p *localProcess) resume() error { return p.signal(syscall.SIGCONT) }
+func (p *localProcess) kill() error   { return p.signal(syscall.SIGKILL) }
+
+// shutdown kills the server's helper processes (Redis forks for AOF
+// rewrites and replica syncs) first and gives the server a moment to reap
+// them before killing the group: a fork killed together with its parent is
+// orphaned to PID 1, which on these machines reaps late or never.
+func (p *localProcess) shutdown() error {
+	pid := p.pid()
+	_ = p.resume() // a stopped server cannot reap
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for {
+		others := groupMembers(pid)
+		if len(others) == 0 || time.Now().After(deadline) {
+			break
+		}
+		for _, o := range others {
+			_ = syscall.Kill(o, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond) // poll: the server reaps on its own schedule
+	}
+	return p.kill()
+}
+
+// groupMembers lists the live or unreaped processes of process group pgid
+// other than its leader.
+func groupMembers(pgid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (p *localProcess) terminate() error {
+	if err := p.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	// A stopped process keeps SIGTERM pending until it runs again.
+	return p.signal(syscall.SIGCONT)
+}
+
+func (p *localProcess) done() <-chan struct{} { return p.doneCh }
+
+func (p *localProcess) exitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}

@@ -1,0 +1,314 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sentinel timing: fast failure detection so failover scenarios finish in
+// seconds. down-after is the silence after which a sentinel deems the
+// primary down; failover-timeout bounds a failover attempt (and twice it is
+// the pause before the same primary is failed over again).
+const (
+	sentinelDownAfter       = 1000 * time.Millisecond
+	sentinelFailoverTimeout = 3000 * time.Millisecond
+)
+
+// buildRedis creates the nodes and links of a Redis topology: primaries
+// redis-<i>, replicas redis-<i>-r<j> replicating through the proxy of link
+// "redis-<i>-r<j>->redis-<i>", and sentinels sentinel-<k> monitoring every
+// primary under its node name.
+func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
+	b := backend{name: BackendRedis}
+	var primaries, replicas, sentinels []*Node
+	persist := redisPersistArgs(rs.Persistence)
+
+	for i := 0; i < rs.Primaries; i++ {
+		n, err := c.addNode("redis-"+strconv.Itoa(i), KindRedis, true)
+		if err != nil {
+			return b, err
+		}
+		primaries = append(primaries, n)
+	}
+	for _, p := range primaries {
+		for j := 0; j < rs.Replicas; j++ {
+			n, err := c.addNode(fmt.Sprintf("%s-r%d", p.Name, j), KindReplica, true)
+			if err != nil {
+				return b, err
+			}
+			replicas = append(replicas, n)
+		}
+	}
+	for k := 0; k < rs.Sentinels; k++ {
+		n, err := c.addNode("sentinel-"+strconv.Itoa(k), KindSentinel, true)
+		if err != nil {
+			return b, err
+		}
+		sentinels = append(sentinels, n)
+	}
+	all := append(append(append([]*Node(nil), primaries...), replicas...), sentinels...)
+	ports, err := freePorts(len(all))
+	if err != nil {
+		return b, err
+	}
+	for i, n := range all {
+		n.setAddr(hostPort(ports[i]))
+	}
+
+	// Replication links: the replica's replicaof is the proxy's address,
+	// fixed for the cluster's life; its upstream follows the primary.
+	for _, p := range primaries {
+		for _, r := range replicas {
+			if !strings.HasPrefix(r.Name, p.Name+"-r") {
+				continue
+			}
+			if _, err := c.addLink(r.Name, p.Name, []string{p.Addr()}, nil); err != nil {
+				return b, err
+			}
+		}
+	}
+
+	for _, n := range primaries {
+		n.cmd = func() (command, error) { return redisCommand(n, persist, nil), nil }
+		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.rebind = func() error { return c.rebindRedisPrimary(n) }
+	}
+	for _, n := range replicas {
+		link, _ := c.link(n.Name + "->" + strings.SplitN(n.Name, "-r", 2)[0])
+		host, port := splitHostPort(link.Addr())
+		n.cmd = func() (command, error) {
+			return redisCommand(n, persist, []string{"--replicaof", host, port}), nil
+		}
+		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.rebind = func() error { return c.rebindSimple(n) }
+	}
+	quorum := len(sentinels)/2 + 1
+	for _, n := range sentinels {
+		conf := filepath.Join(n.dataDir, "sentinel.conf")
+		n.cmd = func() (command, error) {
+			// Sentinel rewrites its file (ids, discovered replicas and
+			// sentinels, failovers); write it only on the first launch so a
+			// restarted sentinel keeps what it learned, as in production.
+			if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
+				if err := writeSentinelConf(conf, n, primaries, quorum); err != nil {
+					return command{}, err
+				}
+			}
+			return command{path: "redis-sentinel", args: []string{conf}, dir: n.dataDir}, nil
+		}
+		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.rebind = func() error {
+			if err := os.Remove(conf); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			return c.rebindSimple(n)
+		}
+	}
+
+	b.start = func(ctx context.Context) error {
+		if err := startNodes(ctx, primaries, nil); err != nil {
+			return err
+		}
+		err := startNodes(ctx, replicas, func(ctx context.Context, n *Node) error {
+			info, err := respString(ctx, n.Addr(), "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			if s := infoField(info, "master_link_status"); s != "up" {
+				return fmt.Errorf("master_link_status %q", s)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
+			return sentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
+		})
+	}
+	b.version = func(ctx context.Context) string {
+		info, err := respString(ctx, primaries[0].Addr(), "INFO", "server")
+		if err != nil {
+			return ""
+		}
+		return infoField(info, "redis_version")
+	}
+	return b, nil
+}
+
+func redisPersistArgs(p string) []string {
+	switch p {
+	case PersistAlways:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	case PersistEverysec:
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"}
+	default:
+		return []string{"--save", "", "--appendonly", "no"}
+	}
+}
+
+func redisCommand(n *Node, persist, extra []string) command {
+	_, port := splitHostPort(n.Addr())
+	args := []string{
+		"--port", port, "--bind", "127.0.0.1", "--dir", n.dataDir,
+		"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
+		// Full syncs start at once instead of waiting 5 s for more
+		// replicas to join the same diskless transfer.
+		"--repl-diskless-sync-delay", "0",
+		"--enable-debug-command", "local",
+	}
+	args = append(args, persist...)
+	args = append(args, extra...)
+	return command{path: "redis-server", args: args, dir: n.dataDir}
+}
+
+func writeSentinelConf(path string, n *Node, primaries []*Node, quorum int) error {
+	_, port := splitHostPort(n.Addr())
+	var b strings.Builder
+	fmt.Fprintf(&b, "port %s\nbind 127.0.0.1\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n", port, n.dataDir)
+	for _, p := range primaries {
+		host, pport := splitHostPort(p.Addr())
+		fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", p.Name, host, pport, quorum)
+		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", p.Name, sentinelDownAfter.Milliseconds())
+		fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", p.Name, sentinelFailoverTimeout.Milliseconds())
+		fmt.Fprintf(&b, "sentinel parallel-syncs %s 1\n", p.Name)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// sentinelKnows checks that sentinel n reports every primary at its address
+// and knows its replicas and the other sentinels.
+func sentinelKnows(ctx context.Context, n *Node, primaries []*Node, replicas, others int) error {
+	for _, p := range primaries {
+		v, err := respDo(ctx, n.Addr(), "SENTINEL", "get-master-addr-by-name", p.Name)
+		if err != nil {
+			return err
+		}
+		a, ok := v.([]any)
+		if !ok || len(a) != 2 {
+			return fmt.Errorf("get-master-addr-by-name %s: %v", p.Name, v)
+		}
+		if got := fmt.Sprintf("%v:%v", a[0], a[1]); got != p.Addr() {
+			return fmt.Errorf("master %s at %s, want %s", p.Name, got, p.Addr())
+		}
+		v, err = respDo(ctx, n.Addr(), "SENTINEL", "MASTER", p.Name)
+		if err != nil {
+			return err
+		}
+		kv, _ := v.([]any)
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+		}
+		if m["flags"] != "master" || m["num-slaves"] != strconv.Itoa(replicas) ||
+			m["num-other-sentinels"] != strconv.Itoa(others) {
+			return fmt.Errorf("sentinel view of %s: flags=%s num-slaves=%s num-other-sentinels=%s",
+				p.Name, m["flags"], m["num-slaves"], m["num-other-sentinels"])
+		}
+	}
+	return nil
+}
+
+func redisPing(ctx context.Context, addr string) error {
+	s, err := respString(ctx, addr, "PING")
+	if err != nil {
+		return err
+	}
+	if s != "PONG" {
+		return fmt.Errorf("PING: %q", s)
+	}
+	return nil
+}
+
+// rebindSimple gives a node whose port is referenced by nothing else a new
+// port.
+func (c *Cluster) rebindSimple(n *Node) error {
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	n.setAddr(hostPort(ports[0]))
+	return nil
+}
+
+// rebindRedisPrimary moves a primary and points its replicas' links at it.
+// Sentinels start after the primaries are ready, so their configuration
+// is written with the final address.
+func (c *Cluster) rebindRedisPrimary(n *Node) error {
+	if err := c.rebindSimple(n); err != nil {
+		return err
+	}
+	for _, l := range c.AllLinks() {
+		if l.To == n.Name {
+			if err := setUpstream(l, 0, n.Addr()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func splitHostPort(addr string) (string, string) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return addr, ""
+	}
+	return addr[:i], addr[i+1:]
+}
+
+// startNodes launches nodes side by side, waits until each serves and then
+// until ready (when not nil) holds for each.
+func startNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
+	errs := make([]error, len(nodes))
+	for i, n := range nodes {
+		if err := n.spawn(ctx); err != nil {
+			errs[i] = err
+		}
+	}
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		if errs[i] != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.waitServing(ctx, true); err != nil {
+				errs[i] = err
+				return
+			}
+			if ready != nil {
+				errs[i] = poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// poll calls f every pollEvery until it returns nil or ctx ends; the error
+// then says what was awaited and f's last error.
+func poll(ctx context.Context, what string, f func(context.Context) error) error {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := f(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s (last: %v): %w", what, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}

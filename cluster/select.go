@@ -1,0 +1,181 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Group names usable in link selectors.
+const (
+	// Clients stands for every client ("clients->redis-0").
+	Clients = "clients"
+	// EtcdPeers is the source of etcd peer links ("etcd-peers->etcd-0"):
+	// connections from any other member (see the package doc).
+	EtcdPeers = "etcd-peers"
+)
+
+func isClient(name string) bool {
+	rest, ok := strings.CutPrefix(name, "client-")
+	if !ok {
+		return false
+	}
+	_, err := strconv.Atoi(rest)
+	return err == nil
+}
+
+// matchEnd reports whether a selector end (a node, a client, "clients")
+// matches a link end.
+func matchEnd(sel, end string) bool {
+	return sel == end || (sel == Clients && isClient(end))
+}
+
+// Links returns the links a selector names (DESIGN.md §3, contract):
+//
+//	"client-3->redis-0"    one link
+//	"clients->redis-0"     every client's link to redis-0
+//	"redis-0-r0->redis-0"  a peer link (replication)
+//	"zk-1->zk-0"           a ZooKeeper peer link (connections zk-1 opens to zk-0)
+//	"etcd-peers->etcd-0"   connections from the other etcd members to etcd-0
+//	"redis-0"              every link touching redis-0, both directions
+//	"client-3", "clients"  every link of that client / of every client
+//
+// "A->B" matches links from A to B where A and B are each "clients", a client
+// or a node name. A selector matching nothing is an error that lists the
+// links there are.
+func (c *Cluster) Links(selector string) ([]*Link, error) {
+	sel := strings.TrimSpace(selector)
+	all := c.AllLinks()
+	var out []*Link
+	if a, b, ok := strings.Cut(sel, "->"); ok {
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		for _, l := range all {
+			if matchEnd(a, l.From) && matchEnd(b, l.To) {
+				out = append(out, l)
+			}
+		}
+	} else {
+		for _, l := range all {
+			if matchEnd(sel, l.From) || matchEnd(sel, l.To) {
+				out = append(out, l)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("cluster: no link matches %q; links: %s%s", selector,
+			c.describeLinks(all), c.selectorHint(sel))
+	}
+	return out, nil
+}
+
+// Partition returns the links to cut so that no connection crosses between
+// groups: every link whose two ends are in different groups. Members are
+// node names, client names or "clients"; nodes in no group keep all their
+// links. An etcd member's incoming peer link ("etcd-peers->etcd-0") is
+// shared by all other members, so it is returned only when that member is
+// the only etcd member of its group; otherwise the partition cannot be made
+// and Partition returns an error wrapping ErrUnsupported.
+func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
+	groupOf := func(end string) int {
+		for i, g := range groups {
+			for _, m := range g {
+				if matchEnd(m, end) {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	known := map[string]bool{Clients: true}
+	for _, n := range c.Nodes() {
+		known[n.Name] = true
+	}
+	etcdGroups := map[int]int{} // group -> etcd members in it
+	for gi, g := range groups {
+		for _, m := range g {
+			if !known[m] && !(isClient(m) && c.clientIndex(m) < c.spec.Clients) {
+				return nil, fmt.Errorf("cluster: partition: unknown node %q", m)
+			}
+			if n, ok := c.Node(m); ok && n.Kind == KindEtcd {
+				etcdGroups[gi]++
+			}
+		}
+	}
+	var out []*Link
+	for _, l := range c.AllLinks() {
+		gt := groupOf(l.To)
+		if l.From == EtcdPeers {
+			if gt < 0 {
+				continue
+			}
+			others := 0
+			for gi, k := range etcdGroups {
+				if gi != gt {
+					others += k
+				}
+			}
+			if others == 0 {
+				continue // no etcd member in another group
+			}
+			if etcdGroups[gt] > 1 {
+				return nil, fmt.Errorf("cluster: partition %v: %s is shared by every other etcd member, "+
+					"so only a group with a single etcd member can be cut off: %w", groups, l.Name, ErrUnsupported)
+			}
+			out = append(out, l)
+			continue
+		}
+		gf := groupOf(l.From)
+		if gf >= 0 && gt >= 0 && gf != gt {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (c *Cluster) clientIndex(name string) int {
+	i, _ := strconv.Atoi(strings.TrimPrefix(name, "client-"))
+	return i
+}
+
+// describeLinks lists links compactly: client links folded into
+// "client-<0..N-1>->X".
+func (c *Cluster) describeLinks(all []*Link) string {
+	var peer []string
+	clientTo := map[string]bool{}
+	var targets []string
+	for _, l := range all {
+		if isClient(l.From) {
+			if !clientTo[l.To] {
+				clientTo[l.To] = true
+				targets = append(targets, l.To)
+			}
+			continue
+		}
+		peer = append(peer, l.Name)
+	}
+	sort.Strings(peer)
+	var parts []string
+	if len(targets) > 0 {
+		parts = append(parts, fmt.Sprintf("client-<0..%d>->{%s}", c.spec.Clients-1, strings.Join(targets, ",")))
+	}
+	parts = append(parts, peer...)
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c *Cluster) selectorHint(sel string) string {
+	a, b, _ := strings.Cut(sel, "->")
+	for _, end := range []string{a, b} {
+		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindEtcd && b != "" {
+			return "; etcd peer links exist per destination only (etcd-peers->" + strings.TrimSpace(b) +
+				"): members must agree on each member's peer URL"
+		}
+		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindSentinel && b != "" {
+			return "; sentinels reach Redis nodes directly (no proxy): pause or kill nodes instead"
+		}
+	}
+	return ""
+}
