@@ -364,3 +364,109 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		t.Errorf("Kill after Close: %v", err)
 	}
 }
+
+func TestRedisReplicationAndSentinel(t *testing.T) {
+	t0 := time.Now()
+	c := testenv.Cluster(t, cluster.Spec{
+		Redis:   &cluster.RedisSpec{Primaries: 1, Replicas: 1, Sentinels: 3},
+		Clients: 2,
+	})
+	t.Logf("redis 1 primary + 1 replica + 3 sentinels ready in %v", time.Since(t0))
+	ctx := ctxT(t, 60*time.Second)
+	ep := c.Endpoints(0)
+	primary, replica := mustNode(t, c, "redis-0"), mustNode(t, c, "redis-0-r0")
+	if len(ep.Sentinels) != 3 || strings.Join(ep.MasterNames, ",") != "redis-0" {
+		t.Fatalf("endpoints %+v", ep)
+	}
+	for _, n := range c.Nodes() {
+		if _, ok := ep.Redirect[n.Addr()]; !ok {
+			t.Errorf("no redirect for %s (%s)", n.Name, n.Addr())
+		}
+	}
+	pc := redisClient(t, ep.Redis[0], 2*time.Second)
+	rc := redisClient(t, ep.Redirect[replica.Addr()], 2*time.Second)
+
+	// replicated measures how long a write to the primary takes to be
+	// readable on the replica.
+	replicated := func(key string) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		if err := pc.Set(ctx, key, "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "replication of "+key, func() error {
+			return rc.Get(ctx, key).Err()
+		})
+		return time.Since(t0)
+	}
+
+	t.Run("replication", func(t *testing.T) {
+		base := replicated("a")
+		l := mustLink(t, c, "redis-0-r0->redis-0")
+		name, err := l.Latency(300*time.Millisecond, 0, cluster.StreamDown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := replicated("b")
+		if err := l.RemoveToxic(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("replication delay: %v, with 300ms latency on %s: %v", base, l.Name, slow)
+		if slow < 300*time.Millisecond {
+			t.Errorf("replication with 300ms latency took %v", slow)
+		}
+		// Cut: writes stop reaching the replica; Heal delivers them.
+		if err := l.Cut(); err != nil {
+			t.Fatal(err)
+		}
+		if err := pc.Set(ctx, "c", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := pc.Wait(ctx, 1, 300*time.Millisecond).Result(); err != nil || n != 0 {
+			t.Errorf("WAIT over a cut link: %d replicas acknowledged, %v; want 0", n, err)
+		}
+		if err := l.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "replication after heal", func() error { return rc.Get(ctx, "c").Err() })
+	})
+
+	t.Run("sentinel", func(t *testing.T) {
+		for i, s := range ep.Sentinels {
+			sc := redis.NewSentinelClient(&redis.Options{Addr: s, MaxRetries: -1})
+			addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
+			sc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := addr[0] + ":" + addr[1]; got != primary.Addr() {
+				t.Errorf("sentinel-%d: master at %s, want %s", i, got, primary.Addr())
+			}
+		}
+	})
+
+	t.Run("failover", func(t *testing.T) {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: ep.Sentinels[0], MaxRetries: -1})
+		defer sc.Close()
+		t0 := time.Now()
+		if err := primary.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "promotion", func() error {
+			addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
+			if err != nil {
+				return err
+			}
+			if got := addr[0] + ":" + addr[1]; got != replica.Addr() {
+				return errors.New("master still at " + got)
+			}
+			return nil
+		})
+		t.Logf("sentinel promoted %s %v after the kill", replica.Name, time.Since(t0))
+		// The client reaches the promoted replica through its own proxy.
+		nc := redisClient(t, ep.Redirect[replica.Addr()], 2*time.Second)
+		eventually(t, 10*time.Second, "write to the new primary", func() error {
+			return nc.Set(ctx, "after", "v", 0).Err()
+		})
+	})
+}
