@@ -1,0 +1,42 @@
+package redislock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/redislock"
+)
+
+// BenchmarkAcquireRelease measures one uncontended client taking and giving
+// back a lock: the floor under every hand-off.
+func BenchmarkAcquireRelease(b *testing.B) {
+	addr := testenv.Redis(b)
+	for _, v := range allVariants {
+		b.Run(string(v), func(b *testing.B) {
+			ctx := context.Background()
+			c, err := redislock.New(ctx, v, locks.Config{
+				Endpoints: locks.Endpoints{Redis: []string{addr}},
+				TTL:       10 * time.Second,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			l := c.Locker(b.Name())
+			b.ReportAllocs()
+			for b.Loop() {
+				lease, err := l.Acquire(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := lease.Release(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(c.Counters()["requests"])/float64(b.N), "requests/op")
+		})
+	}
+}

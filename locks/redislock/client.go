@@ -1,0 +1,315 @@
+package redislock
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Variant names one of the package's algorithms; its value is the lock's
+// contract name.
+type Variant string
+
+// The variants, see the package documentation.
+const (
+	SetNXExpire Variant = "redis-setnx-expire"
+	SetDel      Variant = "redis-set-del"
+	CAD         Variant = "redis-cad"
+	Watchdog    Variant = "redis-watchdog"
+	Reentrant   Variant = "redis-reentrant"
+)
+
+const (
+	// DefaultTTL is the key's time to live when Config.TTL is 0.
+	DefaultTTL = 10 * time.Second
+	// DefaultRetry is the polling variants' longest wait between attempts
+	// when Config.Retry is 0. 10ms keeps the hand-off delay (about half of
+	// it on average) small next to critical sections of milliseconds and
+	// more, while one waiter costs at most ~100 requests/s: 64 waiters stay
+	// near 6k/s, a tenth of what one Redis serves on loopback.
+	DefaultRetry = 10 * time.Millisecond
+	// DefaultNotifyRetry is redis-reentrant's longest wait between attempts
+	// when Config.Retry is 0. Waiters wake on the release message and on the
+	// key's PTTL (a dead holder's key expires without a message), so polling
+	// only covers messages lost while the pub/sub connection reconnects.
+	DefaultNotifyRetry = time.Second
+	// DefaultPrefix is the key prefix when Config.Prefix is empty.
+	DefaultPrefix = "locklab:"
+)
+
+// Client is one harness client's connection to Redis, handing out Lockers
+// of one variant. It is safe for concurrent use; Close releases its
+// connections (not the locks).
+type Client struct {
+	variant Variant
+	rdb     *redis.Client
+	log     *slog.Logger
+
+	ttl          time.Duration
+	retry        time.Duration
+	prefix       string
+	waitReplicas int
+	waitTimeout  time.Duration
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	requests      atomic.Int64
+	notifications atomic.Int64
+
+	subOnce sync.Once
+	sub     *subscriber // redis-reentrant's waiters, started on first wait
+
+	// afterSetNX, when set by a test, runs after redis-setnx-expire's SETNX
+	// (and its INCR) succeeded and before its EXPIRE.
+	afterSetNX func()
+}
+
+var (
+	_ locks.Client = (*Client)(nil)
+	_ locks.Stats  = (*Client)(nil)
+)
+
+// New connects a client of variant v with cfg (see Connect for the
+// connection). ctx bounds the connection set-up only.
+func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
+	c := &Client{
+		variant: v,
+		log:     cfg.Log().With("lock", string(v)),
+		ttl:     cfg.TTL,
+		retry:   cfg.Retry,
+		prefix:  cfg.Prefix,
+		rng:     rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f636b6c6162)), // "locklab"
+	}
+	switch v {
+	case SetNXExpire, SetDel, CAD, Watchdog, Reentrant:
+	default:
+		return nil, fmt.Errorf("redislock: unknown variant %q", v)
+	}
+	if c.ttl == 0 {
+		c.ttl = DefaultTTL
+	}
+	if c.ttl < time.Millisecond {
+		return nil, fmt.Errorf("redislock: ttl %v is below 1ms", c.ttl)
+	}
+	if c.retry == 0 {
+		c.retry = DefaultRetry
+		if v == Reentrant {
+			c.retry = DefaultNotifyRetry
+		}
+	}
+	if c.retry < 0 {
+		return nil, fmt.Errorf("redislock: negative retry %v", c.retry)
+	}
+	if c.prefix == "" {
+		c.prefix = DefaultPrefix
+	}
+	if spec, ok := locks.Lookup(string(v)); ok {
+		if err := spec.CheckOptions(cfg.Options); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if c.waitReplicas, c.waitTimeout, err = parseWait(cfg.Options); err != nil {
+		return nil, err
+	}
+	if c.rdb, err = Connect(ctx, cfg.Endpoints, 0); err != nil {
+		return nil, err
+	}
+	c.rdb.AddHook(countHook{&c.requests})
+	return c, nil
+}
+
+// Locker returns a Locker for the lock name, keyed Prefix+name. Every call
+// returns a new Locker; for redis-reentrant each Locker is its own owner.
+func (c *Client) Locker(name string) locks.Locker { return c.NewLocker(name) }
+
+// NewLocker is Locker returning the concrete type.
+func (c *Client) NewLocker(name string) *Locker {
+	key := c.prefix + name
+	l := &Locker{c: c, key: key, fence: key + ":fence", channel: key + ":channel"}
+	if c.variant == Reentrant {
+		l.owner = newOwner()
+	}
+	return l
+}
+
+// Close closes the client's connections. Held locks stay in Redis until
+// they expire; a running watchdog stops renewing once its calls fail.
+func (c *Client) Close() error {
+	// After this no subscriber starts, and one started before is visible.
+	c.subOnce.Do(func() {})
+	var err error
+	if c.sub != nil {
+		err = c.sub.close()
+	}
+	return errors.Join(err, c.rdb.Close())
+}
+
+// Counters implements locks.Stats: "requests" counts the commands sent
+// (scripts included; the pub/sub connection's SUBSCRIBE is not), and
+// "notifications" the pub/sub release messages received.
+func (c *Client) Counters() map[string]int64 {
+	return map[string]int64{
+		"requests":      c.requests.Load(),
+		"notifications": c.notifications.Load(),
+	}
+}
+
+// backoff returns how long a blocked acquirer sleeps before its next attempt
+// given the key's remaining PTTL (negative: none or unknown): uniformly in
+// [d/2, d] with d = min(Retry, pttl), so contending clients drift apart and
+// a waiter comes back about when the key expires, never later than Retry.
+func (c *Client) backoff(pttl time.Duration) time.Duration {
+	d := c.retry
+	if pttl >= 0 && pttl < d {
+		d = pttl
+	}
+	if d <= 0 {
+		return 0
+	}
+	c.rngMu.Lock()
+	j := c.rng.Int64N(int64(d/2) + 1)
+	c.rngMu.Unlock()
+	return d - time.Duration(j)
+}
+
+// Connect returns a go-redis client for primary i of e with the settings
+// every locklab Redis client shares: context deadlines honoured on socket
+// I/O, no command retries (a retried SET NX could take the lock twice or
+// hide the failure from the harness), a small pool. With e.Sentinels it is a
+// failover client for e.MasterNames[i] whose every dial, to Sentinels and
+// to the addresses they report, goes through e.Dial. It pings the server
+// within ctx.
+func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, error) {
+	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return d.DialContext(ctx, network, e.Dial(addr))
+	}
+	var rdb *redis.Client
+	var where string
+	if len(e.Sentinels) > 0 {
+		if i >= len(e.MasterNames) || e.MasterNames[i] == "" {
+			return nil, fmt.Errorf("redislock: no master name for primary %d (have %d)", i, len(e.MasterNames))
+		}
+		where = "master " + e.MasterNames[i]
+		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName:            e.MasterNames[i],
+			SentinelAddrs:         e.Sentinels,
+			Dialer:                dial,
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			PoolSize:              poolSize,
+			DisableIdentity:       true,
+		})
+	} else {
+		if i >= len(e.Redis) {
+			return nil, fmt.Errorf("redislock: no address for primary %d (have %d)", i, len(e.Redis))
+		}
+		where = e.Redis[i]
+		rdb = redis.NewClient(&redis.Options{
+			Addr:                  e.Redis[i],
+			Dialer:                dial,
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			PoolSize:              poolSize,
+			DisableIdentity:       true,
+			MaintNotificationsConfig: &maintnotifications.Config{
+				Mode: maintnotifications.ModeDisabled,
+			},
+		})
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("connect %s: %w", where, err)
+	}
+	return rdb, nil
+}
+
+// poolSize covers one acquire, one release and a few watchdog renewals at
+// once; a harness client holds a handful of locks at most.
+const poolSize = 8
+
+var quietOnce sync.Once
+
+// countHook counts the commands a client sends.
+type countHook struct{ n *atomic.Int64 }
+
+func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// newOwner returns a random owner id: 32 hex digits.
+func newOwner() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:]) // never fails (crypto/rand, Go >= 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// Option names, see Spec.Options in register.go.
+const (
+	optWaitReplicas = "wait_replicas"
+	optWaitTimeout  = "wait_timeout"
+)
+
+// parseWait reads the wait_replicas and wait_timeout options.
+func parseWait(opts map[string]string) (int, time.Duration, error) {
+	n, timeout := 0, 100*time.Millisecond
+	var err error
+	if v, ok := opts[optWaitReplicas]; ok {
+		if n, err = parseReplicas(v); err != nil {
+			return 0, 0, fmt.Errorf("redislock: %s: %w", optWaitReplicas, err)
+		}
+	}
+	if v, ok := opts[optWaitTimeout]; ok {
+		if timeout, err = parseWaitTimeout(v); err != nil {
+			return 0, 0, fmt.Errorf("redislock: %s: %w", optWaitTimeout, err)
+		}
+	}
+	return n, timeout, nil
+}
+
+func parseReplicas(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative integer", v)
+	}
+	return n, nil
+}
+
+func parseWaitTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Millisecond {
+		// WAIT's timeout 0 would block forever.
+		return 0, fmt.Errorf("%q is not a duration of at least 1ms", v)
+	}
+	return d, nil
+}

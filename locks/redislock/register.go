@@ -1,0 +1,64 @@
+package redislock
+
+import (
+	"context"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// waitOptions are redis-cad's and redis-watchdog's options.
+var waitOptions = []locks.Option{
+	{
+		Name:    optWaitReplicas,
+		Default: "0",
+		Doc: "after taking the lock, WAIT for this many replicas to acknowledge it; " +
+			"fewer acks within wait_timeout give the key back and count as not obtained (0: do not wait)",
+		Check: func(v string) error { _, err := parseReplicas(v); return err },
+	},
+	{
+		Name:    optWaitTimeout,
+		Default: "100ms",
+		Doc:     "how long WAIT blocks for the replicas' acks (at least 1ms)",
+		Check:   func(v string) error { _, err := parseWaitTimeout(v); return err },
+	},
+}
+
+func init() {
+	specs := []locks.Spec{
+		{
+			Name:    string(SetNXExpire),
+			Summary: "SETNX then EXPIRE, two commands: a crash between them holds the lock forever",
+			Broken:  true,
+		},
+		{
+			Name:    string(SetDel),
+			Summary: "SET NX PX, released by plain DEL: a holder whose key expired deletes the next holder's lock",
+			Broken:  true,
+		},
+		{
+			Name:    string(CAD),
+			Summary: "SET NX PX with a random owner id, released by Lua compare-and-delete; no renewal",
+			Options: waitOptions,
+		},
+		{
+			Name:    string(Watchdog),
+			Summary: "redis-cad renewed every ttl/3 by Lua compare-and-pexpire; Lost when renewal fails",
+			Options: waitOptions,
+		},
+		{
+			Name:    string(Reentrant),
+			Summary: "Redisson-style reentrant hash {owner: count} in Lua, pub/sub wake-up, watchdog renewal",
+		},
+	}
+	for _, s := range specs {
+		v := Variant(s.Name)
+		s.Backend = locks.Redis
+		s.Fencing = true
+		s.LeaseBased = true
+		s.MinRedis = 1
+		s.New = func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			return New(ctx, v, cfg)
+		}
+		locks.Register(s)
+	}
+}

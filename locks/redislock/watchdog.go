@@ -1,0 +1,89 @@
+package redislock
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// keeper is a watchdog: it renews a held key every ttl/3 until stopped, and
+// closes lost when a renewal finds the key gone or someone else's, or when
+// no renewal has succeeded for a whole TTL (the key may have expired: the
+// holder must assume it did).
+type keeper struct {
+	lost     chan struct{}
+	lostOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// renewFunc resets the key's expiry to the TTL; false means the key is no
+// longer ours.
+type renewFunc func(ctx context.Context) (bool, error)
+
+// startKeeper starts renewing a key taken by a command sent at start (its
+// expiry is at least start+ttl, the bound the keeper counts from).
+func startKeeper(start time.Time, ttl time.Duration, renew renewFunc, log *slog.Logger) *keeper {
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &keeper{lost: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	go k.run(ctx, start, ttl, renew, log)
+	return k
+}
+
+func (k *keeper) run(ctx context.Context, lastOK time.Time, ttl time.Duration, renew renewFunc, log *slog.Logger) {
+	defer close(k.done)
+	every := max(ttl/3, time.Millisecond)
+	timer := time.NewTimer(time.Until(lastOK.Add(every)))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		start := time.Now()
+		deadline := lastOK.Add(ttl) // our key may be gone from here on
+		if !start.Before(deadline) {
+			log.Warn("lease lost: no renewal succeeded for a whole ttl", "ttl", ttl)
+			k.markLost()
+			return
+		}
+		// A renewal that answers after the deadline is worth nothing.
+		callCtx, cancelCall := context.WithDeadline(ctx, minTime(start.Add(every), deadline))
+		ok, err := renew(callCtx)
+		cancelCall()
+		if ctx.Err() != nil {
+			return // stopped by Release while the call ran
+		}
+		next := time.Now().Add(every / 3) // retry sooner after a failure
+		switch {
+		case err != nil:
+			log.Debug("renewal failed", "err", err, "left", time.Until(deadline))
+		case !ok:
+			log.Warn("lease lost: key gone or taken over")
+			k.markLost()
+			return
+		default:
+			lastOK = start
+			next = start.Add(every)
+		}
+		timer.Reset(time.Until(minTime(next, lastOK.Add(ttl))))
+	}
+}
+
+func (k *keeper) markLost() { k.lostOnce.Do(func() { close(k.lost) }) }
+
+// stop ends the renewal and waits until no renewal call is in flight, so
+// nothing touches the key after stop returns.
+func (k *keeper) stop() {
+	k.cancel()
+	<-k.done
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
