@@ -1,0 +1,219 @@
+package etcdlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Name is the lock name registered by this package (contract).
+const Name = "etcd-recipe"
+
+// DefaultTTL is the lease TTL used when Config.TTL is 0.
+const DefaultTTL = 10 * time.Second
+
+// DefaultPrefix is the key prefix used when Config.Prefix is empty.
+const DefaultPrefix = "locklab"
+
+// DialTimeout bounds the client's dial-time operations and the first
+// keep-alive (clientv3.Config.DialTimeout).
+const DialTimeout = 5 * time.Second
+
+func init() {
+	locks.Register(locks.Spec{
+		Name:       Name,
+		Backend:    locks.Etcd,
+		Summary:    "lease + key under a prefix, lowest create revision wins, watch predecessor",
+		Fencing:    true,
+		LeaseBased: true,
+		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			return New(ctx, cfg)
+		},
+	})
+}
+
+// TTLSeconds returns the lease TTL for cfg in whole seconds: Config.TTL
+// rounded up, at least 1; DefaultTTL when it is 0.
+func TTLSeconds(cfg locks.Config) int64 {
+	ttl := cfg.TTL
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return max(1, int64(math.Ceil(ttl.Seconds())))
+}
+
+// Root returns the key prefix for cfg without a trailing slash
+// ("locklab/" -> "locklab"); empty means DefaultPrefix.
+func Root(prefix string) string {
+	p := strings.Trim(prefix, "/")
+	if p == "" {
+		p = DefaultPrefix
+	}
+	return p
+}
+
+// Dial creates a clientv3.Client for cfg.Endpoints.Etcd (through
+// Endpoints.Dial) with DialTimeout, gRPC keep-alive pings (10s, 3s timeout:
+// a connection that went silent is noticed) and the library's log at error
+// level into cfg.Log(). It checks within ctx that a member answers.
+func Dial(ctx context.Context, cfg locks.Config) (*clientv3.Client, error) {
+	if len(cfg.Endpoints.Etcd) == 0 {
+		return nil, errors.New("etcdlock: no etcd endpoints")
+	}
+	eps := make([]string, len(cfg.Endpoints.Etcd))
+	for i, a := range cfg.Endpoints.Etcd {
+		eps[i] = cfg.Endpoints.Dial(a)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            eps,
+		DialTimeout:          DialTimeout,
+		DialKeepAliveTime:    10 * time.Second,
+		DialKeepAliveTimeout: 3 * time.Second,
+		Logger:               zap.New(slogCore{l: cfg.Log()}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client %v: %w", eps, err)
+	}
+	// Client creation does not dial; make sure somebody answers.
+	if _, err := cli.Get(ctx, "locklab-ping", clientv3.WithCountOnly()); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd %v: %w", eps, err)
+	}
+	return cli, nil
+}
+
+// Client is one harness client: one clientv3.Client shared by its Lockers.
+// It implements locks.Client and locks.Stats.
+type Client struct {
+	cli   *clientv3.Client
+	root  string
+	ttl   int64
+	retry time.Duration
+	log   *slog.Logger
+
+	requests, keepalives, watchEvents, leasesLost atomic.Int64
+
+	bgCtx    context.Context // ends on Close
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
+	closed   atomic.Bool
+}
+
+var (
+	_ locks.Client = (*Client)(nil)
+	_ locks.Stats  = (*Client)(nil)
+	_ locks.Locker = (*Locker)(nil)
+	_ locks.Lease  = (*lease)(nil)
+)
+
+// New connects one client (see Dial); ctx bounds the set-up.
+func New(ctx context.Context, cfg locks.Config) (*Client, error) {
+	cli, err := Dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	bgCtx, cancel := context.WithCancel(context.Background())
+	return &Client{
+		cli:      cli,
+		root:     Root(cfg.Prefix),
+		ttl:      TTLSeconds(cfg),
+		retry:    cfg.Retry,
+		log:      cfg.Log(),
+		bgCtx:    bgCtx,
+		bgCancel: cancel,
+	}, nil
+}
+
+// Locker returns the Locker of lock name; its keys are
+// <prefix>/<name>/<lease id hex>.
+func (c *Client) Locker(name string) locks.Locker {
+	return &Locker{c: c, dir: c.root + "/" + strings.Trim(name, "/") + "/"}
+}
+
+// Counters implements locks.Stats: requests (RPCs issued by the recipe,
+// keep-alives excluded), keepalives, watch_events (events received on
+// watches), leases_lost (leases found gone or past their deadline while
+// held or waited on).
+func (c *Client) Counters() map[string]int64 {
+	return map[string]int64{
+		"requests":     c.requests.Load(),
+		"keepalives":   c.keepalives.Load(),
+		"watch_events": c.watchEvents.Load(),
+		"leases_lost":  c.leasesLost.Load(),
+	}
+}
+
+// Close waits up to a few seconds for background lease revocations, then
+// closes the connections. Leases not revoked expire on their own.
+func (c *Client) Close() error {
+	if !c.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { c.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(DialTimeout):
+	}
+	c.bgCancel()
+	<-done
+	return c.cli.Close()
+}
+
+// background runs f with a context that ends on Close.
+func (c *Client) background(f func(ctx context.Context)) {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f(c.bgCtx)
+	}()
+}
+
+// slogCore is a zapcore.Core sending error-level entries to slog.
+type slogCore struct {
+	l      *slog.Logger
+	fields []zapcore.Field
+}
+
+func (c slogCore) Enabled(l zapcore.Level) bool { return l >= zapcore.ErrorLevel }
+
+func (c slogCore) With(fs []zapcore.Field) zapcore.Core {
+	return slogCore{l: c.l, fields: append(append([]zapcore.Field(nil), c.fields...), fs...)}
+}
+
+func (c slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range c.fields {
+		f.AddTo(enc)
+	}
+	for _, f := range fs {
+		f.AddTo(enc)
+	}
+	attrs := []any{"lib", "etcd-client"}
+	for k, v := range enc.Fields {
+		attrs = append(attrs, k, v)
+	}
+	c.l.Error(e.Message, attrs...)
+	return nil
+}
+
+func (c slogCore) Sync() error { return nil }

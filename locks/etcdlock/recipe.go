@@ -1,0 +1,169 @@
+package etcdlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Locker is etcd-recipe for one lock name (see the package doc).
+type Locker struct {
+	c   *Client
+	dir string // "<prefix>/<name>/"
+}
+
+// Acquire implements locks.Locker. When the lease is lost while waiting it
+// returns an error wrapping locks.ErrLeaseLost.
+func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
+	k, err := l.c.grant(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("etcd-recipe %s: %w", l.dir, err)
+	}
+	ls, err := l.acquire(ctx, k)
+	if err != nil {
+		k.end() // the revocation removes our key, if it was put
+		return nil, fmt.Errorf("etcd-recipe %s: %w", l.dir, err)
+	}
+	return ls, nil
+}
+
+func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
+	cli := l.c.cli
+	key := fmt.Sprintf("%s%x", l.dir, int64(k.id))
+
+	// Steps 2 and 3 in one round trip: put our key if absent and read the
+	// current owner (the key with the lowest create revision).
+	l.c.requests.Add(1)
+	resp, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, "", clientv3.WithLease(k.id)), clientv3.OpGet(l.dir, clientv3.WithFirstCreate()...)).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("put %s: %w", key, err)
+	}
+	if !resp.Succeeded {
+		return nil, fmt.Errorf("put %s: key of a fresh lease already exists", key)
+	}
+	rev := resp.Header.Revision
+	if first := resp.Responses[1].GetResponseRange().Kvs; len(first) == 1 && first[0].CreateRevision == rev {
+		return l.held(k, key, rev), nil
+	}
+
+	// Step 4: wait for our predecessor, then re-check.
+	for {
+		if k.isLost() {
+			return nil, fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
+		}
+		l.c.requests.Add(1)
+		g, err := cli.Txn(ctx).Then(
+			clientv3.OpGet(key),
+			clientv3.OpGet(l.dir, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
+		).Commit()
+		if err != nil {
+			return nil, fmt.Errorf("check %s: %w", key, err)
+		}
+		own := g.Responses[0].GetResponseRange().Kvs
+		if len(own) == 0 || own[0].Lease != int64(k.id) || own[0].CreateRevision != rev {
+			// Our key went away with our lease (etcd #11456: never report
+			// the lock held in this case).
+			return nil, fmt.Errorf("key %s gone while waiting (lease expired): %w", key, locks.ErrLeaseLost)
+		}
+		pred := g.Responses[1].GetResponseRange().Kvs
+		if len(pred) == 0 {
+			if k.isLost() {
+				return nil, fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
+			}
+			return l.held(k, key, rev), nil
+		}
+		if err := l.waitDelete(ctx, k, string(pred[0].Key), g.Header.Revision+1); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitDelete returns when key is deleted at or after revision from, when the
+// watch ends for another reason (the caller re-checks), or with an error
+// when ctx ends or the lease is lost.
+func (l *Locker) waitDelete(ctx context.Context, k *keeper, key string, from int64) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	l.c.requests.Add(1)
+	wch := l.c.cli.Watch(wctx, key, clientv3.WithRev(from))
+	var poll <-chan time.Time
+	if l.c.retry > 0 {
+		t := time.NewTimer(l.c.retry)
+		defer t.Stop()
+		poll = t.C
+	}
+	for {
+		select {
+		case wr, ok := <-wch:
+			if !ok || wr.Err() != nil || wr.Canceled {
+				return nil // re-check; a new watch follows
+			}
+			l.c.watchEvents.Add(int64(len(wr.Events)))
+			for _, ev := range wr.Events {
+				if ev.Type == mvccpb.DELETE {
+					return nil
+				}
+			}
+		case <-k.lost:
+			return fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
+		case <-poll:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (l *Locker) held(k *keeper, key string, rev int64) *lease {
+	return &lease{l: l, k: k, key: key, rev: rev}
+}
+
+// lease is one holding of etcd-recipe.
+type lease struct {
+	l    *Locker
+	k    *keeper
+	key  string
+	rev  int64
+	once sync.Once
+}
+
+// Token is the key's create revision.
+func (ls *lease) Token() uint64 { return uint64(ls.rev) }
+
+// Lost closes when the lease is, or may be, gone (see the package doc).
+func (ls *lease) Lost() <-chan struct{} { return ls.k.lost }
+
+// Release deletes our key if it is still ours (same create revision), then
+// stops the keep-alives and revokes the lease in the background. It returns
+// ErrNotHeld when the key was already gone.
+func (ls *lease) Release(ctx context.Context) error {
+	err := fmt.Errorf("etcd-recipe %s: released twice: %w", ls.l.dir, locks.ErrNotHeld)
+	ls.once.Do(func() { err = ls.release(ctx) })
+	return err
+}
+
+func (ls *lease) release(ctx context.Context) error {
+	defer ls.k.end()
+	c := ls.l.c
+	c.requests.Add(1)
+	resp, err := c.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(ls.key), "=", ls.rev)).
+		Then(clientv3.OpDelete(ls.key)).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("etcd-recipe %s: delete %s: %w", ls.l.dir, ls.key, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("etcd-recipe %s: key %s gone (lease expired): %w", ls.l.dir, ls.key, locks.ErrNotHeld)
+	}
+	return nil
+}
