@@ -1,0 +1,270 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Check reports, before anything starts, the faults of fs that a cluster
+// started from spec cannot perform, one *FaultError per fault (joined with
+// errors.Join; capability errors wrap ErrUnsupported). processPerClient says
+// whether clients run as their own processes (pause-client needs it).
+//
+// Beyond names that do not exist, it rejects:
+//   - a link that is not proxied: "etcd-0->etcd-1" (etcd peer links are
+//     proxied per destination only, "etcd-peers->etcd-1"), "sentinel-0->redis-0"
+//     (Sentinels reach Redis nodes directly), "redis-0->redis-0-r0" (the
+//     replication link is "redis-0-r0->redis-0"), server-to-server links
+//     with provider external;
+//   - latency, bandwidth or reset on node: sentinel-N (only its client
+//     links are proxied, so the sentinel's own traffic would be untouched);
+//   - a partition that would have to cut unproxied traffic (a sentinel and a
+//     Redis node or another sentinel in different groups), that separates
+//     etcd members in one direction only (a group holding two or more etcd
+//     members while another group holds any: their shared incoming proxy
+//     cannot be cut for one sender), or that cuts no link at all;
+//   - pause, kill, restart, failover and clock-jump with provider external;
+//   - failover of a node that is not a Redis primary, or without a replica
+//     of it or without sentinels; clock-jump on a node that is not Redis;
+//   - pause-client without processPerClient, or of a client that does not
+//     exist.
+func Check(spec cluster.Spec, processPerClient bool, fs []scenarios.Fault) error {
+	t := newTopology(spec, processPerClient)
+	var errs []error
+	for i, f := range fs {
+		a, ok := actions[f.Type]
+		var err error
+		if !ok {
+			err = fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported)
+		} else {
+			err = a.check(t, f)
+		}
+		if err == nil && f.At < 0 {
+			err = fmt.Errorf("at %v is before the workload starts", f.At)
+		}
+		if err == nil && f.For < 0 {
+			err = fmt.Errorf("for %v is negative", f.For)
+		}
+		if err != nil {
+			errs = append(errs, &FaultError{Index: i, Type: f.Type, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrUnsupported)
+}
+
+// checkLinkFault checks the target of latency, bandwidth and reset: link
+// or node.
+func checkLinkFault(t *topology, f scenarios.Fault) error {
+	switch {
+	case f.Link == "" && f.Node == "":
+		return errors.New("needs link: A->B or node: NAME")
+	case f.Link != "" && f.Node != "":
+		return errors.New("set link or node, not both")
+	case f.Node != "":
+		k, err := t.known(f.Node)
+		if err != nil {
+			return err
+		}
+		if k == cluster.KindSentinel {
+			return unsupported("node: %s would delay only client traffic: a sentinel's links to Redis nodes "+
+				"and other sentinels are not proxied (use link: clients->%s to act on that alone)", f.Node, f.Node)
+		}
+		if len(t.match(f.Node)) == 0 {
+			return unsupported("%s has no proxied link", f.Node)
+		}
+		return nil
+	}
+	a, b, ok := strings.Cut(f.Link, "->")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if !ok || a == "" || b == "" || strings.Contains(b, "->") {
+		return fmt.Errorf("%q is not a link: write A->B, e.g. clients->redis-0", f.Link)
+	}
+	ka, kb := "", ""
+	if a != cluster.EtcdPeers {
+		var err error
+		if ka, err = t.known(a); err != nil {
+			return err
+		}
+	}
+	kb, err := t.known(b)
+	if err != nil {
+		return err
+	}
+	if len(t.match(f.Link)) > 0 {
+		return nil
+	}
+	switch {
+	case kb == kindClient:
+		return unsupported("no link %s: links from a client are written client->server (connections the client opens), "+
+			"e.g. %s->%s", f.Link, b, a)
+	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
+		return unsupported("no link %s: etcd peer links are proxied per destination only, since all members must agree "+
+			"on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, cluster.EtcdPeers, b)
+	case ka == cluster.KindSentinel || kb == cluster.KindSentinel:
+		return unsupported("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy "+
+			"(pause or kill the sentinel instead)", f.Link)
+	case ka == cluster.KindRedis && kb == cluster.KindReplica:
+		return unsupported("no link %s: the replication link is %s->%s (connections the replica opens; the "+
+			"primary's stream flows back on them)", f.Link, b, a)
+	case t.provider == cluster.ProviderExternal:
+		return unsupported("no link %s: with provider external only client links exist", f.Link)
+	}
+	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, "+
+		"between ZooKeeper members, and from etcd-peers to an etcd member)", f.Link)
+}
+
+// checkServer checks the node of pause, kill, restart, failover and
+// clock-jump: a server the provider can act on, of one of kinds.
+func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
+	if f.Node == "" {
+		return errors.New("needs node: NAME")
+	}
+	if t.provider == cluster.ProviderExternal {
+		return unsupported("provider external allows only client-side faults (latency, bandwidth, partition "+
+			"and reset on client links; pause-client), not %s", f.Type)
+	}
+	k, err := t.known(f.Node)
+	if err != nil {
+		return err
+	}
+	for _, want := range kinds {
+		if k == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is a %s node; %s acts on %s nodes", f.Node, k, f.Type, strings.Join(kinds, " or "))
+}
+
+var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
+	cluster.KindZooKeeper, cluster.KindEtcd}
+
+// partitionGroups returns the groups of a partition fault (isolate
+// expanded) after checking them.
+func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
+	switch {
+	case f.Isolate == "" && f.Groups == nil:
+		return nil, errors.New("needs groups: [[A, B], [C]] or isolate: NAME")
+	case f.Isolate != "" && f.Groups != nil:
+		return nil, errors.New("set groups or isolate, not both")
+	}
+	groups := f.Groups
+	if f.Isolate != "" {
+		if _, err := t.known(f.Isolate); err != nil {
+			return nil, err
+		}
+		groups = t.isolateGroups(f.Isolate)
+	}
+	if len(groups) < 2 {
+		return nil, fmt.Errorf("needs at least two groups (got %d)", len(groups))
+	}
+	groupOf := map[string]int{}
+	for gi, g := range groups {
+		if len(g) == 0 {
+			return nil, fmt.Errorf("group %d is empty", gi)
+		}
+		for _, m := range g {
+			if _, err := t.known(m); err != nil {
+				return nil, err
+			}
+			if prev, dup := groupOf[m]; dup {
+				return nil, fmt.Errorf("%s is in groups %d and %d", m, prev, gi)
+			}
+			groupOf[m] = gi
+		}
+	}
+	if gc, ok := groupOf[cluster.Clients]; ok {
+		for m, gi := range groupOf {
+			if k, _ := t.kind(m); k == kindClient && gi != gc {
+				return nil, fmt.Errorf("%s and clients are in different groups, but clients includes every client", m)
+			}
+		}
+	}
+	// Unproxied traffic cannot be cut.
+	for ga, g := range groups {
+		for _, a := range g {
+			for _, h := range groups[ga+1:] {
+				for _, b := range h {
+					if !t.unproxied(a, b) {
+						continue
+					}
+					hint := "leave sentinels out of every group (nodes in no group keep all their links), or pause or kill the node"
+					if f.Isolate != "" {
+						hint = fmt.Sprintf("use groups to cut %s's proxied links only, e.g. groups: [[%s], [clients, ...]]", f.Isolate, f.Isolate)
+					}
+					return nil, unsupported("%s and %s are in different groups, but sentinels reach Redis nodes and each other "+
+						"directly, not through a proxy, so that traffic cannot be cut; %s", a, b, hint)
+				}
+			}
+		}
+	}
+	// etcd: one incoming proxy per member, shared by every other member.
+	etcdIn := map[int]int{}
+	for m, gi := range groupOf {
+		if t.kinds[m] == cluster.KindEtcd {
+			etcdIn[gi]++
+		}
+	}
+	if len(etcdIn) > 1 {
+		for gi, n := range etcdIn {
+			if n > 1 {
+				return nil, unsupported("group %d holds %d etcd members and another group holds etcd members too; etcd peer "+
+					"links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups could be cut "+
+					"in one direction only; put at most one etcd member in each group that faces other etcd members", gi, n)
+			}
+		}
+	}
+	cuts := 0
+	for _, l := range t.links {
+		gf, okf := groupOfEnd(groupOf, l.from)
+		gt, okt := groupOfEnd(groupOf, l.to)
+		if l.from == cluster.EtcdPeers {
+			if okt && len(etcdIn) > 1 {
+				cuts++
+			}
+			continue
+		}
+		if okf && okt && gf != gt {
+			cuts++
+		}
+	}
+	if cuts == 0 {
+		return nil, fmt.Errorf("no proxied link runs between the groups %s, so the partition cuts nothing", groupsString(groups))
+	}
+	return groups, nil
+}
+
+func groupOfEnd(groupOf map[string]int, end string) (int, bool) {
+	for m, gi := range groupOf {
+		if matchEnd(m, end) {
+			return gi, true
+		}
+	}
+	return 0, false
+}
+
+// checkClient checks pause-client's client.
+func checkClient(t *topology, f scenarios.Fault) error {
+	if !t.processPerClient {
+		return unsupported("pause-client stops a client's process, so it needs workload.process_per_client: true")
+	}
+	if f.Client == Holder {
+		return nil
+	}
+	i, err := strconv.Atoi(f.Client)
+	if err != nil || i < 0 {
+		return fmt.Errorf("client %q: want holder or a client index", f.Client)
+	}
+	if i >= t.clients {
+		return fmt.Errorf("no client %d (clients are 0..%d)", i, t.clients-1)
+	}
+	return nil
+}

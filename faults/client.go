@@ -1,0 +1,44 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/locklab/locklab/scenarios"
+)
+
+// pauseClientAction stops a harness client's whole process
+// (Env.Clients.Pause: SIGSTOP) and continues it (Resume: SIGCONT) when
+// healed, like a long GC or VM pause of a lock holder: its lease keeps
+// running out while it cannot notice. With client: holder, Run first waits
+// (bounded by the run's ctx) for a client to be inside the critical
+// section; Target is then that client, "client-N".
+type pauseClientAction struct{}
+
+func (pauseClientAction) check(t *topology, f scenarios.Fault) error { return checkClient(t, f) }
+
+func (pauseClientAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	eff := effect{target: "client-" + f.Client}
+	if env.Clients == nil {
+		return eff, unsupported("pause-client: clients run in the harness's process (Env.Clients is nil)")
+	}
+	i, err := strconv.Atoi(f.Client)
+	if err != nil {
+		return eff, fmt.Errorf("client %q: want an index", f.Client)
+	}
+	st := env.state()
+	if err := st.acquire(clientKey{i}, func() error { return env.Clients.Pause(i) }); err != nil {
+		return eff, fmt.Errorf("pause client-%d: %w", i, err)
+	}
+	eff.detail = "SIGSTOP"
+	eff.heal = func(ctx context.Context) error {
+		return st.release(clientKey{i}, func() error {
+			if err := env.Clients.Resume(i); err != nil {
+				return fmt.Errorf("resume client-%d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	return eff, nil
+}

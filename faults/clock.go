@@ -1,0 +1,110 @@
+package faults
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+//go:embed clockjump.lua
+var clockJumpLua string
+
+var clockJumpScript = redis.NewScript(clockJumpLua)
+
+// clockJumpAction emulates a forward jump of a Redis server's wall clock by
+// offset: what such a jump does to a lock is make keys expire early, since
+// Redis stores expiry as an absolute wall-clock time. A real jump cannot be
+// made here: the Debian redis-server hangs at start under libfaketime
+// (FIELD-NOTES), and moving the host's clock would move every server's. So
+// one Lua script (clockjump.lua), run on the node itself over a direct
+// connection, shortens every key's remaining TTL by offset in every
+// database, deleting keys whose PTTL <= offset as their expiry would; keys
+// without a TTL are untouched, and other nodes' keys too. The script scans
+// with KEYS '*', which blocks the server while it runs: fine for test-sized
+// datasets, not for millions of keys. Window.Method is "emulated".
+//
+// What the emulation does not do: TIME and INFO still report the true
+// time. On a primary the script's deletes and new TTLs replicate, which
+// matches what replicas see after a real jump (the primary's early expiry
+// reaches them as DELs). On a replica, which refuses writes, the script
+// runs with replica-read-only set to no for its duration; its changes stay
+// local to the replica, as a jump of the replica's clock would.
+type clockJumpAction struct{}
+
+func (clockJumpAction) check(t *topology, f scenarios.Fault) error {
+	if f.Offset <= 0 {
+		return fmt.Errorf("offset must be > 0 (got %v)", f.Offset)
+	}
+	return checkServer(t, f, cluster.KindRedis, cluster.KindReplica)
+}
+
+func (clockJumpAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff effect, err error) {
+	eff = effect{target: f.Node, method: MethodEmulated}
+	n, err := node(env, f.Node)
+	if err != nil {
+		return eff, err
+	}
+	rc := redis.NewClient(&redis.Options{
+		Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, ContextTimeoutEnabled: true,
+		DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 2 * time.Second,
+	})
+	defer rc.Close()
+
+	dbs := 16
+	if v, err := rc.ConfigGet(ctx, "databases").Result(); err == nil {
+		if d, err := strconv.Atoi(v["databases"]); err == nil && d > 0 {
+			dbs = d
+		}
+	}
+	if n.Kind == cluster.KindReplica {
+		restore, werr := writable(ctx, rc)
+		if werr != nil {
+			return eff, fmt.Errorf("clock-jump %s: %w", n.Name, werr)
+		}
+		defer func() {
+			if rerr := restore(); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("restore replica-read-only: %w", rerr))
+			}
+		}()
+	}
+	var r []int64
+	r, err = clockJumpScript.Run(ctx, rc, nil, f.Offset.Milliseconds(), dbs).Int64Slice()
+	if err != nil {
+		return eff, fmt.Errorf("clock-jump %s: %w", n.Name, err)
+	}
+	if len(r) != 4 {
+		return eff, fmt.Errorf("clock-jump %s: script returned %v", n.Name, r)
+	}
+	eff.detail = fmt.Sprintf("wall clock +%v emulated: %s expired, %s shortened, %s without TTL untouched (%d databases)",
+		f.Offset, plural(int(r[0]), "key"), plural(int(r[1]), "TTL"), plural(int(r[2]), "key"), dbs)
+	return eff, nil
+}
+
+// writable lets a replica accept the script's writes and returns what
+// restores its setting.
+func writable(ctx context.Context, rc *redis.Client) (func() error, error) {
+	v, err := rc.ConfigGet(ctx, "replica-read-only").Result()
+	if err != nil {
+		return nil, err
+	}
+	old := v["replica-read-only"]
+	if old != "yes" {
+		return func() error { return nil }, nil
+	}
+	if err := rc.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		return nil, err
+	}
+	return func() error {
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HealTimeout)
+		defer cancel()
+		return rc.ConfigSet(hctx, "replica-read-only", old).Err()
+	}, nil
+}

@@ -1,0 +1,146 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// FailoverTimeout bounds how long failover waits for Sentinel to promote a
+// replica after the kill. The cluster's sentinels deem a primary down after
+// 1 s of silence and need a few seconds more to elect a leader and promote.
+const FailoverTimeout = 60 * time.Second
+
+// failoverPoll is how often failover asks the sentinels for the primary.
+const failoverPoll = 50 * time.Millisecond
+
+// failoverAction kills the current primary of a Redis master group and
+// waits until Sentinel promotes a replica.
+//
+// node names the group (the cluster's sentinels monitor each primary under
+// its node name, "redis-0"). The node killed is the one the sentinels
+// report as the group's primary, so a second failover of redis-0 kills the
+// replica promoted by the first. Then every sentinel is asked, directly
+// (not through a client proxy) every 50 ms, for SENTINEL
+// get-master-addr-by-name until one reports another address — Sentinel
+// switches that address only once the promoted replica acknowledged its new
+// role — or FailoverTimeout passes. The Window ends there and Detail says
+// which sentinel reported which node how long after the kill. The old
+// primary stays down.
+type failoverAction struct{}
+
+func (failoverAction) check(t *topology, f scenarios.Fault) error {
+	if err := checkServer(t, f, cluster.KindRedis); err != nil {
+		return err
+	}
+	if t.count(cluster.KindSentinel) == 0 {
+		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels")
+	}
+	if t.replicasOf(f.Node) == 0 {
+		return unsupported("failover needs a replica of %s to promote: the cluster has none", f.Node)
+	}
+	return nil
+}
+
+func (failoverAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	eff := effect{target: f.Node}
+	var sentinels []*cluster.Node
+	for _, n := range env.Cluster.Nodes() {
+		if n.Kind == cluster.KindSentinel {
+			sentinels = append(sentinels, n)
+		}
+	}
+	if len(sentinels) == 0 {
+		return eff, unsupported("failover of %s: no sentinels", f.Node)
+	}
+	before, _, err := primaryOf(ctx, sentinels, f.Node)
+	if err != nil {
+		return eff, fmt.Errorf("ask sentinels for the primary of %s: %w", f.Node, err)
+	}
+	victim := nodeAt(env.Cluster, before)
+	if victim == nil {
+		return eff, fmt.Errorf("sentinels report %s as primary of %s, which is no node of the cluster", before, f.Node)
+	}
+	t0 := time.Now()
+	if err := victim.Kill(ctx); err != nil {
+		return eff, err
+	}
+	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, before)
+
+	wctx, cancel := context.WithTimeout(ctx, FailoverTimeout)
+	defer cancel()
+	tick := time.NewTicker(failoverPoll)
+	defer tick.Stop()
+	var last error
+	for {
+		addr, by, err := primaryOf(wctx, sentinels, f.Node)
+		if err == nil && addr != before {
+			took := since(t0)
+			name := addr
+			if n := nodeAt(env.Cluster, addr); n != nil {
+				name = fmt.Sprintf("%s (%s)", n.Name, addr)
+			}
+			eff.detail += fmt.Sprintf("; %s reports %s as primary of %s %v after the kill", by.Name, name, f.Node, took)
+			return eff, nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-wctx.Done():
+			if last == nil {
+				last = fmt.Errorf("sentinels still report %s", before)
+			}
+			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
+				f.Node, since(t0), last, wctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// primaryOf asks the sentinels in turn for the address of master's primary
+// and returns the first answer and who gave it.
+func primaryOf(ctx context.Context, sentinels []*cluster.Node, master string) (string, *cluster.Node, error) {
+	var errs []error
+	for _, s := range sentinels {
+		addr, err := askSentinel(ctx, s.Addr(), master)
+		if err == nil {
+			return addr, s, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+	}
+	return "", nil, errors.Join(errs...)
+}
+
+func askSentinel(ctx context.Context, addr, master string) (string, error) {
+	sc := redis.NewSentinelClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, PoolSize: 1, ContextTimeoutEnabled: true,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
+	})
+	defer sc.Close()
+	r, err := sc.GetMasterAddrByName(ctx, master).Result()
+	if err != nil {
+		return "", err
+	}
+	if len(r) != 2 {
+		return "", fmt.Errorf("get-master-addr-by-name %s: %v", master, r)
+	}
+	return net.JoinHostPort(r[0], r[1]), nil
+}
+
+// nodeAt is the node whose real address is addr, nil when none.
+func nodeAt(c *cluster.Cluster, addr string) *cluster.Node {
+	for _, n := range c.Nodes() {
+		if n.Addr() == addr {
+			return n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Env is what faults act on during one run.
+type Env struct {
+	Cluster *cluster.Cluster
+	// Clients pauses harness client processes; nil when clients run in the
+	// harness's own process, which makes pause-client impossible.
+	Clients ClientControl
+	// Holder blocks until a client is inside the critical section and
+	// returns its index; it resolves "holder" in a fault. nil: faults
+	// naming holder fail.
+	Holder func(ctx context.Context) (int, error)
+	// Base is the workload's start: Fault.At and every Window offset count
+	// from it.
+	Base time.Time
+	// Logger receives one line per applied, healed or failed fault; nil
+	// discards.
+	Logger *slog.Logger
+
+	// st coordinates overlapping faults of one Run (see refs); nil outside
+	// Run.
+	st *state
+}
+
+// ClientControl pauses and resumes harness client processes (SIGSTOP and
+// SIGCONT of the whole process), for pause-client. Client indexes are the
+// workload's (0 .. clients-1).
+type ClientControl interface {
+	Pause(client int) error
+	Resume(client int) error
+}
+
+// Window is one fault as it really happened, for the result file and the
+// timeline plots. Start and End are offsets from Env.Base: Start is taken
+// just before the fault is applied (after waiting for a holder), End just
+// after it was healed, so [Start, End] covers the whole time the fault
+// acted. A fault that is not undone and lasts to the end of the run (kill)
+// ends when the run's ctx ends; one that completes by itself (restart,
+// failover, clock-jump, a one-shot reset) ends when it completed.
+type Window struct {
+	// Index is the fault's position in the slice given to Run.
+	Index  int
+	Type   string
+	Target string // what it acted on: "client-3->redis-0", "redis-0", "client-3", "[redis-0] | [clients redis-0-r0]"
+	Start  time.Duration
+	End    time.Duration
+	// Detail says what was done ("latency 200ms±0s on the downstream of 2
+	// links: ...", "sentinel-1 promoted redis-0-r0 1.84s after the kill").
+	Detail string
+	// Method is "emulated" when the fault's effect was produced another way
+	// than the real event (clock-jump); "" when it was real.
+	Method string
+	// Err is why applying or healing failed; "" when both worked.
+	Err string
+}
+
+// Methods of Window.Method.
+const (
+	MethodEmulated = "emulated"
+)
+
+// Errors of this package; compare with errors.Is.
+var (
+	// ErrUnsupported means the cluster, provider or client setup cannot
+	// perform the fault (Check's errors and run-time refusals wrap it).
+	ErrUnsupported = errors.New("faults: unsupported")
+	// ErrNoHolder means a fault names holder but Env.Holder is nil.
+	ErrNoHolder = errors.New("faults: holder needs Env.Holder")
+)
+
+// action performs one fault type. Implementations are stateless values,
+// registered in actions under the type's name (the scenario contract's
+// spelling).
+type action interface {
+	// check reports why f cannot be performed on t; nil when it can. It
+	// sees f as written (holder not resolved).
+	check(t *topology, f scenarios.Fault) error
+	// apply performs f, in which holder has been replaced by the client
+	// that held the critical section. On error nothing of f remains applied,
+	// except what effect.heal undoes (it is called when not nil).
+	apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error)
+}
+
+// effect is what apply did.
+type effect struct {
+	target string
+	detail string
+	method string
+	// heal undoes the fault; nil when nothing is to be undone.
+	heal func(ctx context.Context) error
+	// lasting marks a fault that is not undone but acts until the run ends
+	// (kill): its Window ends with the run.
+	lasting bool
+}
+
+// actions maps each fault type (DESIGN.md §4) to what performs it.
+var actions = map[string]action{
+	scenarios.FaultLatency:     latencyAction{},
+	scenarios.FaultBandwidth:   bandwidthAction{},
+	scenarios.FaultPartition:   partitionAction{},
+	scenarios.FaultReset:       resetAction{},
+	scenarios.FaultPause:       pauseAction{},
+	scenarios.FaultKill:        killAction{},
+	scenarios.FaultRestart:     restartAction{},
+	scenarios.FaultFailover:    failoverAction{},
+	scenarios.FaultPauseClient: pauseClientAction{},
+	scenarios.FaultClockJump:   clockJumpAction{},
+}
+
+// Types returns the fault types this package performs, sorted.
+func Types() []string {
+	out := make([]string, 0, len(actions))
+	for t := range actions {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FaultError is one fault that cannot be performed: Index is its position
+// in the faults list.
+type FaultError struct {
+	Index int
+	Type  string
+	Err   error
+}
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("faults[%d] (%s): %v", e.Index, e.Type, e.Err)
+}
+
+func (e *FaultError) Unwrap() error { return e.Err }
+
+// state is shared by the faults of one Run, so that overlapping faults on
+// the same link, node or client compose: the first to apply a cut, pause
+// or client pause does it, the last to heal it undoes it.
+type state struct {
+	mu   sync.Mutex
+	refs map[any]int
+}
+
+func newState() *state { return &state{refs: map[any]int{}} }
+
+func (env Env) state() *state {
+	if env.st == nil {
+		return newState() // outside Run: no other fault to coordinate with
+	}
+	return env.st
+}
+
+// acquire runs do when key is not held yet, and counts one more holder.
+func (s *state) acquire(key any, do func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs[key] == 0 {
+		if err := do(); err != nil {
+			return err
+		}
+	}
+	s.refs[key]++
+	return nil
+}
+
+// release counts one holder less and runs undo when it was the last.
+func (s *state) release(key any, undo func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refs[key]--
+	if s.refs[key] > 0 {
+		return nil
+	}
+	delete(s.refs, key)
+	return undo()
+}
+
+// Keys of state.refs.
+type (
+	cutKey    struct{ l *cluster.Link }
+	pauseKey  struct{ n *cluster.Node }
+	clientKey struct{ i int }
+)

@@ -1,0 +1,236 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/scenarios"
+)
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(quietLogger{}) // pool dial errors are expected while faults act
+	// toxiproxy's toxics log through zerolog's global logger (trace level
+	// by default), whatever logger the cluster gave its server.
+	zerolog.SetGlobalLevel(zerolog.Disabled)
+	os.Exit(m.Run())
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// testEnv is an Env on c with Base now, logging warnings to t.
+func testEnv(t *testing.T, c *cluster.Cluster) Env {
+	return Env{Cluster: c, Base: time.Now(),
+		Logger: slog.New(slog.NewTextHandler(tLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+}
+
+type tLog struct{ t *testing.T }
+
+func (w tLog) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+
+// rclient is a go-redis client with no retries and timeouts that honour
+// ctx, closed with the test.
+func rclient(t *testing.T, addr string, timeout time.Duration) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, DialTimeout: timeout, ReadTimeout: timeout,
+		WriteTimeout: timeout, ContextTimeoutEnabled: true, PoolSize: 1,
+	})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// client is client i's go-redis client to node, through its proxy.
+func client(t *testing.T, c *cluster.Cluster, i int, node string, timeout time.Duration) *redis.Client {
+	t.Helper()
+	return rclient(t, mustLink(t, c, fmt.Sprintf("client-%d->%s", i, node)).Addr(), timeout)
+}
+
+// direct is a client to a node's real address (around every proxy).
+func direct(t *testing.T, c *cluster.Cluster, name string) *redis.Client {
+	t.Helper()
+	return rclient(t, mustNode(t, c, name).Addr(), 2*time.Second)
+}
+
+func mustNode(t *testing.T, c *cluster.Cluster, name string) *cluster.Node {
+	t.Helper()
+	n, ok := c.Node(name)
+	if !ok {
+		t.Fatalf("no node %s", name)
+	}
+	return n
+}
+
+func mustLink(t *testing.T, c *cluster.Cluster, name string) *cluster.Link {
+	t.Helper()
+	ls, err := c.Links(name)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("link %s: %v (%d links)", name, err, len(ls))
+	}
+	return ls[0]
+}
+
+// eventually polls f every 20 ms until it returns nil or d passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, d, err)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
+	}
+}
+
+// apply checks and applies f as Run would (holder resolved through env)
+// and heals it when the test ends, if the test did not.
+func apply(t *testing.T, ctx context.Context, env Env, f scenarios.Fault) (effect, func()) {
+	t.Helper()
+	a := actions[f.Type]
+	if err := a.check(topologyOf(env.Cluster, env.Clients != nil), f); err != nil {
+		t.Fatalf("check %+v: %v", f, err)
+	}
+	rf, _, err := resolveHolder(ctx, env, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, err := a.apply(ctx, env, rf)
+	if err != nil {
+		if eff.heal != nil {
+			eff.heal(context.Background())
+		}
+		t.Fatalf("apply %+v: %v", f, err)
+	}
+	t.Logf("%s on %s: %s", f.Type, eff.target, eff.detail)
+	healed := false
+	h := func() {
+		t.Helper()
+		if healed || eff.heal == nil {
+			return
+		}
+		healed = true
+		if err := eff.heal(context.Background()); err != nil {
+			t.Errorf("heal %s: %v", f.Type, err)
+		}
+	}
+	t.Cleanup(h)
+	return eff, h
+}
+
+// timed returns how long one PING takes (the median of n).
+func timed(ctx context.Context, rc *redis.Client, n int) (time.Duration, error) {
+	var ds []time.Duration
+	for range n {
+		t0 := time.Now()
+		if err := rc.Ping(ctx).Err(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], nil
+}
+
+func isTimeout(err error) bool {
+	var ne interface{ Timeout() bool }
+	return err != nil && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded))
+}
+
+// procState is the state letter of /proc/<pid>/stat (R, S, T, ...).
+func procState(pid int) (string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return "", fmt.Errorf("stat %q", s)
+	}
+	return s[i+2 : i+3], nil
+}
+
+// waitState polls until pid's state is (or, with not, is no longer) want.
+func waitState(t *testing.T, pid int, want string, not bool) {
+	t.Helper()
+	eventually(t, 5*time.Second, fmt.Sprintf("pid %d state %s (not=%v)", pid, want, not), func() error {
+		s, err := procState(pid)
+		if err != nil {
+			return err
+		}
+		if (s == want) == not {
+			return fmt.Errorf("state %s", s)
+		}
+		return nil
+	})
+}
+
+// procs is a ClientControl over real child processes (sleep 60), one per
+// client, as the runner's process-per-client driver does.
+type procs struct{ pids []int }
+
+func (p *procs) Pause(i int) error  { return syscall.Kill(p.pids[i], syscall.SIGSTOP) }
+func (p *procs) Resume(i int) error { return syscall.Kill(p.pids[i], syscall.SIGCONT) }
+
+func startProcs(t *testing.T, n int) *procs {
+	t.Helper()
+	p := &procs{}
+	for range n {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }() // always reap
+		t.Cleanup(func() {
+			syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		})
+		p.pids = append(p.pids, cmd.Process.Pid)
+	}
+	return p
+}
+
+func redisCluster(t *testing.T, rs cluster.RedisSpec, clients int) *cluster.Cluster {
+	t.Helper()
+	return testenv.Cluster(t, cluster.Spec{Redis: &rs, Clients: clients})
+}
+
+// noToxics fails when any link still has a toxic or is cut.
+func noToxics(t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	for _, l := range c.AllLinks() {
+		if ts := l.Toxics(); len(ts) > 0 || l.IsCut() {
+			t.Errorf("link %s: toxics %v, cut %v", l.Name, ts, l.IsCut())
+		}
+	}
+}

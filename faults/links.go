@@ -1,0 +1,241 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Faults on links: latency, bandwidth, reset and partition. Each acts on
+// the embedded toxiproxy proxies of the links its selector names (link: A->B,
+// or node: N for every link touching N), through cluster.Link.
+
+// selectLinks returns the links of a latency, bandwidth or reset fault and
+// the selector it used.
+func selectLinks(env Env, f scenarios.Fault) ([]*cluster.Link, string, error) {
+	sel := f.Link
+	if sel == "" {
+		sel = f.Node
+	}
+	ls, err := env.Cluster.Links(sel)
+	return ls, sel, err
+}
+
+// addToxics adds one toxic per link with add and returns a heal that removes
+// them; on error the toxics already added are removed.
+func addToxics(ctx context.Context, ls []*cluster.Link, add func(*cluster.Link) (string, error)) (func(context.Context) error, error) {
+	type added struct {
+		l    *cluster.Link
+		name string
+	}
+	var done []added
+	remove := func(ctx context.Context) error {
+		var errs []error
+		for _, a := range done {
+			if err := a.l.RemoveToxic(ctx, a.name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, l := range ls {
+		name, err := add(l)
+		if err != nil {
+			return nil, errors.Join(err, remove(ctx))
+		}
+		done = append(done, added{l, name})
+	}
+	return remove, nil
+}
+
+// linkNames lists links for a Detail, at most 8 of them.
+func linkNames(ls []*cluster.Link) string {
+	const most = 8
+	var names []string
+	for i, l := range ls {
+		if i == most {
+			names = append(names, fmt.Sprintf("and %d more", len(ls)-most))
+			break
+		}
+		names = append(names, l.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// unproxiedNote says which of node's links no fault reaches.
+func unproxiedNote(env Env, node string) string {
+	n, ok := env.Cluster.Node(node)
+	if !ok || (n.Kind != cluster.KindRedis && n.Kind != cluster.KindReplica) {
+		return ""
+	}
+	for _, m := range env.Cluster.Nodes() {
+		if m.Kind == cluster.KindSentinel {
+			return "sentinel traffic is not proxied and was left alone"
+		}
+	}
+	return ""
+}
+
+// latencyAction adds latency to the reply direction of each link.
+//
+// The toxic sits on the downstream (To -> From) of each selected link: on a
+// client link that is the server's replies, so each request/reply round
+// trip takes latency (± jitter) longer — once, not twice as a toxic on both
+// directions would give; on "redis-0-r0->redis-0" it is the primary's
+// replication stream, which then reaches the replica latency late; on
+// "etcd-peers->etcd-0" it is what etcd-0 sends on connections its peers
+// opened (its raft stream messages). toxiproxy delays each chunk by
+// latency from the time it was read, so throughput is not limited.
+type latencyAction struct{}
+
+func (latencyAction) check(t *topology, f scenarios.Fault) error {
+	if f.Latency <= 0 {
+		return fmt.Errorf("latency must be > 0 (got %v)", f.Latency)
+	}
+	if f.Jitter < 0 {
+		return fmt.Errorf("jitter must be >= 0 (got %v)", f.Jitter)
+	}
+	return checkLinkFault(t, f)
+}
+
+func (latencyAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
+		return l.Latency(f.Latency, f.Jitter, cluster.StreamDown)
+	})
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	d := fmt.Sprintf("latency %v±%v on the downstream (replies) of %s: %s", f.Latency, f.Jitter,
+		plural(len(ls), "link"), linkNames(ls))
+	return effect{target: sel, detail: joinDetail(d, unproxiedNote(env, f.Node)), heal: h}, nil
+}
+
+// bandwidthAction limits each selected link to rate_kbps in each direction
+// (a symmetric link: a large reply and a large request are both slowed).
+type bandwidthAction struct{}
+
+func (bandwidthAction) check(t *topology, f scenarios.Fault) error {
+	if f.RateKbps <= 0 {
+		return fmt.Errorf("rate_kbps must be > 0 (got %d)", f.RateKbps)
+	}
+	return checkLinkFault(t, f)
+}
+
+func (bandwidthAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
+		return l.Bandwidth(int64(f.RateKbps), cluster.StreamBoth)
+	})
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	d := fmt.Sprintf("%d KB/s each way on %s: %s", f.RateKbps, plural(len(ls), "link"), linkNames(ls))
+	return effect{target: sel, detail: joinDetail(d, unproxiedNote(env, f.Node)), heal: h}, nil
+}
+
+// resetAction closes every live connection on the selected links
+// (cluster.Link.Reset: the proxy drops them and listens again at once).
+// Without for that is all: clients reconnect at once. With for, a
+// reset_peer toxic on both directions also resets every connection as soon
+// as data flows on it (TCP RST), until healed, so no connection survives
+// for that long.
+type resetAction struct{}
+
+func (resetAction) check(t *topology, f scenarios.Fault) error { return checkLinkFault(t, f) }
+
+func (resetAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	eff := effect{target: sel}
+	if f.For > 0 {
+		h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
+			return l.ResetPeer(0, cluster.StreamBoth)
+		})
+		if err != nil {
+			return eff, err
+		}
+		eff.heal = h
+	}
+	var errs []error
+	for _, l := range ls {
+		if err := l.Reset(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	eff.detail = fmt.Sprintf("closed live connections on %s: %s", plural(len(ls), "link"), linkNames(ls))
+	if f.For > 0 {
+		eff.detail += "; new connections reset on first data until healed"
+	}
+	return eff, errors.Join(errs...)
+}
+
+// partitionAction cuts every proxied link between the groups
+// (cluster.Cluster.Partition, then cluster.Link.Cut on each): no byte passes
+// either way, and data in flight is held, not dropped, as TCP retransmission
+// across a real partition does, so requests hang rather than fail. Heal
+// delivers what was held. isolate: X is groups [[X], [every other server,
+// clients]].
+type partitionAction struct{}
+
+func (partitionAction) check(t *topology, f scenarios.Fault) error {
+	_, err := partitionGroups(t, f)
+	return err
+}
+
+func (partitionAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+	groups, err := partitionGroups(topologyOf(env.Cluster, env.Clients != nil), f)
+	eff := effect{target: f.Isolate}
+	if eff.target == "" {
+		eff.target = groupsString(f.Groups)
+	}
+	if err != nil {
+		return eff, err
+	}
+	ls, err := env.Cluster.Partition(groups)
+	if err != nil {
+		return eff, err
+	}
+	st := env.state()
+	var cut []*cluster.Link
+	eff.heal = func(ctx context.Context) error {
+		var errs []error
+		for _, l := range cut {
+			if err := st.release(cutKey{l}, func() error { return l.Heal(ctx) }); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, l := range ls {
+		if err := st.acquire(cutKey{l}, l.Cut); err != nil {
+			return eff, err
+		}
+		cut = append(cut, l)
+	}
+	eff.detail = fmt.Sprintf("cut %s between %s: %s", plural(len(ls), "link"), groupsString(groups), linkNames(ls))
+	return eff, nil
+}
+
+// since is a duration rounded for Details.
+func since(t0 time.Time) time.Duration { return time.Since(t0).Round(time.Millisecond) }
