@@ -1,0 +1,246 @@
+package adapters_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks"
+	_ "github.com/locklab/locklab/locks/adapters"
+	"github.com/locklab/locklab/locks/redislock"
+)
+
+// redisCase is one adapter against n fresh redis-servers.
+type redisCase struct {
+	lock      string
+	primaries int
+}
+
+var redisCases = []redisCase{
+	{"redsync", 1},
+	{"redsync", 3},
+	{"bsm-redislock", 1},
+}
+
+func (rc redisCase) String() string { return fmt.Sprintf("%s-%d", rc.lock, rc.primaries) }
+
+// servers starts rc.primaries servers and returns their addresses and a raw
+// client to the first.
+func (rc redisCase) servers(t *testing.T) ([]string, *redis.Client) {
+	t.Helper()
+	addrs := make([]string, rc.primaries)
+	for i := range addrs {
+		addrs[i] = testenv.Redis(t)
+	}
+	raw := redis.NewClient(&redis.Options{Addr: addrs[0], MaxRetries: -1})
+	t.Cleanup(func() { _ = raw.Close() })
+	return addrs, raw
+}
+
+func redisNewClient(t *testing.T, lock string, addrs []string, cfg locks.Config) locks.Client {
+	t.Helper()
+	spec, ok := locks.Lookup(lock)
+	if !ok {
+		t.Fatalf("%s not registered", lock)
+	}
+	cfg.Endpoints = locks.Endpoints{Redis: addrs}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := spec.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func redisTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRedisAdaptersRegistered(t *testing.T) {
+	for _, name := range []string{"redsync", "bsm-redislock"} {
+		s, ok := locks.Lookup(name)
+		if !ok {
+			t.Fatalf("%s not registered", name)
+		}
+		if s.Backend != locks.Redis || s.Fencing || !s.LeaseBased || s.Broken || s.Summary == "" {
+			t.Errorf("%s: spec %+v", name, s)
+		}
+		if err := s.CheckOptions(map[string]string{"renew": "maybe"}); err == nil {
+			t.Errorf("%s accepts renew=maybe", name)
+		}
+	}
+}
+
+func TestRedisAdaptersMutualExclusion(t *testing.T) {
+	const clients, rounds = 8, 10
+	for _, rc := range redisCases {
+		t.Run(rc.String(), func(t *testing.T) {
+			addrs, _ := rc.servers(t)
+			ctx := redisTimeout(t, 60*time.Second)
+			var (
+				inside, maxInside, done atomic.Int64
+				errs                    = make(chan error, clients)
+				wg                      sync.WaitGroup
+			)
+			for i := range clients {
+				l := redisNewClient(t, rc.lock, addrs, locks.Config{
+					TTL: 10 * time.Second, Retry: 20 * time.Millisecond, Seed: int64(i),
+				}).Locker(t.Name())
+				wg.Go(func() {
+					for range rounds {
+						lease, err := l.Acquire(ctx)
+						if err != nil {
+							errs <- err
+							return
+						}
+						n := inside.Add(1)
+						for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
+						}
+						time.Sleep(time.Millisecond) // the critical section's work
+						inside.Add(-1)
+						done.Add(1)
+						if lease.Token() != 0 {
+							errs <- fmt.Errorf("token %d from a library without tokens", lease.Token())
+						}
+						if err := lease.Release(ctx); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if m := maxInside.Load(); m != 1 {
+				t.Errorf("%d clients inside at once", m)
+			}
+			if d := done.Load(); d != clients*rounds {
+				t.Errorf("%d critical sections, want %d", d, clients*rounds)
+			}
+		})
+	}
+}
+
+func TestRedisAdaptersBlockedAcquireEndsWithCtx(t *testing.T) {
+	for _, rc := range redisCases {
+		t.Run(rc.String(), func(t *testing.T) {
+			addrs, _ := rc.servers(t)
+			cfg := locks.Config{TTL: 10 * time.Second, Retry: 20 * time.Millisecond}
+			held, err := redisNewClient(t, rc.lock, addrs, cfg).Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := redisNewClient(t, rc.lock, addrs, cfg).Locker(t.Name())
+			if _, err := other.Acquire(redisTimeout(t, 150*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Acquire while held: %v, want DeadlineExceeded", err)
+			}
+			if err := held.Release(redisTimeout(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			next, err := other.Acquire(redisTimeout(t, 5*time.Second))
+			if err != nil {
+				t.Fatalf("Acquire after release: %v", err)
+			}
+			if err := next.Release(redisTimeout(t, 5*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestRedisAdaptersReleaseAfterExpiryIsNotHeld(t *testing.T) {
+	for _, rc := range redisCases {
+		t.Run(rc.String(), func(t *testing.T) {
+			addrs, _ := rc.servers(t)
+			key := redislock.DefaultPrefix + t.Name()
+			lease, err := redisNewClient(t, rc.lock, addrs, locks.Config{TTL: 100 * time.Millisecond}).
+				Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for redisExistsAnywhere(t, addrs, key) {
+				if time.Now().After(deadline) {
+					t.Fatal("key did not expire")
+				}
+				time.Sleep(5 * time.Millisecond) // polling interval
+			}
+			if err := lease.Release(redisTimeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+				t.Fatalf("Release after expiry: %v, want ErrNotHeld", err)
+			}
+		})
+	}
+}
+
+func TestRedisAdaptersRenewOption(t *testing.T) {
+	for _, rc := range redisCases {
+		t.Run(rc.String(), func(t *testing.T) {
+			addrs, raw := rc.servers(t)
+			ctx := context.Background()
+			key := redislock.DefaultPrefix + t.Name()
+			const ttl = 300 * time.Millisecond
+			lease, err := redisNewClient(t, rc.lock, addrs, locks.Config{
+				TTL: ttl, Options: map[string]string{"renew": "true"},
+			}).Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if raw.Exists(ctx, key).Val() != 1 {
+					t.Fatal("renewed key disappeared")
+				}
+			}
+			select {
+			case <-lease.Lost():
+				t.Fatal("Lost closed while renewal works")
+			default:
+			}
+			for _, a := range addrs { // gone everywhere: the next extension fails
+				c := redis.NewClient(&redis.Options{Addr: a})
+				if err := c.Del(ctx, key).Err(); err != nil {
+					t.Fatal(err)
+				}
+				_ = c.Close()
+			}
+			select {
+			case <-lease.Lost():
+			case <-time.After(ttl/3 + 300*time.Millisecond):
+				t.Fatal("Lost not closed within ttl/3 + 300ms of the delete")
+			}
+			if err := lease.Release(redisTimeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+				t.Fatalf("Release of a lost lock: %v, want ErrNotHeld", err)
+			}
+		})
+	}
+}
+
+// redisExistsAnywhere reports whether key exists on any of the servers.
+func redisExistsAnywhere(t *testing.T, addrs []string, key string) bool {
+	t.Helper()
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		n, err := c.Exists(context.Background(), key).Result()
+		_ = c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			return true
+		}
+	}
+	return false
+}
