@@ -252,8 +252,10 @@ func (s *Session) call(ctx context.Context, op func() error) error {
 	}
 }
 
-// background runs f (clean-up after an abandoned acquisition) without a
-// caller; Close waits for it.
+// Background runs f (clean-up after an abandoned acquisition) without a
+// caller; Close waits for it, after closing the connection.
+func (s *Session) Background(f func()) { s.background(f) }
+
 func (s *Session) background(f func()) {
 	s.cleanups.Add(1)
 	go func() {

@@ -24,7 +24,9 @@ const OptSessionTimeout = "session_timeout"
 // DefaultPrefix is the root path component used when Config.Prefix is empty.
 const DefaultPrefix = "locklab"
 
-var sessionTimeoutOption = locks.Option{
+// SessionTimeoutOption documents and checks the session_timeout option
+// (shared with the zk-lib adapter).
+var SessionTimeoutOption = locks.Option{
 	Name:    OptSessionTimeout,
 	Default: "ttl, else 10s",
 	Doc: "ZooKeeper session timeout the client asks for (a Go duration); the server " +
@@ -49,7 +51,7 @@ func init() {
 		Summary:    "ephemeral sequential node, watch the predecessor (Curator InterProcessMutex)",
 		Fencing:    true,
 		LeaseBased: true,
-		Options:    []locks.Option{sessionTimeoutOption},
+		Options:    []locks.Option{SessionTimeoutOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return New(ctx, cfg, Recipe)
 		},
@@ -60,7 +62,7 @@ func init() {
 		Summary:    "single ephemeral node, every waiter watches it (the herd effect)",
 		Fencing:    true,
 		LeaseBased: true,
-		Options:    []locks.Option{sessionTimeoutOption},
+		Options:    []locks.Option{SessionTimeoutOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return New(ctx, cfg, Herd)
 		},

@@ -1,0 +1,219 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/etcdlock"
+)
+
+// NameEtcdMutex is the etcd-mutex lock name (contract).
+const NameEtcdMutex = "etcd-mutex"
+
+func init() {
+	locks.Register(locks.Spec{
+		Name:       NameEtcdMutex,
+		Backend:    locks.Etcd,
+		Summary:    "etcd client/v3/concurrency Session + Mutex, unmodified",
+		Fencing:    true,
+		LeaseBased: true,
+		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			cli, err := etcdlock.Dial(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return &etcdMutexClient{
+				cli:     cli,
+				root:    etcdlock.Root(cfg.Prefix),
+				ttl:     int(etcdlock.TTLSeconds(cfg)),
+				lockers: map[string]*etcdMutexLocker{},
+			}, nil
+		},
+	})
+}
+
+// etcdMutexClient runs go.etcd.io/etcd/client/v3/concurrency unmodified, the
+// way applications use it: one Session per client (a lease of the lock's TTL
+// rounded up to whole seconds, kept alive by clientv3's KeepAlive), a Mutex
+// per Acquire on <prefix>/<name>. When the session has ended, the next
+// Acquire starts a new one.
+//
+// Token is the lock key's create revision, read from Mutex.IsOwner() (the
+// comparison the library offers for fenced writes). Mutex.Header().Revision
+// also grows from holder to holder, but it is the revision of whatever
+// request observed the acquisition, not a property of the lock key, so a
+// resource cannot check it against etcd.
+//
+// Lost is the session's Done(): it closes when clientv3's keep-alive channel
+// closes, a full TTL after the last keep-alive response arrived (plus up to
+// a second) — possibly after the server expired the lease; compare
+// etcd-recipe, which counts from the request's send time.
+//
+// The library's lock key is <prefix>/<name>/<session lease>: two Mutexes on
+// one session and name share it, and the second Lock returns at once while
+// the first holds. Each Locker therefore admits one Acquire of its client at
+// a time (later ones wait for Release). Config.Retry has no effect: the
+// Mutex waits on watches only.
+type etcdMutexClient struct {
+	cli  *clientv3.Client
+	root string
+	ttl  int
+
+	mu      sync.Mutex
+	sess    *concurrency.Session
+	stop    context.CancelFunc // ends the session's keep-alives
+	lockers map[string]*etcdMutexLocker
+	closed  bool
+}
+
+var (
+	_ locks.Client = (*etcdMutexClient)(nil)
+	_ locks.Locker = (*etcdMutexLocker)(nil)
+	_ locks.Lease  = (*etcdMutexLease)(nil)
+)
+
+func (c *etcdMutexClient) Locker(name string) locks.Locker {
+	name = strings.Trim(name, "/")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.lockers[name]
+	if !ok {
+		l = &etcdMutexLocker{c: c, pfx: c.root + "/" + name, sem: make(chan struct{}, 1)}
+		c.lockers[name] = l
+	}
+	return l
+}
+
+// session returns the live session, starting one when there is none or the
+// last one ended. The Grant is bounded by ctx; the session's keep-alives are
+// not (they end on Close).
+func (c *etcdMutexClient) session(ctx context.Context) (*concurrency.Session, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("client closed")
+	}
+	if c.sess != nil {
+		select {
+		case <-c.sess.Done():
+			c.stop()
+			c.sess = nil
+		default:
+			return c.sess, nil
+		}
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	type result struct {
+		s   *concurrency.Session
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := concurrency.NewSession(c.cli, concurrency.WithTTL(c.ttl), concurrency.WithContext(sctx))
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			stop()
+			return nil, fmt.Errorf("new session: %w", r.err)
+		}
+		c.sess, c.stop = r.s, stop
+		return r.s, nil
+	case <-ctx.Done():
+		stop() // aborts the Grant, or ends the session it made
+		return nil, ctx.Err()
+	}
+}
+
+// Close revokes the session's lease (bounded by DialTimeout) and closes the
+// connections.
+func (c *etcdMutexClient) Close() error {
+	c.mu.Lock()
+	s, stop, closed := c.sess, c.stop, c.closed
+	c.closed, c.sess = true, nil
+	c.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if s != nil {
+		s.Orphan()
+		ctx, cancel := context.WithTimeout(context.Background(), etcdlock.DialTimeout)
+		c.cli.Revoke(ctx, s.Lease())
+		cancel()
+		stop()
+	}
+	return c.cli.Close()
+}
+
+type etcdMutexLocker struct {
+	c   *etcdMutexClient
+	pfx string
+	sem chan struct{} // one holding (or attempt) per client and name
+}
+
+func (l *etcdMutexLocker) Acquire(ctx context.Context) (locks.Lease, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("etcd-mutex %s: %w", l.pfx, ctx.Err())
+	}
+	s, err := l.c.session(ctx)
+	if err != nil {
+		<-l.sem
+		return nil, fmt.Errorf("etcd-mutex %s: %w", l.pfx, err)
+	}
+	m := concurrency.NewMutex(s, l.pfx)
+	if err := m.Lock(ctx); err != nil {
+		<-l.sem
+		if errors.Is(err, concurrency.ErrSessionExpired) {
+			err = fmt.Errorf("%w: %w", err, locks.ErrLeaseLost)
+		}
+		return nil, fmt.Errorf("etcd-mutex %s: %w", l.pfx, err)
+	}
+	owner := m.IsOwner()
+	rev := owner.GetCompare().GetCreateRevision()
+	return &etcdMutexLease{l: l, m: m, s: s, token: uint64(rev)}, nil
+}
+
+type etcdMutexLease struct {
+	l     *etcdMutexLocker
+	m     *concurrency.Mutex
+	s     *concurrency.Session
+	token uint64
+	once  sync.Once
+}
+
+func (ls *etcdMutexLease) Token() uint64         { return ls.token }
+func (ls *etcdMutexLease) Lost() <-chan struct{} { return ls.s.Done() }
+
+// Release calls Mutex.Unlock, which deletes the lock key whatever happened
+// to it. The library cannot tell whether the key was still there; the
+// adapter reports ErrNotHeld when the session had already ended.
+func (ls *etcdMutexLease) Release(ctx context.Context) error {
+	err := fmt.Errorf("etcd-mutex %s: released twice: %w", ls.l.pfx, locks.ErrNotHeld)
+	ls.once.Do(func() {
+		defer func() { <-ls.l.sem }()
+		ended := false
+		select {
+		case <-ls.s.Done():
+			ended = true
+		default:
+		}
+		err = ls.m.Unlock(ctx)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("etcd-mutex %s: unlock: %w", ls.l.pfx, err)
+		case ended:
+			err = fmt.Errorf("etcd-mutex %s: session ended: %w", ls.l.pfx, locks.ErrNotHeld)
+		}
+	})
+	return err
+}
