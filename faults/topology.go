@@ -151,7 +151,13 @@ func (t *topology) known(name string) (string, error) {
 
 func (t *topology) describe() string {
 	out := append([]string(nil), t.names...)
-	out = append(out, cluster.Clients, fmt.Sprintf("client-0..client-%d", t.clients-1), Holder)
+	out = append(out, cluster.Clients)
+	if t.clients == 1 {
+		out = append(out, "client-0")
+	} else {
+		out = append(out, fmt.Sprintf("client-0..client-%d", t.clients-1))
+	}
+	out = append(out, Holder)
 	return strings.Join(out, ", ")
 }
 
