@@ -1,0 +1,216 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestCheck(t *testing.T) {
+	sentinel := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 1, Sentinels: 3}, Clients: 4}
+	plain := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 4}
+	etcd := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
+	etcd2 := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 2}, Clients: 2}
+	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
+	external := cluster.Spec{Provider: cluster.ProviderExternal, External: &cluster.ExternalSpec{Redis: []string{"db:6379"}}, Clients: 2}
+
+	lat := func(f scenarios.Fault) scenarios.Fault {
+		f.Type, f.Latency = scenarios.FaultLatency, time.Second
+		return f
+	}
+	part := func(groups ...[]string) scenarios.Fault {
+		return scenarios.Fault{Type: scenarios.FaultPartition, Groups: groups}
+	}
+	node := func(typ, n string) scenarios.Fault { return scenarios.Fault{Type: typ, Node: n} }
+	for _, tc := range []struct {
+		name string
+		spec cluster.Spec
+		ppc  bool
+		f    scenarios.Fault
+		want string // "" = accepted; otherwise a substring of the error
+	}{
+		// Links.
+		{"client link", plain, false, lat(scenarios.Fault{Link: "clients->redis-0"}), ""},
+		{"holder link", plain, false, lat(scenarios.Fault{Link: "holder->redis-0-r0"}), ""},
+		{"one client link", plain, false, lat(scenarios.Fault{Link: "client-3->redis-0"}), ""},
+		{"replication link", plain, false, lat(scenarios.Fault{Link: "redis-0-r0->redis-0"}), ""},
+		{"replication reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->redis-0-r0"}), "the replication link is redis-0-r0->redis-0"},
+		{"client link reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->clients"}), "written client->server"},
+		{"no such client", plain, false, lat(scenarios.Fault{Link: "client-4->redis-0"}), `no node "client-4"`},
+		{"no such node", plain, false, lat(scenarios.Fault{Link: "clients->redis-1"}), `no node "redis-1"`},
+		{"not a link", plain, false, lat(scenarios.Fault{Link: "redis-0"}), "not a link"},
+		{"link and node", plain, false, lat(scenarios.Fault{Link: "clients->redis-0", Node: "redis-0"}), "not both"},
+		{"no target", plain, false, lat(scenarios.Fault{}), "needs link"},
+		{"node", sentinel, false, lat(scenarios.Fault{Node: "redis-1"}), ""},
+		{"sentinel link", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), "sentinels reach Redis nodes"},
+		{"sentinel client link", sentinel, false, lat(scenarios.Fault{Link: "clients->sentinel-0"}), ""},
+		{"sentinel node", sentinel, false, lat(scenarios.Fault{Node: "sentinel-0"}), "not proxied"},
+		{"etcd pair", etcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), "per destination only"},
+		{"etcd peers", etcd, false, lat(scenarios.Fault{Link: "etcd-peers->etcd-1"}), ""},
+		{"etcd node", etcd, false, lat(scenarios.Fault{Node: "etcd-1"}), ""},
+		{"zk pair", zk, false, lat(scenarios.Fault{Link: "zk-0->zk-2"}), ""},
+		{"external client link", external, false, lat(scenarios.Fault{Link: "clients->redis-0"}), ""},
+		{"latency 0", plain, false, scenarios.Fault{Type: scenarios.FaultLatency, Link: "clients->redis-0"}, "latency must be > 0"},
+		{"bandwidth", plain, false, scenarios.Fault{Type: scenarios.FaultBandwidth, Node: "redis-0", RateKbps: 10}, ""},
+		{"bandwidth 0", plain, false, scenarios.Fault{Type: scenarios.FaultBandwidth, Node: "redis-0"}, "rate_kbps"},
+		{"reset", plain, false, scenarios.Fault{Type: scenarios.FaultReset, Node: "holder"}, ""},
+
+		// Partitions.
+		{"partition", plain, false, part([]string{"redis-0"}, []string{"redis-0-r0", "clients"}), ""},
+		{"partition holder", plain, false, part([]string{"holder", "redis-0"}, []string{"redis-0-r0"}), ""},
+		{"partition clients split", plain, false, part([]string{"client-1"}, []string{"clients", "redis-0"}), "clients includes every client"},
+		{"partition nothing to cut", plain, false, part([]string{"client-1"}, []string{"client-2"}), "cuts nothing"},
+		{"partition one group", plain, false, part([]string{"redis-0"}), "at least two groups"},
+		{"partition twice", plain, false, part([]string{"redis-0"}, []string{"redis-0", "clients"}), "in groups 0 and 1"},
+		{"partition unknown", plain, false, part([]string{"redis-7"}, []string{"clients"}), `no node "redis-7"`},
+		{"partition sentinels", sentinel, false, part([]string{"redis-0"}, []string{"sentinel-0", "clients"}), "sentinels reach Redis nodes"},
+		{"partition sentinels left out", sentinel, false, part([]string{"redis-0", "client-0"}, []string{"redis-0-r0", "client-1"}), ""},
+		{"isolate with sentinels", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, "use groups to cut redis-0's proxied links only"},
+		{"isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
+		{"isolate client", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "client-2"}, ""},
+		{"isolate holder", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"}, ""},
+		{"isolate etcd", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, "one direction only"},
+		{"etcd one vs one", etcd2, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
+		{"etcd one vs two", etcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), "one direction only"},
+		{"etcd clients", etcd, false, part([]string{"etcd-0", "etcd-1", "etcd-2"}, []string{"clients"}), ""},
+		{"isolate zk", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "zk-1"}, ""},
+		{"external partition", external, false, part([]string{"clients"}, []string{"redis-0"}), ""},
+		{"groups and isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0", Groups: [][]string{{"a"}}}, "not both"},
+
+		// Servers.
+		{"pause", sentinel, false, node(scenarios.FaultPause, "sentinel-2"), ""},
+		{"pause client", sentinel, false, node(scenarios.FaultPause, "client-0"), "acts on redis"},
+		{"kill", zk, false, node(scenarios.FaultKill, "zk-2"), ""},
+		{"kill unknown", zk, false, node(scenarios.FaultKill, "zk-3"), `no node "zk-3"`},
+		{"restart", etcd, false, node(scenarios.FaultRestart, "etcd-0"), ""},
+		{"restart external", external, false, node(scenarios.FaultRestart, "redis-0"), "provider external"},
+		{"kill external", external, false, node(scenarios.FaultKill, "redis-0"), "provider external"},
+		{"pause external", external, false, node(scenarios.FaultPause, "redis-0"), "provider external"},
+		{"failover", sentinel, false, node(scenarios.FaultFailover, "redis-1"), ""},
+		{"failover replica", sentinel, false, node(scenarios.FaultFailover, "redis-0-r0"), "acts on redis nodes"},
+		{"failover no sentinel", plain, false, node(scenarios.FaultFailover, "redis-0"), "no sentinels"},
+		{"failover no replica", cluster.Spec{Redis: &cluster.RedisSpec{Sentinels: 3}}, false, node(scenarios.FaultFailover, "redis-0"), "replica of redis-0"},
+		{"failover external", external, false, node(scenarios.FaultFailover, "redis-0"), "provider external"},
+		{"clock-jump", sentinel, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-1-r0", Offset: time.Second}, ""},
+		{"clock-jump zk", zk, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "zk-0", Offset: time.Second}, "acts on redis or replica"},
+		{"clock-jump no offset", plain, false, node(scenarios.FaultClockJump, "redis-0"), "offset"},
+		{"clock-jump external", external, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-0", Offset: time.Second}, "provider external"},
+
+		// Clients.
+		{"pause-client", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "3"}, ""},
+		{"pause-client holder", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "holder"}, ""},
+		{"pause-client in process", plain, false, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "holder"}, "process_per_client"},
+		{"pause-client missing", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "4"}, "no client 4"},
+		{"pause-client external", external, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "1"}, ""},
+
+		{"unknown type", plain, false, scenarios.Fault{Type: "flood"}, "unknown fault type"},
+		{"negative at", plain, false, lat(scenarios.Fault{Node: "redis-0", At: -time.Second}), "before the workload starts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tc.spec, tc.ppc, []scenarios.Fault{lat(scenarios.Fault{Node: "clients"}), tc.f})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+			var fe *FaultError
+			if !errors.As(err, &fe) || fe.Index != 1 || fe.Type != tc.f.Type || !strings.HasPrefix(err.Error(), "faults[1] ("+tc.f.Type+"): ") {
+				t.Errorf("error %q (%#v): want a *FaultError for faults[1]", err, fe)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func TestCheckJoinsErrors(t *testing.T) {
+	err := Check(cluster.Spec{Redis: &cluster.RedisSpec{}}, false, []scenarios.Fault{
+		{Type: scenarios.FaultKill, Node: "redis-3"},
+		{Type: scenarios.FaultKill, Node: "redis-0"},
+		{Type: scenarios.FaultPauseClient, Client: "0"},
+	})
+	var idx []int
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var fe *FaultError
+		if errors.As(e, &fe) {
+			idx = append(idx, fe.Index)
+		}
+	}
+	if !slices.Equal(idx, []int{0, 2}) {
+		t.Errorf("errors for faults %v, want [0 2]: %v", idx, err)
+	}
+	if !errors.Is(err, ErrUnsupported) {
+		t.Errorf("pause-client in process is not ErrUnsupported: %v", err)
+	}
+}
+
+// TestTopologyMatchesCluster keeps Check's model of a spec (newTopology) in
+// step with what cluster.Start builds.
+func TestTopologyMatchesCluster(t *testing.T) {
+	specs := []cluster.Spec{
+		{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 2, Sentinels: 1}, Clients: 2},
+	}
+	if testenv.HasZooKeeper() {
+		specs = append(specs, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	}
+	if testenv.HasEtcd() {
+		specs = append(specs, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	}
+	for _, spec := range specs {
+		name := "redis"
+		switch {
+		case spec.ZooKeeper != nil:
+			name = "zookeeper"
+		case spec.Etcd != nil:
+			name = "etcd"
+		}
+		t.Run(name, func(t *testing.T) {
+			testenv.RequireBinaries(t)
+			spec.Dir = t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
+			defer cancel()
+			c, err := cluster.Start(ctx, spec)
+			if errors.Is(err, cluster.ErrUnsupported) {
+				t.Skipf("cluster cannot start %s yet: %v", name, err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			want, got := topologyOf(c, false), newTopology(spec, false)
+			if !slices.Equal(got.names, want.names) {
+				t.Errorf("nodes %v, cluster has %v", got.names, want.names)
+			}
+			for _, n := range want.names {
+				if got.kinds[n] != want.kinds[n] {
+					t.Errorf("%s kind %q, cluster says %q", n, got.kinds[n], want.kinds[n])
+				}
+			}
+			str := func(ls []linkEnds) []string {
+				var out []string
+				for _, l := range ls {
+					out = append(out, l.String())
+				}
+				slices.Sort(out)
+				return out
+			}
+			if g, w := str(got.links), str(want.links); !slices.Equal(g, w) {
+				t.Errorf("links\n%v\ncluster has\n%v", g, w)
+			}
+			if fmt.Sprint(got.provider, got.clients) != fmt.Sprint(want.provider, want.clients) {
+				t.Errorf("provider/clients %s %d, cluster %s %d", got.provider, got.clients, want.provider, want.clients)
+			}
+		})
+	}
+}
