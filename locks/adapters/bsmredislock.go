@@ -101,13 +101,13 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		lock, err := c.lc.Obtain(try, l.key, c.ttl, &redislock.Options{
 			RetryStrategy: redislock.LinearBackoff(c.retry),
 		})
-		budgetSpent := try.Err() != nil
+		budgetSpent := ctxDone(try) != nil
 		cancel()
 		switch {
 		case err == nil:
 			return l.lease(lock), nil
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctx.Err(), err)
+		case ctxDone(ctx) != nil:
+			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxDone(ctx), err)
 		case budgetSpent || errors.Is(err, redislock.ErrNotObtained):
 			continue
 		default:

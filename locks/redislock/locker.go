@@ -77,10 +77,22 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 // acquireErr wraps a command's error; when ctx ended meanwhile the chain
 // holds ctx.Err() (go-redis reports a deadline as a socket timeout).
 func (l *Locker) acquireErr(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := ctxDone(ctx); ctxErr != nil {
 		return fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
 	}
 	return fmt.Errorf("acquire %s: %w", l.key, err)
+}
+
+// ctxDone is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed:
+// a socket deadline set from ctx can fire before ctx's own timer does.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // trySet is one attempt of redis-set-del, redis-cad and redis-watchdog:
