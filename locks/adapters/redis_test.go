@@ -192,14 +192,14 @@ func TestRedisAdaptersRenewOption(t *testing.T) {
 			addrs, raw := rc.servers(t)
 			ctx := context.Background()
 			key := redislock.DefaultPrefix + t.Name()
-			const ttl = 300 * time.Millisecond
+			const ttl = 450 * time.Millisecond
 			lease, err := redisNewClient(t, rc.lock, addrs, locks.Config{
 				TTL: ttl, Options: map[string]string{"renew": "true"},
 			}).Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 				if raw.Exists(ctx, key).Val() != 1 {
 					t.Fatal("renewed key disappeared")
 				}

@@ -178,8 +178,9 @@ func (s *Lease) Lost() <-chan struct{} {
 // when the lease was already released, or the key was gone (or, for
 // redis-cad, redis-watchdog and redis-reentrant, someone else's). The
 // plain-DEL variants delete whoever's key is there: that is their bug. A
-// renewal is stopped before the key is touched. After a failed command the
-// key expires on its own.
+// renewal is stopped before the key is touched. A Lease is released once:
+// after a failed command the key expires on its own, and calling Release
+// again returns ErrNotHeld.
 func (s *Lease) Release(ctx context.Context) error {
 	l := s.l
 	if !s.released.CompareAndSwap(false, true) {

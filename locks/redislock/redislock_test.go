@@ -392,7 +392,7 @@ func TestRenewalKeepsKeyAndReportsLoss(t *testing.T) {
 	for _, v := range []redislock.Variant{redislock.Watchdog, redislock.Reentrant} {
 		t.Run(string(v), func(t *testing.T) {
 			ctx := context.Background()
-			const ttl = 300 * time.Millisecond
+			const ttl = 450 * time.Millisecond
 			c := srv.client(t, v, locks.Config{TTL: ttl})
 			lease := acquire(t, c.Locker(t.Name()), 5*time.Second)
 
