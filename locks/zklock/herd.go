@@ -97,7 +97,10 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		default:
 			return nil, fmt.Errorf("zk-herd %s: read: %w", l.dir, err)
 		}
-		if bytes.Equal(data, owner) {
+		// The owner check covers a node of ours whose session died (a
+		// lagging follower may still show it after go-zookeeper opened a
+		// new session): it is on its way out, wait for its deletion.
+		if bytes.Equal(data, owner) && stat.EphemeralOwner == l.s.conn.SessionID() {
 			czxid := stat.Czxid
 			lost, untrack := l.s.Track(epoch)
 			return &lease{
@@ -108,7 +111,7 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 			}, nil
 		}
 		if watch == nil {
-			continue // our create succeeded, yet the node is another's: our session expired meanwhile
+			continue // our create succeeded, yet the node is not ours now: our session expired meanwhile
 		}
 		poll, stop := pollTimer(l.retry)
 		select {

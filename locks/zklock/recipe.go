@@ -50,11 +50,11 @@ type recipeLocker struct {
 // Acquire implements locks.Locker.
 func (l *recipeLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	for {
-		node, czxid, err := l.enqueue(ctx)
+		node, stat, err := l.enqueue(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("zk-recipe %s: %w", l.dir, err)
 		}
-		ls, err := l.wait(ctx, node, czxid)
+		ls, err := l.wait(ctx, node, stat)
 		if errors.Is(err, errNodeGone) {
 			l.s.log.Debug("zk-recipe: queue node gone, joining again", "node", node)
 			continue
@@ -68,11 +68,11 @@ func (l *recipeLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 }
 
 // enqueue creates our ephemeral sequential node, creating the parents when
-// missing, and returns its path and czxid. A create whose reply was lost
+// missing, and returns its path and stat. A create whose reply was lost
 // (connection loss) may have succeeded: the node is then found by its GUID
 // once the session is back, instead of creating a second one that would
 // wait behind the first forever (the "create-retry problem").
-func (l *recipeLocker) enqueue(ctx context.Context) (string, int64, error) {
+func (l *recipeLocker) enqueue(ctx context.Context) (string, *zk.Stat, error) {
 	guid := randomID()
 	mine := protectedPrefix + guid
 	abandon := func() { l.removeMine(mine) }
@@ -82,32 +82,32 @@ func (l *recipeLocker) enqueue(ctx context.Context) (string, int64, error) {
 		case err == nil:
 		case errors.Is(err, zk.ErrNoNode):
 			if err := l.s.ensurePath(ctx, l.dir); err != nil {
-				return "", 0, err
+				return "", nil, err
 			}
 			continue
 		case connLoss(err):
 			if err := l.s.waitUp(ctx); err != nil {
-				return "", 0, err
+				return "", nil, err
 			}
 			node, err = l.find(ctx, mine)
 			if err != nil {
-				return "", 0, err
+				return "", nil, err
 			}
 			if node == "" {
 				continue // the create never happened (or its session expired)
 			}
 		default:
-			return "", 0, fmt.Errorf("create node: %w", err)
+			return "", nil, fmt.Errorf("create node: %w", err)
 		}
-		czxid, err := l.czxid(ctx, node)
+		stat, err := l.stat(ctx, node)
 		if errors.Is(err, errNodeGone) {
 			continue
 		}
 		if err != nil {
 			l.s.background(func() { l.s.removeNode(node) })
-			return "", 0, err
+			return "", nil, err
 		}
-		return node, czxid, nil
+		return node, stat, nil
 	}
 }
 
@@ -141,9 +141,9 @@ func (l *recipeLocker) find(ctx context.Context, mine string) (string, error) {
 	}
 }
 
-// czxid reads the creation zxid of node (go-zookeeper's Create does not
-// return the node's stat).
-func (l *recipeLocker) czxid(ctx context.Context, node string) (int64, error) {
+// stat reads node's stat, for its czxid and owner session (go-zookeeper's
+// Create does not return it).
+func (l *recipeLocker) stat(ctx context.Context, node string) (*zk.Stat, error) {
 	for {
 		var ok bool
 		var stat *zk.Stat
@@ -154,15 +154,15 @@ func (l *recipeLocker) czxid(ctx context.Context, node string) (int64, error) {
 		})
 		switch {
 		case err == nil && ok:
-			return stat.Czxid, nil
+			return stat, nil
 		case err == nil:
-			return 0, errNodeGone
+			return nil, errNodeGone
 		case connLoss(err):
 			if err := l.s.waitUp(ctx); err != nil {
-				return 0, err
+				return nil, err
 			}
 		default:
-			return 0, fmt.Errorf("stat %s: %w", node, err)
+			return nil, fmt.Errorf("stat %s: %w", node, err)
 		}
 	}
 }
@@ -183,7 +183,7 @@ func (l *recipeLocker) removeMine(mine string) {
 }
 
 // wait runs the recipe's check-and-watch loop until node is the lowest.
-func (l *recipeLocker) wait(ctx context.Context, node string, czxid int64) (locks.Lease, error) {
+func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (locks.Lease, error) {
 	name := node[strings.LastIndexByte(node, '/')+1:]
 	for {
 		// Ownership is established by the listing below; a disconnection
@@ -205,13 +205,16 @@ func (l *recipeLocker) wait(ctx context.Context, node string, czxid int64) (lock
 			return nil, fmt.Errorf("list %s: %w", l.dir, err)
 		}
 		pred, found := predecessor(children, name)
-		if !found {
+		// After an expiry go-zookeeper carries on with a new session. Our
+		// node died with the old one, even if a lagging follower still
+		// lists it.
+		if !found || l.s.conn.SessionID() != stat.EphemeralOwner {
 			return nil, errNodeGone
 		}
 		if pred == "" {
 			lost, untrack := l.s.Track(epoch)
 			return &lease{
-				token:   uint64(czxid),
+				token:   uint64(stat.Czxid),
 				lost:    lost,
 				untrack: untrack,
 				release: func(ctx context.Context) error { return l.release(ctx, node) },
