@@ -140,6 +140,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("results folder: %w", err)
 	}
+	// Servers run with their own working directory: give them absolute paths.
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	wl := sc.Workload
 	if opts.Duration > 0 {
 		wl.Duration, wl.Ops = opts.Duration, 0

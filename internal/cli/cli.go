@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/locklab/locklab/locks/all" // register every lock
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/workload"
 )
 
 // Exit codes shared by the commands.
@@ -45,6 +46,7 @@ var ErrFailed = errors.New("failed")
 // SIGTERM and exits with its code. A second signal exits at once (the
 // servers die with the harness through Pdeathsig).
 func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	workload.MaybeWorker() // a client process of a process_per_client run
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -29,10 +29,10 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 	fmt.Fprintln(tw, "SCENARIOS\t\t")
 	for _, sc := range scenarios.Builtin() {
 		kind := "bench"
-		if len(sc.Faults) > 0 || len(sc.Expect) > 0 {
+		if len(sc.Faults) > 0 {
 			kind = "chaos"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", sc.Name, kind, oneLine(strings.TrimSpace(sc.Description)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", sc.Name, kind, firstSentence(sc.Description))
 	}
 	fmt.Fprintln(tw, "\t\t")
 	fmt.Fprintln(tw, "LOCKS\tbackend\tfencing\tlease\tsummary")
@@ -51,4 +51,17 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Name, s.Backend, fence, lease, sum)
 	}
 	return tw.Flush()
+}
+
+// firstSentence shortens a description to its first sentence (or 100
+// characters) for one-line listings.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
 }
