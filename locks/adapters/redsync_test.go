@@ -1,3 +1,5 @@
+// Tests of both Redis adapters (redsync, bsm-redislock), table-driven.
+
 package adapters_test
 
 import (

@@ -135,12 +135,9 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	return c, nil
 }
 
-// Locker returns a Locker for the lock name, keyed Prefix+name. Every call
+// Locker returns a *Locker for the lock name, keyed Prefix+name. Every call
 // returns a new Locker; for redis-reentrant each Locker is its own owner.
-func (c *Client) Locker(name string) locks.Locker { return c.NewLocker(name) }
-
-// NewLocker is Locker returning the concrete type.
-func (c *Client) NewLocker(name string) *Locker {
+func (c *Client) Locker(name string) locks.Locker {
 	key := c.prefix + name
 	l := &Locker{c: c, key: key, fence: key + ":fence", channel: key + ":channel"}
 	if c.variant == Reentrant {
