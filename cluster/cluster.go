@@ -45,6 +45,9 @@ type Cluster struct {
 	linkByKey map[string]*Link
 	info      Info
 
+	watchStop chan struct{} // closed by Close: stops watchListeners
+	watchDone chan struct{}
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -83,6 +86,13 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: provider %q: %w", spec.Provider, ErrUnsupported)
 	}
 	c.tp = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	if spec.Provider == ProviderLocal {
+		c.watchStop, c.watchDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(c.watchDone)
+			c.watchListeners(c.watchStop)
+		}()
+	}
 	if err := c.start(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -263,6 +273,12 @@ func (c *Cluster) addNode(name, kind string, clientFacing bool) (*Node, error) {
 // listening on a free 127.0.0.1 port chosen by the kernel (no race: the
 // proxy binds it directly). labels name the proxies of a multi-proxy link.
 func (c *Cluster) addLink(from, to string, upstreams, labels []string) (*Link, error) {
+	return c.addLinkAt(from, to, upstreams, nil, labels)
+}
+
+// addLinkAt is addLink with the proxies' listen addresses given (nil: a
+// free port on 127.0.0.1).
+func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string) (*Link, error) {
 	name := from + "->" + to
 	l := &Link{Name: name, From: from, To: to}
 	for i, up := range upstreams {
@@ -270,18 +286,64 @@ func (c *Cluster) addLink(from, to string, upstreams, labels []string) (*Link, e
 		if len(upstreams) > 1 {
 			pname += "/" + labels[i]
 		}
-		p := toxiproxy.NewProxy(c.tp, pname, "127.0.0.1:0", up)
+		listen := "127.0.0.1:0"
+		if listens != nil {
+			listen = listens[i]
+		}
+		p := toxiproxy.NewProxy(c.tp, pname, listen, up)
 		if err := c.tp.Collection.Add(p, true); err != nil {
-			return nil, fmt.Errorf("cluster: proxy %s: %w", pname, err)
+			l.close()
+			return nil, fmt.Errorf("cluster: proxy %s on %s: %w", pname, listen, err)
 		}
 		l.proxies = append(l.proxies, p)
 		l.addrs = append(l.addrs, p.Listen)
+		l.upstreams = append(l.upstreams, up)
+		l.up = append(l.up, true)
+		if err := l.installGate(p); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if c.spec.Provider == ProviderLocal {
+		// Follow the upstreams' listening state from the start, so no
+		// client is accepted by a proxy whose server does not listen yet.
+		l.watch = true
+		if ls, err := listeningSockets(); err == nil {
+			l.syncListening(ls)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.linkByKey[name]; ok {
+		l.close()
+		return nil, fmt.Errorf("cluster: duplicate link %s", name)
+	}
 	c.links = append(c.links, l)
 	c.linkByKey[name] = l
 	return l, nil
+}
+
+// removeLinks closes links and forgets them (a start attempt that failed).
+func (c *Cluster) removeLinks(ls []*Link) {
+	drop := map[*Link]bool{}
+	for _, l := range ls {
+		l.close()
+		for _, p := range l.proxies {
+			_ = c.tp.Collection.Remove(p.Name)
+		}
+		drop[l] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.links[:0]
+	for _, l := range c.links {
+		if drop[l] {
+			delete(c.linkByKey, l.Name)
+			continue
+		}
+		kept = append(kept, l)
+	}
+	c.links = kept
 }
 
 // link returns the link called name.
@@ -294,8 +356,14 @@ func (c *Cluster) link(name string) (*Link, bool) {
 
 // setUpstream points proxy i of l at addr (after a node moved ports).
 func setUpstream(l *Link, i int, addr string) error {
-	p := l.proxies[i]
-	return p.Update(&toxiproxy.Proxy{Listen: l.addrs[i], Upstream: addr, Enabled: true})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.proxies[i].Update(&toxiproxy.Proxy{Listen: l.addrs[i], Upstream: addr, Enabled: true}); err != nil {
+		return err
+	}
+	l.upstreams[i] = addr
+	l.up[i] = true
+	return nil
 }
 
 // freePorts returns n distinct free 127.0.0.1 ports. They are free when
@@ -450,6 +518,10 @@ func (c *Cluster) close() error {
 		}()
 	}
 	wg.Wait()
+	if c.watchStop != nil {
+		close(c.watchStop)
+		<-c.watchDone
+	}
 	c.mu.Lock()
 	links := append([]*Link(nil), c.links...)
 	c.mu.Unlock()

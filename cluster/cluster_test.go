@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -330,7 +331,7 @@ func children(t *testing.T, groups map[int]bool) []string {
 
 func TestCloseLeavesNoProcess(t *testing.T) {
 	spec := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec}}
-	if false && testenv.HasZooKeeper() { // TODO(step 3)
+	if testenv.HasZooKeeper() {
 		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
 	}
 	if false && testenv.HasEtcd() { // TODO(step 4)
@@ -469,4 +470,97 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			return nc.Set(ctx, "after", "v", 0).Err()
 		})
 	})
+}
+
+// assertNoDirectPeerConns fails when a server whose name starts with prefix
+// has a TCP connection to a real address that a peer link's proxy forwards
+// to: peer traffic must go through the proxies.
+func assertNoDirectPeerConns(t *testing.T, c *cluster.Cluster, prefix string) {
+	t.Helper()
+	real := map[string]string{}
+	for _, l := range c.AllLinks() {
+		if strings.HasPrefix(l.From, "client-") {
+			continue
+		}
+		for _, p := range l.Proxies() {
+			real[p.Upstream] = l.Name
+		}
+	}
+	if len(real) == 0 {
+		t.Fatal("no peer links")
+	}
+	sockets := tcpSockets(t)
+	checked := 0
+	for _, n := range c.Nodes() {
+		if !strings.HasPrefix(n.Name, prefix) || !n.Alive() {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(n.Pid()), "fd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(n.Pid()), "fd", fd.Name()))
+			if err != nil || !strings.HasPrefix(target, "socket:[") {
+				continue
+			}
+			s, ok := sockets[strings.TrimSuffix(strings.TrimPrefix(target, "socket:["), "]")]
+			if !ok || s[1] == "0.0.0.0:0" {
+				continue
+			}
+			checked++
+			if link, ok := real[s[1]]; ok {
+				t.Errorf("%s has a direct connection %s -> %s (bypasses %s)", n.Name, s[0], s[1], link)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no connections found")
+	}
+	t.Logf("%d connections checked", checked)
+}
+
+// tcpSockets maps socket inode -> [local, remote] from /proc/net/tcp.
+func tcpSockets(t *testing.T) map[string][2]string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][2]string{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			continue
+		}
+		out[f[9]] = [2]string{hexAddr(f[1]), hexAddr(f[2])}
+	}
+	return out
+}
+
+func hexAddr(s string) string {
+	ip, port, _ := strings.Cut(s, ":")
+	v, _ := strconv.ParseUint(ip, 16, 32)
+	p, _ := strconv.ParseUint(port, 16, 16)
+	return fmt.Sprintf("%d.%d.%d.%d:%d", v&0xff, v>>8&0xff, v>>16&0xff, v>>24, p)
+}
+
+func zkMode(c *cluster.Cluster, name string) string {
+	n, ok := c.Node(name)
+	if !ok || !n.Alive() {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r, _ := n.Role(ctx)
+	return r
+}
+
+func zkLeaderOf(c *cluster.Cluster, names []string) string {
+	for _, name := range names {
+		if zkMode(c, name) == "leader" {
+			return name
+		}
+	}
+	return ""
 }

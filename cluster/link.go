@@ -54,13 +54,6 @@ type Toxic struct {
 	Attributes map[string]any
 }
 
-// cutToxic names the toxics of Cut.
-const cutToxic = "locklab-cut"
-
-// holdMillis is the latency Cut uses to hold data: long enough to outlast
-// any run.
-const holdMillis = int64(7 * 24 * time.Hour / time.Millisecond)
-
 // Link is one named, directed link of the cluster: connections opened by From
 // to To go through it (DESIGN.md §3: "client-3->redis-0",
 // "redis-0-r0->redis-0", "zk-1->zk-0", "etcd-peers->etcd-0"). Each link is
@@ -74,11 +67,31 @@ type Link struct {
 
 	proxies []*toxiproxy.Proxy
 	addrs   []string // the proxies' listen addresses, fixed at creation
+	gateID  string
+	gate    *gate
+	watch   bool // proxies follow their upstreams' listening state (listen.go)
 
-	mu    sync.Mutex
-	seq   int
-	names map[string][]string // our toxic name -> toxiproxy toxic names
-	cut   bool
+	mu        sync.Mutex
+	upstreams []string // the proxies' upstreams
+	up        []bool   // whether each proxy is listening
+	seq       int
+	names     map[string][]string // our toxic name -> toxiproxy toxic names
+}
+
+// installGate adds the link's gate toxic (see gate.go) to proxy p, in both
+// directions, first in the chain.
+func (l *Link) installGate(p *toxiproxy.Proxy) error {
+	if l.gate == nil {
+		l.gateID, l.gate = newGate()
+	}
+	for _, dir := range []string{"upstream", "downstream"} {
+		body := fmt.Sprintf(`{"name":"locklab-gate-%s","type":%q,"stream":%q,"toxicity":1,"attributes":{"gate":%q}}`,
+			dir, gateToxicType, dir, l.gateID)
+		if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			return fmt.Errorf("link %s: gate: %w", l.Name, err)
+		}
+	}
+	return nil
 }
 
 // Proxy is the link's (first) toxiproxy proxy; for ZooKeeper peer links the
@@ -171,7 +184,7 @@ func (l *Link) removeNames(ctx context.Context, names []string) error {
 	return errors.Join(errs...)
 }
 
-// Toxics are the names of the toxics on the link (Cut's included).
+// Toxics are the names of the toxics added to the link.
 func (l *Link) Toxics() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -182,15 +195,20 @@ func (l *Link) Toxics() []string {
 	return out
 }
 
-// ResetToxics removes every toxic, which also heals a Cut.
-func (l *Link) ResetToxics(ctx context.Context) {
+// ResetToxics removes every toxic added to the link and heals a Cut.
+// (Do not call the proxies' own ResetToxics: it would also remove the gate
+// that Cut works with.)
+func (l *Link) ResetToxics(ctx context.Context) error {
+	l.gate.set(false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, p := range l.proxies {
-		p.Toxics.ResetToxics(ctx)
+	var errs []error
+	for name := range l.names {
+		if err := l.removeToxic(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	l.names = nil
-	l.cut = false
+	return errors.Join(errs...)
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
@@ -233,53 +251,39 @@ func (l *Link) ResetPeer(d time.Duration, s Stream) (string, error) {
 //
 // What it imitates: packets between From and To are lost while the network
 // is partitioned, and TCP retransmits them. So the data is held, not
-// dropped: a sender's writes succeed until the buffers fill, then block; a
-// reader waits; nobody sees a reset or EOF caused by the cut itself. An
-// endpoint that gives up (its read timeout, ZooKeeper's syncLimit, etcd's
-// election timeout) closes its side, and the peer learns of it only after
-// Heal — as with real TCP. Heal delivers the held data at once, as
-// retransmission after a partition does, so a request sent during the cut
-// can still be executed after the client gave up on it (a real hazard for
-// locks). New connections are accepted by the proxy (it is a listening
-// socket: the kernel completes the handshake) but no byte passes, so a
-// client sees a read timeout where a real partition would give a connect
-// timeout; refusing them instead (connection refused) would tell the client
-// at once that the peer is unreachable, which no partition does.
-// For the other kind of failure — data lost, connections broken — use
-// Blackhole or Timeout, or Reset.
+// dropped: a sender's writes succeed until the buffers fill (16 MB per
+// connection and direction), then block; a reader waits; nobody sees a
+// reset or EOF caused by the cut itself. An endpoint that gives up (its
+// read timeout, ZooKeeper's syncLimit, etcd's election timeout) closes its
+// side, and the peer learns of it only after Heal — as with real TCP. Heal
+// delivers the held data at once, in order, as retransmission after a
+// partition does, so a request sent during the cut can still be executed
+// after the client gave up on it (a real hazard for locks). New connections
+// are accepted by the proxy (it is a listening socket: the kernel completes
+// the handshake) but no byte passes, so a client sees a read timeout where a
+// real partition would give a connect timeout; refusing them instead
+// (connection refused) would tell the client at once that the peer is
+// unreachable, which no partition does. For the other kind of failure —
+// data lost, connections broken — use Blackhole or Timeout, or Reset.
 //
-// Implementation: a latency toxic of a week in both directions.
+// Cut and Heal act at once and take no toxiproxy lock (see gate.go).
 func (l *Link) Cut() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cut {
-		return nil
-	}
-	if _, err := l.addToxic(Toxic{Name: cutToxic, Type: "latency",
-		Attributes: map[string]any{"latency": holdMillis}}); err != nil {
-		return err
-	}
-	l.cut = true
+	l.gate.set(true)
 	return nil
 }
 
 // Heal ends a Cut and delivers the data held during it. Healing a link that
-// is not cut does nothing.
+// is not cut does nothing. The error is always nil today; ctx is for
+// providers where healing is a remote call.
 func (l *Link) Heal(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.cut {
-		return nil
-	}
-	l.cut = false
-	return l.removeToxic(ctx, cutToxic)
+	l.gate.set(false)
+	return nil
 }
 
 // IsCut reports whether the link is cut.
 func (l *Link) IsCut() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cut
+	cut, _ := l.gate.state()
+	return cut
 }
 
 // Reset closes every live connection on the link (both ends see the
@@ -290,7 +294,10 @@ func (l *Link) Reset() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
-	for _, p := range l.proxies {
+	for i, p := range l.proxies {
+		if !l.up[i] {
+			continue // not listening: no connections
+		}
 		p.Stop()
 		if err := p.Start(); err != nil {
 			errs = append(errs, fmt.Errorf("link %s: restart proxy: %w", l.Name, err))
@@ -301,6 +308,9 @@ func (l *Link) Reset() error {
 
 // close stops the link's proxies for good.
 func (l *Link) close() {
+	if l.gate != nil {
+		l.gate.close(l.gateID)
+	}
 	for _, p := range l.proxies {
 		p.Stop()
 	}

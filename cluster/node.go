@@ -47,6 +47,8 @@ type Node struct {
 	// probe checks once whether the server serves (PING, srvr, /health);
 	// nil means it does.
 	probe func(ctx context.Context) error
+	// role asks the server its role (see Role); nil: unsupported.
+	role func(ctx context.Context) (string, error)
 	// rebind picks new ports after the server could not bind its own (a
 	// port taken between choosing and binding it); nil when not possible.
 	rebind func() error
@@ -123,6 +125,25 @@ func (n *Node) running() (process, error) {
 	default:
 		return p, nil
 	}
+}
+
+// Role asks the server for its current role: "primary" or "replica" for a
+// Redis server (after a failover a replica node may be the primary),
+// "sentinel", "leader", "follower" or "standalone" for ZooKeeper (from the
+// srvr command), "leader" or "follower" for etcd. A server that is down or
+// not serving (a ZooKeeper member without quorum) returns an error.
+func (n *Node) Role(ctx context.Context) (string, error) {
+	if _, err := n.running(); err != nil && n.cmd != nil {
+		return "", err
+	}
+	if n.role == nil {
+		return "", fmt.Errorf("role of %s: %w", n.Name, ErrUnsupported)
+	}
+	r, err := n.role(ctx)
+	if err != nil {
+		return "", fmt.Errorf("role of %s: %w", n.Name, err)
+	}
+	return r, nil
 }
 
 // Pause freezes the server (SIGSTOP to its process group): it keeps its

@@ -89,6 +89,30 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
 		n.rebind = func() error { return c.rebindSimple(n) }
 	}
+	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
+		n.role = func(ctx context.Context) (string, error) {
+			info, err := respString(ctx, n.Addr(), "INFO", "replication")
+			if err != nil {
+				return "", err
+			}
+			switch r := infoField(info, "role"); r {
+			case "master":
+				return "primary", nil
+			case "slave":
+				return "replica", nil
+			default:
+				return r, nil
+			}
+		}
+	}
+	for _, n := range sentinels {
+		n.role = func(ctx context.Context) (string, error) {
+			if err := redisPing(ctx, n.Addr()); err != nil {
+				return "", err
+			}
+			return "sentinel", nil
+		}
+	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {
 		conf := filepath.Join(n.dataDir, "sentinel.conf")
