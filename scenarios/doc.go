@@ -1,4 +1,118 @@
 // Package scenarios loads and validates scenario files (DESIGN.md §4) and
 // embeds the built-in ones. Every error names the file, the line and the
 // field, and says what is allowed; a scenario that loads is ready to run.
+//
+// # Entry points
+//
+// Parse(file, data) and Load(path) read one file; Resolve(arg) takes what a
+// user typed (a path, or a built-in name such as "redis-baseline");
+// Builtin and BuiltinNames list the embedded scenarios/*.yaml. Lock names
+// are checked against the locks registry, so import the lock packages
+// (locks/all) before parsing.
+//
+// A bad file gives an *Error listing every Problem found, sorted by line:
+//
+//	scenarios/x.yaml:12: workload.clients: must be >= 1 (got -3)
+//	scenarios/x.yaml:14: workload.durration: unknown field (allowed: clients, duration, ops, ...)
+//	scenarios/x.yaml:21: locks[2]: unknown lock "redis-foo" (known: redis-cad, ...)
+//
+// Unknown fields are errors at every level. YAML anchors, aliases and merge
+// keys (<<: *base) work; a file holds exactly one YAML document.
+//
+// # Defaults
+//
+// Parse applies these, so a Scenario has no unset fields:
+//
+//	seed                      1
+//	cluster.provider          local
+//	cluster.redis             primaries: the most any lock needs (Spec.MinRedis, at least 1);
+//	                          replicas 0, sentinels 0, persistence none
+//	cluster.zookeeper/etcd    nodes: 1
+//	workload.clients          1
+//	workload.duration         10s, unless ops is set (duration and ops exclude each other)
+//	workload.ttl              10s; each lock's TTL defaults to it
+//	workload.critical_section 0
+//	workload.keys             1
+//	workload.mode             closed (open needs rate > 0; rate is only for open)
+//	workload.process_per_client  false; true when a pause-client fault needs it
+//	workload.acquire_timeout  max(2 × the longest ttl, 10s)
+//	resource.fencing          off
+//	locks[i].label            the lock name; when the same lock appears more
+//	                          than once, the name plus " k=v" of the ttl,
+//	                          retry, key and options the entry sets, sorted
+//
+// A backend section the locks need but the file leaves out is added with
+// one node (Redis: as many primaries as the locks need), so
+// "locks: [zk-recipe]" alone runs against a single ZooKeeper server. A
+// section that is written must be big enough: redlock with
+// cluster.redis.primaries: 1 is an error. Provider external cannot be
+// defaulted: cluster.external must list the servers of every backend the
+// locks use.
+//
+// # Locks
+//
+// A locks entry is a name or a mapping {name, ttl, retry, key, label,
+// <option>: value}; any key besides the five is a backend option
+// (Spec.Options) checked with Spec.CheckOptions and kept as a string. The
+// same lock may appear twice with different options; labels must be
+// unique, "default" is reserved, and a label may not be another entry's
+// lock name.
+//
+// # Faults
+//
+// One table (faultSpecs in faults.go) says what each fault type takes; at
+// is required everywhere, for only where the fault heals:
+//
+//	latency       link | node, latency, [jitter], [for]
+//	bandwidth     link | node, rate_kbps, [for]
+//	partition     groups: [[A, B], [C]] | isolate: N, [for]
+//	reset         link | node, [for]
+//	pause         node (a server), [for]
+//	kill          node (a server)
+//	restart       node (a server), [delay]; it restarts on the same data
+//	              dir, so what survives follows cluster.redis.persistence
+//	failover      node (redis-N); needs sentinels >= 1 and replicas >= 1
+//	pause-client  client: holder | N | client-N, [for]; sets process_per_client
+//	clock-jump    node (redis-N or redis-N-rM), offset > 0
+//
+// Node names must exist in the scenario's cluster: redis-0..redis-{P-1},
+// redis-N-r0.., sentinel-N, zk-N, etcd-N, and the clients: clients,
+// client-N (N below the fewest clients of any run, sweeps included), holder.
+// A link A->B must be one the cluster proxies (the model package faults
+// acts on): from a client (clients, client-N, holder) to any server, from a
+// replica to its primary (redis-0-r0->redis-0), from one ZooKeeper member to
+// another, or from etcd-peers to an etcd member. Sentinels' own connections
+// are not proxied, so a sentinel appears in links only as a client's
+// destination, is not a node: of latency, bandwidth or reset, and may not
+// be separated from Redis nodes by a partition. A partition's groups must
+// cut at least one proxied link. With provider external only client links
+// exist, so only client-side faults are possible: latency, bandwidth, reset
+// and partition on client links, and pause-client. faults.Check repeats
+// these checks against the cluster spec; this package reports them first,
+// with lines.
+//
+// # Sweeps
+//
+// sweep: runs the scenario once per value (bench). Keys are "clients" and
+// "faults[N].FIELD" for any scalar field of fault N except type:
+//
+//	sweep:
+//	  clients: [1, 4, 16]
+//	  faults[0].for: [1s, 5s]      # quote the key in flow style:
+//	                               # sweep: {clients: [1, 4], "faults[0].for": [1s, 5s]}
+//
+// The runs are every combination, clients outermost, at most MaxSweepRuns
+// per lock. A swept field need not
+// be written in the fault itself; each value is validated as if it were
+// (errors point at the value, as sweep.faults[0].for[1]). Expand returns
+// the runs as scenarios with the values applied.
+//
+// # Expectations
+//
+// expect: maps a lock name, a label or "default" to conditions on
+// violations, stale_tokens, stale_rejected, stale_accepted, lost_updates
+// and errors: 0, N, ">0", ">=N", "<N", "<=N", "==N" (quote those starting
+// with > or <: YAML reads a bare > as a folded block). A lock's conditions
+// are its label's entry, then its name's, then default's, field by field
+// (Scenario.ExpectFor); Expect.Unmet checks counts against them.
 package scenarios

@@ -19,6 +19,9 @@ type Scenario struct {
 	// File is where the scenario came from ("scenarios/redis-baseline.yaml"
 	// or "builtin:redis-baseline"), for messages.
 	File string
+	// Variant names the sweep values applied to this copy by Expand
+	// ("clients=4 faults[0].for=5s"); "" for a scenario as parsed.
+	Variant string
 }
 
 // Cluster is the cluster section.
@@ -54,12 +57,17 @@ type External struct {
 
 // Lock is one entry of locks: a name plus per-lock overrides.
 type Lock struct {
-	Name  string
-	TTL   time.Duration // 0: workload.ttl
+	Name string
+	// TTL is the lease length. Parse sets it to workload.ttl when the entry
+	// has none; 0 in a hand-built Lock also means workload.ttl.
+	TTL   time.Duration
 	Retry time.Duration // 0: the lock's default
 	Key   string        // lock name prefix override; "" = default
 	// Label distinguishes two entries of the same lock with different
 	// options in results ("redis-cad wait_replicas=1"); defaults to Name.
+	// Parse makes labels unique: an entry without label: is Name, plus
+	// " k=v" for each ttl, retry, key and option it sets, sorted, when
+	// another entry has the same Name.
 	Label string
 	// Options are backend-specific options (wait_replicas, ...), validated
 	// against the lock's registered options.
@@ -70,16 +78,20 @@ type Lock struct {
 
 // Workload is the workload section.
 type Workload struct {
-	Clients          int
-	Duration         time.Duration // 0 when Ops is set
-	Ops              int
-	TTL              time.Duration
-	CriticalSection  time.Duration
-	Keys             int
-	Mode             string // closed | open
-	Rate             float64
+	Clients         int
+	Duration        time.Duration // 0 when Ops is set
+	Ops             int
+	TTL             time.Duration
+	CriticalSection time.Duration
+	Keys            int
+	Mode            string // closed | open
+	Rate            float64
+	// ProcessPerClient runs each client as its own OS process; Parse sets
+	// it when a pause-client fault needs it.
 	ProcessPerClient bool
-	AcquireTimeout   time.Duration // per Acquire call; default max(2*ttl, 10s)
+	// AcquireTimeout bounds each Acquire call; default max(2*ttl, 10s),
+	// with ttl the longest of workload.ttl and every lock's ttl.
+	AcquireTimeout time.Duration
 }
 
 // Sweep is the optional sweep section: one run per value.
@@ -89,11 +101,13 @@ type Sweep struct {
 	Params []SweepParam
 }
 
-// SweepParam sweeps one fault field across values.
+// SweepParam sweeps one fault field across values, written in the file as
+// "faults[i].field": [values].
 type SweepParam struct {
 	Fault  int    // index into Faults
 	Field  string // "for", "latency", ...
 	Values []string
+	Line   int // the sweep entry's line
 }
 
 // Fault is one scheduled fault. Fields irrelevant to Type are zero.
@@ -101,11 +115,11 @@ type Fault struct {
 	Type     string
 	At       time.Duration
 	For      time.Duration // 0: lasts to the end
-	Link     string
+	Link     string        // "A->B", spaces around the arrow removed
 	Node     string
 	Groups   [][]string
 	Isolate  string
-	Client   string // "holder" or an index
+	Client   string // "holder" or an index in decimal ("client-3" and 3 become "3")
 	Latency  time.Duration
 	Jitter   time.Duration
 	RateKbps int
@@ -120,7 +134,10 @@ type Resource struct {
 }
 
 // Expect is the expectations for one lock; each field is a condition such as
-// "0", ">0", ">=3", "<10", or "" for none.
+// "0", ">0", ">=3", "<10", or "" for none. Parse stores conditions in
+// Condition.String form ("> 0" becomes ">0", "==2" becomes "2"); use
+// ParseCondition or Unmet to check them, and Scenario.ExpectFor to get the
+// expectations that apply to a lock.
 type Expect struct {
 	Violations    string
 	StaleTokens   string

@@ -1,0 +1,540 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Fault types (contract, DESIGN.md §4), the values of a fault's type field.
+const (
+	FaultLatency     = "latency"
+	FaultBandwidth   = "bandwidth"
+	FaultPartition   = "partition"
+	FaultReset       = "reset"
+	FaultPause       = "pause"
+	FaultKill        = "kill"
+	FaultRestart     = "restart"
+	FaultFailover    = "failover"
+	FaultPauseClient = "pause-client"
+	FaultClockJump   = "clock-jump"
+)
+
+// target is how a fault type says what it acts on.
+type target int
+
+const (
+	onLinkOrNode target = iota // link: A->B, or node: N (every link touching N)
+	onServer                   // node: a server of the kinds in faultSpec.kinds
+	onPartition                // groups: [[..],[..]] or isolate: N
+	onClient                   // client: holder or an index
+)
+
+// faultSpec is one row of the fault table: the fields a fault type takes
+// and what it may act on. It is the one place that knows this; parsing,
+// validation, sweeps and the package doc follow it.
+type faultSpec struct {
+	target   target
+	kinds    nodeKind // onServer: the node kinds accepted
+	required []string // value fields besides at, type and the target
+	optional []string
+	heals    bool // takes for: the fault ends after it
+	external bool // possible with provider external (client links only)
+}
+
+var faultSpecs = map[string]faultSpec{
+	FaultLatency:     {target: onLinkOrNode, required: []string{"latency"}, optional: []string{"jitter"}, heals: true, external: true},
+	FaultBandwidth:   {target: onLinkOrNode, required: []string{"rate_kbps"}, heals: true, external: true},
+	FaultPartition:   {target: onPartition, heals: true, external: true},
+	FaultReset:       {target: onLinkOrNode, heals: true, external: true},
+	FaultPause:       {target: onServer, kinds: kServer, heals: true},
+	FaultKill:        {target: onServer, kinds: kServer},
+	FaultRestart:     {target: onServer, kinds: kServer, optional: []string{"delay"}},
+	FaultFailover:    {target: onServer, kinds: kPrimary},
+	FaultPauseClient: {target: onClient, heals: true, external: true},
+	FaultClockJump:   {target: onServer, kinds: kPrimary | kReplica, required: []string{"offset"}},
+}
+
+// faultFields is every field any fault type takes.
+var faultFields = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
+	"latency", "jitter", "rate_kbps", "delay", "offset"}
+
+// FaultTypes returns the fault type names, sorted.
+func FaultTypes() []string {
+	out := make([]string, 0, len(faultSpecs))
+	for t := range faultSpecs {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fields lists the fields a type accepts, in the order the doc shows them.
+func (fs faultSpec) fields() []string {
+	out := []string{"type", "at"}
+	if fs.heals {
+		out = append(out, "for")
+	}
+	switch fs.target {
+	case onLinkOrNode:
+		out = append(out, "link", "node")
+	case onServer:
+		out = append(out, "node")
+	case onPartition:
+		out = append(out, "groups", "isolate")
+	case onClient:
+		out = append(out, "client")
+	}
+	out = append(out, fs.required...)
+	return append(out, fs.optional...)
+}
+
+// sweepable reports whether a fault field can be swept: every scalar field
+// except type.
+func sweepable(field string) bool {
+	return field != "type" && field != "groups" && contains(faultFields, field)
+}
+
+// pos is where a field of a fault was written: its line and the field path
+// to report (for a swept value, the sweep entry).
+type pos struct {
+	line  int
+	field string
+}
+
+// faultInfo is a fault as parsed, with what validation needs to know about
+// how it was written.
+type faultInfo struct {
+	f          Fault
+	path       string // "faults[2]"
+	line       int
+	has        map[string]pos  // fields written (or swept)
+	bad        map[string]bool // fields whose value did not convert
+	groupLines [][]int         // line of each groups member
+}
+
+func (fi *faultInfo) clone() faultInfo {
+	c := *fi
+	c.has = make(map[string]pos, len(fi.has))
+	for k, v := range fi.has {
+		c.has[k] = v
+	}
+	c.bad = make(map[string]bool, len(fi.bad))
+	for k, v := range fi.bad {
+		c.bad[k] = v
+	}
+	return c
+}
+
+// setFaultField converts n into the named scalar field of f; it returns a
+// message saying what is allowed when n does not fit.
+func setFaultField(f *Fault, name string, n *yaml.Node) string {
+	var msg string
+	switch name {
+	case "type":
+		f.Type, msg = asString(n)
+	case "at":
+		f.At, msg = asDuration(n)
+	case "for":
+		f.For, msg = asDuration(n)
+	case "latency":
+		f.Latency, msg = asDuration(n)
+	case "jitter":
+		f.Jitter, msg = asDuration(n)
+	case "delay":
+		f.Delay, msg = asDuration(n)
+	case "offset":
+		f.Offset, msg = asDuration(n)
+	case "rate_kbps":
+		f.RateKbps, msg = asInt(n)
+	case "link":
+		f.Link, msg = asString(n)
+		if a, b, ok := strings.Cut(f.Link, "->"); ok {
+			f.Link = strings.TrimSpace(a) + "->" + strings.TrimSpace(b)
+		}
+	case "node":
+		f.Node, msg = asString(n)
+	case "isolate":
+		f.Isolate, msg = asString(n)
+	case "client":
+		f.Client, msg = asClient(n)
+	default:
+		msg = "not a scalar fault field"
+	}
+	return msg
+}
+
+// asClient reads pause-client's client: "holder", an index, or client-N;
+// the result is "holder" or the index in decimal.
+func asClient(n *yaml.Node) (string, string) {
+	s, msg := scalar(n, "holder or a client index")
+	if msg != "" {
+		return "", msg
+	}
+	if s == "holder" {
+		return s, ""
+	}
+	if nd, ok := parseNode(s); ok && nd.kind == kClient {
+		return strconv.Itoa(nd.i), ""
+	}
+	if i, err := strconv.Atoi(s); err == nil && i >= 0 {
+		return strconv.Itoa(i), ""
+	}
+	return "", fmt.Sprintf("must be holder or a client index such as 0 (got %q)", s)
+}
+
+// parseFault reads faults[i] without cross-checks.
+func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
+	fi := faultInfo{path: index("faults", i), line: n.Line, has: map[string]pos{}, bad: map[string]bool{}}
+	es, _ := p.mapping(n, fi.path)
+	var spec *faultSpec
+	for _, e := range es {
+		if e.name == "type" {
+			t, ok := get(p, e, join(fi.path, "type"), asString)
+			if !ok {
+				break
+			}
+			if s, known := faultSpecs[t]; known {
+				spec = &s
+				fi.f.Type = t
+			} else {
+				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(FaultTypes(), ", "))
+			}
+		}
+	}
+	for _, e := range es {
+		field := join(fi.path, e.name)
+		if !contains(faultFields, e.name) {
+			allowed := faultFields
+			if spec != nil {
+				allowed = spec.fields()
+			}
+			p.add(e.key.Line, field, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			continue
+		}
+		fi.has[e.name] = pos{e.line(), field}
+		switch e.name {
+		case "type":
+			if spec == nil {
+				fi.bad["type"] = true
+			}
+		case "groups":
+			if !p.parseGroups(e, &fi) {
+				fi.bad["groups"] = true
+			}
+		default:
+			if msg := setFaultField(&fi.f, e.name, e.val); msg != "" {
+				p.add(e.line(), field, "%s", msg)
+				fi.bad[e.name] = true
+			}
+		}
+	}
+	if _, ok := fi.has["type"]; !ok {
+		p.add(fi.line, join(fi.path, "type"), "required (one of %s)", strings.Join(FaultTypes(), ", "))
+	}
+	return fi
+}
+
+// parseGroups reads a partition's groups: a list of lists of node names.
+func (p *parser) parseGroups(e entry, fi *faultInfo) bool {
+	path := join(fi.path, "groups")
+	items, ok := p.sequence(e.val, path)
+	if !ok {
+		return false
+	}
+	fi.f.Groups = nil
+	fi.groupLines = nil
+	good := true
+	for i, g := range items {
+		gpath := index(path, i)
+		members, ok := p.sequence(g, gpath)
+		if !ok {
+			good = false
+			continue
+		}
+		var names []string
+		var lines []int
+		for j, m := range members {
+			s, msg := asString(m)
+			if msg != "" {
+				p.add(m.Line, index(gpath, j), "%s", msg)
+				good = false
+				continue
+			}
+			names = append(names, s)
+			lines = append(lines, m.Line)
+		}
+		if len(members) == 0 {
+			p.add(g.Line, gpath, "empty group")
+			good = false
+		}
+		fi.f.Groups = append(fi.f.Groups, names)
+		fi.groupLines = append(fi.groupLines, lines)
+	}
+	return good
+}
+
+// checkFault validates one fault against its type and the topology.
+func (p *parser) checkFault(fi *faultInfo) {
+	spec, ok := faultSpecs[fi.f.Type]
+	if !ok {
+		return
+	}
+	f := &fi.f
+	typ := f.Type
+	allowed := spec.fields()
+	names := make([]string, 0, len(fi.has))
+	for name := range fi.has {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if contains(allowed, name) {
+			continue
+		}
+		at := fi.has[name]
+		if name == "for" {
+			p.add(at.line, at.field, "a %s fault does not heal, so it takes no for (allowed: %s)", typ, strings.Join(allowed, ", "))
+		} else {
+			p.add(at.line, at.field, "not a field of a %s fault (allowed: %s)", typ, strings.Join(allowed, ", "))
+		}
+	}
+	has := func(name string) bool { _, ok := fi.has[name]; return ok }
+	good := func(name string) bool { return has(name) && !fi.bad[name] }
+	need := func(name, hint string) bool {
+		if !has(name) {
+			p.add(fi.line, join(fi.path, name), "required by a %s fault (%s)", typ, hint)
+			return false
+		}
+		return !fi.bad[name]
+	}
+	at := func(name string) (int, string) { x := fi.has[name]; return x.line, x.field }
+	bad := func(name, format string, args ...any) {
+		line, field := at(name)
+		p.add(line, field, format, args...)
+	}
+
+	if need("at", "when it starts, counted from the workload's start, e.g. at: 5s") {
+		switch d := p.s.Workload.Duration; {
+		case f.At < 0:
+			bad("at", "must be >= 0 (got %s)", f.At)
+		case d > 0 && f.At >= d:
+			bad("at", "%s is not before the workload ends (workload.duration %s)", f.At, d)
+		}
+	}
+	if good("for") && spec.heals && f.For <= 0 {
+		bad("for", "must be > 0 (got %s); leave for out to last until the end", f.For)
+	}
+	for _, r := range spec.required {
+		need(r, valueHint[r])
+	}
+	positive := func(name string, v int64, show string) {
+		if good(name) && v <= 0 {
+			bad(name, "must be > 0 (got %s)", show)
+		}
+	}
+	nonNegative := func(name string, v int64, show string) {
+		if good(name) && v < 0 {
+			bad(name, "must be >= 0 (got %s)", show)
+		}
+	}
+	positive("latency", int64(f.Latency), f.Latency.String())
+	nonNegative("jitter", int64(f.Jitter), f.Jitter.String())
+	positive("rate_kbps", int64(f.RateKbps), strconv.Itoa(f.RateKbps))
+	nonNegative("delay", int64(f.Delay), f.Delay.String())
+	positive("offset", int64(f.Offset), f.Offset.String())
+
+	t := &p.topo
+	if t.external && !spec.external {
+		bad("type", "a %s fault is not possible with provider external, which allows only client-side faults "+
+			"(latency, bandwidth, partition and reset on client links; pause-client)", typ)
+		return
+	}
+	switch spec.target {
+	case onLinkOrNode:
+		switch {
+		case !has("link") && !has("node"):
+			p.add(fi.line, fi.path, "a %s fault needs link: A->B or node: NAME", typ)
+		case has("link") && has("node"):
+			bad("node", "set link or node, not both")
+		case good("link"):
+			if _, msg := t.checkLink(f.Link); msg != "" {
+				bad("link", "%s", msg)
+			}
+		case good("node"):
+			n, msg := t.checkNode(f.Node, kAny)
+			if msg == "" && n.kind == kSentinel {
+				msg = fmt.Sprintf("node: %s would act on client traffic only: a sentinel's links to Redis nodes and other sentinels "+
+					"are not proxied (use link: clients->%s to say so)", f.Node, f.Node)
+			}
+			if msg != "" {
+				bad("node", "%s", msg)
+			}
+		}
+	case onServer:
+		if !need("node", "the server it acts on: "+spec.kinds.describe()) {
+			break
+		}
+		if _, msg := t.checkNode(f.Node, spec.kinds); msg != "" {
+			bad("node", "%s", msg)
+			break
+		}
+		if typ == FaultFailover && t.unsure&kPrimary == 0 {
+			if t.sentinel == 0 {
+				bad("node", "failover needs Sentinel to promote a replica: set cluster.redis.sentinels (e.g. 3)")
+			}
+			if t.replicas == 0 {
+				bad("node", "failover needs a replica to promote: set cluster.redis.replicas >= 1")
+			}
+		}
+	case onPartition:
+		switch {
+		case !has("groups") && !has("isolate"):
+			p.add(fi.line, fi.path, "a partition needs groups: [[A, B], [C]] or isolate: NAME")
+		case has("groups") && has("isolate"):
+			bad("isolate", "set groups or isolate, not both")
+		case good("isolate"):
+			p.checkIsolate(fi)
+		case good("groups"):
+			p.checkGroups(fi)
+		}
+	case onClient:
+		if need("client", "holder or a client index") && f.Client != "holder" {
+			if i, _ := strconv.Atoi(f.Client); t.clients > 0 && i >= t.clients {
+				bad("client", "no client %d (clients are 0..%d)", i, t.clients-1)
+			}
+		}
+	}
+}
+
+// valueHint says what a required value field means, for "required" errors.
+var valueHint = map[string]string{
+	"latency":   "the delay to add, e.g. latency: 500ms",
+	"rate_kbps": "the bandwidth limit in kB/s, e.g. rate_kbps: 64",
+	"offset":    "how far the clock jumps forward, e.g. offset: 10s",
+}
+
+// member is one node of a partition group.
+type member struct {
+	n     node
+	name  string
+	group int
+}
+
+// checkIsolate checks isolate: x, which is groups [[x], [every other
+// server, and clients unless x is a client]].
+func (p *parser) checkIsolate(fi *faultInfo) {
+	t := &p.topo
+	at := fi.has["isolate"]
+	x := fi.f.Isolate
+	n, msg := t.checkNode(x, kAny)
+	if msg != "" {
+		p.add(at.line, at.field, "%s", msg)
+		return
+	}
+	if t.unsure != 0 {
+		return // the other servers are not known
+	}
+	ms := []member{{n, x, 0}}
+	for _, s := range t.servers() {
+		if s != x {
+			o, _ := parseNode(s)
+			ms = append(ms, member{o, s, 1})
+		}
+	}
+	if !n.isClient() {
+		ms = append(ms, member{node{kind: kClients}, "clients", 1})
+	}
+	hint := fmt.Sprintf("use groups to cut %s's proxied links only, e.g. groups: [[%s], [clients]]", x, x)
+	if msg := t.partition(ms, hint); msg != "" {
+		p.add(at.line, at.field, "%s", msg)
+	}
+}
+
+// checkGroups checks a partition's groups: known nodes, each in one group,
+// nothing cut that no proxy carries, and at least one link to cut.
+func (p *parser) checkGroups(fi *faultInfo) {
+	t := &p.topo
+	groups := fi.f.Groups
+	at := fi.has["groups"]
+	if len(groups) < 2 {
+		p.add(at.line, at.field, "needs at least two groups to cut apart (got %d)", len(groups))
+		return
+	}
+	var ms []member
+	seen := map[string]int{}
+	valid := true
+	for i, g := range groups {
+		for j, name := range g {
+			mline, mfield := fi.groupLines[i][j], index(index(at.field, i), j)
+			n, msg := t.checkNode(name, kAny)
+			if msg == "" {
+				if prev, dup := seen[name]; dup {
+					msg = fmt.Sprintf("%s is already in %s", name, index(at.field, prev))
+				}
+			}
+			if msg != "" {
+				p.add(mline, mfield, "%s", msg)
+				valid = false
+				continue
+			}
+			seen[name] = i
+			ms = append(ms, member{n, name, i})
+		}
+	}
+	if !valid {
+		return
+	}
+	hint := "leave sentinels out of every group (nodes in no group keep all their links), or pause or kill the node"
+	if msg := t.partition(ms, hint); msg != "" {
+		p.add(at.line, at.field, "%s", msg)
+	}
+}
+
+// partition checks the members of a partition's groups against the
+// proxied links and returns what is wrong, or "".
+func (t *topology) partition(ms []member, sentinelHint string) string {
+	etcdIn := map[int]int{} // group -> etcd members in it
+	for _, m := range ms {
+		if m.n.kind == kEtcd {
+			etcdIn[m.group]++
+		}
+	}
+	if len(etcdIn) > 1 {
+		for g, n := range etcdIn {
+			if n > 1 {
+				return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; etcd peer links "+
+					"are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups could be cut in one "+
+					"direction only; put at most one etcd member in each group that faces other etcd members", g, n)
+			}
+		}
+	}
+	cuts := false
+	for a := range ms {
+		for b := a + 1; b < len(ms); b++ {
+			x, y := ms[a], ms[b]
+			if x.group == y.group {
+				continue
+			}
+			switch {
+			case x.n.isClient() && y.n.isClient() && (x.n.kind == kClients || y.n.kind == kClients):
+				return fmt.Sprintf("%s and %s are in different groups, but clients includes every client", x.name, y.name)
+			case unproxied(x.n, y.n):
+				return fmt.Sprintf("%s and %s are in different groups, but sentinels reach Redis nodes and each other directly, "+
+					"not through a proxy, so that traffic cannot be cut; %s", x.name, y.name, sentinelHint)
+			case t.external && !x.n.isClient() && !y.n.isClient() && x.n.kind == y.n.kind && x.n.kind&(kZK|kEtcd) != 0:
+				return fmt.Sprintf("%s and %s are in different groups, but with provider external their peer traffic is not "+
+					"proxied: only client links can be cut", x.name, y.name)
+			case t.cut(x.n, y.n):
+				cuts = true
+			}
+		}
+	}
+	if !cuts {
+		return fmt.Sprintf("no proxied link runs between the groups, so the partition cuts nothing (%s)", linkRules)
+	}
+	return ""
+}

@@ -1,0 +1,137 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Expand returns the runs of a sweep: one scenario per combination of the
+// swept values, clients outermost, then the fault parameters in file order
+// with the last varying fastest. Each has the values applied, Sweep nil,
+// and Variant naming the values ("clients=4 faults[0].for=5s"). A scenario
+// without a sweep expands to one copy of itself. Parse has validated every
+// value, so Expand cannot fail on a parsed scenario; on a hand-built one a
+// value that does not convert leaves the field as it was.
+func (s *Scenario) Expand() []*Scenario {
+	type dim struct {
+		name   string
+		values []string
+		apply  func(c *Scenario, v string)
+	}
+	var dims []dim
+	if sw := s.Sweep; sw != nil {
+		if len(sw.Clients) > 0 {
+			vals := make([]string, len(sw.Clients))
+			for i, n := range sw.Clients {
+				vals[i] = strconv.Itoa(n)
+			}
+			dims = append(dims, dim{"clients", vals, func(c *Scenario, v string) {
+				c.Workload.Clients, _ = strconv.Atoi(v)
+			}})
+		}
+		for _, sp := range sw.Params {
+			if len(sp.Values) == 0 || sp.Fault < 0 || sp.Fault >= len(s.Faults) {
+				continue
+			}
+			sp := sp
+			dims = append(dims, dim{fmt.Sprintf("faults[%d].%s", sp.Fault, sp.Field), sp.Values, func(c *Scenario, v string) {
+				f := c.Faults[sp.Fault]
+				if setFaultField(&f, sp.Field, &yaml.Node{Kind: yaml.ScalarNode, Value: v}) == "" {
+					c.Faults[sp.Fault] = f
+				}
+			}})
+		}
+	}
+	if len(dims) == 0 {
+		c := s.clone()
+		c.Sweep = nil
+		return []*Scenario{c}
+	}
+	var out []*Scenario
+	idx := make([]int, len(dims))
+	for {
+		c := s.clone()
+		c.Sweep = nil
+		parts := make([]string, len(dims))
+		for d, i := range idx {
+			v := dims[d].values[i]
+			dims[d].apply(c, v)
+			parts[d] = dims[d].name + "=" + v
+		}
+		c.Variant = strings.Join(parts, " ")
+		out = append(out, c)
+		d := len(dims) - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < len(dims[d].values) {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return out
+		}
+	}
+}
+
+// clone returns a deep copy of s.
+func (s *Scenario) clone() *Scenario {
+	c := *s
+	if r := s.Cluster.Redis; r != nil {
+		x := *r
+		c.Cluster.Redis = &x
+	}
+	if z := s.Cluster.ZooKeeper; z != nil {
+		x := *z
+		c.Cluster.ZooKeeper = &x
+	}
+	if e := s.Cluster.Etcd; e != nil {
+		x := *e
+		c.Cluster.Etcd = &x
+	}
+	if e := s.Cluster.External; e != nil {
+		c.Cluster.External = &External{
+			Redis:     append([]string(nil), e.Redis...),
+			ZooKeeper: append([]string(nil), e.ZooKeeper...),
+			Etcd:      append([]string(nil), e.Etcd...),
+		}
+	}
+	c.Locks = append([]Lock(nil), s.Locks...)
+	for i, l := range c.Locks {
+		if l.Options != nil {
+			o := make(map[string]string, len(l.Options))
+			for k, v := range l.Options {
+				o[k] = v
+			}
+			c.Locks[i].Options = o
+		}
+	}
+	c.Faults = append([]Fault(nil), s.Faults...)
+	for i, f := range c.Faults {
+		if f.Groups != nil {
+			g := make([][]string, len(f.Groups))
+			for j, grp := range f.Groups {
+				g[j] = append([]string(nil), grp...)
+			}
+			c.Faults[i].Groups = g
+		}
+	}
+	if s.Sweep != nil {
+		sw := Sweep{Clients: append([]int(nil), s.Sweep.Clients...)}
+		for _, sp := range s.Sweep.Params {
+			sp.Values = append([]string(nil), sp.Values...)
+			sw.Params = append(sw.Params, sp)
+		}
+		c.Sweep = &sw
+	}
+	if s.Expect != nil {
+		c.Expect = make(map[string]Expect, len(s.Expect))
+		for k, v := range s.Expect {
+			c.Expect[k] = v
+		}
+	}
+	return &c
+}

@@ -1,0 +1,296 @@
+package scenarios
+
+// Node and link names (DESIGN.md §3, contract) checked against the cluster a
+// scenario describes.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// nodeKind is a bit set of node kinds, so a fault can say which it accepts.
+type nodeKind uint16
+
+const (
+	kPrimary   nodeKind = 1 << iota // redis-N
+	kReplica                        // redis-N-rM
+	kSentinel                       // sentinel-N
+	kZK                             // zk-N
+	kEtcd                           // etcd-N
+	kClients                        // clients: every client
+	kClient                         // client-N
+	kHolder                         // holder: the client in the critical section
+	kEtcdPeers                      // etcd-peers: every etcd member, as a link source only
+
+	kServer    = kPrimary | kReplica | kSentinel | kZK | kEtcd
+	kAnyClient = kClients | kClient | kHolder
+	kAny       = kServer | kAnyClient
+)
+
+// describe names the kinds in k for messages.
+func (k nodeKind) describe() string {
+	var out []string
+	for _, d := range []struct {
+		k    nodeKind
+		name string
+	}{
+		{kPrimary, "redis-N"}, {kReplica, "redis-N-rM"}, {kSentinel, "sentinel-N"},
+		{kZK, "zk-N"}, {kEtcd, "etcd-N"}, {kClients, "clients"}, {kClient, "client-N"}, {kHolder, "holder"},
+		{kEtcdPeers, "etcd-peers"},
+	} {
+		if k&d.k != 0 {
+			out = append(out, d.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// node is a parsed node name.
+type node struct {
+	kind nodeKind
+	i    int // index; for a replica the index of its primary
+	j    int // replica index
+}
+
+// parseNode reads a node name; ok is false when it is not one.
+func parseNode(s string) (node, bool) {
+	switch s {
+	case "clients":
+		return node{kind: kClients}, true
+	case "holder":
+		return node{kind: kHolder}, true
+	case "etcd-peers":
+		return node{kind: kEtcdPeers}, true
+	}
+	num := func(s string) (int, bool) {
+		if s == "" || (len(s) > 1 && s[0] == '0') || len(s) > 6 {
+			return 0, false
+		}
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+		n, err := strconv.Atoi(s)
+		return n, err == nil
+	}
+	for _, p := range []struct {
+		prefix string
+		kind   nodeKind
+	}{{"sentinel-", kSentinel}, {"zk-", kZK}, {"etcd-", kEtcd}, {"client-", kClient}} {
+		if rest, ok := strings.CutPrefix(s, p.prefix); ok {
+			n, ok := num(rest)
+			return node{kind: p.kind, i: n}, ok
+		}
+	}
+	if rest, ok := strings.CutPrefix(s, "redis-"); ok {
+		prim, repl, isReplica := strings.Cut(rest, "-r")
+		i, ok := num(prim)
+		if !ok {
+			return node{}, false
+		}
+		if !isReplica {
+			return node{kind: kPrimary, i: i}, true
+		}
+		j, ok := num(repl)
+		return node{kind: kReplica, i: i, j: j}, ok
+	}
+	return node{}, false
+}
+
+// topology is the set of nodes a scenario's cluster and workload have.
+type topology struct {
+	external bool
+	redis    int // primaries
+	replicas int // per primary
+	sentinel int
+	zk       int
+	etcd     int
+	// clients is the fewest clients any run of the scenario has (sweeps
+	// included), so client-N must be below it; 0 means unknown (the
+	// workload had errors) and client-N is not range-checked.
+	clients int
+	// unsure holds the kinds whose cluster section had errors: their node
+	// names are only checked for their form, not their existence.
+	unsure nodeKind
+}
+
+func (t *topology) exists(n node) bool {
+	switch n.kind {
+	case kClients, kHolder:
+		return true
+	case kClient:
+		return t.clients == 0 || n.i < t.clients
+	}
+	if t.unsure&n.kind != 0 {
+		return true
+	}
+	switch n.kind {
+	case kPrimary:
+		return n.i < t.redis
+	case kReplica:
+		return n.i < t.redis && n.j < t.replicas
+	case kSentinel:
+		return n.i < t.sentinel
+	case kZK:
+		return n.i < t.zk
+	case kEtcd:
+		return n.i < t.etcd
+	case kEtcdPeers:
+		return t.etcd > 0
+	}
+	return false
+}
+
+// names lists the topology's node names compactly for messages.
+func (t *topology) names() string {
+	var out []string
+	rng := func(prefix string, n int) {
+		switch {
+		case n == 1:
+			out = append(out, prefix+"0")
+		case n == 2:
+			out = append(out, prefix+"0", prefix+"1")
+		case n > 2:
+			out = append(out, fmt.Sprintf("%s0..%s%d", prefix, prefix, n-1))
+		}
+	}
+	rng("redis-", t.redis)
+	for i := 0; i < t.redis && t.replicas > 0; i++ {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("redis-N-r0..redis-N-r%d", t.replicas-1))
+			break
+		}
+		rng(fmt.Sprintf("redis-%d-r", i), t.replicas)
+	}
+	rng("sentinel-", t.sentinel)
+	rng("zk-", t.zk)
+	rng("etcd-", t.etcd)
+	out = append(out, "clients")
+	if t.clients > 0 {
+		rng("client-", t.clients)
+	} else {
+		out = append(out, "client-N")
+	}
+	out = append(out, "holder")
+	return strings.Join(out, ", ")
+}
+
+// checkNode reads a node name that must be of one of kinds and exist.
+func (t *topology) checkNode(s string, kinds nodeKind) (node, string) {
+	n, ok := parseNode(s)
+	if !ok || !t.exists(n) {
+		return n, fmt.Sprintf("no node %q (nodes: %s)", s, t.names())
+	}
+	if n.kind&kinds == 0 {
+		return n, fmt.Sprintf("%q is not one of %s", s, kinds.describe())
+	}
+	return n, ""
+}
+
+// proxied reports whether the cluster has a proxied link a->b, the
+// links faults can act on (the model of package faults, DESIGN.md §3): a
+// client to any server; a replica to its primary (replication connections
+// are the replica's); one ZooKeeper member to another; etcd-peers to an
+// etcd member (etcd peer traffic is proxied per destination). Sentinels'
+// own connections are not proxied; with provider external only client
+// links exist.
+func (t *topology) proxied(a, b node) bool {
+	switch {
+	case a.isClient():
+		return b.kind&kServer != 0
+	case t.external:
+		return false
+	case a.kind == kReplica:
+		return b.kind == kPrimary && a.i == b.i
+	case a.kind == kZK:
+		return b.kind == kZK && a.i != b.i
+	case a.kind == kEtcdPeers:
+		return b.kind == kEtcd && (t.etcd > 1 || t.unsure&kEtcd != 0)
+	}
+	return false
+}
+
+// cut reports whether separating a and b (in different partition groups)
+// cuts a proxied link between them.
+func (t *topology) cut(a, b node) bool {
+	if a.kind == kEtcd && b.kind == kEtcd && !t.external {
+		return a.i != b.i // etcd-peers->b carries a's traffic to b
+	}
+	return t.proxied(a, b) || t.proxied(b, a)
+}
+
+// unproxied reports whether a and b talk over connections no proxy sees,
+// so no fault can cut them: Sentinels reach Redis nodes and each other
+// directly.
+func unproxied(a, b node) bool {
+	redisSide := kPrimary | kReplica | kSentinel
+	return a != b && (a.kind == kSentinel && b.kind&redisSide != 0 || b.kind == kSentinel && a.kind&redisSide != 0)
+}
+
+// isClient reports whether n stands for one or more harness clients.
+func (n node) isClient() bool { return n.kind&kAnyClient != 0 }
+
+// servers lists every server node of the topology, in cluster order.
+func (t *topology) servers() []string {
+	var out []string
+	for i := 0; i < t.redis; i++ {
+		out = append(out, "redis-"+strconv.Itoa(i))
+	}
+	for i := 0; i < t.redis; i++ {
+		for j := 0; j < t.replicas; j++ {
+			out = append(out, fmt.Sprintf("redis-%d-r%d", i, j))
+		}
+	}
+	for i := 0; i < t.sentinel; i++ {
+		out = append(out, "sentinel-"+strconv.Itoa(i))
+	}
+	for i := 0; i < t.zk; i++ {
+		out = append(out, "zk-"+strconv.Itoa(i))
+	}
+	for i := 0; i < t.etcd; i++ {
+		out = append(out, "etcd-"+strconv.Itoa(i))
+	}
+	return out
+}
+
+const linkRules = "links run from a client to a server, from a replica to its primary, " +
+	"between ZooKeeper members, and from etcd-peers to an etcd member"
+
+// checkLink reads "A->B" and returns its normalised form, or a message
+// saying why the cluster has no such proxied link.
+func (t *topology) checkLink(s string) (string, string) {
+	a, b, ok := strings.Cut(s, "->")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if !ok || a == "" || b == "" || strings.Contains(b, "->") {
+		return "", fmt.Sprintf("%q is not a link: write A->B, e.g. clients->redis-0", s)
+	}
+	na, msg := t.checkNode(a, kAny|kEtcdPeers)
+	if msg != "" {
+		return "", msg
+	}
+	nb, msg := t.checkNode(b, kAny)
+	if msg != "" {
+		return "", msg
+	}
+	link := a + "->" + b
+	if t.proxied(na, nb) {
+		return link, ""
+	}
+	switch {
+	case nb.isClient():
+		return "", fmt.Sprintf("no link %s: links from a client are written client->server (connections the client opens), e.g. %s->%s", link, b, a)
+	case t.external && !na.isClient():
+		return "", fmt.Sprintf("no link %s: with provider external only client links exist", link)
+	case na.kind == kEtcd && nb.kind == kEtcd:
+		return "", fmt.Sprintf("no link %s: etcd peer links are proxied per destination only; use link: etcd-peers->%s (connections from every other member)", link, b)
+	case na.kind == kSentinel || nb.kind == kSentinel:
+		return "", fmt.Sprintf("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy (pause or kill the sentinel instead)", link)
+	case na.kind == kPrimary && nb.kind == kReplica && na.i == nb.i:
+		return "", fmt.Sprintf("no link %s: the replication link is %s->%s (connections the replica opens; the primary's stream flows back on them)", link, b, a)
+	case na.kind == kEtcdPeers:
+		return "", fmt.Sprintf("no link %s: etcd-peers links exist only to etcd members of a cluster of 3 or 5", link)
+	}
+	return "", fmt.Sprintf("no link %s (%s)", link, linkRules)
+}
