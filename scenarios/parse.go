@@ -746,6 +746,19 @@ func (p *parser) sweep(e entry) {
 		var nodes []*yaml.Node
 		for j, it := range items {
 			v, msg := scalar(it, "a value")
+			if msg == "" {
+				// Store client and link values the way the fault field
+				// stores them, so "client-3" and 3 sweep the same client.
+				var f Fault
+				if setFaultField(&f, field, it) == "" {
+					switch field {
+					case "client":
+						v = f.Client
+					case "link":
+						v = f.Link
+					}
+				}
+			}
 			if msg == "" && seen[v] {
 				msg = fmt.Sprintf("duplicate value %q", v)
 			}

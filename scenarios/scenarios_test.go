@@ -644,6 +644,9 @@ sweep:
   faults[0].for: [1s, 5s]
   "faults[1].latency": [10ms, 100ms, 1s]
 `)
+	if c := mustParse(t, "name: t\nlocks: [test-lock]\nworkload: {clients: 4}\nfaults:\n  - {type: pause-client, at: 1s, client: 0}\nsweep:\n  faults[0].client: [client-1, 2, holder]\n"); !reflect.DeepEqual(c.Sweep.Params[0].Values, []string{"1", "2", "holder"}) {
+		t.Errorf("client sweep values %q", c.Sweep.Params[0].Values)
+	}
 	if s.Faults[1].Link != "clients->redis-0" {
 		t.Errorf("link %q", s.Faults[1].Link)
 	}

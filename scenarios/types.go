@@ -106,8 +106,8 @@ type Sweep struct {
 type SweepParam struct {
 	Fault  int    // index into Faults
 	Field  string // "for", "latency", ...
-	Values []string
-	Line   int // the sweep entry's line
+	Values []string // as written; client values as in Fault.Client ("3"), links without spaces
+	Line   int      // the sweep entry's line
 }
 
 // Fault is one scheduled fault. Fields irrelevant to Type are zero.
