@@ -104,8 +104,8 @@ type Sweep struct {
 // SweepParam sweeps one fault field across values, written in the file as
 // "faults[i].field": [values].
 type SweepParam struct {
-	Fault  int    // index into Faults
-	Field  string // "for", "latency", ...
+	Fault  int      // index into Faults
+	Field  string   // "for", "latency", ...
 	Values []string // as written; client values as in Fault.Client ("3"), links without spaces
 	Line   int      // the sweep entry's line
 }
