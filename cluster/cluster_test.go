@@ -334,7 +334,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	if testenv.HasZooKeeper() {
 		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
 	}
-	if false && testenv.HasEtcd() { // TODO(step 4)
+	if testenv.HasEtcd() {
 		spec.Etcd = &cluster.EtcdSpec{Nodes: 1}
 	}
 	c := testenv.Cluster(t, spec)

@@ -1,5 +1,178 @@
 package cluster
 
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// etcd timing: heartbeats every 50 ms and elections after 500 ms of silence
+// (etcd's defaults are 100/1000), so a 3-member cluster is ready in about a
+// second and re-elects within about a second of losing its leader; 500 ms
+// is still ten heartbeats, enough slack for a busy 2-core machine.
+const (
+	etcdHeartbeat       = 50 * time.Millisecond
+	etcdElectionTimeout = 500 * time.Millisecond
+)
+
+// buildEtcd creates a cluster etcd-0..etcd-<n-1>.
+//
+// Peer links are per destination member ("etcd-peers->etcd-0"): every member
+// must agree on every member's peer URL (the cluster id is derived from
+// them, and members learn each other's URLs from the membership, not from
+// their own flags), so each member advertises one proxy that all the others
+// dial. A directed pair cannot be told apart: cutting "etcd-peers->etcd-0"
+// cuts every connection the others open to etcd-0. etcd's raft transport
+// carries a member's messages to a peer mostly on streams the *peer* opened
+// (and pipelines on connections the sender opened), so such a cut stops
+// most, not all, of etcd-0's traffic in both directions; isolating etcd-0
+// reliably takes pausing it, or cutting its client links too.
 func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
-	return backend{name: BackendEtcd}, ErrUnsupported
+	b := backend{name: BackendEtcd}
+	var nodes []*Node
+	for i := 0; i < es.Nodes; i++ {
+		n, err := c.addNode("etcd-"+strconv.Itoa(i), KindEtcd, true)
+		if err != nil {
+			return b, err
+		}
+		nodes = append(nodes, n)
+	}
+	free, err := freePorts(2 * len(nodes))
+	if err != nil {
+		return b, err
+	}
+	peerPort := make([]int, len(nodes))
+	peerURL := make([]string, len(nodes)) // advertised: the proxy, or the real port for a single member
+	var peerLinks []*Link
+	for i, n := range nodes {
+		n.setAddr(hostPort(free[2*i]))
+		peerPort[i] = free[2*i+1]
+		peerURL[i] = "http://" + hostPort(peerPort[i])
+		if len(nodes) > 1 {
+			l, err := c.addLink(EtcdPeers, n.Name, []string{hostPort(peerPort[i])}, nil)
+			if err != nil {
+				return b, err
+			}
+			peerLinks = append(peerLinks, l)
+			peerURL[i] = "http://" + l.Addr()
+		}
+	}
+	var initial []string
+	for i, n := range nodes {
+		initial = append(initial, n.Name+"="+peerURL[i])
+	}
+	token := fmt.Sprintf("locklab-%s-%d", c.spec.RunID, time.Now().UnixNano())
+
+	for i, n := range nodes {
+		n.cmd = func() (command, error) {
+			client := "http://" + n.Addr()
+			return command{path: "etcd", dir: n.dataDir, args: []string{
+				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
+				"--listen-client-urls", client, "--advertise-client-urls", client,
+				"--listen-peer-urls", "http://" + hostPort(peerPort[i]),
+				"--initial-advertise-peer-urls", peerURL[i],
+				"--initial-cluster", strings.Join(initial, ","),
+				"--initial-cluster-state", "new", "--initial-cluster-token", token,
+				"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
+				"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
+				"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
+			}}, nil
+		}
+		n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
+		n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
+		n.rebind = func() error {
+			ports, err := freePorts(2)
+			if err != nil {
+				return err
+			}
+			n.setAddr(hostPort(ports[0]))
+			peerPort[i] = ports[1]
+			if len(peerLinks) > 0 {
+				return setUpstream(peerLinks[i], 0, hostPort(peerPort[i]))
+			}
+			peerURL[i] = "http://" + hostPort(peerPort[i])
+			initial[i] = n.Name + "=" + peerURL[i]
+			return nil
+		}
+	}
+	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
+	b.version = func(ctx context.Context) string {
+		var v struct {
+			Server string `json:"etcdserver"`
+		}
+		if err := etcdGet(ctx, nodes[0].Addr(), "/version", &v); err != nil {
+			return ""
+		}
+		return v.Server
+	}
+	return b, nil
+}
+
+var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+func etcdGet(ctx context.Context, addr, path string, v any) error {
+	return etcdDo(ctx, http.MethodGet, addr, path, nil, v)
+}
+
+func etcdDo(ctx context.Context, method, addr, path string, body io.Reader, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := etcdHTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return json.Unmarshal(b, v)
+}
+
+// etcdHealth succeeds when the member reports health: it has a leader and
+// no alarm.
+func etcdHealth(ctx context.Context, addr string) error {
+	var h struct {
+		Health string `json:"health"`
+		Reason string `json:"reason"`
+	}
+	if err := etcdGet(ctx, addr, "/health", &h); err != nil {
+		return err
+	}
+	if h.Health != "true" {
+		return fmt.Errorf("health %q %s", h.Health, h.Reason)
+	}
+	return nil
+}
+
+// etcdRole asks the member's status through the gRPC gateway.
+func etcdRole(ctx context.Context, addr string) (string, error) {
+	var s struct {
+		Header struct {
+			MemberID string `json:"member_id"`
+		} `json:"header"`
+		Leader string `json:"leader"`
+	}
+	if err := etcdDo(ctx, http.MethodPost, addr, "/v3/maintenance/status", strings.NewReader("{}"), &s); err != nil {
+		return "", err
+	}
+	switch {
+	case s.Leader == "" || s.Leader == "0":
+		return "", fmt.Errorf("no leader")
+	case s.Leader == s.Header.MemberID:
+		return "leader", nil
+	default:
+		return "follower", nil
+	}
 }

@@ -1,10 +1,10 @@
 package cluster
 
 import (
-	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
-	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -32,40 +32,64 @@ import (
 const watchEvery = 20 * time.Millisecond
 
 // listeningSockets returns the local addresses ("127.0.0.1:6379",
-// "0.0.0.0:2181") of listening TCP sockets (IPv4).
+// "0.0.0.0:2181") of listening IPv4 TCP sockets. It asks the kernel through
+// netlink sock_diag for listening sockets only: reading /proc/net/tcp costs
+// milliseconds of system time on a machine with thousands of sockets, too
+// much to do 50 times a second.
 func listeningSockets() (map[string]bool, error) {
-	b, err := os.ReadFile("/proc/net/tcp")
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, netlinkSockDiag)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sock_diag: %w", err)
+	}
+	defer syscall.Close(fd)
+	// nlmsghdr + inet_diag_req_v2 asking for every IPv4 TCP socket in
+	// state LISTEN.
+	req := make([]byte, 16+56)
+	ne := binary.NativeEndian
+	ne.PutUint32(req[0:], uint32(len(req)))
+	ne.PutUint16(req[4:], sockDiagByFamily)
+	ne.PutUint16(req[6:], syscall.NLM_F_REQUEST|syscall.NLM_F_DUMP)
+	ne.PutUint32(req[8:], 1) // seq
+	req[16] = syscall.AF_INET
+	req[17] = syscall.IPPROTO_TCP
+	ne.PutUint32(req[20:], 1<<tcpListen)
+	if err := syscall.Sendto(fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
+		return nil, fmt.Errorf("sock_diag: %w", err)
 	}
 	out := map[string]bool{}
-	for i, line := range bytes.Split(b, []byte{'\n'}) {
-		if i == 0 {
-			continue
+	buf := make([]byte, 1<<16)
+	for {
+		n, _, err := syscall.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return nil, fmt.Errorf("sock_diag: %w", err)
 		}
-		f := bytes.Fields(line)
-		if len(f) < 4 || string(f[3]) != "0A" { // TCP_LISTEN
-			continue
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return nil, fmt.Errorf("sock_diag: %w", err)
 		}
-		if a, ok := procAddr(string(f[1])); ok {
-			out[a] = true
+		for _, m := range msgs {
+			switch m.Header.Type {
+			case syscall.NLMSG_DONE:
+				return out, nil
+			case syscall.NLMSG_ERROR:
+				return nil, errors.New("sock_diag: error reply")
+			}
+			d := m.Data // inet_diag_msg: family, state, timer, retrans, then inet_diag_sockid
+			if len(d) < 12 {
+				continue
+			}
+			port := binary.BigEndian.Uint16(d[4:6])
+			out[fmt.Sprintf("%d.%d.%d.%d:%d", d[8], d[9], d[10], d[11], port)] = true
 		}
 	}
-	return out, nil
 }
 
-// procAddr decodes /proc/net/tcp's "0100007F:1F90" into "127.0.0.1:8080".
-func procAddr(s string) (string, bool) {
-	if len(s) != 13 || s[8] != ':' {
-		return "", false
-	}
-	ip, err1 := strconv.ParseUint(s[:8], 16, 32)
-	port, err2 := strconv.ParseUint(s[9:], 16, 16)
-	if err1 != nil || err2 != nil {
-		return "", false
-	}
-	return fmt.Sprintf("%d.%d.%d.%d:%d", ip&0xff, ip>>8&0xff, ip>>16&0xff, ip>>24, port), true
-}
+// Linux constants for sock_diag.
+const (
+	netlinkSockDiag  = 4  // NETLINK_SOCK_DIAG
+	sockDiagByFamily = 20 // SOCK_DIAG_BY_FAMILY
+	tcpListen        = 10 // TCP_LISTEN
+)
 
 // upstreamListens reports whether addr ("127.0.0.1:port") has a listener.
 func upstreamListens(ls map[string]bool, addr string) bool {
@@ -112,11 +136,28 @@ func (c *Cluster) watchListeners(stop <-chan struct{}) {
 		}
 		ls, err := listeningSockets()
 		if err != nil {
-			c.log.Warn("cluster: read listening sockets", "err", err)
+			// Without it proxies keep listening all the time, which works
+			// but answers EOF where a server would refuse.
+			c.log.Warn("cluster: proxies cannot follow their servers' listening state", "err", err)
+			c.stopWatching()
 			return
 		}
 		for _, l := range c.AllLinks() {
 			l.syncListening(ls)
 		}
+	}
+}
+
+// stopWatching makes every link's proxies listen for good.
+func (c *Cluster) stopWatching() {
+	for _, l := range c.AllLinks() {
+		l.mu.Lock()
+		l.watch = false
+		for i, p := range l.proxies {
+			if !l.up[i] && p.Start() == nil {
+				l.up[i] = true
+			}
+		}
+		l.mu.Unlock()
 	}
 }
