@@ -1,0 +1,69 @@
+//go:build !devenv
+
+package adapters_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks"
+)
+
+// labEnv is a real 3-node ensemble per test, every client with its own
+// proxied links (cluster package).
+type labEnv struct {
+	c *cluster.Cluster
+}
+
+// newLabEnv starts a 3-node ensemble of backend for clients clients
+// (testenv.Cluster: skipped under -short, fails in CI when a binary is
+// missing).
+func newLabEnv(t testing.TB, clients int, backend locks.Backend) *labEnv {
+	t.Helper()
+	spec := cluster.Spec{Clients: clients}
+	switch backend {
+	case locks.ZooKeeper:
+		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 3}
+	case locks.Etcd:
+		spec.Etcd = &cluster.EtcdSpec{Nodes: 3}
+	default:
+		t.Fatalf("no test cluster for backend %q", backend)
+	}
+	return &labEnv{c: testenv.Cluster(t, spec)}
+}
+
+func (e *labEnv) endpoints(i int) locks.Endpoints { return locks.Endpoints(e.c.Endpoints(i)) }
+
+// cut cuts every link of client i (no byte passes either way).
+func (e *labEnv) cut(t testing.TB, i int) {
+	t.Helper()
+	links, err := e.c.Links(fmt.Sprintf("client-%d", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if err := l.Cut(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// heal heals every link of client i.
+func (e *labEnv) heal(t testing.TB, i int) {
+	t.Helper()
+	links, err := e.c.Links(fmt.Sprintf("client-%d", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, l := range links {
+		if err := l.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
