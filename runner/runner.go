@@ -86,11 +86,30 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 				if len(clients) > 1 {
 					params["clients"] = fmt.Sprint(n)
 				}
-				pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fp.faults})
+				spec, ok := locks.Lookup(l.Name)
+				if !ok {
+					return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
+				}
+				cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
+				fs := relevantFaults(fp.faults, cs)
+				if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
+					return nil, err
+				}
+				pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
 			}
 		}
 	}
 	return pts, nil
+}
+
+func providerOf(sc *scenarios.Scenario, opts Options) string {
+	switch {
+	case opts.Provider != "":
+		return opts.Provider
+	case sc.Cluster.Provider != "":
+		return sc.Cluster.Provider
+	}
+	return cluster.ProviderLocal
 }
 
 func labels(ls []scenarios.Lock) []string {
@@ -122,13 +141,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if opts.Seed != nil {
 		seed = *opts.Seed
 	}
-	provider := sc.Cluster.Provider
-	if opts.Provider != "" {
-		provider = opts.Provider
-	}
-	if provider == "" {
-		provider = cluster.ProviderLocal
-	}
+	provider := providerOf(sc, opts)
 	dir := opts.OutDir
 	if dir == "" {
 		root := opts.ResultsDir
@@ -236,7 +249,8 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	for k, v := range pt.Params {
 		name += "_" + unsafeChars.ReplaceAllString(k+"="+v, "_")
 	}
-	cspec := r.clusterSpec(spec, pt.Clients, filepath.Join(r.dir, "logs", name))
+	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
+	cspec.Logger = r.log
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
 	cl, err := cluster.Start(ctx, cspec)
 	if err != nil {
@@ -373,9 +387,11 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	return out
 }
 
-func (r *run) clusterSpec(spec locks.Spec, clients int, dir string) cluster.Spec {
-	c := r.sc.Cluster
-	cs := cluster.Spec{Provider: r.provider, Clients: clients, Dir: dir, RunID: r.sc.Name, Logger: r.log}
+// clusterSpec is the cluster one lock runs on: the scenario's section for
+// the lock's backend only (a fresh cluster per lock).
+func clusterSpec(sc *scenarios.Scenario, provider string, spec locks.Spec, clients int, dir string) cluster.Spec {
+	c := sc.Cluster
+	cs := cluster.Spec{Provider: provider, Clients: clients, Dir: dir, RunID: sc.Name}
 	switch spec.Backend {
 	case locks.Redis:
 		if c.Redis != nil {

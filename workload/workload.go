@@ -147,13 +147,13 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 		start = intended
 	}
 	actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
+	defer cancel()
 	lease, err := l.Acquire(actx)
-	cancel()
 	if err != nil {
 		switch {
-		case ctx.Err() != nil:
+		case ended(ctx):
 			return nil // the run ended while we waited: not an error
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil:
 			rec.Error(ErrAcquireTimeout, time.Now())
 			return nil
 		case errors.Is(err, locks.ErrNotObtained):
@@ -221,6 +221,18 @@ func releaseLease(ctx context.Context, cfg Config, lease locks.Lease, rec *Recor
 	default:
 		rec.Error(ErrRelease, time.Now())
 	}
+}
+
+// ended reports whether the run is over. Besides ctx.Err() it checks the
+// deadline itself: a lock whose socket deadline is the run's deadline can
+// fail a hair before ctx's own timer fires, and that is the run's end, not
+// an acquire timeout.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // sleepCtx waits d or until ctx ends; it reports whether d elapsed.

@@ -1,0 +1,231 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/internal/testenv"
+	_ "github.com/locklab/locklab/locks/all"
+	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/workload"
+)
+
+// TestMain lets the test binary act as a client process: process_per_client
+// runs re-execute it in worker mode.
+func TestMain(m *testing.M) {
+	workload.MaybeWorker()
+	os.Exit(m.Run())
+}
+
+func parse(t *testing.T, yaml string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Parse(t.Name()+".yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("scenario: %v", err)
+	}
+	return sc
+}
+
+func runScenario(t *testing.T, sc *scenarios.Scenario) *report.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, dir, err := runner.Run(ctx, sc, runner.Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := report.Read(dir); err != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" {
+			t.Fatalf("%s failed: %s", r.Lock, r.Error)
+		}
+		t.Logf("%-20s ops %5d  violations %3d  lost %3d  stale %3d (rejected %3d)  errors %s",
+			r.Lock, r.Ops, r.Violations, r.LostUpdates, r.StaleTokens, r.StaleRejected, report.ErrorsString(r.Errors))
+	}
+	return res
+}
+
+func byLock(res *report.Result) map[string]report.Run {
+	m := map[string]report.Run{}
+	for _, r := range res.Runs {
+		m[r.Lock] = r
+	}
+	return m
+}
+
+// TestCorrectLocksAreSafe: correct locks under contention, no faults, the
+// checker must report nothing (it does not cry wolf), and the result file
+// carries the contract fields.
+func TestCorrectLocksAreSafe(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	sc := parse(t, `
+name: safe
+cluster: {redis: {primaries: 1}}
+locks: [redis-cad, redis-watchdog, redis-reentrant]
+workload: {clients: 6, duration: 2s, ttl: 2s, critical_section: 1ms}
+resource: {fencing: enforce}
+expect: {default: {violations: 0, lost_updates: 0, stale_tokens: 0}}
+`)
+	res := runScenario(t, sc)
+	if !res.Complete || res.ExpectMet == nil || !*res.ExpectMet {
+		t.Fatalf("complete=%v expect_met=%v", res.Complete, res.ExpectMet)
+	}
+	for _, r := range res.Runs {
+		if r.Ops < 100 || r.Throughput <= 0 || r.Acquire.Count == 0 || r.Handoff.Count == 0 {
+			t.Errorf("%s: ops %d throughput %.0f acquire n=%d handoff n=%d: the workload barely ran",
+				r.Lock, r.Ops, r.Throughput, r.Acquire.Count, r.Handoff.Count)
+		}
+		if len(r.Timeline) < 15 {
+			t.Errorf("%s: timeline has %d buckets for a 2s run", r.Lock, len(r.Timeline))
+		}
+	}
+	if res.Schema != report.Schema || res.Scenario != "safe" || res.Provider != "local" {
+		t.Errorf("result header: %+v", res)
+	}
+}
+
+// TestBrokenLocksAreCaught: the critical section outlives the TTL. Every
+// lock without renewal must show violations and lost updates; the renewing
+// ones none. A checker that misses these is the worst bug locklab can have.
+func TestBrokenLocksAreCaught(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	sc := parse(t, `
+name: long-cs
+cluster: {redis: {primaries: 1}}
+locks: [redis-setnx-expire, redis-set-del, redis-cad, redis-watchdog, redis-reentrant]
+workload: {clients: 3, duration: 3s, ttl: 300ms, critical_section: 700ms}
+resource: {fencing: observe}
+`)
+	got := byLock(runScenario(t, sc))
+	for _, name := range []string{"redis-setnx-expire", "redis-set-del", "redis-cad"} {
+		if r := got[name]; r.Violations == 0 || r.LostUpdates == 0 || r.StaleTokens == 0 {
+			t.Errorf("%s: violations %d lost %d stale %d, want all > 0", name, r.Violations, r.LostUpdates, r.StaleTokens)
+		}
+		if ev := got[name].ViolationEvents; len(ev) == 0 || ev[0].OverlapMs <= 0 || ev[0].FirstClient == ev[0].SecondClient {
+			t.Errorf("%s: violation events %+v", name, ev)
+		}
+	}
+	for _, name := range []string{"redis-watchdog", "redis-reentrant"} {
+		if r := got[name]; r.Violations != 0 || r.LostUpdates != 0 || r.Ops == 0 {
+			t.Errorf("%s: violations %d lost %d ops %d, want 0, 0, > 0", name, r.Violations, r.LostUpdates, r.Ops)
+		}
+	}
+}
+
+// TestPausedHolder: each client is its own process; the holder is frozen
+// (SIGSTOP) past its lease, so its watchdog cannot renew and another client
+// takes the lock. Fencing enforce must reject every stale write.
+func TestPausedHolder(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	for _, fencing := range []string{"observe", "enforce"} {
+		t.Run(fencing, func(t *testing.T) {
+			sc := parse(t, `
+name: pause-holder
+cluster: {redis: {primaries: 1}}
+locks: [redis-watchdog]
+workload: {clients: 3, duration: 4s, ttl: 500ms, critical_section: 200ms, process_per_client: true}
+faults:
+  - {at: 500ms, for: 1500ms, type: pause-client, client: holder}
+resource: {fencing: `+fencing+`}
+`)
+			res := runScenario(t, sc)
+			r := res.Runs[0]
+			if len(r.Faults) != 1 || r.Faults[0].Error != "" || !strings.HasPrefix(r.Faults[0].Target, "client-") {
+				t.Fatalf("fault windows %+v", r.Faults)
+			}
+			if w := r.Faults[0]; w.EndS-w.StartS < 1.4 || w.EndS-w.StartS > 1.8 {
+				t.Errorf("pause lasted %.2fs, want ~1.5s", w.EndS-w.StartS)
+			}
+			if r.Violations == 0 {
+				t.Fatalf("paused holder past its lease: no violation seen")
+			}
+			if r.StaleTokens == 0 {
+				t.Errorf("the resumed holder wrote with its old token: want stale_tokens > 0")
+			}
+			switch fencing {
+			case "enforce":
+				if r.StaleAccepted != 0 || r.StaleRejected != r.StaleTokens || r.LostUpdates != 0 {
+					t.Errorf("enforce: stale %d rejected %d accepted %d lost %d", r.StaleTokens, r.StaleRejected, r.StaleAccepted, r.LostUpdates)
+				}
+			case "observe":
+				if r.StaleRejected != 0 || r.LostUpdates == 0 {
+					t.Errorf("observe: rejected %d lost %d, want 0 and > 0", r.StaleRejected, r.LostUpdates)
+				}
+			}
+		})
+	}
+}
+
+// TestInterrupted: cancelling mid-run (Ctrl-C) writes a partial result and
+// leaves no server or client process behind.
+func TestInterrupted(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	sc := parse(t, `
+name: interrupted
+cluster: {redis: {primaries: 1, replicas: 1}}
+locks: [redis-cad, redis-watchdog]
+workload: {clients: 3, duration: 30s, ttl: 1s, process_per_client: true}
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	dir := t.TempDir()
+	start := time.Now()
+	res, _, err := runner.Run(ctx, sc, runner.Options{OutDir: dir})
+	if err == nil {
+		t.Fatal("interrupted run returned no error")
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("stopping took %v", time.Since(start))
+	}
+	saved, rerr := report.Read(dir)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if saved.Complete || res.Complete || len(saved.Runs) != 1 || saved.Runs[0].Complete || saved.Interrupted == "" {
+		t.Errorf("partial result: complete=%v runs=%d interrupted=%q", saved.Complete, len(saved.Runs), saved.Interrupted)
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("processes left behind: %v", kids)
+	}
+}
+
+// children lists the live child processes of this test process.
+func children(t *testing.T) []string {
+	t.Helper()
+	me := strconv.Itoa(os.Getpid())
+	var out []string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out = out[:0]
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, st := range stats {
+			b, err := os.ReadFile(st)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...
+			s := string(b)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 && f[1] == me && f[0] != "Z" {
+				out = append(out, s[:i+1])
+			}
+		}
+		if len(out) == 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(50 * time.Millisecond) // processes being reaped: poll
+	}
+}
