@@ -1,0 +1,381 @@
+package etcdlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/etcdlock"
+)
+
+// ttl is short so that expiry tests stay fast; etcd's minimum lease TTL
+// with default election settings is 2s.
+const ttl = 3 * time.Second
+
+const testPrefix = "locklab-test"
+
+func lockName(t testing.TB) string {
+	return strings.NewReplacer("/", "-", "#", "-").Replace(t.Name())
+}
+
+// connect builds client i through the registry, as the harness does.
+func connect(t testing.TB, e *testEnv, i int) locks.Client {
+	t.Helper()
+	spec, ok := locks.Lookup(etcdlock.Name)
+	if !ok {
+		t.Fatalf("lock %s not registered", etcdlock.Name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := spec.New(ctx, locks.Config{Endpoints: e.endpoints(i), Prefix: testPrefix, TTL: ttl})
+	if err != nil {
+		t.Fatalf("connect client %d: %v", i, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// admin connects a plain etcd client through client i's links.
+func admin(t testing.TB, e *testEnv, i int) *clientv3.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cli, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.endpoints(i)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// keys returns the keys under the lock's prefix, in create order.
+func keys(t testing.TB, cli *clientv3.Client, lock string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, testPrefix+"/"+lock+"/", clientv3.WithPrefix(),
+		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range resp.Kvs {
+		out = append(out, string(kv.Key))
+	}
+	return out
+}
+
+func acquire(t testing.TB, l locks.Locker) locks.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ls, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	return ls
+}
+
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestMutualExclusion(t *testing.T) {
+	const clients, perClient = 8, 250
+	e := newEnv(t, clients)
+	lock := lockName(t)
+	var lockers []locks.Locker
+	var stats []locks.Stats
+	for i := 0; i < clients; i++ {
+		c := connect(t, e, i)
+		lockers = append(lockers, c.Locker(lock))
+		stats = append(stats, c.(locks.Stats))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var (
+		inside, ops, overlaps, stale atomic.Int64
+		last                         atomic.Uint64
+		wg                           sync.WaitGroup
+	)
+	start := time.Now()
+	for i, l := range lockers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < perClient; n++ {
+				ls, err := l.Acquire(ctx)
+				if err != nil {
+					t.Errorf("client %d acquire %d: %v", i, n, err)
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				if tok := ls.Token(); tok <= last.Swap(tok) {
+					stale.Add(1)
+				}
+				for k := 0; k < 20; k++ {
+					time.Sleep(0)
+				}
+				inside.Add(-1)
+				ops.Add(1)
+				if err := ls.Release(ctx); err != nil {
+					t.Errorf("client %d release %d: %v", i, n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	total := map[string]int64{}
+	for _, s := range stats {
+		for k, v := range s.Counters() {
+			total[k] += v
+		}
+	}
+	t.Logf("%d critical sections in %s (%.0f/s), overlaps %d, stale tokens %d, watch events per op %.2f, requests per op %.2f",
+		ops.Load(), el.Round(time.Millisecond), float64(ops.Load())/el.Seconds(), overlaps.Load(), stale.Load(),
+		float64(total["watch_events"])/float64(ops.Load()), float64(total["requests"])/float64(ops.Load()))
+	if ops.Load() != clients*perClient {
+		t.Errorf("ops = %d, want %d", ops.Load(), clients*perClient)
+	}
+	if overlaps.Load() != 0 {
+		t.Errorf("overlaps = %d, want 0", overlaps.Load())
+	}
+	if stale.Load() != 0 {
+		t.Errorf("tokens not strictly increasing %d times", stale.Load())
+	}
+}
+
+// TestFIFO checks that waiters acquire in the order they queued.
+func TestFIFO(t *testing.T) {
+	e := newEnv(t, 5)
+	lock := lockName(t)
+	adm := admin(t, e, 4)
+	holder := acquire(t, connect(t, e, 0).Locker(lock))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := 1; i <= 3; i++ {
+		l := connect(t, e, i).Locker(lock)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ls, err := l.Acquire(ctx)
+			if err != nil {
+				t.Errorf("waiter %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			if err := ls.Release(ctx); err != nil {
+				t.Errorf("waiter %d release: %v", i, err)
+			}
+		}()
+		waitFor(t, 10*time.Second, fmt.Sprintf("waiter %d queued", i), func() bool { return len(keys(t, adm, lock)) == i+1 })
+	}
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if fmt.Sprint(order) != "[1 2 3]" {
+		t.Errorf("acquisition order %v, want [1 2 3]", order)
+	}
+}
+
+// TestLostOnCut cuts every link of the holder's client: Lost must close
+// within the TTL + 1s; the next client acquires once the lease expired,
+// and the stale holder's Release reports ErrNotHeld and leaves the new
+// holder's key intact.
+func TestLostOnCut(t *testing.T) {
+	e := newEnv(t, 3)
+	lock := lockName(t)
+	a, b := connect(t, e, 0), connect(t, e, 1)
+	adm := admin(t, e, 2)
+	held := acquire(t, a.Locker(lock))
+
+	cut := time.Now()
+	e.cut(t, 0)
+	select {
+	case <-held.Lost():
+		t.Logf("Lost after %s", time.Since(cut).Round(time.Millisecond))
+	case <-time.After(ttl + time.Second):
+		t.Fatalf("Lost not closed within %s of the cut", ttl+time.Second)
+	}
+	next := acquire(t, b.Locker(lock))
+	t.Logf("next holder after %s, token %d -> %d", time.Since(cut).Round(time.Millisecond), held.Token(), next.Token())
+	if next.Token() <= held.Token() {
+		t.Errorf("next token %d not above %d", next.Token(), held.Token())
+	}
+	e.heal(t, 0)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := held.Release(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("stale Release = %v, want ErrNotHeld", err)
+	}
+	if k := keys(t, adm, lock); len(k) != 1 {
+		t.Errorf("keys after the stale Release: %v, want the new holder's only", k)
+	}
+	select {
+	case <-next.Lost():
+		t.Error("new holder lost its lock")
+	default:
+	}
+	if err := next.Release(ctx); err != nil {
+		t.Errorf("new holder Release = %v", err)
+	}
+}
+
+// TestWaiterLeaseExpired is etcd #11456: a waiter whose lease expired while
+// it waited (its links were cut meanwhile) must not be told it holds the
+// lock when its predecessor releases.
+func TestWaiterLeaseExpired(t *testing.T) {
+	e := newEnv(t, 3)
+	lock := lockName(t)
+	adm := admin(t, e, 2)
+	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	waiter := connect(t, e, 1).Locker(lock)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		ls, err := waiter.Acquire(ctx)
+		if err == nil {
+			err = errors.New("waiter told it holds the lock")
+			ls.Release(ctx)
+		}
+		result <- err
+	}()
+	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
+
+	e.cut(t, 1)
+	waitFor(t, 3*ttl, "waiter's lease expired", func() bool { return len(keys(t, adm, lock)) == 1 })
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.heal(t, 1)
+	select {
+	case err := <-result:
+		if !errors.Is(err, locks.ErrLeaseLost) {
+			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("waiter's Acquire still blocked")
+	}
+}
+
+// TestRecheckAfterWait isolates the re-check of etcd #11456: the waiter's
+// lease is revoked behind its back (its keep-alive loop is not running, so
+// only the re-check after the wait can tell), then the holder releases.
+func TestRecheckAfterWait(t *testing.T) {
+	e := newEnv(t, 3)
+	lock := lockName(t)
+	adm := admin(t, e, 2)
+	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	waiter := connect(t, e, 1).Locker(lock)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		ls, err := etcdlock.AcquireUnkept(ctx, waiter)
+		if err == nil {
+			err = errors.New("waiter told it holds the lock")
+			ls.Release(ctx)
+		}
+		result <- err
+	}()
+	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
+	k := keys(t, adm, lock)[1]
+	id, err := strconv.ParseInt(k[strings.LastIndexByte(k, '/')+1:], 16, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.Revoke(ctx, clientv3.LeaseID(id)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-result:
+		t.Fatalf("waiter returned before the holder released: %v", err)
+	default:
+	}
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-result:
+		if !errors.Is(err, locks.ErrLeaseLost) {
+			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("waiter's Acquire still blocked")
+	}
+}
+
+func TestReleaseTwice(t *testing.T) {
+	e := newEnv(t, 1)
+	ls := acquire(t, connect(t, e, 0).Locker(lockName(t)))
+	ctx := context.Background()
+	if err := ls.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.Release(ctx); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("second Release = %v, want ErrNotHeld", err)
+	}
+}
+
+// TestAcquireCanceled: a waiter that gives up leaves no key behind.
+func TestAcquireCanceled(t *testing.T) {
+	e := newEnv(t, 3)
+	lock := lockName(t)
+	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := connect(t, e, 1).Locker(lock).Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire = %v, want DeadlineExceeded", err)
+	}
+	adm := admin(t, e, 2)
+	waitFor(t, 10*time.Second, "canceled waiter's key removed", func() bool { return len(keys(t, adm, lock)) == 1 })
+	if err := holder.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkAcquireRelease(b *testing.B) {
+	e := newEnv(b, 1)
+	l := connect(b, e, 0).Locker(lockName(b))
+	ctx := context.Background()
+	for b.Loop() {
+		ls, err := l.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
