@@ -1,0 +1,389 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A doc is a report as a list of blocks, written as Markdown or as HTML by
+// the same code path, so the two never disagree.
+type doc struct {
+	title  string
+	blocks []block
+}
+
+type blockKind int
+
+const (
+	bHeading blockKind = iota
+	bPara
+	bNote // a paragraph that must stand out (partial run, expectation missed)
+	bTable
+	bImage
+	bList
+)
+
+type block struct {
+	kind  blockKind
+	level int    // heading level
+	text  string // heading, paragraph, image title
+	file  string // image file name
+	items []string
+	table *docTable
+}
+
+// docTable is a table; num marks right-aligned (numeric) columns, bad marks
+// rows that show damage (highlighted in HTML, bold-marked in Markdown).
+type docTable struct {
+	head []string
+	num  []bool
+	rows [][]string
+	bad  []bool
+}
+
+func (t *docTable) add(bad bool, cells ...string) {
+	t.rows = append(t.rows, cells)
+	t.bad = append(t.bad, bad)
+}
+
+func (d *doc) h(level int, text string)  { d.blocks = append(d.blocks, block{kind: bHeading, level: level, text: text}) }
+func (d *doc) p(format string, a ...any) { d.blocks = append(d.blocks, block{kind: bPara, text: fmt.Sprintf(format, a...)}) }
+func (d *doc) note(text string)          { d.blocks = append(d.blocks, block{kind: bNote, text: text}) }
+func (d *doc) list(items ...string)      { d.blocks = append(d.blocks, block{kind: bList, items: items}) }
+func (d *doc) img(p Plot)                { d.blocks = append(d.blocks, block{kind: bImage, text: p.Title, file: p.PNG()}) }
+func (d *doc) tab(t *docTable) {
+	if len(t.rows) > 0 {
+		d.blocks = append(d.blocks, block{kind: bTable, table: t})
+	}
+}
+
+// markdown writes d as GitHub-flavoured Markdown; images are referenced by
+// file name, next to the report.
+func (d *doc) markdown(w *bufio.Writer) error {
+	fmt.Fprintf(w, "# %s\n", d.title)
+	for _, b := range d.blocks {
+		w.WriteString("\n")
+		switch b.kind {
+		case bHeading:
+			fmt.Fprintf(w, "%s %s\n", strings.Repeat("#", b.level), mdEscape(b.text))
+		case bPara:
+			fmt.Fprintf(w, "%s\n", mdEscape(b.text))
+		case bNote:
+			fmt.Fprintf(w, "> **%s**\n", mdEscape(b.text))
+		case bList:
+			for _, it := range b.items {
+				fmt.Fprintf(w, "- %s\n", mdEscape(it))
+			}
+		case bImage:
+			fmt.Fprintf(w, "![%s](%s)\n", mdEscape(b.text), b.file)
+		case bTable:
+			t := b.table
+			row := func(cells []string, bad bool) {
+				w.WriteString("|")
+				for i, c := range cells {
+					c = mdCell(c)
+					if bad && i == 0 {
+						c = "**" + c + "**"
+					}
+					fmt.Fprintf(w, " %s |", c)
+				}
+				w.WriteString("\n")
+			}
+			row(t.head, false)
+			w.WriteString("|")
+			for i := range t.head {
+				if i < len(t.num) && t.num[i] {
+					w.WriteString("---:|")
+				} else {
+					w.WriteString("---|")
+				}
+			}
+			w.WriteString("\n")
+			for i, r := range t.rows {
+				row(r, t.bad[i])
+			}
+		}
+	}
+	return nil
+}
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "#", `\#`)
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(mdEscape(s), "|", `\|`), "\n", " ")
+}
+
+// maxEventsShown bounds the violation events listed per run; the rest are
+// counted.
+const maxEventsShown = 20
+
+// resultDoc is the report of one result.
+func resultDoc(r *Result, plots []Plot, names []string) *doc {
+	d := &doc{title: "locklab report: " + r.Scenario}
+	switch {
+	case r.Interrupted != "":
+		d.note("Partial result: " + r.Interrupted + ". Only the runs below finished; the numbers of a cut-short run cover the time it ran.")
+	case !r.Complete:
+		d.note("Partial result: some runs did not complete (see Status).")
+	}
+	if r.ExpectMet != nil {
+		if *r.ExpectMet {
+			d.p("Expectations: every run met the scenario's expectations.")
+		} else {
+			d.note("Expectations NOT met: see the Expectations section.")
+		}
+	}
+	if r.Description != "" {
+		d.p("%s", strings.TrimSpace(r.Description))
+	}
+
+	d.h(2, "Setup")
+	d.tab(setupTable(r))
+
+	d.h(2, "Summary")
+	d.tab(summaryTable(r))
+	d.p("Latencies in ms. ops: completed critical sections; violations: a client entered the resource while another was inside; stale: writes carrying a fencing token older than one already seen (accepted / rejected).")
+
+	byName := map[string]Plot{}
+	for _, p := range plots {
+		byName[p.Name] = p
+	}
+	d.h(2, "Plots")
+	for _, n := range []string{"throughput", "latency", "handoff", "safety"} {
+		if p, ok := byName[n]; ok {
+			d.img(p)
+		}
+	}
+
+	if t := expectTable(r); len(t.rows) > 0 {
+		d.h(2, "Expectations")
+		d.tab(t)
+	}
+
+	sweep := isSweep(groupSeries(r.Runs))
+	d.h(2, "Runs")
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		d.h(3, runLabel(run, sweep))
+		d.p("%s", runStatus(run))
+		if p, ok := byName[names[i]]; ok {
+			d.img(p)
+		}
+		if len(run.Faults) > 0 {
+			d.h(4, "Fault windows")
+			d.tab(faultTable(run))
+		}
+		if len(run.ViolationEvents) > 0 {
+			d.h(4, "Violations")
+			d.tab(eventTable(run))
+			shown := min(len(run.ViolationEvents), maxEventsShown)
+			if more := len(run.ViolationEvents) - shown + run.ViolationEventsDropped; more > 0 {
+				d.p("First %d of %d violations shown; result.json keeps %d.", shown, max(run.Violations, len(run.ViolationEvents)+run.ViolationEventsDropped), len(run.ViolationEvents))
+			}
+		}
+		var facts []string
+		if e := ErrorsString(run.Errors); e != "0" {
+			facts = append(facts, "errors: "+e)
+		}
+		if len(run.StartupMs) > 0 {
+			facts = append(facts, "cluster start-up: "+kvList(run.StartupMs, func(v float64) string { return fmtNum(v) + " ms" }))
+		}
+		if len(run.Counters) > 0 {
+			facts = append(facts, "client counters: "+kvList(run.Counters, func(v int64) string { return fmt.Sprint(v) }))
+		}
+		if len(run.Options) > 0 {
+			facts = append(facts, "options: "+kvList(run.Options, func(v string) string { return v }))
+		}
+		if len(facts) > 0 {
+			d.list(facts...)
+		}
+	}
+	return d
+}
+
+func kvList[V any](m map[string]V, f func(V) string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + f(m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func setupTable(r *Result) *docTable {
+	t := &docTable{head: []string{"setting", "value"}}
+	t.add(false, "scenario", r.Scenario)
+	if r.File != "" {
+		t.add(false, "file", r.File)
+	}
+	t.add(false, "seed", fmt.Sprint(r.Seed))
+	t.add(false, "provider", r.Provider)
+	if len(r.Versions) > 0 {
+		t.add(false, "server versions", kvList(r.Versions, func(v string) string { return v }))
+	} else {
+		t.add(false, "server versions", "not recorded")
+	}
+	t.add(false, "fencing", r.Fencing)
+	t.add(false, "workload", workloadString(r))
+	if cs := clientValues(r.Runs); len(cs) > 1 {
+		t.add(false, "clients sweep", strings.Trim(fmt.Sprint(cs), "[]"))
+	}
+	h := r.Host
+	host := fmt.Sprintf("%d CPUs, %s/%s, %s", h.CPUs, h.OS, h.Arch, h.GoVersion)
+	if h.Hostname != "" {
+		host += ", " + h.Hostname
+	}
+	t.add(false, "host", host)
+	if !r.Started.IsZero() {
+		when := r.Started.UTC().Format("2006-01-02 15:04:05 MST")
+		if !r.Finished.IsZero() {
+			when += fmt.Sprintf(" (took %s)", r.Finished.Sub(r.Started).Round(time.Second))
+		}
+		t.add(false, "started", when)
+	}
+	status := "complete"
+	if !r.Complete {
+		status = "partial"
+		if r.Interrupted != "" {
+			status += ": " + r.Interrupted
+		}
+	}
+	t.add(!r.Complete, "status", status)
+	return t
+}
+
+func workloadString(r *Result) string {
+	w := r.Workload
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d clients", w.Clients))
+	mode := w.Mode
+	if mode == "" {
+		mode = "closed"
+	}
+	if mode == "open" {
+		parts = append(parts, fmt.Sprintf("open loop at %s ops/s", fmtNum(w.Rate)))
+	} else {
+		parts = append(parts, mode+" loop")
+	}
+	if w.Ops > 0 {
+		parts = append(parts, fmt.Sprintf("%d ops", w.Ops))
+	} else {
+		parts = append(parts, fmt.Sprintf("%s s", fmtNum(w.DurationS)))
+	}
+	parts = append(parts, fmt.Sprintf("ttl %s ms", fmtNum(w.TTLMs)),
+		fmt.Sprintf("critical section %s ms", fmtNum(w.CriticalMs)),
+		fmt.Sprintf("%d key(s)", max(w.Keys, 1)))
+	if w.ProcessPerClient {
+		parts = append(parts, "one process per client")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func runStatus(run *Run) string {
+	switch {
+	case run.Error != "":
+		return "Failed: " + run.Error
+	case !run.Complete:
+		return fmt.Sprintf("Partial: cut short after %s s.", fmtNum(run.DurationS))
+	}
+	s := fmt.Sprintf("Complete: %d ops in %s s, %s ops/s, %d violations.", run.Ops, fmtNum(run.DurationS), fmtNum(run.Throughput), run.Violations)
+	if run.ExpectMet != nil && !*run.ExpectMet {
+		s += " Expectations NOT met."
+	}
+	return s
+}
+
+func latMs(l Latency, v float64) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return fmtNum(v)
+}
+
+func summaryTable(r *Result) *docTable {
+	t := &docTable{
+		head: []string{"lock", "clients", "ops", "ops/s", "acq p50", "acq p99", "acq p99.9", "acq max", "hand-off p50", "hand-off p99", "errors", "violations", "max overlap ms", "lost upd", "stale acc/rej", "status"},
+		num:  []bool{false, true, true, true, true, true, true, true, true, true, false, true, true, true, true, false},
+	}
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		status := "ok"
+		switch {
+		case run.Error != "":
+			status = "failed"
+		case !run.Complete:
+			status = "partial"
+		}
+		viol := fmt.Sprint(run.Violations)
+		if run.ExpectMet != nil && !*run.ExpectMet {
+			status += ", expectation missed"
+		}
+		overlap := "-"
+		if run.Violations > 0 {
+			overlap = fmtNum(run.MaxOverlapMs)
+		}
+		t.add(run.Violations > 0 || run.LostUpdates > 0 || run.StaleAccepted > 0,
+			seriesKey(run), fmt.Sprint(run.Clients), fmt.Sprint(run.Ops), fmtNum(run.Throughput),
+			latMs(run.Acquire, run.Acquire.P50Ms), latMs(run.Acquire, run.Acquire.P99Ms),
+			latMs(run.Acquire, run.Acquire.P999Ms), latMs(run.Acquire, run.Acquire.MaxMs),
+			latMs(run.Handoff, run.Handoff.P50Ms), latMs(run.Handoff, run.Handoff.P99Ms),
+			ErrorsString(run.Errors), viol, overlap, fmt.Sprint(run.LostUpdates),
+			fmt.Sprintf("%d/%d", run.StaleAccepted, run.StaleRejected), status)
+	}
+	return t
+}
+
+func expectTable(r *Result) *docTable {
+	t := &docTable{head: []string{"lock", "clients", "field", "want", "got", "met"}, num: []bool{false, true, false, false, true, false}}
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, e := range run.Expectations {
+			met := "yes"
+			if !e.Met {
+				met = "NO"
+			}
+			t.add(!e.Met, seriesKey(run), fmt.Sprint(run.Clients), e.Field, e.Want, fmt.Sprint(e.Got), met)
+		}
+	}
+	return t
+}
+
+func faultTable(run *Run) *docTable {
+	t := &docTable{head: []string{"type", "target", "start s", "end s", "detail", "error"}, num: []bool{false, false, true, true, false, false}}
+	for _, f := range run.Faults {
+		detail := f.Detail
+		if f.Method != "" {
+			detail = strings.TrimSpace(detail + " (" + f.Method + ")")
+		}
+		t.add(f.Error != "", f.Type, f.Target, fmt.Sprintf("%.2f", f.StartS), fmt.Sprintf("%.2f", f.EndS), detail, f.Error)
+	}
+	return t
+}
+
+func eventTable(run *Run) *docTable {
+	t := &docTable{head: []string{"at s", "first client (token)", "second client (token)", "overlap ms"}, num: []bool{true, false, false, true}}
+	for i, ev := range run.ViolationEvents {
+		if i == maxEventsShown {
+			break
+		}
+		t.add(false, fmt.Sprintf("%.3f", ev.AtS), clientToken(ev.FirstClient, ev.FirstToken),
+			clientToken(ev.SecondClient, ev.SecondToken), fmtNum(ev.OverlapMs))
+	}
+	return t
+}
+
+func clientToken(c int, tok uint64) string {
+	if tok == 0 {
+		return fmt.Sprintf("client-%d (no token)", c)
+	}
+	return fmt.Sprintf("client-%d (%d)", c, tok)
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// syntheticLocks are the lock labels of the synthetic results: more than
+// ten, with spaces and '=' as scenario labels have.
+var syntheticLocks = []string{
+	"redis-setnx-expire", "redis-set-del", "redis-cad", "redis-watchdog ttl=5s", "redis-reentrant",
+	"redlock", "zk-recipe", "zk-herd", "etcd-recipe", "redsync", "bsm-redislock", "etcd-mutex",
+}
+
+// syntheticResult builds a result of nLocks locks swept over the given
+// client counts (one point when clients has one value), with timelines,
+// fault windows, violations and expectations, as a real chaos run has.
+func syntheticResult(nLocks int, clients []int) *Result {
+	rng := rand.New(rand.NewPCG(1, 2))
+	met, missed := true, false
+	r := &Result{
+		Schema: Schema, Scenario: "synthetic-sweep", Seed: 42, Provider: "local", Complete: true,
+		Description: "Synthetic result: every lock under a latency fault on the replication link, a primary kill and a paused holder.",
+		File:        "builtin:synthetic-sweep",
+		Started:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Finished:    time.Date(2026, 1, 2, 3, 9, 5, 0, time.UTC),
+		Host:        Host{CPUs: 2, OS: "linux", Arch: "amd64", GoVersion: "go1.26", Hostname: "test"},
+		Versions:    map[string]string{"redis": "7.0.15", "zookeeper": "3.8.0", "etcd": "3.4.30"},
+		Workload:    Workload{Clients: clients[0], DurationS: 30, TTLMs: 2000, CriticalMs: 1, Keys: 1, Mode: "closed"},
+		Fencing:     "observe",
+		ExpectMet:   &missed,
+	}
+	const buckets = 300 // 30 s of 100 ms
+	for li := 0; li < nLocks; li++ {
+		lock := syntheticLocks[li%len(syntheticLocks)]
+		name, _, _ := strings.Cut(lock, " ")
+		broken := li < 2
+		for _, n := range clients {
+			base := 400.0 * (1 + float64(li)/3) * math.Sqrt(float64(n))
+			run := Run{
+				Lock: lock, LockName: name, Backend: "redis", Fences: true, Clients: n,
+				TTLMs: 2000, DurationS: 30, Errors: map[string]int64{"acquire_timeout": int64(li)},
+				TimelineBucketMs: 100, Complete: true,
+				StartupMs: map[string]float64{"redis-0": 12.5, "redis-0-r0": 14},
+			}
+			if len(clients) > 1 {
+				run.Params = map[string]string{"clients": strconv.Itoa(n)}
+			}
+			for b := 0; b < buckets; b++ {
+				c := base / 10 * (0.9 + 0.2*rng.Float64())
+				if b >= 50 && b < 150 { // latency fault: throughput drops
+					c *= 0.3
+				}
+				tb := TimelineBucket{Completions: int64(c)}
+				if b >= 80 && b < 90 {
+					tb.Errors = int64(rng.IntN(4))
+				}
+				if broken && (b == 85 || b == 130) {
+					tb.Violations = 2
+				}
+				run.Timeline = append(run.Timeline, tb)
+				run.Ops += tb.Completions
+				run.Violations += int(tb.Violations)
+			}
+			run.Throughput = float64(run.Ops) / run.DurationS
+			for _, at := range []float64{8.51, 8.55, 13.02, 13.07} {
+				if broken {
+					run.ViolationEvents = append(run.ViolationEvents, ViolationEvent{
+						Lock: lock, FirstClient: 1, SecondClient: 3, FirstToken: 17, SecondToken: 18, AtS: at, OverlapMs: 40 + at,
+					})
+				}
+			}
+			if broken {
+				run.StaleAccepted, run.StaleTokens, run.MaxOverlapMs = 3, 3, 53.07
+				run.ExpectMet = &met
+				run.Expectations = []Expectation{{Field: "violations", Want: ">0", Got: run.Violations, Met: true}}
+			} else {
+				run.StaleRejected = li % 3
+				ok := li != 4
+				run.ExpectMet = &ok
+				run.Expectations = []Expectation{{Field: "violations", Want: "0", Got: 0, Met: true}, {Field: "lost_updates", Want: "0", Got: 0, Met: ok}}
+			}
+			run.Acquire = syntheticLatency(0.2*float64(li+1)*float64(n), 3000)
+			run.Release = syntheticLatency(0.1, 3000)
+			run.Handoff = syntheticLatency(0.05*float64(li+1), 3000)
+			run.Faults = []FaultWindow{
+				{Type: "latency", Target: "redis-0-r0->redis-0", StartS: 5, EndS: 15, Detail: "latency 3s"},
+				{Type: "kill", Target: "redis-0", StartS: 8, EndS: 8},
+				{Type: "pause-client", Target: "holder", StartS: 12, EndS: 15},
+			}
+			r.Runs = append(r.Runs, run)
+		}
+	}
+	return r
+}
+
+func syntheticLatency(p50 float64, count int64) Latency {
+	l := Latency{Count: count, MeanMs: p50 * 1.5}
+	for _, p := range CurvePercentiles {
+		v := p50 * math.Pow(1+p/100, 3) * (1 + 50*math.Pow(p/100, 40))
+		if p == 0 {
+			v = p50 / 4
+		}
+		l.Curve = append(l.Curve, [2]float64{p, v})
+	}
+	l.P50Ms, l.P90Ms, l.P99Ms, l.P999Ms, l.MaxMs = l.Curve[3][1], l.Curve[5][1], l.Curve[7][1], l.Curve[9][1], l.Curve[13][1]
+	return l
+}
+
+// outDir is a temporary folder, or $LOCKLAB_REPORT_DIR/<name> when set, to
+// keep a test's report for a human to look at.
+func outDir(t *testing.T, name string) string {
+	t.Helper()
+	if root := os.Getenv("LOCKLAB_REPORT_DIR"); root != "" {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
+}
+
+// checkPNG fails unless path is a decodable PNG of a plausible size.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", filepath.Base(path), err)
+	}
+	if cfg.Width < 300 || cfg.Height < 150 {
+		t.Errorf("%s: %dx%d, want at least 300x150", filepath.Base(path), cfg.Width, cfg.Height)
+	}
+	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Errorf("%s: %v", filepath.Base(path), err)
+	}
+}
+
+func TestRenderSweep(t *testing.T) {
+	tests := []struct {
+		name    string
+		locks   int
+		clients []int
+	}{
+		{"10-locks-5-points", 10, []int{1, 2, 4, 8, 16}},
+		{"12-locks-single", 12, []int{8}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := outDir(t, tt.name)
+			r := syntheticResult(tt.locks, tt.clients)
+			if err := Render(dir, r); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"throughput", "latency", "handoff", "safety"}
+			for _, n := range timelineNames(r.Runs) {
+				want = append(want, n)
+			}
+			if got := len(want) - 4; got != tt.locks*len(tt.clients) {
+				t.Errorf("%d timelines, want one per run (%d)", got, tt.locks*len(tt.clients))
+			}
+			for _, n := range want {
+				checkPNG(t, filepath.Join(dir, n+".png"))
+				svg, err := os.ReadFile(filepath.Join(dir, n+".svg"))
+				if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+					t.Errorf("%s.svg: not an SVG (%v)", n, err)
+				}
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []string{"![", "throughput.png", "redis-watchdog ttl=5s", "redis-0-r0->redis-0", "client-1 (17)", "Expectations NOT met", "7.0.15"} {
+				if !bytes.Contains(md, []byte(mdEscape(s))) && !bytes.Contains(md, []byte(s)) {
+					t.Errorf("report.md lacks %q", s)
+				}
+			}
+			page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(page, []byte(`src="data:image/png;base64,`)); n != len(want) {
+				t.Errorf("report.html inlines %d images, want %d", n, len(want))
+			}
+			if bytes.Contains(page, []byte(`src="http`)) || bytes.Contains(page, []byte(`<link`)) {
+				t.Error("report.html refers to external resources")
+			}
+		})
+	}
+}
