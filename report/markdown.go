@@ -49,11 +49,17 @@ func (t *docTable) add(bad bool, cells ...string) {
 	t.bad = append(t.bad, bad)
 }
 
-func (d *doc) h(level int, text string)  { d.blocks = append(d.blocks, block{kind: bHeading, level: level, text: text}) }
-func (d *doc) p(format string, a ...any) { d.blocks = append(d.blocks, block{kind: bPara, text: fmt.Sprintf(format, a...)}) }
-func (d *doc) note(text string)          { d.blocks = append(d.blocks, block{kind: bNote, text: text}) }
-func (d *doc) list(items ...string)      { d.blocks = append(d.blocks, block{kind: bList, items: items}) }
-func (d *doc) img(p Plot)                { d.blocks = append(d.blocks, block{kind: bImage, text: p.Title, file: p.PNG()}) }
+func (d *doc) h(level int, text string) {
+	d.blocks = append(d.blocks, block{kind: bHeading, level: level, text: text})
+}
+func (d *doc) p(format string, a ...any) {
+	d.blocks = append(d.blocks, block{kind: bPara, text: fmt.Sprintf(format, a...)})
+}
+func (d *doc) note(text string)     { d.blocks = append(d.blocks, block{kind: bNote, text: text}) }
+func (d *doc) list(items ...string) { d.blocks = append(d.blocks, block{kind: bList, items: items}) }
+func (d *doc) img(p Plot) {
+	d.blocks = append(d.blocks, block{kind: bImage, text: p.Title, file: p.PNG()})
+}
 func (d *doc) tab(t *docTable) {
 	if len(t.rows) > 0 {
 		d.blocks = append(d.blocks, block{kind: bTable, table: t})

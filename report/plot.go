@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -24,7 +25,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
-	xfont "golang.org/x/image/font"
 )
 
 // Plot is one image written by WritePlots: Name.png and Name.svg in the
