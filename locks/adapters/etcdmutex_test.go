@@ -1,0 +1,87 @@
+package adapters_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/adapters"
+	"github.com/locklab/locklab/locks/etcdlock"
+)
+
+func TestEtcdMutexMutualExclusion(t *testing.T) {
+	labContend(t, newLabEnv(t, 8, locks.Etcd), adapters.NameEtcdMutex, 8, 250)
+}
+
+// TestEtcdMutexLostOnCut: the session's Done closes a TTL after the last
+// keep-alive response arrived, checked once a second by clientv3: up to
+// TTL + 1s after the cut, so the bound has a little slack on top.
+func TestEtcdMutexLostOnCut(t *testing.T) {
+	labLostOnCut(t, newLabEnv(t, 3, locks.Etcd), adapters.NameEtcdMutex, labTTL+time.Second+500*time.Millisecond, nil)
+}
+
+// TestEtcdMutexWaiterLeaseExpired is etcd #11456 against the library: a
+// waiter whose lease expired while it waited (links cut) must not be told
+// it holds the lock when the holder releases.
+func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
+	e := newLabEnv(t, 3, locks.Etcd)
+	lock := labLockName(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.endpoints(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	queued := func() int {
+		resp, err := adm.Get(ctx, labPrefix+"/"+lock+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(resp.Count)
+	}
+	waitQueued := func(n int, what string) {
+		t.Helper()
+		deadline := time.Now().Add(3 * labTTL)
+		for queued() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	holder := labAcquire(t, labConnect(t, e, 0, adapters.NameEtcdMutex).Locker(lock))
+	waiter := labConnect(t, e, 1, adapters.NameEtcdMutex).Locker(lock)
+	result := make(chan error, 1)
+	go func() {
+		ls, err := waiter.Acquire(ctx)
+		if err == nil {
+			err = errors.New("waiter told it holds the lock")
+			ls.Release(ctx)
+		}
+		result <- err
+	}()
+	waitQueued(2, "waiter queued")
+	e.cut(t, 1)
+	waitQueued(1, "waiter's lease expired")
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.heal(t, 1)
+	select {
+	case err := <-result:
+		if !errors.Is(err, locks.ErrLeaseLost) {
+			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("waiter's Acquire still blocked")
+	}
+}
+
+// BenchmarkAcquireReleaseEtcdMutex measures an uncontended acquire + release.
+func BenchmarkAcquireReleaseEtcdMutex(b *testing.B) { labBenchmark(b, adapters.NameEtcdMutex) }
