@@ -141,6 +141,8 @@ type proc struct {
 	stdin  io.WriteCloser
 	out    *bufio.Reader
 	done   chan struct{} // closed when Wait returned
+	// closeOut closes our end of the stdout pipe (after Kill).
+	closeOut func() error
 	err    error
 
 	mu     sync.Mutex
@@ -188,13 +190,19 @@ func startProc(exe string, s WorkerSpec, logDir string) (*proc, error) {
 		logf.Close()
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's reader as soon
+	// as the process exits, which can lose the result line still unread.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		logf.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
 		logf.Close()
+		stdout.Close()
 		return nil, fmt.Errorf("start client-%d: %w", s.Client, err)
 	}
 	p := &proc{client: s.Client, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
@@ -203,6 +211,7 @@ func startProc(exe string, s WorkerSpec, logDir string) (*proc, error) {
 		logf.Close()
 		close(p.done)
 	}()
+	p.closeOut = stdout.Close
 	line, _ := json.Marshal(s)
 	if _, err := stdin.Write(append(line, '\n')); err != nil {
 		return p, fmt.Errorf("client-%d spec: %w", s.Client, err)
@@ -367,5 +376,10 @@ func (ps *Processes) Kill() {
 		}
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
+	}
+	for _, p := range ps.procs {
+		if p.closeOut != nil {
+			p.closeOut()
+		}
 	}
 }
