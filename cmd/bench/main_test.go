@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/internal/cli"
+)
+
+// TestBadScenarios: every class of bad input exits 2 with file:line: field:
+// and starts nothing (the results folder is never created).
+func TestBadScenarios(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "name: x\nlocks: [redis-cad]\nworkload:\n  clients: 2\n  durration: 5s\n",
+			"x.yaml:5: workload.durration: unknown field"},
+		{"malformed duration", "name: x\nlocks: [redis-cad]\nworkload:\n  duration: 10 seconds\n",
+			"x.yaml:4: workload.duration:"},
+		{"unknown lock", "name: x\nlocks:\n  - redis-cad\n  - redis-foo\n",
+			"x.yaml:4: locks[1]:"},
+		{"negative clients", "name: x\nlocks: [redis-cad]\nworkload:\n  clients: -3\n",
+			"x.yaml:4: workload.clients:"},
+		{"bad fault node", "name: x\nlocks: [redis-cad]\nfaults:\n  - {at: 1s, type: kill, node: redis-7}\n",
+			"x.yaml:4: faults[0].node:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "x.yaml")
+			if err := os.WriteFile(file, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "results")
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"run", "-q", "--results", out, file}, &stdout, &stderr)
+			code := cli.Code(err, &stderr)
+			if code != cli.ExitBadInput {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, cli.ExitBadInput, stderr.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, filepath.Join(dir, tt.want)) {
+				t.Errorf("stderr %q does not contain %q", msg, tt.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("results folder created for a bad scenario: %v", err)
+			}
+		})
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"run"}, {"run", "--format", "xml", "redis-baseline"}, {"run", "--locks", "zk-recipe", "redis-baseline"}} {
+		var stdout, stderr bytes.Buffer
+		if code := cli.Code(run(context.Background(), args, &stdout, &stderr), &stderr); code != cli.ExitBadInput {
+			t.Errorf("bench %v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Code(run(context.Background(), []string{"list"}, &stdout, &stderr), &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "redis-baseline") || !strings.Contains(stdout.String(), "redis-watchdog") {
+		t.Errorf("bench list: exit %d, output %q", code, stdout.String())
+	}
+}
