@@ -464,6 +464,12 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			return nil
 		})
 		t.Logf("sentinel promoted %s %v after the kill", replica.Name, time.Since(t0))
+		if p, err := c.Primary(ctx, "redis-0"); err != nil || p != replica {
+			t.Errorf("Primary(redis-0) = %v, %v; want %s", p, err, replica.Name)
+		}
+		if r, err := replica.Role(ctx); err != nil || r != "primary" {
+			t.Errorf("role of promoted replica: %q, %v", r, err)
+		}
 		// The client reaches the promoted replica through its own proxy.
 		nc := redisClient(t, ep.Redirect[replica.Addr()], 2*time.Second)
 		eventually(t, 10*time.Second, "write to the new primary", func() error {
@@ -563,4 +569,66 @@ func zkLeaderOf(c *cluster.Cluster, names []string) string {
 		}
 	}
 	return ""
+}
+
+// TestStartupTimes starts each topology once and logs how long it took.
+func TestStartupTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec cluster.Spec
+		max  time.Duration // generous: the machine is shared
+	}{
+		{"redis-single", cluster.Spec{Redis: &cluster.RedisSpec{}}, 10 * time.Second},
+		{"redis-3-primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}, 10 * time.Second},
+		{"redis-1+2-replicas+3-sentinels-always", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 2, Sentinels: 3, Persistence: cluster.PersistAlways}}, 20 * time.Second},
+		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}, 20 * time.Second},
+		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}, 30 * time.Second},
+		{"etcd-1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}, 10 * time.Second},
+		{"etcd-5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}, 20 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Now()
+			c := testenv.Cluster(t, tc.spec)
+			took := time.Since(t0)
+			t.Logf("%s: ready in %v (per backend %v)", tc.name, took, c.Info().Startup)
+			if took > tc.max {
+				t.Errorf("%s took %v, want < %v", tc.name, took, tc.max)
+			}
+			for _, n := range c.Nodes() {
+				if !n.Alive() {
+					t.Errorf("%s not alive", n.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestExternalProvider(t *testing.T) {
+	real := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}})
+	ctx := ctxT(t, 30*time.Second)
+	n := mustNode(t, real, "redis-0")
+	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderExternal,
+		External: &cluster.ExternalSpec{Redis: []string{n.Addr()}}})
+	ep := c.Endpoints(0)
+	if len(ep.Redis) != 1 || ep.Redis[0] == n.Addr() {
+		t.Fatalf("endpoints %+v", ep)
+	}
+	rc := redisClient(t, ep.Redis[0], 300*time.Millisecond)
+	if err := rc.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := mustLink(t, c, "client-0->redis-0")
+	l.Cut()
+	if err := rc.Ping(ctx).Err(); err == nil {
+		t.Error("PING over a cut external link")
+	}
+	l.Heal(ctx)
+	eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
+	en := mustNode(t, c, "redis-0")
+	if err := en.Kill(ctx); !errors.Is(err, cluster.ErrUnsupported) {
+		t.Errorf("Kill of an external node: %v", err)
+	}
+	if _, err := cluster.Start(ctx, cluster.Spec{Provider: cluster.ProviderDocker, Redis: &cluster.RedisSpec{}, Dir: t.TempDir()}); !errors.Is(err, cluster.ErrUnsupported) {
+		t.Errorf("docker provider: %v", err)
+	}
 }

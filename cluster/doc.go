@@ -1,9 +1,124 @@
 // Package cluster starts and stops real servers (Redis primaries, replicas and
 // Sentinels, ZooKeeper ensembles, etcd clusters) for one locklab run, and puts
-// an embedded toxiproxy proxy on every client->node link (and on peer links
-// where the backend allows it) so faults can act on named links.
+// an embedded toxiproxy proxy on every client->node link, and on the peer
+// links each backend allows, so faults can act on named links.
 //
-// Node names and link names follow DESIGN.md §3 (contract): redis-0,
-// redis-0-r0, sentinel-0, zk-0, etcd-0; links "client-3->redis-0",
-// "redis-0-r0->redis-0", "zk-1->zk-0".
+//	c, err := cluster.Start(ctx, cluster.Spec{
+//		Redis:   &cluster.RedisSpec{Replicas: 1, Sentinels: 3},
+//		Clients: 4,
+//		Dir:     "results/run-1",
+//	})
+//	defer c.Close()
+//	ep := c.Endpoints(2)                       // client-2's proxied addresses
+//	links, _ := c.Links("redis-0-r0->redis-0") // the replication link
+//	links[0].Latency(time.Second, 0, cluster.StreamDown)
+//	n, _ := c.Node("redis-0")
+//	n.Kill(ctx)
+//
+// # Names (DESIGN.md §3, contract)
+//
+// Nodes: redis-0, redis-1, .. (independent primaries), redis-0-r0, redis-0-r1,
+// .. (replicas of redis-0), sentinel-0, .. (each monitors every primary under
+// the primary's node name, "redis-0"), zk-0, .. (myid 1, ..), etcd-0, ...
+// Clients are client-0 .. client-<Clients-1>; "clients" stands for all of
+// them.
+//
+// A link "A->B" carries the connections A opens to B; data flows both ways
+// on them (see Stream). Links that exist:
+//
+//	client-<i>-><node>     every client to every node (primaries, replicas,
+//	                       sentinels, ZooKeeper and etcd members)
+//	redis-0-r0->redis-0    replication: the replica's replicaof is this proxy
+//	zk-1->zk-0             ZooKeeper quorum and election traffic, per
+//	                       directed pair (two proxies: quorum and election port)
+//	etcd-peers->etcd-0     every other etcd member's connections to etcd-0
+//
+// Links selects by name, "clients->X", "A->B" or a bare node name (every link
+// touching it); Partition returns the links separating groups of nodes.
+//
+// # What can be partitioned, per backend
+//
+// Client links, always: every client has its own proxy to every node, and
+// Endpoints hands out nothing else; Redirect maps each node's real address
+// (what Sentinel or etcd's member list report) to the client's proxy for it.
+//
+// Redis replication, yes: "redis-0-r0->redis-0" is the replica's connection
+// to its primary. After a failover Sentinel reconfigures the remaining
+// replicas with the new primary's real address, so from then on replication
+// between them bypasses the proxies (a replica promoted by Sentinel is still
+// reached by clients through their own proxies, via Redirect).
+//
+// Sentinel links, no: sentinels talk to the Redis nodes and to each other on
+// real addresses. Sentinel learns replica and sentinel addresses from what
+// the servers report, and a sentinel that saw the primary at a proxy address
+// would hand that address to clients (and to the other sentinels, which
+// would then disagree about where the master is); keeping Sentinel on real
+// addresses keeps its answers exact. To make Sentinel see a primary down,
+// kill or pause it.
+//
+// ZooKeeper, per directed pair: a member's configuration lists its own real
+// ports and, for every other member, the proxies of that pair. Members name
+// each other by hostname, resolved by a hosts file per java process
+// (-Djdk.net.hosts.file) to a loopback address unique to the pair
+// (127.77.<from+1>.<to+1>) where the pair's proxies listen; and since a
+// member dials back the election address a peer announces, the election
+// proxies rewrite that announcement to the peer's name (zkelection.go).
+// Tests check that no member holds a connection to another member's real
+// address.
+//
+// etcd, per destination only: every member must agree on every member's
+// peer URL (the cluster id is derived from the membership), so each member
+// advertises one proxy that all others dial, "etcd-peers->etcd-0". Cutting
+// it stops every connection the others open to etcd-0; because etcd's raft
+// transport sends a member's messages mostly on streams its peers opened,
+// that isolates etcd-0 in practice, but a partition between two groups of
+// several members each cannot be built (Partition says so with
+// ErrUnsupported).
+//
+// # What a cut is
+//
+// Link.Cut holds data in both directions instead of dropping it, as TCP over
+// a partitioned network does: writes succeed until buffers fill, readers
+// wait, nobody sees a reset, and Heal delivers what was held, in order (so a
+// request sent during the cut may still execute after its client gave up —
+// a real hazard for locks). A new connection during a cut is accepted by the
+// proxy but passes no byte (a real partition would time the connect out).
+// Blackhole, Timeout and Reset are there for lost data and broken
+// connections. See Link.Cut.
+//
+// Proxies of the local provider also follow their server's listening state
+// (listen.go): a server that is down, or a ZooKeeper member that does not
+// lead and so does not listen on its quorum port, is refused by its proxies
+// as it would refuse by itself, instead of being accepted and closed.
+//
+// # Readiness
+//
+// Start returns when every server is ready: Redis answers PING, each replica
+// reports master_link_status:up, each sentinel reports every primary at its
+// address and knows its replicas and the other sentinels (about 2 s: Sentinel
+// says hello every 2 s); every ZooKeeper member reports leader, follower or
+// standalone (srvr); every etcd member reports health (it has a leader).
+// Node.Start waits for the same per-node condition, so restarting a
+// ZooKeeper or etcd member waits until it rejoins a quorum.
+//
+// # Processes
+//
+// The local provider runs each server as a child process in its own process
+// group (signals reach Redis's forks and the JVM alike) with Pdeathsig
+// SIGKILL, so servers die with the harness; one goroutine waits for each.
+// Pause and Resume send SIGSTOP and SIGCONT to the group; Kill sends SIGKILL
+// and returns once the server was reaped; Close kills every group, waits for
+// every server, closes every proxy and removes the data dirs, keeping the
+// logs (Dir/logs/<node>.log, appended to on every start). A Redis fork alive
+// when its server is killed (AOF rewrite, replica sync) is orphaned to PID 1;
+// Close avoids that by killing forks first and letting the server reap them.
+//
+// Ports come from the kernel (listen on :0, close); a server that loses its
+// port to another process before binding it is started again on new ports.
+//
+// Everything provider-specific sits behind the provider and process
+// interfaces (provider.go); a docker provider is not implemented yet
+// (Start returns ErrUnsupported). Provider external registers the given
+// addresses as nodes without processes: client links and their faults work,
+// node operations return ErrUnsupported.
 package cluster

@@ -124,6 +124,19 @@ func (l *Link) syncListening(ls map[string]bool) {
 	}
 }
 
+// syncListening brings every link up to date at once (after a node
+// operation, so callers need not wait for the next round).
+func (c *Cluster) syncListening() {
+	if c.watchStop == nil {
+		return
+	}
+	if ls, err := listeningSockets(); err == nil {
+		for _, l := range c.AllLinks() {
+			l.syncListening(ls)
+		}
+	}
+}
+
 // watchListeners runs until stop is closed.
 func (c *Cluster) watchListeners(stop <-chan struct{}) {
 	t := time.NewTicker(watchEvery)

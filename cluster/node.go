@@ -115,6 +115,9 @@ func (n *Node) running() (process, error) {
 	if n.c.isClosed() {
 		return nil, ErrClosed
 	}
+	if n.cmd == nil {
+		return nil, fmt.Errorf("%s: %w", n.Name, ErrUnsupported)
+	}
 	p := n.process()
 	if p == nil {
 		return nil, fmt.Errorf("%s: %w", n.Name, ErrNotRunning)
@@ -186,6 +189,9 @@ func (n *Node) kill(ctx context.Context) error {
 	if n.c.isClosed() {
 		return ErrClosed
 	}
+	if n.cmd == nil {
+		return fmt.Errorf("kill %s: %w", n.Name, ErrUnsupported)
+	}
 	p := n.process()
 	if p == nil {
 		return nil
@@ -195,6 +201,7 @@ func (n *Node) kill(ctx context.Context) error {
 	}
 	select {
 	case <-p.done():
+		n.c.syncListening()
 		n.c.log.Info("node killed", "node", n.Name)
 		return nil
 	case <-ctx.Done():
@@ -212,10 +219,14 @@ func (n *Node) Stop(ctx context.Context) error {
 	if n.c.isClosed() {
 		return ErrClosed
 	}
+	if n.cmd == nil {
+		return fmt.Errorf("stop %s: %w", n.Name, ErrUnsupported)
+	}
 	p := n.process()
 	if p == nil {
 		return nil
 	}
+	defer n.c.syncListening()
 	if err := p.terminate(); err != nil {
 		return fmt.Errorf("stop %s: %w", n.Name, err)
 	}
@@ -259,6 +270,7 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.waitServing(ctx, false); err != nil {
 		return err
 	}
+	n.c.syncListening() // the node's proxies listen before Start returns
 	n.c.log.Info("node started", "node", n.Name, "took", time.Since(t0))
 	return nil
 }
