@@ -118,6 +118,7 @@ type visit struct {
 	client  int
 	token   uint64
 	entered time.Duration
+	read    bool // the visit has read the counter: truly mid-section
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
 }
@@ -233,10 +234,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	l.inside[v.id] = v
 	s.visits[v.id] = v
 	s.nvisits++
-	if s.waiters != nil {
-		close(s.waiters)
-		s.waiters = nil
-	}
+	s.wake()
 	return v.id, nil
 }
 
@@ -247,6 +245,10 @@ func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
 	v := s.visits[id]
 	if v == nil {
 		return 0, fmt.Errorf("read visit %d: %w", id, ErrUnknownVisit)
+	}
+	if !v.read {
+		v.read = true
+		s.wake()
 	}
 	return s.locks[v.lock].counter, nil
 }
@@ -310,6 +312,14 @@ func (s *Shared) TakeHandoffs() []time.Duration {
 	return out
 }
 
+// wake releases WaitInside callers; s.mu must be held.
+func (s *Shared) wake() {
+	if s.waiters != nil {
+		close(s.waiters)
+		s.waiters = nil
+	}
+}
+
 // Inside returns the clients inside some lock's resource now, in the order
 // they entered.
 func (s *Shared) Inside() []int {
@@ -331,14 +341,18 @@ func (s *Shared) insideLocked() []int {
 	return out
 }
 
-// WaitInside blocks until some client is inside the resource and returns
-// the one that entered first (the "holder" of fault scenarios).
+// WaitInside blocks until some client is inside the resource and has read
+// the counter (it is mid-critical-section, holding data it will write
+// back), and returns the one that entered first among those: the "holder"
+// of fault scenarios. Waiting for the read makes a fault on the holder
+// deterministic: pausing a client between Enter and Read would let it read
+// fresh data after the pause and lose no update.
 func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 	for {
 		s.mu.Lock()
-		if in := s.insideLocked(); len(in) > 0 {
+		if c, ok := s.firstReader(); ok {
 			s.mu.Unlock()
-			return in[0], nil
+			return c, nil
 		}
 		if s.waiters == nil {
 			s.waiters = make(chan struct{})
@@ -351,6 +365,19 @@ func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("wait for a holder: %w", ctx.Err())
 		}
 	}
+}
+
+func (s *Shared) firstReader() (int, bool) {
+	var best *visit
+	for _, v := range s.visits {
+		if v.read && (best == nil || v.id < best.id) {
+			best = v
+		}
+	}
+	if best == nil {
+		return 0, false
+	}
+	return best.client, true
 }
 
 // ExitClient exits every visit of client still inside: a client process

@@ -211,7 +211,16 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 		}
 		got <- c
 	}()
-	if _, err := r.Enter(ctx, Visit{Lock: "L", Client: 4, Token: 1}); err != nil {
+	id, err := r.Enter(ctx, Visit{Lock: "L", Client: 4, Token: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("WaitInside returned %d before the holder read the resource", c)
+	case <-time.After(20 * time.Millisecond): // a bounded check for absence
+	}
+	if _, err := r.Read(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if c := <-got; c != 4 {
