@@ -64,10 +64,19 @@ func rclient(t *testing.T, addr string, timeout time.Duration) *redis.Client {
 	return rc
 }
 
-// client is client i's go-redis client to node, through its proxy.
+// client is client i's go-redis client to node, through its proxy. It
+// checks once that the node answers through the proxy, and says why not.
 func client(t *testing.T, c *cluster.Cluster, i int, node string, timeout time.Duration) *redis.Client {
 	t.Helper()
-	return rclient(t, mustLink(t, c, fmt.Sprintf("client-%d->%s", i, node)).Addr(), timeout)
+	l := mustLink(t, c, fmt.Sprintf("client-%d->%s", i, node))
+	rc := rclient(t, l.Addr(), timeout)
+	if err := rc.Ping(context.Background()).Err(); err != nil {
+		n := mustNode(t, c, node)
+		t.Fatalf("PING %s through %s (%s, upstream %s): %v; node alive %v at %s, direct PING: %v",
+			node, l.Name, l.Addr(), l.Proxy().Upstream, err, n.Alive(), n.Addr(),
+			rclient(t, n.Addr(), time.Second).Ping(context.Background()).Err())
+	}
+	return rc
 }
 
 // direct is a client to a node's real address (around every proxy).
@@ -220,9 +229,25 @@ func startProcs(t *testing.T, n int) *procs {
 	return p
 }
 
+// redisCluster starts a Redis cluster for the test; when the test fails,
+// the nodes' logs are added to its output.
 func redisCluster(t *testing.T, rs cluster.RedisSpec, clients int) *cluster.Cluster {
 	t.Helper()
-	return testenv.Cluster(t, cluster.Spec{Redis: &rs, Clients: clients})
+	c := testenv.Cluster(t, cluster.Spec{Redis: &rs, Clients: clients})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(c.Dir(), "logs", "*.log"))
+		for _, p := range logs {
+			b, _ := os.ReadFile(p)
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("%s:\n%s", p, b)
+		}
+	})
+	return c
 }
 
 // noToxics fails when any link still has a toxic or is cut.

@@ -33,9 +33,9 @@ func TestRunSchedule(t *testing.T) {
 		{Type: scenarios.FaultLatency, Link: "client-0->redis-0", Latency: 50 * time.Millisecond, At: 200 * time.Millisecond, For: 400 * time.Millisecond},
 		{Type: scenarios.FaultBandwidth, Node: "redis-0", RateKbps: 100, At: 300 * time.Millisecond, For: 300 * time.Millisecond},
 		{Type: scenarios.FaultLatency, Node: "redis-9", Latency: time.Second, At: 100 * time.Millisecond}, // no such node
-		{Type: scenarios.FaultLatency, Link: "clients->redis-0", Latency: time.Second, At: time.Minute},  // after the run
-		{Type: scenarios.FaultReset, Link: "client-1->redis-0", At: 500 * time.Millisecond},             // one-shot
-		{Type: scenarios.FaultPartition, Isolate: "client-1", At: 700 * time.Millisecond},               // to the end
+		{Type: scenarios.FaultLatency, Link: "clients->redis-0", Latency: time.Second, At: time.Minute},   // after the run
+		{Type: scenarios.FaultReset, Link: "client-1->redis-0", At: 500 * time.Millisecond},               // one-shot
+		{Type: scenarios.FaultPartition, Isolate: "client-1", At: 700 * time.Millisecond},                 // to the end
 		{Type: scenarios.FaultPause, Node: "redis-0", At: 0, For: 100 * time.Millisecond},
 	}
 	rctx, cancel := context.WithDeadline(ctx, env.Base.Add(runFor))
