@@ -1,0 +1,568 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/redlock"
+)
+
+// env is a cluster of independent primaries for a test, with a raw client
+// to each primary's real address to inspect it.
+type env struct {
+	cl  *cluster.Cluster
+	raw []*redis.Client
+}
+
+func newEnv(t *testing.T, primaries, clients int, persistence string) *env {
+	t.Helper()
+	cl := testenv.Cluster(t, cluster.Spec{
+		Redis:   &cluster.RedisSpec{Primaries: primaries, Persistence: persistence},
+		Clients: clients,
+	})
+	e := &env{cl: cl}
+	for i := range primaries {
+		n, ok := cl.Node(nodeName(i))
+		if !ok {
+			t.Fatalf("no node %s", nodeName(i))
+		}
+		raw := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+		t.Cleanup(func() { _ = raw.Close() })
+		e.raw = append(e.raw, raw)
+	}
+	return e
+}
+
+func nodeName(i int) string { return "redis-" + strconv.Itoa(i) }
+
+// client connects harness client i (its own proxied links) with cfg;
+// cfg.Endpoints is filled in.
+func (e *env) client(t *testing.T, i int, cfg locks.Config) *redlock.Client {
+	t.Helper()
+	ep := e.cl.Endpoints(i)
+	cfg.Endpoints = locks.Endpoints{Redis: ep.Redis, Sentinels: ep.Sentinels, MasterNames: ep.MasterNames, Redirect: ep.Redirect}
+	c, err := redlock.New(timeout(t, 10*time.Second), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// holders names the running primaries on which key exists.
+func (e *env) holders(t *testing.T, key string) []string {
+	t.Helper()
+	var out []string
+	for i, raw := range e.raw {
+		if !e.node(t, i).Alive() {
+			continue
+		}
+		n, err := raw.Exists(timeout(t, 2*time.Second), key).Result()
+		if err != nil {
+			t.Fatalf("EXISTS on %s: %v", nodeName(i), err)
+		}
+		if n == 1 {
+			out = append(out, nodeName(i))
+		}
+	}
+	return out
+}
+
+// links returns the links of a selector, failing the test when none.
+func (e *env) links(t *testing.T, sel string) []*cluster.Link {
+	t.Helper()
+	ls, err := e.cl.Links(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// cut partitions client's links to the nodes until the test ends or the
+// returned heal is called.
+func (e *env) cut(t *testing.T, client int, nodes ...int) (heal func()) {
+	t.Helper()
+	var ls []*cluster.Link
+	for _, n := range nodes {
+		ls = append(ls, e.links(t, fmt.Sprintf("client-%d->%s", client, nodeName(n)))...)
+	}
+	for _, l := range ls {
+		if err := l.Cut(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var once sync.Once
+	heal = func() {
+		once.Do(func() {
+			for _, l := range ls {
+				_ = l.Heal(context.Background())
+			}
+		})
+	}
+	t.Cleanup(heal)
+	return heal
+}
+
+// slow delays the replies on client's links to the nodes by d.
+func (e *env) slow(t *testing.T, d time.Duration, client int, nodes ...int) {
+	t.Helper()
+	for _, n := range nodes {
+		for _, l := range e.links(t, fmt.Sprintf("client-%d->%s", client, nodeName(n))) {
+			name, err := l.Latency(d, 0, cluster.StreamDown)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = l.RemoveToxic(context.Background(), name) })
+		}
+	}
+}
+
+func (e *env) node(t *testing.T, i int) *cluster.Node {
+	t.Helper()
+	n, ok := e.cl.Node(nodeName(i))
+	if !ok {
+		t.Fatalf("no node %s", nodeName(i))
+	}
+	return n
+}
+
+func key(name string) string { return redlock.DefaultPrefix + name }
+
+// timeout returns a context ending after d, cancelled at the test's end.
+func timeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond every 10ms until it holds or within passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, within)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+}
+
+func acquire(t *testing.T, l locks.Locker, within time.Duration) *redlock.Lease {
+	t.Helper()
+	lease, err := l.Acquire(timeout(t, within))
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	return lease.(*redlock.Lease)
+}
+
+func names(is ...int) []string {
+	var out []string
+	for _, i := range is {
+		out = append(out, nodeName(i))
+	}
+	return out
+}
+
+func TestRegistered(t *testing.T) {
+	s, ok := locks.Lookup("redlock")
+	if !ok {
+		t.Fatal("not registered")
+	}
+	if s.Backend != locks.Redis || s.Fencing || !s.LeaseBased || s.Broken || s.MinRedis != 3 || s.Summary == "" {
+		t.Errorf("spec %+v", s)
+	}
+	var opts []string
+	for _, o := range s.Options {
+		opts = append(opts, o.Name)
+	}
+	if want := []string{"node_timeout", "renew", "nodes"}; !slices.Equal(opts, want) {
+		t.Errorf("options %v, want %v", opts, want)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	one := locks.Endpoints{Redis: []string{"127.0.0.1:1"}}
+	three := locks.Endpoints{Redis: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}}
+	tests := []struct {
+		name string
+		cfg  locks.Config
+	}{
+		{"no primaries", locks.Config{}},
+		{"unknown option", locks.Config{Endpoints: three, Options: map[string]string{"wait_replicas": "1"}}},
+		{"bad node_timeout", locks.Config{Endpoints: three, Options: map[string]string{"node_timeout": "fast"}}},
+		{"node_timeout not below ttl", locks.Config{Endpoints: three, TTL: time.Second,
+			Options: map[string]string{"node_timeout": "1s"}}},
+		{"bad renew", locks.Config{Endpoints: three, Options: map[string]string{"renew": "maybe"}}},
+		{"nodes above the primaries", locks.Config{Endpoints: three, Options: map[string]string{"nodes": "5"}}},
+		{"negative nodes", locks.Config{Endpoints: three, Options: map[string]string{"nodes": "-1"}}},
+		{"ttl below 1ms", locks.Config{Endpoints: three, TTL: time.Microsecond}},
+		{"unreachable primary", locks.Config{Endpoints: one}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := redlock.New(timeout(t, 2*time.Second), tt.cfg)
+			if err == nil {
+				_ = c.Close()
+				t.Fatal("New accepted it")
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestQuorum: with N = 3 and 5, Acquire succeeds exactly when a majority
+// of the nodes is reachable, whether the others are down or partitioned
+// from the client; a failed Acquire names the failed nodes and leaves no
+// key on the nodes it reached.
+func TestQuorum(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			e := newEnv(t, n, 1, "")
+			for _, mode := range []string{"kill", "partition"} {
+				for down := 1; down <= n/2+1; down++ {
+					// Take nodes down from both ends so the majority left is
+					// not always the first nodes.
+					var gone []int
+					for j := range down {
+						if j%2 == 0 {
+							gone = append(gone, n-1-j/2)
+						} else {
+							gone = append(gone, j/2)
+						}
+					}
+					slices.Sort(gone)
+					want := n-down >= n/2+1
+					t.Run(fmt.Sprintf("%s %v", mode, names(gone...)), func(t *testing.T) {
+						c := e.client(t, 0, locks.Config{TTL: 10 * time.Second})
+						if c.Quorum() != n/2+1 {
+							t.Fatalf("quorum %d", c.Quorum())
+						}
+						switch mode {
+						case "kill":
+							for _, g := range gone {
+								if err := e.node(t, g).Kill(timeout(t, 5*time.Second)); err != nil {
+									t.Fatal(err)
+								}
+								t.Cleanup(func() {
+									if err := e.node(t, g).Start(timeout(t, 10*time.Second)); err != nil {
+										t.Errorf("start %s again: %v", nodeName(g), err)
+									}
+								})
+							}
+						case "partition":
+							e.cut(t, 0, gone...)
+						}
+						var up []int
+						for i := range n {
+							if !slices.Contains(gone, i) {
+								up = append(up, i)
+							}
+						}
+						lease, err := c.Locker(t.Name()).Acquire(timeout(t, 500*time.Millisecond))
+						if !want {
+							if err == nil {
+								t.Fatalf("acquired on %v with %v down", lease.(*redlock.Lease).Nodes(), names(gone...))
+							}
+							if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, redlock.ErrNoQuorum) {
+								t.Errorf("error %v, want DeadlineExceeded and ErrNoQuorum", err)
+							}
+							var ne *locks.NodeError
+							if !errors.As(err, &ne) || !slices.Contains(names(gone...), ne.Node) {
+								t.Errorf("error %v names no failed node", err)
+							}
+							if h := e.holders(t, key(t.Name())); len(h) > 0 {
+								t.Errorf("key left on %v after a failed Acquire", h)
+							}
+							return
+						}
+						if err != nil {
+							t.Fatalf("Acquire with %v down: %v", names(gone...), err)
+						}
+						l := lease.(*redlock.Lease)
+						if got := l.Nodes(); !slices.Equal(got, names(up...)) {
+							t.Errorf("lease on %v, want %v", got, names(up...))
+						}
+						if h := e.holders(t, key(t.Name())); !slices.Equal(h, names(up...)) {
+							t.Errorf("key on %v, want %v", h, names(up...))
+						}
+						if v := l.Validity(); v <= 0 || v > 10*time.Second-redlock.Drift(10*time.Second) {
+							t.Errorf("validity %v", v)
+						}
+						if err := l.Release(timeout(t, 2*time.Second)); err != nil {
+							t.Errorf("Release with %v down: %v", names(gone...), err)
+						}
+						if h := e.holders(t, key(t.Name())); len(h) > 0 {
+							t.Errorf("key left on %v after Release", h)
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestValidityShrinks: a slow node in the majority makes the attempt take
+// longer, and the validity reported on the Lease shrinks by as much; when
+// the attempt takes the whole TTL, no validity is left and the attempt
+// fails (ErrNoValidity) even though every node took the key, which is then
+// deleted everywhere.
+func TestValidityShrinks(t *testing.T) {
+	e := newEnv(t, 5, 3, "")
+	const ttl = 3 * time.Second
+	drift := redlock.Drift(ttl)
+	cfg := locks.Config{TTL: ttl, Options: map[string]string{"node_timeout": "2999ms"}}
+
+	fast := e.client(t, 0, cfg)
+	l := acquire(t, fast.Locker("fast"), 5*time.Second)
+	if v := l.Validity(); v > ttl-drift || v < ttl-drift-50*time.Millisecond {
+		t.Errorf("validity without latency %v, want just under %v", v, ttl-drift)
+	}
+	_ = l.Release(context.Background())
+
+	// Three of five nodes answer 200ms late: every majority waits for one.
+	slow := e.client(t, 1, cfg)
+	e.slow(t, 200*time.Millisecond, 1, 0, 2, 4)
+	l = acquire(t, slow.Locker("slow"), 5*time.Second)
+	if v := l.Validity(); v > ttl-drift-200*time.Millisecond || v < ttl-drift-400*time.Millisecond {
+		t.Errorf("validity with 200ms replies %v, want about %v", v, ttl-drift-200*time.Millisecond)
+	}
+	if until := time.Until(l.ValidUntil()); until > l.Validity() {
+		t.Errorf("ValidUntil %v away, beyond the validity %v", until, l.Validity())
+	}
+	if err := l.Release(timeout(t, 5*time.Second)); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+
+	// Now the slow nodes answer after ttl - drift, before the node timeout:
+	// all five take the key, none of the validity is left.
+	t.Run("none left", func(t *testing.T) {
+		c := e.client(t, 2, cfg)
+		e.slow(t, ttl-drift+7*time.Millisecond, 2, 0, 2, 4)
+		_, err := c.Locker("none-left").Acquire(timeout(t, ttl+200*time.Millisecond))
+		if !errors.Is(err, redlock.ErrNoValidity) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire: %v, want ErrNoValidity and DeadlineExceeded", err)
+		}
+		eventually(t, 2*time.Second, "keys deleted after the attempt", func() bool {
+			return len(e.holders(t, key("none-left"))) == 0
+		})
+	})
+}
+
+// TestReleaseEveryNode: Release and a failed attempt delete the key from
+// every node, also from those that did not answer in time.
+func TestReleaseEveryNode(t *testing.T) {
+	e := newEnv(t, 5, 2, "")
+
+	t.Run("partitioned during acquire", func(t *testing.T) {
+		c := e.client(t, 0, locks.Config{TTL: 10 * time.Second})
+		heal := e.cut(t, 0, 4)
+		l := acquire(t, c.Locker("cut"), 5*time.Second)
+		if got := l.Nodes(); !slices.Equal(got, names(0, 1, 2, 3)) {
+			t.Fatalf("lease on %v", got)
+		}
+		heal()
+		// The SET held by the partition arrives after the heal, as a
+		// retransmitted request would: redis-4 holds our key too.
+		eventually(t, 3*time.Second, "held SET delivered to redis-4", func() bool {
+			return slices.Contains(e.holders(t, key("cut")), "redis-4")
+		})
+		if err := l.Release(timeout(t, 2*time.Second)); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if h := e.holders(t, key("cut")); len(h) > 0 {
+			t.Errorf("key left on %v after Release", h)
+		}
+	})
+
+	t.Run("failed attempt", func(t *testing.T) {
+		// Replies from three nodes come after the node timeout: their SETs
+		// are executed, the client cannot know, and must delete them.
+		c := e.client(t, 1, locks.Config{TTL: 10 * time.Second, Options: map[string]string{"node_timeout": "50ms"}})
+		e.slow(t, 300*time.Millisecond, 1, 2, 3, 4)
+		_, err := c.Locker("timed-out").Acquire(timeout(t, 400*time.Millisecond))
+		if !errors.Is(err, redlock.ErrNoQuorum) {
+			t.Fatalf("Acquire: %v, want ErrNoQuorum", err)
+		}
+		var ne *locks.NodeError
+		if !errors.As(err, &ne) || !errors.Is(ne, context.DeadlineExceeded) {
+			t.Errorf("error %v: want a node's DeadlineExceeded", err)
+		}
+		eventually(t, 2*time.Second, "keys deleted from every node", func() bool {
+			return len(e.holders(t, key("timed-out"))) == 0
+		})
+	})
+}
+
+// TestMutualExclusion: 8 clients on 5 primaries never overlap.
+func TestMutualExclusion(t *testing.T) {
+	const clients = 8
+	e := newEnv(t, 5, clients, "")
+	var inside, ops, overlaps atomic.Int64
+	ctx := timeout(t, 3*time.Second)
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := e.client(t, i, locks.Config{TTL: 5 * time.Second, Seed: int64(i)})
+		l := c.Locker("mutex")
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				lease, err := l.Acquire(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Errorf("client %d: Acquire: %v", i, err)
+					}
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				time.Sleep(time.Millisecond) // the critical section
+				inside.Add(-1)
+				ops.Add(1)
+				if err := lease.Release(context.Background()); err != nil {
+					t.Errorf("client %d: Release: %v", i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if overlaps.Load() != 0 {
+		t.Errorf("%d overlapping critical sections", overlaps.Load())
+	}
+	if ops.Load() < 50 {
+		t.Errorf("only %d critical sections in 3s", ops.Load())
+	}
+	t.Logf("%d critical sections", ops.Load())
+}
+
+// TestRestart: the holder took the key on exactly three of five nodes (two
+// were down), then one of them restarts. Without persistence it comes back
+// empty, a second client takes a majority, and the holder's renewal finds
+// the quorum gone (Lost); with appendfsync always the key survives the
+// restart and the second client cannot take the lock.
+func TestRestart(t *testing.T) {
+	for _, tt := range []struct {
+		persistence string
+		survives    bool
+	}{
+		{cluster.PersistNone, false},
+		{cluster.PersistAlways, true},
+	} {
+		t.Run(tt.persistence, func(t *testing.T) {
+			e := newEnv(t, 5, 2, tt.persistence)
+			cfg := locks.Config{TTL: 3 * time.Second, Options: map[string]string{"renew": "true"}}
+			a, b := e.client(t, 0, cfg), e.client(t, 1, cfg)
+			for _, i := range []int{3, 4} {
+				if err := e.node(t, i).Kill(timeout(t, 5*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held := acquire(t, a.Locker("restart"), 5*time.Second)
+			if got := held.Nodes(); !slices.Equal(got, names(0, 1, 2)) {
+				t.Fatalf("holder on %v", got)
+			}
+			for _, i := range []int{3, 4} {
+				if err := e.node(t, i).Start(timeout(t, 10*time.Second)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.node(t, 2).Restart(timeout(t, 10*time.Second), 0); err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(e.holders(t, key("restart")), "redis-2"); got != tt.survives {
+				t.Fatalf("key on redis-2 after restart: %v, want %v", got, tt.survives)
+			}
+			second, err := b.Locker("restart").Acquire(timeout(t, 1500*time.Millisecond))
+			if tt.survives {
+				if err == nil {
+					t.Fatalf("second client acquired on %v while the first holds", second.(*redlock.Lease).Nodes())
+				}
+				select {
+				case <-held.Lost():
+					t.Error("holder lost the lock although the key survived")
+				default:
+				}
+				if err := held.Release(timeout(t, 2*time.Second)); err != nil {
+					t.Errorf("Release: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("second client: %v; want the lock (mutual exclusion broken by the restart)", err)
+			}
+			if got := second.(*redlock.Lease).Nodes(); !slices.Equal(got, names(2, 3, 4)) {
+				t.Errorf("second client on %v", got)
+			}
+			select {
+			case <-held.Lost():
+			case <-time.After(3 * time.Second):
+				t.Error("holder's Lost not closed although its quorum is gone")
+			}
+		})
+	}
+}
+
+// TestLost: without renewal Lost closes when the validity runs out; with
+// renewal it stays open while extensions reach a quorum, and closes by
+// ValidUntil once they cannot.
+func TestLost(t *testing.T) {
+	e := newEnv(t, 5, 2, "")
+	const ttl = 600 * time.Millisecond
+
+	t.Run("no renewal", func(t *testing.T) {
+		c := e.client(t, 0, locks.Config{TTL: ttl})
+		l := acquire(t, c.Locker("plain"), 2*time.Second)
+		until := l.ValidUntil()
+		<-l.Lost()
+		if early := time.Until(until); early > 0 {
+			t.Errorf("Lost closed %v before the validity ran out", early)
+		}
+		if late := time.Since(until); late > 300*time.Millisecond {
+			t.Errorf("Lost closed %v after the validity ran out", late)
+		}
+		if err := l.Release(timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			t.Errorf("Release after the validity: %v, want ErrNotHeld", err)
+		}
+	})
+
+	t.Run("renewal", func(t *testing.T) {
+		c := e.client(t, 1, locks.Config{TTL: ttl, Options: map[string]string{"renew": "true"}})
+		l := acquire(t, c.Locker("renewed"), 2*time.Second)
+		first := l.ValidUntil()
+		select {
+		case <-l.Lost():
+			t.Fatal("Lost closed while renewals succeed")
+		case <-time.After(3 * ttl):
+		}
+		if !l.ValidUntil().After(first.Add(ttl)) {
+			t.Errorf("ValidUntil %v not moved by renewals (first %v)", l.ValidUntil(), first)
+		}
+		if h := e.holders(t, key("renewed")); len(h) != 5 {
+			t.Errorf("renewed key on %v", h)
+		}
+		e.cut(t, 1, 0, 2, 4)
+		select {
+		case <-l.Lost():
+		case <-time.After(ttl + 500*time.Millisecond):
+			t.Fatal("Lost not closed with renewals short of a quorum")
+		}
+		if early := time.Until(l.ValidUntil()); early > 0 {
+			t.Errorf("Lost closed %v before ValidUntil", early)
+		}
+		if err := l.Release(timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			t.Errorf("Release after losing the quorum: %v, want ErrNotHeld", err)
+		}
+	})
+}
