@@ -366,6 +366,10 @@ func setUpstream(l *Link, i int, addr string) error {
 	return nil
 }
 
+// pickPorts chooses ports for servers; tests replace it to provoke a port
+// conflict.
+var pickPorts = freePorts
+
 // freePorts returns n distinct free 127.0.0.1 ports. They are free when
 // chosen; a server that loses one to another process before binding it
 // exits with "address already in use" and Start picks new ports for it.

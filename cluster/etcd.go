@@ -43,7 +43,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		}
 		nodes = append(nodes, n)
 	}
-	free, err := freePorts(2 * len(nodes))
+	free, err := pickPorts(2 * len(nodes))
 	if err != nil {
 		return b, err
 	}
@@ -87,7 +87,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
 		n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
 		n.rebind = func() error {
-			ports, err := freePorts(2)
+			ports, err := pickPorts(2)
 			if err != nil {
 				return err
 			}

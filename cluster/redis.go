@@ -54,7 +54,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		sentinels = append(sentinels, n)
 	}
 	all := append(append(append([]*Node(nil), primaries...), replicas...), sentinels...)
-	ports, err := freePorts(len(all))
+	ports, err := pickPorts(len(all))
 	if err != nil {
 		return b, err
 	}
@@ -254,7 +254,7 @@ func redisPing(ctx context.Context, addr string) error {
 // rebindSimple gives a node whose port is referenced by nothing else a new
 // port.
 func (c *Cluster) rebindSimple(n *Node) error {
-	ports, err := freePorts(1)
+	ports, err := pickPorts(1)
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	configure := func() error {
 		c.removeLinks(peerLinks)
 		peerLinks = nil
-		free, err := freePorts(3 * len(nodes))
+		free, err := pickPorts(3 * len(nodes))
 		if err != nil {
 			return err
 		}
