@@ -37,6 +37,7 @@ func TestKill(t *testing.T) {
 	c := redisCluster(t, cluster.RedisSpec{}, 1)
 	ctx := ctxT(t, 60*time.Second)
 	n := mustNode(t, c, "redis-0")
+	rc := client(t, c, 0, "redis-0", time.Second)
 	eff, _ := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultKill, Node: "redis-0"})
 	if !eff.lasting || eff.heal != nil {
 		t.Errorf("kill effect %+v: want lasting, nothing to heal", eff)
@@ -47,7 +48,7 @@ func TestKill(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", n.Addr(), time.Second); err == nil {
 		t.Error("killed server still accepts connections")
 	}
-	if err := client(t, c, 0, "redis-0", time.Second).Ping(ctx).Err(); err == nil {
+	if err := rc.Ping(ctx).Err(); err == nil {
 		t.Error("killed server answered PING")
 	}
 }
