@@ -9,7 +9,8 @@ PKGS     := ./...
 DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client
 # binary -> package that provides it
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
-             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper
+             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
+             chromium:chromium
 TEST_TIMEOUT ?= 60m
 
 .PHONY: all deps build test test-short bench calibrate lint clean help

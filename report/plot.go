@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"image"
 	"image/color"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,10 +68,13 @@ func (f figure) save(dir string) (err error) {
 		}
 	}()
 	img := vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(plotDPI), vgimg.UseBackgroundColor(color.White))
-	f.draw(draw.New(img))
+	f.draw(margin(draw.New(img)))
+	rgba, ok := img.Image().(*image.RGBA)
+	if !ok {
+		return fmt.Errorf("plot %s: canvas is %T, want *image.RGBA", f.name, img.Image())
+	}
 	if err := writeFile(filepath.Join(dir, f.name+".png"), func(w *bufio.Writer) error {
-		enc := png.Encoder{CompressionLevel: png.BestSpeed}
-		return enc.Encode(w, img.Image())
+		return encodePNG(w, rgba)
 	}); err != nil {
 		return err
 	}
@@ -79,11 +82,17 @@ func (f figure) save(dir string) (err error) {
 	dc := draw.New(svg)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	f.draw(dc)
+	f.draw(margin(dc))
 	return writeFile(filepath.Join(dir, f.name+".svg"), func(w *bufio.Writer) error {
 		_, err := svg.WriteTo(w)
 		return err
 	})
+}
+
+// margin keeps drawings off the image's edges.
+func margin(c draw.Canvas) draw.Canvas {
+	m := vg.Points(6)
+	return draw.Crop(c, m, -m, m, -m)
 }
 
 // writeFile writes path through a temporary file and a rename, so a reader
@@ -220,6 +229,9 @@ func textStyle(f font.Font, c color.Color) text.Style {
 // legend of its own (legends are drawn beside the plot by withLegend).
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
+	// The canvas is white already: a second fill of the whole plot area
+	// costs a tenth of the rendering time.
+	p.BackgroundColor = nil
 	p.Title.Text = title
 	p.Title.TextStyle.Font = sansBold(13)
 	p.Title.Padding = vg.Points(8)

@@ -36,31 +36,72 @@ const minLatencyMs = 0.001
 
 // latencyFigure draws the percentile curves of one latency (acquire or
 // hand-off) with one line per lock; a clients sweep gets one panel per
-// client count, sharing the y axis so panels compare at a glance.
+// client count.
 func latencyFigure(r *Result, name, what string, pick func(*Run) *Latency) (figure, bool) {
 	ss := groupSeries(r.Runs)
-	sweep := isSweep(ss)
-	panels := []int{0} // 0: every run in one panel
-	if sweep {
-		panels = clientValues(r.Runs)
+	var panels []latPanel
+	if isSweep(ss) {
+		for _, n := range clientValues(r.Runs) {
+			pn := latPanel{title: fmt.Sprintf("%d clients", n)}
+			for i := range r.Runs {
+				if r.Runs[i].Clients == n {
+					pn.runs = append(pn.runs, &r.Runs[i])
+				}
+			}
+			panels = append(panels, pn)
+		}
+	} else {
+		pn := latPanel{}
+		for i := range r.Runs {
+			pn.runs = append(pn.runs, &r.Runs[i])
+		}
+		panels = append(panels, pn)
+	}
+	return latencyPanels(name, what, fmt.Sprintf("%s latency percentiles: %s", what, r.Scenario), panels, seriesKey, pick)
+}
+
+// latPanel is one panel of a latency figure.
+type latPanel struct {
+	title string
+	runs  []*Run
+}
+
+// latencyPanels draws one panel per entry of panels, one line per run
+// named by key (a key keeps its style across panels), all panels sharing
+// the y axis so they compare at a glance.
+func latencyPanels(name, what, title string, panels []latPanel, key func(*Run) string, pick func(*Run) *Latency) (figure, bool) {
+	// Styles follow the order of first appearance of every run, measured
+	// or not, so a lock has the colour it has in the other plots.
+	styles := map[string]seriesStyle{}
+	var keys []string
+	for _, pn := range panels {
+		for _, run := range pn.runs {
+			if k := key(run); !hasKey(styles, k) {
+				styles[k] = styleOf(len(styles))
+				keys = append(keys, k)
+			}
+		}
 	}
 	l := newLegend()
 	lo, hi := math.Inf(1), 0.0
-	for _, s := range ss {
-		has := false
-		for _, run := range s.Runs {
+	inLegend := map[string]bool{}
+	for _, pn := range panels {
+		for _, run := range pn.runs {
 			lat := pick(run)
 			if lat.Count == 0 || len(lat.Curve) == 0 {
 				continue
 			}
-			has = true
 			for _, pt := range lat.Curve {
 				lo = math.Min(lo, math.Max(pt[1], minLatencyMs))
 				hi = math.Max(hi, pt[1])
 			}
+			inLegend[key(run)] = true
 		}
-		if has {
-			l.add(s.Key, &plotter.Line{LineStyle: s.Style.line()}, &plotter.Scatter{GlyphStyle: s.Style.glyph()})
+	}
+	for _, k := range keys {
+		if inLegend[k] {
+			st := styles[k]
+			l.add(k, &plotter.Line{LineStyle: st.line()}, &plotter.Scatter{GlyphStyle: st.glyph()})
 		}
 	}
 	if l.n == 0 {
@@ -68,10 +109,8 @@ func latencyFigure(r *Result, name, what string, pick func(*Run) *Latency) (figu
 	}
 	lo = math.Pow(10, math.Floor(math.Log10(lo)))
 	hi = math.Pow(10, math.Ceil(math.Log10(math.Max(hi, lo*10))))
-	if hi <= lo {
-		hi = lo * 10
-	}
 
+	multi := len(panels) > 1
 	cols := min(len(panels), 3)
 	rows := (len(panels) + cols - 1) / cols
 	_, lh := l.size()
@@ -84,45 +123,40 @@ func latencyFigure(r *Result, name, what string, pick func(*Run) *Latency) (figu
 	if cols > 1 {
 		w = 1008
 	}
-	title := fmt.Sprintf("%s latency percentiles: %s", what, r.Scenario)
 	return figure{
 		name: name, title: what + " latency percentiles (ms)", run: -1,
 		w: vg.Points(w), h: vg.Points(h),
 		draw: func(c draw.Canvas) {
 			withLegend(c, l, "lock", func(c draw.Canvas) {
-				if sweep {
+				if multi {
 					sty := textStyle(sansBold(13), color.Black)
 					sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 					c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Max.Y - vg.Points(4)}, title)
 					c = draw.Crop(c, 0, 0, 0, -vg.Points(26))
 				}
 				tiles := draw.Tiles{Cols: cols, Rows: rows, PadX: vg.Points(10), PadY: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4)}
-				for i, clients := range panels {
+				for i, pn := range panels {
 					pt := title
-					if sweep {
-						pt = fmt.Sprintf("%d clients", clients)
+					if multi {
+						pt = pn.title
 					}
 					// A short y label: gonum pads the top of the plot by the
 					// length of a rotated label.
 					p := newPlot(pt, "percentile (nines: p90, p99, p99.9, ...)", strings.ToLower(what)+", ms (log)")
-					if sweep {
+					if multi {
 						p.Title.TextStyle.Font = sansBold(11)
+						p.X.Tick.Label.Font = sans(8.5)
 					}
-					for _, s := range ss {
-						for _, run := range s.Runs {
-							if sweep && run.Clients != clients {
-								continue
-							}
-							lat := pick(run)
-							if lat.Count == 0 {
-								continue
-							}
-							var xys plotter.XYs
-							for _, pt := range lat.Curve {
-								xys = append(xys, plotter.XY{X: nines(pt[0]), Y: math.Log10(math.Max(pt[1], minLatencyMs))})
-							}
-							lineSeries(p, nil, s.Key, s.Style, xys)
+					for _, run := range pn.runs {
+						lat := pick(run)
+						if lat.Count == 0 {
+							continue
 						}
+						var xys plotter.XYs
+						for _, pt := range lat.Curve {
+							xys = append(xys, plotter.XY{X: nines(pt[0]), Y: math.Log10(math.Max(pt[1], minLatencyMs))})
+						}
+						lineSeries(p, nil, "", styles[key(run)], xys)
 					}
 					p.X.Tick.Marker = ninesTicks
 					p.X.Min, p.X.Max = 0, maxNines
@@ -155,4 +189,9 @@ func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }

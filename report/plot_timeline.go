@@ -95,7 +95,7 @@ func timelineFigure(r *Result, i int, name string, sweep bool) (figure, bool) {
 		name: name, title: "Timeline of " + label, run: i,
 		w: vg.Points(864), h: vg.Points(340),
 		draw: func(c draw.Canvas) {
-			p := newPlot(title, "time since workload start (s)", fmt.Sprintf("per %d ms", bucketMs))
+			p := newPlot(title, "time since workload start (s)", fmt.Sprintf("count per %d ms", bucketMs))
 			l := newLegend()
 			p.Add(&faultBands{faults: run.Faults})
 			if len(compl) > 0 {

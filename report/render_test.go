@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"image"
+	"image/color"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -198,5 +200,113 @@ func TestRenderSweep(t *testing.T) {
 				t.Error("report.html refers to external resources")
 			}
 		})
+	}
+}
+
+// BenchmarkRenderPlots renders every plot (PNG and SVG) of a 10-lock,
+// 5-point clients sweep: 4 summary plots and 50 timelines.
+func BenchmarkRenderPlots(b *testing.B) {
+	r := syntheticResult(10, []int{1, 2, 4, 8, 16})
+	dir := b.TempDir()
+	for b.Loop() {
+		if _, err := WritePlots(dir, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestRenderEdgeCases(t *testing.T) {
+	partial := syntheticResult(3, []int{4})
+	partial.Complete = false
+	partial.Interrupted = "interrupted: signal interrupt"
+	partial.Runs[2].Complete = false
+	partial.Runs[2].Timeline = partial.Runs[2].Timeline[:40]
+	failed := syntheticResult(2, []int{4})
+	failed.Runs[1] = Run{Lock: "zk-recipe", LockName: "zk-recipe", Clients: 4, Error: "start cluster: java not found"}
+	tests := []struct {
+		name  string
+		r     *Result
+		files []string
+		text  []string
+	}{
+		{"partial", partial, []string{"throughput", "latency", "timeline-redis-cad"}, []string{"Partial result: interrupted: signal interrupt", "Partial: cut short"}},
+		{"failed-run", failed, []string{"throughput", "safety", "timeline-redis-setnx-expire"}, []string{"Failed: start cluster: java not found"}},
+		{"no-runs", &Result{Schema: Schema, Scenario: "empty", Interrupted: "interrupted: signal interrupt"}, nil, []string{"Partial result"}},
+		{"no-faults-no-latency", &Result{Schema: Schema, Scenario: "bare", Complete: true, Runs: []Run{{Lock: "redis-cad", Clients: 1, Ops: 10, Throughput: 5, Complete: true, DurationS: 2, TimelineBucketMs: 100, Timeline: []TimelineBucket{{Completions: 3}, {Completions: 7}}}}},
+			[]string{"throughput", "timeline-redis-cad", "safety"}, []string{"Complete: 10 ops"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := outDir(t, tt.name)
+			if err := Render(dir, tt.r); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range tt.files {
+				checkPNG(t, filepath.Join(dir, f+".png"))
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.text {
+				if !strings.Contains(string(md), mdEscape(s)) {
+					t.Errorf("report.md lacks %q", s)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestTimelineNames(t *testing.T) {
+	runs := []Run{
+		{Lock: "redis-watchdog ttl=5s", Clients: 4},
+		{Lock: "redis-watchdog ttl=5s", Clients: 16},
+		{Lock: "a/b c", Clients: 4},
+		{Lock: "a b c", Clients: 4},
+		{Lock: "redis-cad", Clients: 4, Params: map[string]string{"clients": "4", "keys": "8"}},
+	}
+	got := timelineNames(runs)
+	want := []string{
+		"timeline-redis-watchdog_ttl_5s-clients-4", "timeline-redis-watchdog_ttl_5s-clients-16",
+		"timeline-a_b_c-clients-4", "timeline-a_b_c-clients-4-2", "timeline-redis-cad_keys_8-clients-4",
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("run %d (%q): %q, want %q", i, runs[i].Lock, got[i], want[i])
+		}
+	}
+}
+
+func TestEncodePNG(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 7, 5))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 37)
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff
+	}
+	img.Pix[3] = 0 // a transparent pixel comes out white
+	img.Pix[0], img.Pix[1], img.Pix[2] = 0, 0, 0
+	var buf bytes.Buffer
+	if err := encodePNG(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	got, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 0; y < 5; y++ {
+		for x := 0; x < 7; x++ {
+			want := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if x == 0 && y == 0 {
+				want = color.RGBA{0xff, 0xff, 0xff, 0xff}
+			}
+			if g := color.RGBAModel.Convert(got.At(x, y)).(color.RGBA); g != want {
+				t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, g, want)
+			}
+		}
 	}
 }

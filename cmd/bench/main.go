@@ -3,6 +3,7 @@
 // and results/<scenario>-<time>/result.json.
 //
 //	bench run [flags] SCENARIO...
+//	bench report [--out DIR] DIR...
 //	bench list
 //
 // Run `bench help` or `bench VERB --help` for details.
@@ -21,6 +22,7 @@ const usage = `bench: compare distributed locks on real servers.
 
 Usage:
   bench run [flags] SCENARIO...   run scenarios, print a table, write results/
+  bench report [--out DIR] DIR... re-render a results folder; compare several
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         measure the harness against redis-benchmark
   bench help                      this text
@@ -37,6 +39,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return cli.RunCommand(ctx, "bench", args[1:], stdout, stderr, cli.RunBench)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
 	case "list":
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/locklab/locklab/report"
@@ -120,6 +121,12 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			res, dir, err := runner.Run(ctx, sc, o)
 			if res != nil {
 				results = append(results, res)
+				// Plots, report.md and report.html, partial results included.
+				if rerr := report.Render(dir, res); rerr != nil {
+					fmt.Fprintf(stderr, "report: %v\n", rerr)
+				} else {
+					fmt.Fprintf(stderr, "report: %s\n", filepath.Join(dir, "report.html"))
+				}
 				printResult(stdout, f.Format, res, dir)
 				for _, r := range res.Runs {
 					if r.Error != "" {

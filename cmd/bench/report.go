@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/report"
+)
+
+// reportCmd is `bench report [--out DIR] DIR...`: with one results folder
+// it re-renders its plots, report.md and report.html from result.json
+// (into --out when given, else in place); with several it compares them,
+// the first being the baseline: deltas on stdout, and comparison.md,
+// comparison.html and plots in --out (default results/compare-<time>/).
+func reportCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "write the report or comparison into this folder")
+	root := fs.String("results", "results", "root folder for the default compare-<time>/ folder")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: bench report [flags] DIR...\n\n"+
+			"DIR is a results folder (or its result.json). One DIR: re-render its plots,\n"+
+			"report.md and report.html. Several: compare them with the first as baseline.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after the folders.
+	var dirs []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return &cli.UsageError{Err: err}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(dirs) == 0 {
+		fs.Usage()
+		return cli.Usagef("bench report: no results folder given")
+	}
+	results := make([]*report.Result, len(dirs))
+	names := make([]string, len(dirs))
+	for i, d := range dirs {
+		r, err := report.Read(d)
+		if err != nil {
+			return err
+		}
+		if st, err := os.Stat(d); err == nil && !st.IsDir() {
+			d = filepath.Dir(d)
+		}
+		dirs[i] = d
+		results[i] = r
+		names[i] = filepath.Base(filepath.Clean(d))
+	}
+	if len(results) == 1 {
+		dir := dirs[0]
+		if *out != "" {
+			dir = *out
+		}
+		err := report.Render(dir, results[0])
+		report.Table(stdout, results[0])
+		fmt.Fprintf(stdout, "\nreport: %s\n", filepath.Join(dir, "report.html"))
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join(*root, "compare-"+time.Now().Format("20060102-150405"))
+	}
+	c := report.Compare(results, names)
+	if err := c.WriteTable(stdout); err != nil {
+		return err
+	}
+	err := report.RenderComparison(dir, c)
+	fmt.Fprintf(stdout, "\ncomparison: %s\n", filepath.Join(dir, "comparison.html"))
+	return err
+}

@@ -1,0 +1,369 @@
+package report
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Comparison is several results side by side. The first result is the
+// baseline every other one is compared with.
+type Comparison struct {
+	// Names label the results in tables and plots (unique).
+	Names   []string
+	Results []*Result
+	// Rows pair the runs of the same lock configuration and client count.
+	Rows []CompareRow
+}
+
+// CompareRow is one lock configuration at one client count across results.
+type CompareRow struct {
+	Key     string // lock label plus sweep parameters other than clients
+	Clients int
+	// Runs holds, per result, the matching run; nil when that result has
+	// none.
+	Runs []*Run
+}
+
+// Compare pairs the runs of results by lock label, parameters and clients.
+// names label the results; empty ones are replaced by the scenario name
+// (and a number when two would be the same).
+func Compare(results []*Result, names []string) *Comparison {
+	c := &Comparison{Results: results, Names: uniqueNames(results, names)}
+	idx := map[string]int{}
+	for ri, r := range results {
+		for i := range r.Runs {
+			run := &r.Runs[i]
+			k := fmt.Sprintf("%s\x00%d", seriesKey(run), run.Clients)
+			row, ok := idx[k]
+			if !ok {
+				row = len(c.Rows)
+				idx[k] = row
+				c.Rows = append(c.Rows, CompareRow{Key: seriesKey(run), Clients: run.Clients, Runs: make([]*Run, len(results))})
+			}
+			if c.Rows[row].Runs[ri] == nil { // a repeated lock: the first run counts
+				c.Rows[row].Runs[ri] = run
+			}
+		}
+	}
+	return c
+}
+
+func uniqueNames(results []*Result, names []string) []string {
+	out := make([]string, len(results))
+	used := map[string]int{}
+	for i, r := range results {
+		n := ""
+		if i < len(names) {
+			n = names[i]
+		}
+		if n == "" {
+			n = r.Scenario
+		}
+		used[n]++
+		if used[n] > 1 {
+			n = fmt.Sprintf("%s (%d)", n, used[n])
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// pct is the relative change from a to b in percent, "" when undefined.
+func pct(a, b float64) string {
+	if a == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", (b-a)/a*100)
+}
+
+// delta renders "a → b (±x%)", or the one side that exists.
+func delta(a, b *Run, v func(*Run) (float64, bool), withPct bool) string {
+	av, aok := 0.0, false
+	bv, bok := 0.0, false
+	if a != nil {
+		av, aok = v(a)
+	}
+	if b != nil {
+		bv, bok = v(b)
+	}
+	switch {
+	case aok && bok:
+		s := fmtNum(av) + " → " + fmtNum(bv)
+		if p := pct(av, bv); withPct && p != "" {
+			s += " (" + p + ")"
+		}
+		return s
+	case aok:
+		return fmtNum(av) + " → -"
+	case bok:
+		return "- → " + fmtNum(bv)
+	}
+	return "-"
+}
+
+var (
+	vThroughput = func(r *Run) (float64, bool) { return r.Throughput, measured(r) }
+	vAcqP50     = func(r *Run) (float64, bool) { return r.Acquire.P50Ms, r.Acquire.Count > 0 }
+	vAcqP99     = func(r *Run) (float64, bool) { return r.Acquire.P99Ms, r.Acquire.Count > 0 }
+	vViolations = func(r *Run) (float64, bool) { return float64(r.Violations), measured(r) }
+)
+
+// deltaTable is the comparison of every other result with the baseline:
+// one row per lock, clients and result.
+func (c *Comparison) deltaTable() *docTable {
+	t := &docTable{head: []string{"lock", "clients", "ops/s", "acq p50 ms", "acq p99 ms", "violations"}, num: []bool{false, true, true, true, true, true}}
+	if len(c.Results) > 2 {
+		t.head = append([]string{"run"}, t.head...)
+		t.num = append([]bool{false}, t.num...)
+	}
+	for i := 1; i < len(c.Results); i++ {
+		for _, row := range c.Rows {
+			a, b := row.Runs[0], row.Runs[i]
+			if a == nil && b == nil {
+				continue
+			}
+			worse := b != nil && (a == nil || b.Violations > a.Violations)
+			cells := []string{row.Key, fmt.Sprint(row.Clients),
+				delta(a, b, vThroughput, true), delta(a, b, vAcqP50, true),
+				delta(a, b, vAcqP99, true), delta(a, b, vViolations, false)}
+			if len(c.Results) > 2 {
+				cells = append([]string{c.Names[i]}, cells...)
+			}
+			t.add(worse && b.Violations > 0, cells...)
+		}
+	}
+	return t
+}
+
+// WriteTable writes the deltas of every result against the first as an
+// aligned text table ("ops/s 420 → 380 (-9.5%)").
+func (c *Comparison) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "baseline: %s\n", c.Names[0])
+	for i := 1; i < len(c.Names); i++ {
+		fmt.Fprintf(w, "vs:       %s\n", c.Names[i])
+	}
+	fmt.Fprintln(w)
+	t := c.deltaTable()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// RenderComparison writes comparison.md, comparison.html and the
+// comparison plots into dir: throughput of every run side by side,
+// acquire latency curves with one panel per result, and the safety matrix
+// with one column per result.
+func RenderComparison(dir string, c *Comparison) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("comparison: %w", err)
+	}
+	var figs []figure
+	add := func(f figure, ok bool) {
+		if ok {
+			figs = append(figs, f)
+		}
+	}
+	add(compareThroughputFigure(c))
+	acq := func(r *Run) *Latency { return &r.Acquire }
+	hand := func(r *Run) *Latency { return &r.Handoff }
+	add(latencyPanels("compare-latency", "Acquire", "Acquire latency percentiles by run", c.panels(), c.lineKey(), acq))
+	add(latencyPanels("compare-handoff", "Hand-off", "Hand-off latency percentiles by run", c.panels(), c.lineKey(), hand))
+	add(safetyFigure(Safety(c.Results, c.Names), "safety", "Safety: lock x run"))
+	plots, perr := saveAll(dir, figs)
+
+	d := &doc{title: "locklab comparison"}
+	d.p("Baseline: %s. Every other run is compared with it, lock by lock at the same client count.", c.Names[0])
+	runs := &docTable{head: []string{"run", "scenario", "started", "seed", "provider", "host", "status"}, num: []bool{false, false, false, true}}
+	for i, r := range c.Results {
+		status := "complete"
+		if !r.Complete {
+			status = "partial"
+		}
+		if r.ExpectMet != nil && !*r.ExpectMet {
+			status += ", expectations not met"
+		}
+		started := ""
+		if !r.Started.IsZero() {
+			started = r.Started.UTC().Format(time.DateTime)
+		}
+		runs.add(!r.Complete, c.Names[i], r.Scenario, started, fmt.Sprint(r.Seed), r.Provider,
+			fmt.Sprintf("%d CPUs %s/%s %s", r.Host.CPUs, r.Host.OS, r.Host.Arch, r.Host.Hostname), status)
+	}
+	d.tab(runs)
+	d.h(2, "Deltas")
+	d.tab(c.deltaTable())
+	d.p("a → b: baseline → run; percentages are the change from the baseline.")
+	d.h(2, "Plots")
+	for _, p := range plots {
+		d.img(p)
+	}
+	for i, r := range c.Results {
+		d.h(2, c.Names[i])
+		if r.Description != "" {
+			d.p("%s", strings.TrimSpace(r.Description))
+		}
+		d.list("workload: "+workloadString(r), "fencing: "+r.Fencing)
+		d.tab(summaryTable(r))
+	}
+	merr := writeFile(filepath.Join(dir, "comparison.md"), func(w *bufio.Writer) error { return d.markdown(w) })
+	herr := writeFile(filepath.Join(dir, "comparison.html"), func(w *bufio.Writer) error { return d.html(w, dir) })
+	if err := errors.Join(perr, merr, herr); err != nil {
+		return fmt.Errorf("comparison %s: %w", dir, err)
+	}
+	return nil
+}
+
+// panels are the runs of each result, one latency panel each.
+func (c *Comparison) panels() []latPanel {
+	var ps []latPanel
+	for i, r := range c.Results {
+		pn := latPanel{title: c.Names[i]}
+		for j := range r.Runs {
+			pn.runs = append(pn.runs, &r.Runs[j])
+		}
+		ps = append(ps, pn)
+	}
+	return ps
+}
+
+// lineKey names a latency line: the lock configuration, plus clients when
+// some lock ran at several client counts.
+func (c *Comparison) lineKey() func(*Run) string {
+	counts := map[string]map[int]bool{}
+	for _, row := range c.Rows {
+		if counts[row.Key] == nil {
+			counts[row.Key] = map[int]bool{}
+		}
+		counts[row.Key][row.Clients] = true
+	}
+	return func(r *Run) string {
+		k := seriesKey(r)
+		if len(counts[k]) > 1 {
+			return fmt.Sprintf("%s, %d clients", k, r.Clients)
+		}
+		return k
+	}
+}
+
+// compareThroughputFigure is grouped horizontal bars: one group per lock
+// and client count, one bar per result (coloured by result).
+func compareThroughputFigure(c *Comparison) (figure, bool) {
+	if len(c.Rows) == 0 {
+		return figure{}, false
+	}
+	key := c.lineKey()
+	n, k := len(c.Rows), len(c.Results)
+	barW := 12.0
+	groupH := barW*float64(k) + 10
+	maxV := 0.0
+	for _, row := range c.Rows {
+		for _, run := range row.Runs {
+			if run != nil {
+				maxV = math.Max(maxV, run.Throughput)
+			}
+		}
+	}
+	l := newLegend()
+	for i, name := range c.Names {
+		l.add(name, &plotter.BarChart{Color: palette[i%len(palette)]})
+	}
+	_, lh := l.size()
+	h := math.Max(100+groupH*float64(n)*1.15, lh.Points()+60)
+	return figure{
+		name: "compare-throughput", title: "Throughput by run (ops/s)", run: -1,
+		w: vg.Points(864), h: vg.Points(h),
+		draw: func(cv draw.Canvas) {
+			withLegend(cv, l, "run", func(cv draw.Canvas) {
+				p := newPlot("Throughput by run", "throughput (ops/s)", "")
+				names := make([]string, n)
+				for gi, row := range c.Rows {
+					names[n-1-gi] = key(row.Runs[firstNonNil(row.Runs)])
+				}
+				for ri := range c.Results {
+					// Result 0 on top within each group.
+					off := vg.Points(barW * (float64(k-1)/2 - float64(ri)))
+					var lx plotter.XYs
+					var ltext []string
+					for gi, row := range c.Rows {
+						y := float64(n - 1 - gi)
+						run := row.Runs[ri]
+						v := 0.0
+						if run != nil {
+							v = run.Throughput
+						}
+						bc, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(barW))
+						if err != nil {
+							continue
+						}
+						bc.Horizontal = true
+						bc.XMin = y
+						bc.Offset = off
+						bc.Color = palette[ri%len(palette)]
+						bc.LineStyle.Width = 0
+						p.Add(bc)
+						txt := "-"
+						if run != nil {
+							txt = fmtNum(v)
+							if ri > 0 {
+								if d := pct(vOf(row.Runs[0], vThroughput), v); d != "" {
+									txt += " (" + d + ")"
+								}
+							}
+						}
+						lx = append(lx, plotter.XY{X: v, Y: y})
+						ltext = append(ltext, txt)
+					}
+					if labels, err := plotter.NewLabels(plotter.XYLabels{XYs: lx, Labels: ltext}); err == nil {
+						for i := range labels.TextStyle {
+							labels.TextStyle[i].Font = sans(8.5)
+							labels.TextStyle[i].YAlign = draw.YCenter
+						}
+						labels.Offset = vg.Point{X: vg.Points(3), Y: off}
+						p.Add(labels)
+					}
+				}
+				p.NominalY(names...)
+				p.Y.Tick.Label.Font = sans(10)
+				p.X.Min, p.X.Max = 0, niceMax(maxV*1.3)
+				p.X.Tick.Marker = linearTicks{}
+				p.Draw(cv)
+			})
+		},
+	}, true
+}
+
+func firstNonNil(runs []*Run) int {
+	for i, r := range runs {
+		if r != nil {
+			return i
+		}
+	}
+	return 0
+}
+
+// vOf is v(r), NaN when r is nil or has no such value.
+func vOf(r *Run, v func(*Run) (float64, bool)) float64 {
+	if r == nil {
+		return math.NaN()
+	}
+	x, ok := v(r)
+	if !ok {
+		return math.NaN()
+	}
+	return x
+}
