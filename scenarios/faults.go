@@ -341,7 +341,8 @@ func (p *parser) checkFault(fi *faultInfo) {
 			bad(name, "must be >= 0 (got %s)", show)
 		}
 	}
-	positive("latency", int64(f.Latency), f.Latency.String())
+	// latency 0 is allowed: the baseline point of a latency sweep.
+	nonNegative("latency", int64(f.Latency), f.Latency.String())
 	nonNegative("jitter", int64(f.Jitter), f.Jitter.String())
 	positive("rate_kbps", int64(f.RateKbps), strconv.Itoa(f.RateKbps))
 	nonNegative("delay", int64(f.Delay), f.Delay.String())
@@ -365,7 +366,9 @@ func (p *parser) checkFault(fi *faultInfo) {
 				bad("link", "%s", msg)
 			}
 		case good("node"):
-			n, msg := t.checkNode(f.Node, kAny)
+			// A bare node name means every link touching it (DESIGN §3);
+			// clients, client-N and holder name the client ends.
+			n, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder)
 			if msg == "" && n.kind == kSentinel {
 				msg = fmt.Sprintf("node: %s would act on client traffic only: a sentinel's links to Redis nodes and other sentinels "+
 					"are not proxied (use link: clients->%s to say so)", f.Node, f.Node)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/locks"
-	_ "github.com/locklab/locklab/locks/redislock" // the locks the built-in scenarios use
+	_ "github.com/locklab/locklab/locks/all" // the locks the built-in scenarios use
 )
 
 // Test-only lock specs under test-only names, so the error tests do not

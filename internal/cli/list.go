@@ -29,7 +29,7 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 	fmt.Fprintln(tw, "SCENARIOS\t\t")
 	for _, sc := range scenarios.Builtin() {
 		kind := "bench"
-		if len(sc.Faults) > 0 {
+		if len(sc.Faults) > 0 && sc.Sweep == nil {
 			kind = "chaos"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", sc.Name, kind, firstSentence(sc.Description))
