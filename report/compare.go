@@ -338,6 +338,7 @@ func compareThroughputFigure(c *Comparison) (figure, bool) {
 					}
 				}
 				p.NominalY(names...)
+				p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5 // room for every bar of the outer groups
 				p.Y.Tick.Label.Font = sans(10)
 				p.X.Min, p.X.Max = 0, niceMax(maxV*1.3)
 				p.X.Tick.Marker = linearTicks{}

@@ -90,6 +90,7 @@ func throughputBars(r *Result, ss []*series) figure {
 				p.Add(labels)
 			}
 			p.NominalY(names...)
+			p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
 			p.Y.Tick.Label.Font = sans(10)
 			p.X.Min = 0
 			// Room on the right for the value labels.
