@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -35,6 +36,7 @@ type Cluster struct {
 	dir     string
 	dataDir string
 	prov    provider
+	docker  *dockerProvider // the provider when it is docker
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -44,6 +46,9 @@ type Cluster struct {
 	links     []*Link
 	linkByKey map[string]*Link
 	info      Info
+	// aliases are the other addresses servers report for a node (docker:
+	// its container address), redirected like its Addr.
+	aliases map[string][]string
 
 	watchStop chan struct{} // closed by Close: stops watchListeners
 	watchDone chan struct{}
@@ -76,12 +81,19 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		dataDir:   filepath.Join(spec.Dir, "data"),
 		nodeByKey: map[string]*Node{},
 		linkByKey: map[string]*Link{},
+		aliases:   map[string][]string{},
 		info: Info{Provider: spec.Provider, Versions: map[string]string{},
 			Startup: map[string]time.Duration{}},
 	}
 	switch spec.Provider {
 	case ProviderLocal, ProviderExternal:
 		c.prov = localProvider{}
+	case ProviderDocker:
+		dp, err := newDockerProvider(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		c.prov, c.docker = dp, dp
 	default:
 		return nil, fmt.Errorf("cluster: provider %q: %w", spec.Provider, ErrUnsupported)
 	}
@@ -178,6 +190,16 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
+	} else if c.docker != nil {
+		if c.spec.Redis != nil {
+			add(c.buildDockerRedis(*c.spec.Redis))
+		}
+		if c.spec.ZooKeeper != nil {
+			add(c.buildDockerZooKeeper(*c.spec.ZooKeeper))
+		}
+		if c.spec.Etcd != nil {
+			add(c.buildDockerEtcd(*c.spec.Etcd))
+		}
 	} else {
 		if c.spec.Redis != nil {
 			add(c.buildRedis(*c.spec.Redis))
@@ -249,6 +271,19 @@ func (c *Cluster) start(ctx context.Context) error {
 
 func clientName(i int) string { return "client-" + strconv.Itoa(i) }
 
+// addAlias records another address the servers report for node.
+func (c *Cluster) addAlias(node, addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.aliases[node] = append(c.aliases[node], addr)
+}
+
+func (c *Cluster) nodeAliases(node string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.aliases[node]...)
+}
+
 // addNode registers a node and creates its data dir.
 func (c *Cluster) addNode(name, kind string, clientFacing bool) (*Node, error) {
 	n := &Node{
@@ -311,6 +346,9 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 		if ls, err := listeningSockets(); err == nil {
 			l.syncListening(ls)
 		}
+	}
+	if c.docker != nil && c.docker.watch.following() {
+		l.watch = true // docker_watch.go: from its next round on
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -399,6 +437,16 @@ func (c *Cluster) isClosed() bool { return c.closed.Load() }
 // Dir is the run's directory: logs under Dir/logs survive Close.
 func (c *Cluster) Dir() string { return c.dir }
 
+// RunID is the run's id: for the docker provider, the value of the
+// LabelRun label on the cluster's containers and network (Spec.RunID plus a
+// random suffix); otherwise Spec.RunID.
+func (c *Cluster) RunID() string {
+	if c.docker != nil {
+		return c.docker.runID
+	}
+	return c.spec.RunID
+}
+
 // Clients is the number of clients with their own links (client-0 ..).
 func (c *Cluster) Clients() int { return c.spec.Clients }
 
@@ -454,6 +502,9 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 			continue
 		}
 		e.Redirect[n.Addr()] = l.Addr()
+		for _, a := range c.nodeAliases(n.Name) {
+			e.Redirect[a] = l.Addr()
+		}
 		switch n.Kind {
 		case KindRedis:
 			e.Redis = append(e.Redis, l.Addr())
@@ -532,6 +583,9 @@ func (c *Cluster) close() error {
 	for _, l := range links {
 		l.close()
 	}
+	if err := c.prov.close(context.Background()); err != nil {
+		errs = append(errs, err)
+	}
 	if c.spec.Provider != ProviderExternal {
 		if err := os.RemoveAll(c.dataDir); err != nil {
 			errs = append(errs, fmt.Errorf("remove data: %w", err))
@@ -590,7 +644,7 @@ func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
 		}
 		addr := fmt.Sprintf("%v:%v", a[0], a[1])
 		for _, n := range c.Nodes() {
-			if (n.Kind == KindRedis || n.Kind == KindReplica) && n.Addr() == addr {
+			if (n.Kind == KindRedis || n.Kind == KindReplica) && (n.Addr() == addr || slices.Contains(c.nodeAliases(n.Name), addr)) {
 				return n, nil
 			}
 		}

@@ -21,6 +21,10 @@ type provider interface {
 	// launch starts the server described by cmd for node n and returns once
 	// the server was started (not when it is ready). Output goes to logPath.
 	launch(ctx context.Context, n *Node, cmd command) (process, error)
+	// close releases what the provider holds for the cluster (the docker
+	// provider's containers and network). Cluster.Close calls it once, after
+	// every server ended.
+	close(ctx context.Context) error
 }
 
 // process is one running server. Every method is safe for concurrent use.
@@ -44,8 +48,11 @@ type process interface {
 type command struct {
 	path string
 	args []string
-	env  []string // added to the harness's environment
+	env  []string // added to the harness's environment (docker: the image's)
 	dir  string   // working directory
+	// container says how the docker provider runs the command; the local
+	// provider ignores it. Every docker node's command has one.
+	container *containerSpec
 }
 
 func (c command) String() string {
@@ -54,6 +61,8 @@ func (c command) String() string {
 
 // localProvider runs servers as child processes of the harness.
 type localProvider struct{}
+
+func (localProvider) close(context.Context) error { return nil }
 
 func (localProvider) launch(ctx context.Context, n *Node, c command) (process, error) {
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,252 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Ports the servers listen on inside their containers.
+const (
+	dockerRedisPort     = 6379
+	dockerSentinelPort  = 26379
+	dockerZKClientPort  = 2181
+	dockerZKQuorumPort  = 2888
+	dockerZKElectPort   = 3888
+	dockerEtcdClient    = 2379
+	dockerEtcdPeer      = 2380
+	dockerDataDir       = "/data"
+	dockerConfDir       = "/conf"
+	dockerSentinelConf  = dockerDataDir + "/sentinel.conf"
+	dockerZooKeeperConf = dockerConfDir + "/zoo.cfg"
+)
+
+// buildDockerRedis is buildRedis for the docker provider: the same nodes
+// and links. Each server announces its container address (replicas with
+// replica-announce-ip, so that Sentinel finds them there; Sentinel is
+// given the primaries' container addresses), which clients reach through
+// Endpoints.Redirect; a replica's replicaof is its replication proxy on the
+// network's gateway, whose upstream is the primary's container address.
+func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
+	p := c.docker
+	b := backend{name: BackendRedis}
+	var primaries, replicas, sentinels []*Node
+	persist := redisPersistArgs(rs.Persistence)
+	for i := 0; i < rs.Primaries; i++ {
+		n, err := c.addNode("redis-"+strconv.Itoa(i), KindRedis, true)
+		if err != nil {
+			return b, err
+		}
+		primaries = append(primaries, n)
+	}
+	for _, pr := range primaries {
+		for j := 0; j < rs.Replicas; j++ {
+			n, err := c.addNode(fmt.Sprintf("%s-r%d", pr.Name, j), KindReplica, true)
+			if err != nil {
+				return b, err
+			}
+			replicas = append(replicas, n)
+		}
+	}
+	for k := 0; k < rs.Sentinels; k++ {
+		n, err := c.addNode("sentinel-"+strconv.Itoa(k), KindSentinel, true)
+		if err != nil {
+			return b, err
+		}
+		sentinels = append(sentinels, n)
+	}
+	servers := append(append([]*Node(nil), primaries...), replicas...)
+	all := append(append([]*Node(nil), servers...), sentinels...)
+	ports, err := pickPorts(len(all))
+	if err != nil {
+		return b, err
+	}
+	for i, n := range all {
+		n.setAddr(hostPort(ports[i]))
+		port := dockerRedisPort
+		if n.Kind == KindSentinel {
+			port = dockerSentinelPort
+		}
+		c.addAlias(n.Name, p.containerAddr(n.Name, port))
+	}
+	replicaOf := map[*Node]*Link{}
+	for _, pr := range primaries {
+		for _, r := range replicas {
+			if !strings.HasPrefix(r.Name, pr.Name+"-r") {
+				continue
+			}
+			l, err := c.addLinkAt(r.Name, pr.Name, []string{p.containerAddr(pr.Name, dockerRedisPort)},
+				[]string{p.listenAddr()}, nil)
+			if err != nil {
+				return b, err
+			}
+			replicaOf[r] = l
+		}
+	}
+
+	server := func(n *Node, extra ...string) command {
+		args := []string{
+			"--port", strconv.Itoa(dockerRedisPort), "--bind", "0.0.0.0", "--dir", dockerDataDir,
+			"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
+			"--repl-diskless-sync-delay", "0",
+			"--enable-debug-command", "local",
+			// What the primary lists in INFO replication, hence where
+			// Sentinel looks for this server when it is a replica: its own
+			// container address, not the proxy's gateway it connects from.
+			"--replica-announce-ip", p.assignIP(n.Name).String(),
+			"--replica-announce-port", strconv.Itoa(dockerRedisPort),
+		}
+		args = append(append(args, persist...), extra...)
+		return command{path: "redis-server", args: args, dir: dockerDataDir, container: &containerSpec{
+			backend: BackendRedis, image: rs.Image, port: dockerRedisPort,
+		}}
+	}
+	for _, n := range primaries {
+		n.cmd = func() (command, error) { return server(n), nil }
+	}
+	for _, n := range replicas {
+		host, port := splitHostPort(replicaOf[n].Addr())
+		n.cmd = func() (command, error) { return server(n, "--replicaof", host, port), nil }
+	}
+	for _, n := range servers {
+		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.role = func(ctx context.Context) (string, error) {
+			info, err := respString(ctx, n.Addr(), "INFO", "replication")
+			if err != nil {
+				return "", err
+			}
+			switch r := infoField(info, "role"); r {
+			case "master":
+				return "primary", nil
+			case "slave":
+				return "replica", nil
+			default:
+				return r, nil
+			}
+		}
+	}
+	quorum := len(sentinels)/2 + 1
+	for _, n := range sentinels {
+		var conf strings.Builder
+		fmt.Fprintf(&conf, "port %d\nbind 0.0.0.0\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n", dockerSentinelPort, dockerDataDir)
+		for _, pr := range primaries {
+			fmt.Fprintf(&conf, "sentinel monitor %s %s %d %d\n", pr.Name, p.assignIP(pr.Name), dockerRedisPort, quorum)
+			fmt.Fprintf(&conf, "sentinel down-after-milliseconds %s %d\n", pr.Name, sentinelDownAfter.Milliseconds())
+			fmt.Fprintf(&conf, "sentinel failover-timeout %s %d\n", pr.Name, sentinelFailoverTimeout.Milliseconds())
+			fmt.Fprintf(&conf, "sentinel parallel-syncs %s 1\n", pr.Name)
+		}
+		// The file is copied into the container when it is created; Sentinel
+		// rewrites it there, and a restarted sentinel (the same container)
+		// keeps what it learned, as with the local provider.
+		spec := &containerSpec{backend: BackendRedis, image: rs.Image, port: dockerSentinelPort,
+			files: []containerFile{{path: dockerSentinelConf, data: []byte(conf.String())}}}
+		n.cmd = func() (command, error) {
+			return command{path: "redis-sentinel", args: []string{dockerSentinelConf}, dir: dockerDataDir, container: spec}, nil
+		}
+		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.role = func(ctx context.Context) (string, error) {
+			if err := redisPing(ctx, n.Addr()); err != nil {
+				return "", err
+			}
+			return "sentinel", nil
+		}
+	}
+
+	// Containers start side by side (a start is a docker round trip of
+	// about half a second): a replica retries its primary until it serves,
+	// and Sentinel its primaries, as they would after a restart. Readiness
+	// is what buildRedis waits for.
+	b.start = func(ctx context.Context) error {
+		if err := p.createAll(ctx, all); err != nil {
+			return err
+		}
+		return dockerStartNodes(ctx, all, func(ctx context.Context, n *Node) error {
+			switch n.Kind {
+			case KindReplica:
+				info, err := respString(ctx, n.Addr(), "INFO", "replication")
+				if err != nil {
+					return err
+				}
+				if s := infoField(info, "master_link_status"); s != "up" {
+					return fmt.Errorf("master_link_status %q", s)
+				}
+			case KindSentinel:
+				return c.dockerSentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
+			}
+			return nil
+		})
+	}
+	b.version = func(ctx context.Context) string {
+		info, err := respString(ctx, primaries[0].Addr(), "INFO", "server")
+		if err != nil {
+			return ""
+		}
+		return infoField(info, "redis_version")
+	}
+	return b, nil
+}
+
+// dockerSentinelKnows is sentinelKnows with the primaries at their
+// container addresses.
+func (c *Cluster) dockerSentinelKnows(ctx context.Context, n *Node, primaries []*Node, replicas, others int) error {
+	for _, pr := range primaries {
+		v, err := respDo(ctx, n.Addr(), "SENTINEL", "get-master-addr-by-name", pr.Name)
+		if err != nil {
+			return err
+		}
+		a, ok := v.([]any)
+		if !ok || len(a) != 2 {
+			return fmt.Errorf("get-master-addr-by-name %s: %v", pr.Name, v)
+		}
+		want := c.docker.containerAddr(pr.Name, dockerRedisPort)
+		if got := fmt.Sprintf("%v:%v", a[0], a[1]); got != want {
+			return fmt.Errorf("master %s at %s, want %s", pr.Name, got, want)
+		}
+		v, err = respDo(ctx, n.Addr(), "SENTINEL", "MASTER", pr.Name)
+		if err != nil {
+			return err
+		}
+		kv, _ := v.([]any)
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
+		}
+		if m["flags"] != "master" || m["num-slaves"] != strconv.Itoa(replicas) ||
+			m["num-other-sentinels"] != strconv.Itoa(others) {
+			return fmt.Errorf("sentinel view of %s: flags=%s num-slaves=%s num-other-sentinels=%s",
+				pr.Name, m["flags"], m["num-slaves"], m["num-other-sentinels"])
+		}
+	}
+	return nil
+}
+
+// dockerStartNodes is startNodes with the containers started side by side
+// (a container start takes a docker round trip, a local spawn does not).
+// Host ports are published by docker: a port taken meanwhile is handled by
+// the provider's launch, not by rebind.
+func dockerStartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
+	errs := make([]error, len(nodes))
+	done := make(chan int, len(nodes))
+	for i, n := range nodes {
+		go func() {
+			defer func() { done <- i }()
+			if err := n.spawn(ctx); err != nil {
+				errs[i] = err
+				return
+			}
+			if err := n.waitServing(ctx, false); err != nil {
+				errs[i] = err
+				return
+			}
+			if ready != nil {
+				errs[i] = poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+			}
+		}()
+	}
+	for range nodes {
+		<-done
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,103 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/images"
+)
+
+// RequireDocker skips the test under -short and checks that a Docker engine
+// answers: when none does, the test fails in CI and is skipped, with the
+// reason, elsewhere.
+func RequireDocker(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Docker engine; skipped under -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := cluster.DockerAvailable(ctx); err != nil {
+		msg := "no Docker engine: " + err.Error()
+		if InCI() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+}
+
+var (
+	imagesOnce sync.Once
+	imagesErr  error
+)
+
+// RequireDockerImages is RequireDocker plus the server images the docker
+// provider uses offline (locklab/redis, locklab/zookeeper, locklab/etcd):
+// when they are missing it builds them once per test binary, as `make
+// images` does (images.Build, bounded by images.DefaultTimeout; a few
+// minutes), logging the build's progress. A failed build fails the test.
+// With an official image present locally (redis:7.2, ...) the provider uses
+// that one instead; the build is then still done, so that both paths stay
+// tested.
+func RequireDockerImages(t testing.TB) {
+	t.Helper()
+	RequireDocker(t)
+	imagesOnce.Do(func() {
+		if imagesPresent() {
+			return
+		}
+		t.Logf("docker images missing: building them (images/build.sh, up to %v)", images.DefaultTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), images.DefaultTimeout)
+		defer cancel()
+		t0 := time.Now()
+		var out strings.Builder
+		imagesErr = images.Build(ctx, &out)
+		t.Logf("images/build.sh (%v):\n%s", time.Since(t0).Round(time.Second), out.String())
+	})
+	if imagesErr != nil {
+		t.Fatalf("build docker images: %v", imagesErr)
+	}
+}
+
+// imagesPresent reports whether every locklab image repository has a tag.
+func imagesPresent() bool {
+	for _, repo := range cluster.LocalImageRepos {
+		out, err := exec.Command("docker", "images", "-q", "--filter", "reference="+repo+":*").Output()
+		if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// DockerLeftovers lists the containers and networks labelled with run
+// (cluster.LabelRun; "" means every locklab run) that still exist, as
+// "container NAME" and "network NAME".
+func DockerLeftovers(t testing.TB, run string) []string {
+	t.Helper()
+	label := cluster.LabelLocklab + "=1"
+	if run != "" {
+		label = cluster.LabelRun + "=" + run
+	}
+	var out []string
+	for _, kind := range []string{"container", "network"} {
+		args := []string{"ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}}"}
+		if kind == "network" {
+			args = []string{"network", "ls", "--filter", "label=" + label, "--format", "{{.Name}}"}
+		}
+		b, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			t.Fatalf("docker %s: %v", strings.Join(args, " "), err)
+		}
+		for _, name := range strings.Fields(string(b)) {
+			out = append(out, fmt.Sprintf("%s %s", kind, name))
+		}
+	}
+	return out
+}
