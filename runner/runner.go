@@ -183,7 +183,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts)}
+	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts), versions: res.Versions}
 	for i, pt := range pts {
 		if ctx.Err() != nil {
 			break
@@ -260,6 +260,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	}
 	defer cl.Close()
 	info := cl.Info()
+	for k, v := range info.Versions {
+		r.versions[k] = v
+	}
 	out.StartupMs = map[string]float64{}
 	for k, d := range info.Startup {
 		out.StartupMs[k] = msf(d)
