@@ -143,7 +143,7 @@ type proc struct {
 	done   chan struct{} // closed when Wait returned
 	// closeOut closes our end of the stdout pipe (after Kill).
 	closeOut func() error
-	err    error
+	err      error
 
 	mu     sync.Mutex
 	paused bool

@@ -63,29 +63,24 @@ func LockName(k int) string { return fmt.Sprintf("lock-%d", k) }
 // and, for open-loop runs, the intended start time of each operation. It is
 // shared by every client of one process.
 type Schedule struct {
-	budget atomic.Int64 // < 0: unlimited
-	rate   float64
-	start  time.Time
-	next   atomic.Int64
+	limited bool         // an ops budget applies
+	budget  atomic.Int64 // operations left when limited
+	rate    float64
+	start   time.Time
+	next    atomic.Int64
 }
 
 // NewSchedule returns the schedule of cfg, starting now.
 func NewSchedule(cfg Config) *Schedule {
-	s := &Schedule{rate: cfg.Rate, start: time.Now()}
-	if cfg.Ops > 0 {
-		s.budget.Store(int64(cfg.Ops))
-	} else if cfg.Ops < 0 {
-		s.budget.Store(0)
-	} else {
-		s.budget.Store(-1)
-	}
+	s := &Schedule{rate: cfg.Rate, start: time.Now(), limited: cfg.Ops != 0}
+	s.budget.Store(int64(max(cfg.Ops, 0)))
 	return s
 }
 
 // take claims the next operation. It returns its intended start (the zero
 // time in closed-loop runs) and false when the budget is spent or ctx ended.
 func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
-	if s.budget.Load() >= 0 && s.budget.Add(-1) < 0 {
+	if s.limited && s.budget.Add(-1) < 0 {
 		return time.Time{}, false
 	}
 	if s.rate <= 0 {
