@@ -51,11 +51,12 @@ import (
 
 // Labels on the docker provider's containers and networks.
 const (
-	LabelLocklab = "locklab"      // always "1"
-	LabelRun     = "locklab.run"  // the cluster's run id (RunID plus a random suffix)
-	LabelNode    = "locklab.node" // the node name (containers only)
-	LabelHost    = "locklab.host" // hostname of the harness that created it
-	LabelPid     = "locklab.pid"  // pid of the harness that created it
+	LabelLocklab = "locklab"           // always "1"
+	LabelRun     = "locklab.run"       // the cluster's run id (RunID plus a random suffix)
+	LabelNode    = "locklab.node"      // the node name (containers only)
+	LabelHost    = "locklab.host"      // hostname of the harness that created it
+	LabelPid     = "locklab.pid"       // pid of the harness that created it
+	LabelStart   = "locklab.pid.start" // the harness process's start time (with the pid, identifies it)
 )
 
 // Default images of the docker provider: the official images. When one is
@@ -208,6 +209,7 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 	host, _ := os.Hostname()
 	p.labels = map[string]string{
 		LabelLocklab: "1", LabelRun: p.runID, LabelHost: host, LabelPid: strconv.Itoa(os.Getpid()),
+		LabelStart: procStart(os.Getpid()),
 	}
 	p.netName = "locklab-" + p.runID
 	if err := p.createNetwork(ctx); err != nil {

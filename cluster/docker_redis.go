@@ -155,27 +155,32 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	}
 
 	// Containers start side by side (a start is a docker round trip of
-	// about half a second): a replica retries its primary until it serves,
-	// and Sentinel its primaries, as they would after a restart. Readiness
-	// is what buildRedis waits for.
+	// about half a second): a replica retries its primary until it
+	// serves. Sentinels start once the replicas are in sync, as with
+	// buildRedis: a sentinel that saw a primary without its replicas would
+	// learn of them only at its next INFO, 10 s later.
 	b.start = func(ctx context.Context) error {
 		if err := p.createAll(ctx, all); err != nil {
 			return err
 		}
-		return dockerStartNodes(ctx, all, func(ctx context.Context, n *Node) error {
-			switch n.Kind {
-			case KindReplica:
-				info, err := respString(ctx, n.Addr(), "INFO", "replication")
-				if err != nil {
-					return err
-				}
-				if s := infoField(info, "master_link_status"); s != "up" {
-					return fmt.Errorf("master_link_status %q", s)
-				}
-			case KindSentinel:
-				return c.dockerSentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
+		err := dockerStartNodes(ctx, servers, func(ctx context.Context, n *Node) error {
+			if n.Kind != KindReplica {
+				return nil
+			}
+			info, err := respString(ctx, n.Addr(), "INFO", "replication")
+			if err != nil {
+				return err
+			}
+			if s := infoField(info, "master_link_status"); s != "up" {
+				return fmt.Errorf("master_link_status %q", s)
 			}
 			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return dockerStartNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
+			return c.dockerSentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
 		})
 	}
 	b.version = func(ctx context.Context) string {

@@ -1,0 +1,588 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+)
+
+// dockerCluster starts spec with the docker provider from the local images
+// (built first when missing) and checks, once the cluster is closed, that
+// none of its containers and not its network are left.
+func dockerCluster(t *testing.T, spec cluster.Spec) *cluster.Cluster {
+	t.Helper()
+	testenv.RequireDockerImages(t)
+	spec.Provider = cluster.ProviderDocker
+	spec.RunID = "test-" + t.Name()
+	var c *cluster.Cluster
+	t.Cleanup(func() { // runs after testenv.Cluster's Close
+		if c == nil {
+			return
+		}
+		if left := testenv.DockerLeftovers(t, c.RunID()); len(left) > 0 {
+			t.Errorf("after Close: %v", left)
+		}
+	})
+	c = testenv.Cluster(t, spec)
+	return c
+}
+
+// containerIPs maps each node's container address (the alias that
+// Redirect maps to the client's proxy, with the port) to the node.
+func containerIPs(t *testing.T, c *cluster.Cluster) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ep := c.Endpoints(0)
+	proxyNode := map[string]string{}
+	for _, n := range c.Nodes() {
+		proxyNode[ep.Redirect[n.Addr()]] = n.Name
+	}
+	for real, proxy := range ep.Redirect {
+		if strings.HasPrefix(real, "127.0.0.1:") {
+			continue
+		}
+		ap, err := netip.ParseAddrPort(real)
+		if err != nil {
+			t.Fatalf("redirect key %q: %v", real, err)
+		}
+		out[ap.Addr().String()] = proxyNode[proxy]
+	}
+	if len(out) != len(c.Nodes()) {
+		t.Fatalf("container addresses %v for %d nodes", out, len(c.Nodes()))
+	}
+	return out
+}
+
+// assertNoDirectContainerConns checks, in the network namespace of every
+// node named with prefix, that no established connection goes to another
+// node's container address: peer traffic goes through the proxies on the
+// gateway.
+func assertNoDirectContainerConns(t *testing.T, c *cluster.Cluster, prefix string) {
+	t.Helper()
+	ips := containerIPs(t, c)
+	checked := 0
+	for _, n := range c.Nodes() {
+		if !strings.HasPrefix(n.Name, prefix) || !n.Alive() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(n.Pid()), "net", "tcp"))
+		if err != nil {
+			t.Skipf("cannot read %s's sockets from the host: %v", n.Name, err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 4 || f[3] != "01" { // ESTABLISHED
+				continue
+			}
+			remote := hexAddr(f[2])
+			host, _, _ := strings.Cut(remote, ":")
+			checked++
+			if other, ok := ips[host]; ok && other != n.Name {
+				t.Errorf("%s has a direct connection to %s (%s), bypassing the proxies", n.Name, other, remote)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no connections found")
+	}
+}
+
+func TestDockerRedis(t *testing.T) {
+	c := dockerCluster(t, cluster.Spec{
+		Redis:   &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec},
+		Clients: 2,
+	})
+	ctx := ctxT(t, 2*time.Minute)
+	var names []string
+	for _, n := range c.Nodes() {
+		names = append(names, n.Name)
+	}
+	if got := strings.Join(names, ","); got != "redis-0,redis-0-r0,sentinel-0,sentinel-1,sentinel-2" {
+		t.Fatalf("nodes %s", got)
+	}
+	mustLink(t, c, "redis-0-r0->redis-0")
+	mustLink(t, c, "client-1->sentinel-2")
+	if v := c.Info().Versions[cluster.BackendRedis]; v == "" {
+		t.Errorf("no version: %+v", c.Info())
+	}
+
+	ep := c.Endpoints(0)
+	rc := redisClient(t, ep.Redis[0], 2*time.Second)
+	if err := rc.Set(ctx, "locklab:test:k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica := redisClient(t, c.Endpoints(0).Redirect[mustNode(t, c, "redis-0-r0").Addr()], 2*time.Second)
+	eventually(t, 10*time.Second, "replicated", func() error {
+		v, err := replica.Get(ctx, "locklab:test:k").Result()
+		if err == nil && v != "v" {
+			err = fmt.Errorf("got %q", v)
+		}
+		return err
+	})
+	// Replication goes through the replica's proxy on the gateway.
+	info, err := replica.Info(ctx, "replication").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl := mustLink(t, c, "redis-0-r0->redis-0")
+	if host, _, _ := strings.Cut(repl.Addr(), ":"); !strings.Contains(info, "master_host:"+host+"\r\n") {
+		t.Errorf("replica's master is not its proxy %s:\n%s", repl.Addr(), info)
+	}
+	// Sentinel reports the primary at its container address, which the
+	// client's Redirect maps to its own proxy for redis-0.
+	s := redisClient(t, ep.Sentinels[0], 2*time.Second)
+	addr, err := s.Do(ctx, "SENTINEL", "get-master-addr-by-name", "redis-0").StringSlice()
+	if err != nil || len(addr) != 2 {
+		t.Fatalf("get-master-addr-by-name: %v %v", addr, err)
+	}
+	if got := ep.Redirect[addr[0]+":"+addr[1]]; got != ep.Redis[0] {
+		t.Errorf("sentinel reports %v, redirected to %q, want %q", addr, got, ep.Redis[0])
+	}
+	if p, err := c.Primary(ctx, "redis-0"); err != nil || p.Name != "redis-0" {
+		t.Errorf("Primary: %v %v", p, err)
+	}
+
+	t.Run("pause", func(t *testing.T) {
+		n := mustNode(t, c, "redis-0")
+		if err := n.Pause(ctx); err != nil {
+			t.Fatal(err)
+		}
+		short := redisClient(t, ep.Redis[0], 300*time.Millisecond)
+		if err := short.Ping(ctx).Err(); err == nil {
+			t.Error("PING answered by a paused server")
+		}
+		if !n.Alive() {
+			t.Error("a paused node is alive")
+		}
+		if err := n.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, "PING after resume", func() error { return short.Ping(ctx).Err() })
+	})
+
+	t.Run("kill-restart", func(t *testing.T) {
+		n := mustNode(t, c, "redis-0-r0")
+		pid := n.Pid()
+		if err := n.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n.Alive() {
+			t.Fatal("alive after Kill")
+		}
+		short := redisClient(t, ep.Redirect[n.Addr()], 300*time.Millisecond)
+		if err := short.Ping(ctx).Err(); err == nil {
+			t.Error("PING answered by a killed server")
+		}
+		if err := n.Pause(ctx); !errors.Is(err, cluster.ErrNotRunning) {
+			t.Errorf("Pause of a killed node: %v", err)
+		}
+		if err := rc.Set(ctx, "locklab:test:while-down", "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := n.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("replica started again in %v", time.Since(t0))
+		if n.Pid() == pid {
+			t.Errorf("same pid %d after restart", pid)
+		}
+		if err := n.Start(ctx); !errors.Is(err, cluster.ErrRunning) {
+			t.Errorf("Start of a running node: %v", err)
+		}
+		eventually(t, 10*time.Second, "replica caught up", func() error {
+			return short.Get(ctx, "locklab:test:while-down").Err()
+		})
+	})
+
+	t.Run("failover", func(t *testing.T) {
+		primary := mustNode(t, c, "redis-0")
+		if err := primary.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		eventually(t, 30*time.Second, "sentinel promotes redis-0-r0", func() error {
+			p, err := c.Primary(ctx, "redis-0")
+			if err != nil {
+				return err
+			}
+			if p.Name != "redis-0-r0" {
+				return fmt.Errorf("primary %s", p.Name)
+			}
+			return nil
+		})
+		t.Logf("failover in %v", time.Since(t0))
+		// The old primary comes back at the same container address and
+		// Sentinel turns it into a replica of the new one.
+		if err := primary.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "old primary demoted", func() error {
+			r, err := primary.Role(ctx)
+			if err == nil && r != "replica" {
+				err = fmt.Errorf("role %s", r)
+			}
+			return err
+		})
+	})
+}
+
+func TestDockerRedisPersistenceAcrossRestart(t *testing.T) {
+	c := dockerCluster(t, cluster.Spec{Redis: &cluster.RedisSpec{Persistence: cluster.PersistAlways}})
+	ctx := ctxT(t, time.Minute)
+	rc := redisClient(t, c.Endpoints(0).Redis[0], 2*time.Second)
+	if err := rc.Set(ctx, "locklab:test:k", "kept", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n := mustNode(t, c, "redis-0")
+	if err := n.Restart(ctx, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "key after restart", func() error {
+		v, err := rc.Get(ctx, "locklab:test:k").Result()
+		if err == nil && v != "kept" {
+			err = fmt.Errorf("got %q", v)
+		}
+		return err
+	})
+	b, err := os.ReadFile(n.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if starts := strings.Count(string(b), "=== locklab"); starts < 3 || !strings.Contains(string(b), "Ready to accept connections") {
+		t.Errorf("log %s does not show both launches:\n%s", n.LogPath(), b)
+	}
+}
+
+func TestDockerZooKeeper(t *testing.T) {
+	c := dockerCluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	ctx := ctxT(t, 2*time.Minute)
+	conn := zkConnect(t, c.Endpoints(0).ZooKeeper)
+	eventually(t, 10*time.Second, "create", func() error {
+		_, err := conn.Create("/locklab", []byte("x"), 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+		return err
+	})
+	for from := 0; from < 3; from++ {
+		for to := 0; to < 3; to++ {
+			if from != to {
+				if l := mustLink(t, c, fmt.Sprintf("zk-%d->zk-%d", from, to)); len(l.Proxies()) != 2 {
+					t.Errorf("%s: %d proxies", l.Name, len(l.Proxies()))
+				}
+			}
+		}
+	}
+	t.Run("no-bypass", func(t *testing.T) { assertNoDirectContainerConns(t, c, "zk-") })
+
+	t.Run("pause-follower", func(t *testing.T) {
+		var follower *cluster.Node
+		leader := zkLeader(t, c)
+		for _, n := range c.Nodes() {
+			if n != leader {
+				follower = n
+				break
+			}
+		}
+		if err := follower.Pause(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m := zkMode(c, follower.Name); m != "" {
+			t.Errorf("a paused member answered srvr: %q", m)
+		}
+		if err := follower.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "follower serving", func() error {
+			if m := zkMode(c, follower.Name); m != "follower" && m != "leader" {
+				return fmt.Errorf("mode %q", m)
+			}
+			return nil
+		})
+	})
+
+	t.Run("kill-leader", func(t *testing.T) {
+		leader := zkLeader(t, c)
+		t0 := time.Now()
+		if err := leader.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var rest []string
+		for _, n := range c.Nodes() {
+			if n != leader {
+				rest = append(rest, c.Endpoints(1).Redirect[n.Addr()])
+			}
+		}
+		conn := zkConnect(t, rest)
+		eventually(t, 20*time.Second, "write after leader kill", func() error {
+			_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			return err
+		})
+		t.Logf("%s killed; the rest serve writes again after %v", leader.Name, time.Since(t0))
+		if err := leader.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s rejoined after %v", leader.Name, time.Since(t0))
+		if _, st, err := conn.Get("/locklab"); err != nil || st == nil {
+			t.Errorf("data after restart: %v", err)
+		}
+	})
+
+	t.Run("partition", func(t *testing.T) {
+		leader := zkLeader(t, c)
+		var others []string
+		for _, n := range c.Nodes() {
+			if n != leader {
+				others = append(others, n.Name)
+			}
+		}
+		ls, err := c.Partition([][]string{{leader.Name}, others})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		for _, l := range ls {
+			l.Cut()
+		}
+		eventually(t, 30*time.Second, "new leader", func() error {
+			if zkLeaderOf(c, others) == "" {
+				return errors.New("no leader among " + strings.Join(others, ","))
+			}
+			return nil
+		})
+		t.Logf("new leader %s %v after isolating %s", zkLeaderOf(c, others), time.Since(t0), leader.Name)
+		for _, l := range ls {
+			l.Heal(ctx)
+		}
+		eventually(t, 30*time.Second, "all serving after heal", func() error {
+			for _, n := range c.Nodes() {
+				if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
+					return fmt.Errorf("%s: mode %q", n.Name, m)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+func TestDockerEtcd(t *testing.T) {
+	c := dockerCluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	ctx := ctxT(t, 2*time.Minute)
+	ep := c.Endpoints(0)
+	cli := etcdClient(t, ep.Etcd)
+	if _, err := cli.Put(ctx, "locklab/test/k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	// The member list reports container addresses, which Redirect maps to
+	// the client's proxies.
+	ml, err := cli.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ml.Members {
+		for _, u := range m.ClientURLs {
+			if _, ok := ep.Redirect[strings.TrimPrefix(u, "http://")]; !ok {
+				t.Errorf("member %s client URL %s has no redirect", m.Name, u)
+			}
+		}
+	}
+	t.Run("no-bypass", func(t *testing.T) { assertNoDirectContainerConns(t, c, "etcd-") })
+
+	t.Run("pause-kill-restart", func(t *testing.T) {
+		names := []string{"etcd-0", "etcd-1", "etcd-2"}
+		var leader string
+		eventually(t, 10*time.Second, "a leader", func() error {
+			if leader = etcdLeader(c, names); leader == "" {
+				return errors.New("no leader")
+			}
+			return nil
+		})
+		var victim *cluster.Node
+		for _, name := range names {
+			if name != leader {
+				victim = mustNode(t, c, name)
+				break
+			}
+		}
+		// Write through the leader: a client of the victim would wait for it.
+		lc := etcdClient(t, []string{ep.Redirect[mustNode(t, c, leader).Addr()]})
+		if err := victim.Pause(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lc.Put(ctx, "locklab/test/during-pause", "1"); err != nil {
+			t.Errorf("put with a follower paused: %v", err)
+		}
+		if err := victim.Resume(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := victim.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lc.Put(ctx, "locklab/test/during-kill", "1"); err != nil {
+			t.Errorf("put with a follower killed: %v", err)
+		}
+		if err := victim.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		one := etcdClient(t, []string{ep.Redirect[victim.Addr()]})
+		eventually(t, 10*time.Second, "restarted member has the data", func() error {
+			r, err := one.Get(ctx, "locklab/test/during-kill")
+			if err == nil && len(r.Kvs) != 1 {
+				err = errors.New("key missing")
+			}
+			return err
+		})
+	})
+
+	t.Run("isolate-leader", func(t *testing.T) {
+		names := []string{"etcd-0", "etcd-1", "etcd-2"}
+		leader := etcdLeader(c, names)
+		if leader == "" {
+			t.Skip("no leader")
+		}
+		var others []string
+		for _, n := range names {
+			if n != leader {
+				others = append(others, n)
+			}
+		}
+		// The leader's incoming peer link and its client links: etcd peer
+		// links exist per destination only (see the package doc).
+		ls, err := c.Partition([][]string{{leader}, {"clients"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, mustLink(t, c, "etcd-peers->"+leader))
+		if _, err := c.Partition([][]string{{leader}, others}); !errors.Is(err, cluster.ErrUnsupported) {
+			t.Errorf("partition of one member from two: %v", err)
+		}
+		for _, l := range ls {
+			l.Cut()
+		}
+		t0 := time.Now()
+		eventually(t, 20*time.Second, "new leader", func() error {
+			if etcdLeader(c, others) == "" {
+				return errors.New("no leader among the others")
+			}
+			return nil
+		})
+		t.Logf("new leader %s after %v", etcdLeader(c, others), time.Since(t0))
+		for _, l := range ls {
+			l.Heal(ctx)
+		}
+	})
+}
+
+// TestDockerStartupVsLocal starts each topology with both providers and
+// prints the times side by side. A container start is a round trip to the
+// engine (about half a second here) that a local spawn does not pay, so
+// small topologies cannot be within 2x; the bound checked is 2x local plus
+// a fixed 2 s per cluster.
+func TestDockerStartupVsLocal(t *testing.T) {
+	testenv.RequireDockerImages(t)
+	testenv.RequireBinaries(t, "redis-server", "redis-sentinel", "java", "etcd")
+	type row struct {
+		name          string
+		local, docker time.Duration
+	}
+	var rows []row
+	for _, tc := range []struct {
+		name string
+		spec cluster.Spec
+	}{
+		{"redis 1", cluster.Spec{Redis: &cluster.RedisSpec{}}},
+		{"redis 3 primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}},
+		{"redis 1+1 replica+3 sentinels", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec}}},
+		{"zookeeper 1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}},
+		{"zookeeper 3", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}}},
+		{"zookeeper 5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}},
+		{"etcd 1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}},
+		{"etcd 3", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}}},
+		{"etcd 5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
+			r := row{name: tc.name}
+			start := func(spec cluster.Spec) time.Duration {
+				t.Helper()
+				spec.Dir = t.TempDir()
+				ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
+				defer cancel()
+				t0 := time.Now()
+				c, err := cluster.Start(ctx, spec)
+				took := time.Since(t0)
+				if err != nil {
+					t.Fatalf("%s: %v", spec.Provider, err)
+				}
+				if err := c.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+				return took
+			}
+			r.local = start(tc.spec)
+			d := tc.spec
+			d.Provider, d.RunID = cluster.ProviderDocker, "startup"
+			r.docker = start(d)
+			rows = append(rows, r)
+			if max := 2*r.local + 2*time.Second; r.docker > max {
+				t.Errorf("docker %v, local %v: more than 2x local + 2s", r.docker, r.local)
+			}
+		})
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "topology\tlocal\tdocker\tratio\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%.1fx\t\n", r.name, r.local.Round(time.Millisecond), r.docker.Round(time.Millisecond),
+			float64(r.docker)/float64(r.local))
+	}
+	tw.Flush()
+	t.Logf("cluster.Start until ready (docker includes creating the network and containers):\n%s", b.String())
+}
+
+func TestDockerCleanup(t *testing.T) {
+	testenv.RequireDockerImages(t)
+	ctx := ctxT(t, time.Minute)
+	c, err := cluster.Start(ctx, cluster.Spec{Provider: cluster.ProviderDocker, Redis: &cluster.RedisSpec{},
+		Dir: t.TempDir(), RunID: "test-cleanup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := c.RunID()
+	if left := testenv.DockerLeftovers(t, run); len(left) != 2 {
+		t.Fatalf("running cluster: %v", left)
+	}
+	// The cluster's harness (this process) is alive: a plain cleanup keeps it.
+	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := testenv.DockerLeftovers(t, run); len(left) != 2 {
+		t.Fatalf("cleanup removed a live run: %v (%+v)", left, res)
+	}
+	res, err = cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cleanup: %+v", res)
+	if left := testenv.DockerLeftovers(t, run); len(left) != 0 {
+		t.Errorf("after cleanup --all: %v", left)
+	}
+	// Close after a cleanup removed everything is not an error.
+	if err := c.Close(); err != nil {
+		t.Errorf("close after cleanup: %v", err)
+	}
+}
