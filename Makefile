@@ -13,7 +13,7 @@ NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:r
              chromium:chromium
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all deps build test test-short bench calibrate lint clean help
+.PHONY: all deps build test test-short bench calibrate lint clean help images
 
 all: build
 
@@ -41,6 +41,13 @@ deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
+
+# images builds the docker provider's server images from Debian packages
+# (locklab/base, locklab/redis, locklab/zookeeper, locklab/etcd) with
+# debootstrap + docker import, for engines that cannot pull: see
+# images/build.sh. Skips images that exist (FORCE=1 rebuilds); needs root.
+images:
+	sh images/build.sh
 
 build:
 	$(GO) build -o $(BIN)/bench ./cmd/bench

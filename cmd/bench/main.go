@@ -25,6 +25,7 @@ Usage:
   bench report [--out DIR] DIR... re-render a results folder; compare several
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         measure the harness against redis-benchmark
+  bench cleanup [--all]           remove containers left by interrupted docker runs
   bench help                      this text
 
 SCENARIO is a .yaml file or a built-in name (see 'bench list').
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":
 		return calibrate(ctx, args[1:], stdout, stderr)
+	case "cleanup":
+		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
 	case "help", "-h", "--help":
 		io.WriteString(stdout, usage)
 		return nil

@@ -28,6 +28,7 @@ Usage:
   chaos run [flags] SCENARIO...   run each scenario (--runs N times), print the
                                   pass/fail matrix; exit 1 when an expectation fails
   chaos list                      fault types and built-in scenarios
+  chaos cleanup [--all]           remove containers left by interrupted docker runs
   chaos help                      this text
 
 SCENARIO is a .yaml file or a built-in name. Exit codes: 0 every expectation
@@ -44,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.RunCommand(ctx, "chaos", args[1:], stdout, stderr, cli.RunChaos)
 	case "list":
 		return list(args[1:], stdout, stderr)
+	case "cleanup":
+		return cli.Cleanup(ctx, args[1:], stdout, stderr, "chaos")
 	case "help", "-h", "--help":
 		io.WriteString(stdout, usage)
 		return nil
