@@ -82,7 +82,7 @@ func (failoverAction) apply(ctx context.Context, env Env, f scenarios.Fault) (ef
 	for {
 		addr, by, err := primaryOf(wctx, sentinels, f.Node)
 		if err == nil && addr != before {
-			took := since(t0)
+			took := elapsed(t0)
 			name := addr
 			if n := nodeAt(env.Cluster, addr); n != nil {
 				name = fmt.Sprintf("%s (%s)", n.Name, addr)
@@ -99,7 +99,7 @@ func (failoverAction) apply(ctx context.Context, env Env, f scenarios.Fault) (ef
 				last = fmt.Errorf("sentinels still report %s", before)
 			}
 			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
-				f.Node, since(t0), last, wctx.Err())
+				f.Node, elapsed(t0), last, wctx.Err())
 		case <-tick.C:
 		}
 	}

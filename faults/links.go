@@ -237,5 +237,5 @@ func (partitionAction) apply(ctx context.Context, env Env, f scenarios.Fault) (e
 	return eff, nil
 }
 
-// since is a duration rounded for Details.
-func since(t0 time.Time) time.Duration { return time.Since(t0).Round(time.Millisecond) }
+// elapsed is the time since t0, rounded for Details.
+func elapsed(t0 time.Time) time.Duration { return time.Since(t0).Round(time.Millisecond) }

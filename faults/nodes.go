@@ -107,8 +107,8 @@ func (restartAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff
 			timer.Stop()
 		}
 	}
-	down := since(t0)
+	down := elapsed(t0)
 	err = heal(ctx, n.Start)
-	eff.detail = fmt.Sprintf("killed, started again after %v, serving after %v", down, since(t0))
+	eff.detail = fmt.Sprintf("killed, started again after %v, serving after %v", down, elapsed(t0))
 	return eff, err
 }
