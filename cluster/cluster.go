@@ -348,6 +348,7 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 		}
 	}
 	if c.docker != nil && c.docker.watch.following() {
+		c.docker.watch.linkAdded(l)
 		l.watch = true // docker_watch.go: from its next round on
 	}
 	c.mu.Lock()

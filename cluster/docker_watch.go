@@ -33,6 +33,7 @@ type dockerWatch struct {
 
 	mu    sync.Mutex
 	procs map[*dockerProcess]watched
+	born  map[*Link]time.Time
 	off   bool
 }
 
@@ -44,7 +45,7 @@ type watched struct {
 
 func newDockerWatch(p *dockerProvider) *dockerWatch {
 	w := &dockerWatch{p: p, stopCh: make(chan struct{}), doneCh: make(chan struct{}),
-		procs: map[*dockerProcess]watched{}}
+		procs: map[*dockerProcess]watched{}, born: map[*Link]time.Time{}}
 	go func() {
 		defer close(w.doneCh)
 		w.loop()
@@ -60,6 +61,17 @@ func (w *dockerWatch) following() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return !w.off
+}
+
+// linkAdded records when l was created: a round whose reading of the
+// sockets is older than the link does not act on it. (A new link's proxies
+// listen, and the round that read the sockets just before the server
+// listened, and was slow to apply what it read, would stop them and close
+// the connections clients had just opened.)
+func (w *dockerWatch) linkAdded(l *Link) {
+	w.mu.Lock()
+	w.born[l] = time.Now()
+	w.mu.Unlock()
 }
 
 func (w *dockerWatch) add(n *Node, pr *dockerProcess, clientPort int) {
@@ -98,6 +110,7 @@ func (w *dockerWatch) loop() {
 // sync reads every running container's listening sockets and starts or
 // stops the proxies accordingly.
 func (w *dockerWatch) sync() {
+	read := time.Now()
 	w.mu.Lock()
 	if w.off {
 		w.mu.Unlock()
@@ -128,9 +141,36 @@ func (w *dockerWatch) sync() {
 			}
 		}
 	}
-	for _, l := range w.p.c.AllLinks() {
-		l.syncListening(ls)
+	w.mu.Lock()
+	born := make(map[*Link]time.Time, len(w.born))
+	for l, t := range w.born {
+		born[l] = t
 	}
+	w.mu.Unlock()
+	for _, l := range w.p.c.AllLinks() {
+		if t, ok := born[l]; ok && t.After(read) {
+			continue
+		}
+		before := linkUp(l)
+		l.syncListening(ls)
+		if after := linkUp(l); after != before {
+			w.p.log.Debug("proxies follow their upstream", "link", l.Name, "listening", after)
+		}
+	}
+}
+
+// linkUp says which of l's proxies listen ("10": the first one).
+func linkUp(l *Link) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := make([]byte, len(l.up))
+	for i, up := range l.up {
+		b[i] = '0'
+		if up {
+			b[i] = '1'
+		}
+	}
+	return string(b)
 }
 
 func (w *dockerWatch) disable(err error) {
