@@ -49,6 +49,7 @@ type Cluster struct {
 	// aliases are the other addresses servers report for a node (docker:
 	// its container address), redirected like its Addr.
 	aliases map[string][]string
+	creds   Credentials // provider external: from the environment
 
 	watchStop chan struct{} // closed by Close: stops watchListeners
 	watchDone chan struct{}
@@ -86,8 +87,16 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 			Startup: map[string]time.Duration{}},
 	}
 	switch spec.Provider {
-	case ProviderLocal, ProviderExternal:
+	case ProviderLocal:
 		c.prov = localProvider{}
+	case ProviderExternal:
+		c.prov = localProvider{} // no process is started
+		creds, err := ExternalCredentialsFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		c.creds = creds
+		c.log.Info("external servers", "credentials", creds.String())
 	case ProviderDocker:
 		dp, err := newDockerProvider(ctx, c)
 		if err != nil {

@@ -2,15 +2,24 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
 )
 
 // buildExternal registers servers the user runs (provider external) as
 // nodes without a process: clients still reach them through their own
 // proxies, so client-side faults apply; node operations return
-// ErrUnsupported.
+// ErrUnsupported. Start checks that every server accepts a TCP connection
+// (not that it is the right kind of server, nor the credentials), so that a
+// wrong address fails the run at once with its name rather than as lock
+// errors.
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
-	b := backend{name: "external", start: func(context.Context) error { return nil }}
+	var nodes []*Node
+	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
 	add := func(prefix, kind string, addrs []string) error {
 		for i, a := range addrs {
 			n, err := c.addNode(fmt.Sprintf("%s-%d", prefix, i), kind, true)
@@ -18,6 +27,7 @@ func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 				return err
 			}
 			n.setAddr(a)
+			nodes = append(nodes, n)
 		}
 		return nil
 	}
@@ -31,4 +41,158 @@ func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 		return b, err
 	}
 	return b, nil
+}
+
+// checkExternal dials every external server once.
+func checkExternal(ctx context.Context, nodes []*Node) error {
+	var errs []error
+	for _, n := range nodes {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", n.Addr())
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("external %s at %s: %w", n.Name, n.Addr(), err))
+			continue
+		}
+		conn.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// Credentials are what lock clients need to log in to servers the user
+// runs (provider external). They come from the environment only
+// (ExternalCredentialsFromEnv), never from scenario files, and nothing in
+// the cluster writes them anywhere: Info, logs and results do not contain
+// them, and String and GoString redact them.
+//
+// The clients reach the servers through their proxies on 127.0.0.1, so a
+// TLS client must verify the server's certificate against the real host
+// name (ServerName), not the address it dials.
+type Credentials struct {
+	RedisUsername string // LOCKLAB_REDIS_USERNAME (Redis 6 ACL user; "" = default user)
+	RedisPassword string // LOCKLAB_REDIS_PASSWORD (AUTH)
+	RedisTLS      bool   // LOCKLAB_REDIS_TLS=1 (or a LOCKLAB_REDIS_CACERT)
+	RedisCACert   string // LOCKLAB_REDIS_CACERT: PEM file of the CA that signed the servers' certificates
+
+	EtcdUsername string // LOCKLAB_ETCD_USERNAME (etcd auth)
+	EtcdPassword string // LOCKLAB_ETCD_PASSWORD
+	EtcdCACert   string // LOCKLAB_ETCD_CACERT: PEM file; TLS when set (or a client certificate is)
+	EtcdCert     string // LOCKLAB_ETCD_CERT: client certificate PEM file
+	EtcdKey      string // LOCKLAB_ETCD_KEY: its key
+
+	ZooKeeperDigest string // LOCKLAB_ZK_DIGEST: "user:password" for digest auth
+}
+
+// Environment variables read by ExternalCredentialsFromEnv.
+var credentialEnv = []string{
+	"LOCKLAB_REDIS_USERNAME", "LOCKLAB_REDIS_PASSWORD", "LOCKLAB_REDIS_TLS", "LOCKLAB_REDIS_CACERT",
+	"LOCKLAB_ETCD_USERNAME", "LOCKLAB_ETCD_PASSWORD", "LOCKLAB_ETCD_CACERT", "LOCKLAB_ETCD_CERT", "LOCKLAB_ETCD_KEY",
+	"LOCKLAB_ZK_DIGEST",
+}
+
+// ExternalCredentialsFromEnv reads Credentials from the LOCKLAB_*
+// variables (see Credentials) and checks that the files they name exist
+// and that each user has a password.
+func ExternalCredentialsFromEnv() (Credentials, error) {
+	get := os.Getenv
+	c := Credentials{
+		RedisUsername: get("LOCKLAB_REDIS_USERNAME"), RedisPassword: get("LOCKLAB_REDIS_PASSWORD"),
+		RedisCACert:  get("LOCKLAB_REDIS_CACERT"),
+		EtcdUsername: get("LOCKLAB_ETCD_USERNAME"), EtcdPassword: get("LOCKLAB_ETCD_PASSWORD"),
+		EtcdCACert: get("LOCKLAB_ETCD_CACERT"), EtcdCert: get("LOCKLAB_ETCD_CERT"), EtcdKey: get("LOCKLAB_ETCD_KEY"),
+		ZooKeeperDigest: get("LOCKLAB_ZK_DIGEST"),
+	}
+	var errs []error
+	switch v := strings.ToLower(get("LOCKLAB_REDIS_TLS")); v {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		c.RedisTLS = true
+	default:
+		errs = append(errs, fmt.Errorf("LOCKLAB_REDIS_TLS=%q: want 1 or 0", v))
+	}
+	c.RedisTLS = c.RedisTLS || c.RedisCACert != ""
+	for env, path := range map[string]string{
+		"LOCKLAB_REDIS_CACERT": c.RedisCACert, "LOCKLAB_ETCD_CACERT": c.EtcdCACert,
+		"LOCKLAB_ETCD_CERT": c.EtcdCert, "LOCKLAB_ETCD_KEY": c.EtcdKey,
+	} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", env, err))
+		}
+	}
+	if (c.EtcdCert == "") != (c.EtcdKey == "") {
+		errs = append(errs, errors.New("LOCKLAB_ETCD_CERT and LOCKLAB_ETCD_KEY go together"))
+	}
+	if c.RedisUsername != "" && c.RedisPassword == "" {
+		errs = append(errs, errors.New("LOCKLAB_REDIS_USERNAME without LOCKLAB_REDIS_PASSWORD"))
+	}
+	if c.EtcdUsername != "" && c.EtcdPassword == "" {
+		errs = append(errs, errors.New("LOCKLAB_ETCD_USERNAME without LOCKLAB_ETCD_PASSWORD"))
+	}
+	if c.ZooKeeperDigest != "" && !strings.Contains(c.ZooKeeperDigest, ":") {
+		errs = append(errs, errors.New("LOCKLAB_ZK_DIGEST: want user:password"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Credentials{}, fmt.Errorf("cluster: credentials: %w", err)
+	}
+	return c, nil
+}
+
+// EtcdTLS reports whether etcd clients use TLS.
+func (c Credentials) EtcdTLS() bool { return c.EtcdCACert != "" || c.EtcdCert != "" }
+
+// IsZero reports whether no credential is set.
+func (c Credentials) IsZero() bool { return c == Credentials{} }
+
+// String says which credentials are set, without their values.
+func (c Credentials) String() string {
+	var parts []string
+	if c.RedisPassword != "" || c.RedisTLS {
+		s := "redis:"
+		if c.RedisUsername != "" {
+			s += " user " + c.RedisUsername
+		}
+		if c.RedisPassword != "" {
+			s += " password ***"
+		}
+		if c.RedisTLS {
+			s += " tls"
+		}
+		parts = append(parts, s)
+	}
+	if c.EtcdPassword != "" || c.EtcdTLS() {
+		s := "etcd:"
+		if c.EtcdUsername != "" {
+			s += " user " + c.EtcdUsername + " password ***"
+		}
+		if c.EtcdTLS() {
+			s += " tls"
+		}
+		if c.EtcdCert != "" {
+			s += " client-cert"
+		}
+		parts = append(parts, s)
+	}
+	if c.ZooKeeperDigest != "" {
+		user, _, _ := strings.Cut(c.ZooKeeperDigest, ":")
+		parts = append(parts, "zookeeper: digest "+user+":***")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// GoString redacts like String (for %#v).
+func (c Credentials) GoString() string { return "cluster.Credentials{" + c.String() + "}" }
+
+// Credentials are the credentials lock clients of this cluster need: read
+// from the environment at Start for provider external, none otherwise.
+func (c *Cluster) Credentials() Credentials {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creds
 }
