@@ -492,6 +492,18 @@ func (c *Cluster) Node(name string) (*Node, bool) {
 	return n, ok
 }
 
+// NodeAt returns the node at addr: its real address (Addr), or another
+// address its server reports for itself (provider docker: its container
+// address, which Sentinel, replication and etcd's member list report).
+func (c *Cluster) NodeAt(addr string) (*Node, bool) {
+	for _, n := range c.Nodes() {
+		if n.Addr() == addr || slices.Contains(c.nodeAliases(n.Name), addr) {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
 // Endpoints are client's addresses, every one through the client's own
 // proxies ("client-<client>-><node>"), plus Redirect from each client-facing
 // node's real address to the client's proxied address for it. It panics when
@@ -543,9 +555,12 @@ func (c *Cluster) AllLinks() []*Link {
 	return out
 }
 
-// Close stops every server (SIGKILL to each process group, then waits for
-// each), closes every proxy and removes the data dirs; logs stay under
-// Dir()/logs. It is idempotent: later calls return the first call's result.
+// Close stops every server (SIGKILL to each process group, or docker kill,
+// then waits for each), closes every proxy, removes the data dirs and, for
+// provider docker, the containers and the network; logs stay under
+// Dir()/logs. It does not depend on the ctx Start was given, so it cleans up
+// after an interrupted run too. It is idempotent: later calls return the
+// first call's result.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -653,10 +668,8 @@ func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
 			continue
 		}
 		addr := fmt.Sprintf("%v:%v", a[0], a[1])
-		for _, n := range c.Nodes() {
-			if (n.Kind == KindRedis || n.Kind == KindReplica) && (n.Addr() == addr || slices.Contains(c.nodeAliases(n.Name), addr)) {
-				return n, nil
-			}
+		if n, ok := c.NodeAt(addr); ok && (n.Kind == KindRedis || n.Kind == KindReplica) {
+			return n, nil
 		}
 		errs = append(errs, fmt.Errorf("%s: master at unknown address %s", s.Name, addr))
 	}

@@ -151,6 +151,9 @@ func TestDockerRedis(t *testing.T) {
 	if got := ep.Redirect[addr[0]+":"+addr[1]]; got != ep.Redis[0] {
 		t.Errorf("sentinel reports %v, redirected to %q, want %q", addr, got, ep.Redis[0])
 	}
+	if n, ok := c.NodeAt(addr[0] + ":" + addr[1]); !ok || n.Name != "redis-0" {
+		t.Errorf("NodeAt(%v): %v %v", addr, n, ok)
+	}
 	if p, err := c.Primary(ctx, "redis-0"); err != nil || p.Name != "redis-0" {
 		t.Errorf("Primary: %v %v", p, err)
 	}
