@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -102,6 +103,11 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 	return pts, nil
 }
 
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 func providerOf(sc *scenarios.Scenario, opts Options) string {
 	switch {
 	case opts.Provider != "":
@@ -149,6 +155,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 			root = "results"
 		}
 		dir = filepath.Join(root, sc.Name+"-"+time.Now().Format("20060102-150405"))
+		// Two runs started within the same second get their own folders.
+		for i, base := 2, dir; exists(dir); i++ {
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("results folder: %w", err)
@@ -246,8 +256,13 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		out.Params = nil
 	}
 	name := unsafeChars.ReplaceAllString(out.Lock, "_")
-	for k, v := range pt.Params {
-		name += "_" + unsafeChars.ReplaceAllString(k+"="+v, "_")
+	keys := make([]string, 0, len(pt.Params))
+	for k := range pt.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name += "_" + unsafeChars.ReplaceAllString(k+"="+pt.Params[k], "_")
 	}
 	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
 	cspec.Logger = r.log
