@@ -54,6 +54,8 @@ type Cluster struct {
 	watchStop chan struct{} // closed by Close: stops watchListeners
 	watchDone chan struct{}
 
+	etcdPeers *etcdPeers // local etcd's peer demultiplexers (etcdpeers.go); guarded by mu
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -352,8 +354,8 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 		// Follow the upstreams' listening state from the start, so no
 		// client is accepted by a proxy whose server does not listen yet.
 		l.watch = true
-		if ls, err := listeningSockets(); err == nil {
-			l.syncListening(ls)
+		if ls, seq, err := readListening(); err == nil {
+			l.syncListeningAt(ls, seq)
 		}
 	}
 	if c.docker != nil && c.docker.watch.following() {
@@ -601,6 +603,9 @@ func (c *Cluster) close() error {
 	if c.watchStop != nil {
 		close(c.watchStop)
 		<-c.watchDone
+	}
+	if ps := c.etcdPeerDemux(); ps != nil {
+		ps.close()
 	}
 	c.mu.Lock()
 	links := append([]*Link(nil), c.links...)

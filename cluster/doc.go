@@ -31,7 +31,10 @@
 //	redis-0-r0->redis-0    replication: the replica's replicaof is this proxy
 //	zk-1->zk-0             ZooKeeper quorum and election traffic, per
 //	                       directed pair (two proxies: quorum and election port)
-//	etcd-peers->etcd-0     every other etcd member's connections to etcd-0
+//	etcd-1->etcd-0         etcd peer traffic, per directed pair (local provider)
+//	etcd-peers->etcd-0     other etcd members' connections to etcd-0 whose sender
+//	                       is unknown; as a selector, also every pair link
+//	                       into etcd-0
 //
 // Links selects by name, "clients->X", "A->B" or a bare node name (every link
 // touching it); Partition returns the links separating groups of nodes.
@@ -66,14 +69,21 @@
 // Tests check that no member holds a connection to another member's real
 // address.
 //
-// etcd, per destination only: every member must agree on every member's
-// peer URL (the cluster id is derived from the membership), so each member
-// advertises one proxy that all others dial, "etcd-peers->etcd-0". Cutting
-// it stops every connection the others open to etcd-0; because etcd's raft
-// transport sends a member's messages mostly on streams its peers opened,
-// that isolates etcd-0 in practice, but a partition between two groups of
-// several members each cannot be built (Partition says so with
-// ErrUnsupported).
+// etcd, per directed pair with the local provider: every member must agree
+// on every member's peer URL (the cluster id is derived from the
+// membership), so each member advertises one address that all others dial;
+// a demultiplexer there reads each connection's first request head, names
+// the sender (X-PeerURLs or X-Server-From, which etcd's raft transport
+// sets, else the process that opened the socket) and forwards the
+// connection through "etcd-1->etcd-0" (etcdpeers.go). So any partition can
+// be built: [[etcd-0], [etcd-1, etcd-2, clients]] or [[etcd-0, etcd-1],
+// [etcd-2]]. A connection whose sender stays unknown goes through
+// "etcd-peers->etcd-0", cut only when every other member is across.
+// Provider docker has that per-destination link only: cutting it stops every
+// connection the others open to etcd-0, which isolates etcd-0 in practice
+// (etcd's raft transport sends a member's messages mostly on streams its
+// peers opened), but a partition between two groups of several members each
+// cannot be built there (Partition says so with ErrUnsupported).
 //
 // # What a cut is
 //
@@ -148,9 +158,9 @@
 //     the local provider uses one loopback address per pair) and the
 //     election rewrite points dial-backs at the reverse pair's proxy; an
 //     etcd member advertises its per-destination proxy. So the same links
-//     exist as with the local provider and the same partitions can and
-//     cannot be made: Sentinel's own connections are direct in both, etcd
-//     peer links are per destination in both. Tests check that no member
+//     exist as with the local provider, except etcd's pair links, and the
+//     same partitions can and cannot be made: Sentinel's own connections
+//     are direct in both, etcd peer links are per destination only here. Tests check that no member
 //     holds a connection to another member's container address.
 //   - Proxies follow their upstreams' listening state as with local
 //     servers, reading each container's TCP table from the host

@@ -23,16 +23,18 @@ const (
 
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>.
 //
-// Peer links are per destination member ("etcd-peers->etcd-0"): every member
-// must agree on every member's peer URL (the cluster id is derived from
-// them, and members learn each other's URLs from the membership, not from
-// their own flags), so each member advertises one proxy that all the others
-// dial. A directed pair cannot be told apart: cutting "etcd-peers->etcd-0"
-// cuts every connection the others open to etcd-0. etcd's raft transport
-// carries a member's messages to a peer mostly on streams the *peer* opened
-// (and pipelines on connections the sender opened), so such a cut stops
-// most, not all, of etcd-0's traffic in both directions; isolating etcd-0
-// reliably takes pausing it, or cutting its client links too.
+// Peer links are per directed pair ("etcd-1->etcd-0") plus one per
+// destination for connections whose sender is unknown
+// ("etcd-peers->etcd-0"). Every member must agree on every member's peer
+// URL (the cluster id is derived from them, and members learn each other's
+// URLs from the membership, not from their own flags), so each member
+// advertises one address that all the others dial: a demultiplexer there
+// tells the senders apart and forwards each connection through its pair's
+// link (etcdpeers.go). Cutting "etcd-1->etcd-0" and "etcd-0->etcd-1" stops
+// all traffic between the two, whichever of them opened the connections
+// (etcd's raft transport sends a member's messages mostly on streams the
+// peer opened, and pipelines and lease forwarding on connections the
+// sender opened).
 func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	b := backend{name: BackendEtcd}
 	var nodes []*Node
@@ -48,19 +50,25 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		return b, err
 	}
 	peerPort := make([]int, len(nodes))
-	peerURL := make([]string, len(nodes)) // advertised: the proxy, or the real port for a single member
-	var peerLinks []*Link
+	peerURL := make([]string, len(nodes)) // advertised: the demultiplexer, or the real port for a single member
+	peerAddr := make([]string, len(nodes))
 	for i, n := range nodes {
 		n.setAddr(hostPort(free[2*i]))
 		peerPort[i] = free[2*i+1]
-		peerURL[i] = "http://" + hostPort(peerPort[i])
-		if len(nodes) > 1 {
-			l, err := c.addLink(EtcdPeers, n.Name, []string{hostPort(peerPort[i])}, nil)
-			if err != nil {
-				return b, err
-			}
-			peerLinks = append(peerLinks, l)
-			peerURL[i] = "http://" + l.Addr()
+		peerAddr[i] = hostPort(peerPort[i])
+		peerURL[i] = "http://" + peerAddr[i]
+	}
+	var peers *etcdPeers
+	if len(nodes) > 1 {
+		peers, err = c.buildEtcdPeers(nodes, peerAddr)
+		if err != nil {
+			return b, err
+		}
+		c.mu.Lock()
+		c.etcdPeers = peers
+		c.mu.Unlock()
+		for i, d := range peers.demux {
+			peerURL[i] = "http://" + d.addr
 		}
 	}
 	var initial []string
@@ -93,15 +101,27 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			}
 			n.setAddr(hostPort(ports[0]))
 			peerPort[i] = ports[1]
-			if len(peerLinks) > 0 {
-				return setUpstream(peerLinks[i], 0, hostPort(peerPort[i]))
+			if peers != nil {
+				return peers.setUpstream(i, hostPort(peerPort[i]))
 			}
 			peerURL[i] = "http://" + hostPort(peerPort[i])
 			initial[i] = n.Name + "=" + peerURL[i]
 			return nil
 		}
 	}
-	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
+	b.start = func(ctx context.Context) error {
+		if err := startNodes(ctx, nodes, nil); err != nil {
+			return err
+		}
+		if peers != nil {
+			// Member ids name senders by X-Server-From alone; the other
+			// ways to name them work without.
+			if err := peers.learnIDs(ctx, nodes[0].Addr()); err != nil {
+				c.log.Debug("etcd: member ids not read", "err", err)
+			}
+		}
+		return nil
+	}
 	b.version = func(ctx context.Context) string {
 		var v struct {
 			Server string `json:"etcdserver"`

@@ -76,6 +76,7 @@ type Link struct {
 	up        []bool   // whether each proxy is listening
 	seq       int
 	names     map[string][]string // our toxic name -> toxiproxy toxic names
+	synced    uint64              // the newest socket reading followed (listen.go)
 }
 
 // installGate adds the link's gate toxic (see gate.go) to proxy p, in both

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -84,6 +86,58 @@ func listeningSockets() (map[string]bool, error) {
 	}
 }
 
+// socketInode returns the inode of the TCP socket of this host whose local
+// address is local and whose peer is remote (IPv4), through sock_diag's
+// exact lookup; 0 when there is none.
+func socketInode(local, remote *net.TCPAddr) (uint32, error) {
+	l4, r4 := local.IP.To4(), remote.IP.To4()
+	if l4 == nil || r4 == nil {
+		return 0, errors.New("sock_diag: not IPv4")
+	}
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, netlinkSockDiag)
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag: %w", err)
+	}
+	defer syscall.Close(fd)
+	req := make([]byte, 16+56)
+	ne := binary.NativeEndian
+	ne.PutUint32(req[0:], uint32(len(req)))
+	ne.PutUint16(req[4:], sockDiagByFamily)
+	ne.PutUint16(req[6:], syscall.NLM_F_REQUEST)
+	ne.PutUint32(req[8:], 1) // seq
+	r := req[16:]
+	r[0] = syscall.AF_INET
+	r[1] = syscall.IPPROTO_TCP
+	ne.PutUint32(r[4:], 0xffffffff) // every state
+	binary.BigEndian.PutUint16(r[8:], uint16(local.Port))
+	binary.BigEndian.PutUint16(r[10:], uint16(remote.Port))
+	copy(r[12:16], l4)
+	copy(r[28:32], r4)
+	ne.PutUint32(r[48:], 0xffffffff) // INET_DIAG_NOCOOKIE
+	ne.PutUint32(r[52:], 0xffffffff)
+	if err := syscall.Sendto(fd, req, 0, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK}); err != nil {
+		return 0, fmt.Errorf("sock_diag: %w", err)
+	}
+	buf := make([]byte, 1<<12)
+	n, _, err := syscall.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag: %w", err)
+	}
+	msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Header.Type == syscall.NLMSG_ERROR {
+			return 0, nil // ENOENT: no such socket (any more)
+		}
+		if m.Header.Type == sockDiagByFamily && len(m.Data) >= 72 {
+			return ne.Uint32(m.Data[68:72]), nil // inet_diag_msg.idiag_inode
+		}
+	}
+	return 0, nil
+}
+
 // Linux constants for sock_diag.
 const (
 	netlinkSockDiag  = 4  // NETLINK_SOCK_DIAG
@@ -100,14 +154,42 @@ func upstreamListens(ls map[string]bool, addr string) bool {
 	return ls["0.0.0.0:"+port]
 }
 
+// socketReads numbers readings of the listening sockets: a reading taken
+// later has a higher number.
+var socketReads atomic.Uint64
+
+// readListening reads the listening sockets and returns them with the
+// reading's number, taken just before reading.
+func readListening() (map[string]bool, uint64, error) {
+	seq := socketReads.Add(1)
+	ls, err := listeningSockets()
+	return ls, seq, err
+}
+
 // syncListening starts or stops the link's proxies to match their
-// upstreams, unless the link is cut.
-func (l *Link) syncListening(ls map[string]bool) {
+// upstreams, unless the link is cut. It applies ls whatever its age (the
+// docker watch orders its readings itself); see syncListeningAt.
+func (l *Link) syncListening(ls map[string]bool) { l.syncListeningAt(ls, 0) }
+
+// syncListeningAt is syncListening for the reading numbered seq
+// (readListening): a reading older than one the link already followed is
+// ignored. Without that, a watch round that read the sockets just before a
+// server listened, and was slow to apply them (a loaded machine), would
+// stop the proxies that a newer reading had started — closing connections
+// clients had just opened through them (a fresh cluster's first request
+// failed with EOF). seq 0 is always applied and orders nothing.
+func (l *Link) syncListeningAt(ls map[string]bool, seq uint64) {
 	if !l.watch || l.IsCut() {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if seq != 0 {
+		if seq < l.synced {
+			return
+		}
+		l.synced = seq
+	}
 	for i, p := range l.proxies {
 		want := upstreamListens(ls, l.upstreams[i])
 		if want == l.up[i] {
@@ -130,9 +212,20 @@ func (c *Cluster) syncListening() {
 	if c.watchStop == nil {
 		return
 	}
-	if ls, err := listeningSockets(); err == nil {
-		for _, l := range c.AllLinks() {
-			l.syncListening(ls)
+	if ls, seq, err := readListening(); err == nil {
+		c.applyListening(ls, seq)
+	}
+}
+
+// applyListening makes every link and etcd peer demultiplexer follow the
+// reading ls numbered seq.
+func (c *Cluster) applyListening(ls map[string]bool, seq uint64) {
+	for _, l := range c.AllLinks() {
+		l.syncListeningAt(ls, seq)
+	}
+	if ps := c.etcdPeerDemux(); ps != nil {
+		for _, d := range ps.demux {
+			d.syncListening(ls, seq)
 		}
 	}
 }
@@ -147,7 +240,7 @@ func (c *Cluster) watchListeners(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		ls, err := listeningSockets()
+		ls, seq, err := readListening()
 		if err != nil {
 			// Without it proxies keep listening all the time, which works
 			// but answers EOF where a server would refuse.
@@ -155,9 +248,7 @@ func (c *Cluster) watchListeners(stop <-chan struct{}) {
 			c.stopWatching()
 			return
 		}
-		for _, l := range c.AllLinks() {
-			l.syncListening(ls)
-		}
+		c.applyListening(ls, seq)
 	}
 }
 
@@ -172,5 +263,10 @@ func (c *Cluster) stopWatching() {
 			}
 		}
 		l.mu.Unlock()
+	}
+	if ps := c.etcdPeerDemux(); ps != nil {
+		for _, d := range ps.demux {
+			d.setListening(true, ^uint64(0))
+		}
 	}
 }

@@ -12,7 +12,9 @@ const (
 	// Clients stands for every client ("clients->redis-0").
 	Clients = "clients"
 	// EtcdPeers is the source of etcd peer links ("etcd-peers->etcd-0"):
-	// connections from any other member (see the package doc).
+	// connections from any other member. As a selector end it also matches
+	// the directed pairs, so "etcd-peers->etcd-0" names every link into
+	// etcd-0 from another member (see the package doc).
 	EtcdPeers = "etcd-peers"
 )
 
@@ -37,7 +39,11 @@ func matchEnd(sel, end string) bool {
 //	"clients->redis-0"     every client's link to redis-0
 //	"redis-0-r0->redis-0"  a peer link (replication)
 //	"zk-1->zk-0"           a ZooKeeper peer link (connections zk-1 opens to zk-0)
-//	"etcd-peers->etcd-0"   connections from the other etcd members to etcd-0
+//	"etcd-1->etcd-0"       an etcd peer link (connections etcd-1 opens to etcd-0;
+//	                       local provider)
+//	"etcd-peers->etcd-0"   connections from the other etcd members to etcd-0:
+//	                       every pair link into etcd-0 and the link for
+//	                       senders the demultiplexer could not name
 //	"redis-0"              every link touching redis-0, both directions
 //	"client-3", "clients"  every link of that client / of every client
 //
@@ -51,13 +57,13 @@ func (c *Cluster) Links(selector string) ([]*Link, error) {
 	if a, b, ok := strings.Cut(sel, "->"); ok {
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 		for _, l := range all {
-			if matchEnd(a, l.From) && matchEnd(b, l.To) {
+			if c.matchFrom(a, l) && matchEnd(b, l.To) {
 				out = append(out, l)
 			}
 		}
 	} else {
 		for _, l := range all {
-			if matchEnd(sel, l.From) || matchEnd(sel, l.To) {
+			if c.matchFrom(sel, l) || matchEnd(sel, l.To) {
 				out = append(out, l)
 			}
 		}
@@ -69,13 +75,46 @@ func (c *Cluster) Links(selector string) ([]*Link, error) {
 	return out, nil
 }
 
+// matchFrom reports whether a selector's source end matches l's: as
+// matchEnd, and "etcd-peers" also matches an etcd member's link to another
+// member.
+func (c *Cluster) matchFrom(sel string, l *Link) bool {
+	if matchEnd(sel, l.From) {
+		return true
+	}
+	return sel == EtcdPeers && c.isEtcd(l.From) && c.isEtcd(l.To)
+}
+
+func (c *Cluster) isEtcd(name string) bool {
+	n, ok := c.Node(name)
+	return ok && n.Kind == KindEtcd
+}
+
+// etcdPairsTo reports whether member to has peer links per directed pair
+// ("etcd-1->etcd-0"): then its "etcd-peers->" link carries only senders
+// its demultiplexer could not name.
+func (c *Cluster) etcdPairsTo(to string) bool {
+	for _, l := range c.AllLinks() {
+		if l.To == to && c.isEtcd(l.From) {
+			return true
+		}
+	}
+	return false
+}
+
 // Partition returns the links to cut so that no connection crosses between
 // groups: every link whose two ends are in different groups. Members are
 // node names, client names or "clients"; nodes in no group keep all their
-// links. An etcd member's incoming peer link ("etcd-peers->etcd-0") is
-// shared by all other members, so it is returned only when that member is
-// the only etcd member of its group; otherwise the partition cannot be made
-// and Partition returns an error wrapping ErrUnsupported.
+// links.
+//
+// etcd: the pair links ("etcd-1->etcd-0", local provider) follow that rule;
+// a member's "etcd-peers->etcd-0" link, whose sender is unknown, is cut
+// when every other etcd member is in another group than etcd-0 (isolating
+// it), and left alone otherwise (with pair links it carries next to
+// nothing: see etcdpeers.go). Where members have no pair links (provider
+// docker) that link is shared by all other members, so a group facing
+// other etcd members may hold only one etcd member; otherwise the partition
+// cannot be made and Partition returns an error wrapping ErrUnsupported.
 func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 	groupOf := func(end string) int {
 		for i, g := range groups {
@@ -102,6 +141,12 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 			}
 		}
 	}
+	etcdTotal := 0
+	for _, n := range c.Nodes() {
+		if n.Kind == KindEtcd {
+			etcdTotal++
+		}
+	}
 	var out []*Link
 	for _, l := range c.AllLinks() {
 		gt := groupOf(l.To)
@@ -117,6 +162,12 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 			}
 			if others == 0 {
 				continue // no etcd member in another group
+			}
+			if c.etcdPairsTo(l.To) {
+				if etcdGroups[gt] == 1 && others == etcdTotal-1 {
+					out = append(out, l) // every possible sender is across
+				}
+				continue
 			}
 			if etcdGroups[gt] > 1 {
 				return nil, fmt.Errorf("cluster: partition %v: %s is shared by every other etcd member, "+
@@ -169,7 +220,7 @@ func (c *Cluster) describeLinks(all []*Link) string {
 func (c *Cluster) selectorHint(sel string) string {
 	a, b, _ := strings.Cut(sel, "->")
 	for _, end := range []string{a, b} {
-		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindEtcd && b != "" {
+		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindEtcd && b != "" && !c.etcdPairsTo(strings.TrimSpace(b)) {
 			return "; etcd peer links exist per destination only (etcd-peers->" + strings.TrimSpace(b) +
 				"): members must agree on each member's peer URL"
 		}
