@@ -15,19 +15,24 @@ import (
 // errors.Join; capability errors wrap ErrUnsupported). processPerClient says
 // whether clients run as their own processes (pause-client needs it).
 //
+// Node names include the leader selectors zk-leader and etcd-leader (the
+// member leading when the fault starts, see Run); a fault naming one must
+// be possible whichever member leads.
+//
 // Beyond names that do not exist, it rejects:
-//   - a link that is not proxied: "etcd-0->etcd-1" (etcd peer links are
-//     proxied per destination only, "etcd-peers->etcd-1"), "sentinel-0->redis-0"
-//     (Sentinels reach Redis nodes directly), "redis-0->redis-0-r0" (the
-//     replication link is "redis-0-r0->redis-0"), server-to-server links
-//     with provider external;
+//   - a link that is not proxied: "etcd-0->etcd-1" with provider docker
+//     (etcd peer links are proxied per destination only there,
+//     "etcd-peers->etcd-1"), "sentinel-0->redis-0" (Sentinels reach Redis
+//     nodes directly), "redis-0->redis-0-r0" (the replication link is
+//     "redis-0-r0->redis-0"), server-to-server links with provider external;
 //   - latency, bandwidth or reset on node: sentinel-N (only its client
 //     links are proxied, so the sentinel's own traffic would be untouched);
 //   - a partition that would have to cut unproxied traffic (a sentinel and a
 //     Redis node or another sentinel in different groups), that separates
-//     etcd members in one direction only (a group holding two or more etcd
-//     members while another group holds any: their shared incoming proxy
-//     cannot be cut for one sender), or that cuts no link at all;
+//     etcd members in one direction only (provider docker: a group holding
+//     two or more etcd members while another group holds any, since their
+//     shared incoming proxy cannot be cut for one sender), or that cuts no
+//     link at all;
 //   - pause, kill, restart, failover and clock-jump with provider external;
 //   - failover of a node that is not a Redis primary, or without a replica
 //     of it or without sentinels; clock-jump on a node that is not Redis;
@@ -99,6 +104,9 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 	if err != nil {
 		return err
 	}
+	if _, sel := leaderKinds[a]; sel && a == b {
+		return fmt.Errorf("%q is a link from %s to itself", f.Link, a)
+	}
 	if len(t.match(f.Link)) > 0 {
 		return nil
 	}
@@ -107,8 +115,8 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 		return unsupported("no link %s: links from a client are written client->server (connections the client opens), "+
 			"e.g. %s->%s", f.Link, b, a)
 	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
-		return unsupported("no link %s: etcd peer links are proxied per destination only, since all members must agree "+
-			"on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, cluster.EtcdPeers, b)
+		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
+			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.provider, cluster.EtcdPeers, b)
 	case ka == cluster.KindSentinel || kb == cluster.KindSentinel:
 		return unsupported("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy "+
 			"(pause or kill the sentinel instead)", f.Link)
@@ -148,7 +156,9 @@ var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindS
 	cluster.KindZooKeeper, cluster.KindEtcd}
 
 // partitionGroups returns the groups of a partition fault (isolate
-// expanded) after checking them.
+// expanded) after checking them. A fault naming a leader selector is
+// checked for every member that may lead, and its groups are returned as
+// written.
 func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 	switch {
 	case f.Isolate == "" && f.Groups == nil:
@@ -156,6 +166,40 @@ func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 	case f.Isolate != "" && f.Groups != nil:
 		return nil, errors.New("set groups or isolate, not both")
 	}
+	sels := leaderSelectors(f)
+	if len(sels) == 0 {
+		return resolvedGroups(t, f)
+	}
+	seen := map[string]int{}
+	for gi, g := range f.Groups {
+		for _, m := range g {
+			if _, err := t.known(m); err != nil {
+				return nil, err
+			}
+			if prev, dup := seen[m]; dup {
+				return nil, fmt.Errorf("%s is in groups %d and %d", m, prev, gi)
+			}
+			seen[m] = gi
+		}
+	}
+	if f.Isolate != "" {
+		if _, err := t.known(f.Isolate); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range t.leaderChoices(sels) {
+		if _, err := resolvedGroups(t, withLeaders(f, a, nil)); err != nil {
+			return nil, fmt.Errorf("when %s: %w", a.leads(), err)
+		}
+	}
+	if f.Isolate != "" {
+		return t.isolateGroups(f.Isolate), nil
+	}
+	return f.Groups, nil
+}
+
+// resolvedGroups is partitionGroups for a fault without leader selectors.
+func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 	groups := f.Groups
 	if f.Isolate != "" {
 		if _, err := t.known(f.Isolate); err != nil {
@@ -206,14 +250,15 @@ func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 			}
 		}
 	}
-	// etcd: one incoming proxy per member, shared by every other member.
+	// etcd without pair links (provider docker): one incoming proxy per
+	// member, shared by every other member.
 	etcdIn := map[int]int{}
 	for m, gi := range groupOf {
 		if t.kinds[m] == cluster.KindEtcd {
 			etcdIn[gi]++
 		}
 	}
-	if len(etcdIn) > 1 {
+	if len(etcdIn) > 1 && !t.etcdPairs() {
 		for gi, n := range etcdIn {
 			if n > 1 {
 				return nil, unsupported("group %d holds %d etcd members and another group holds etcd members too; etcd peer "+

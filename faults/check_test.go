@@ -20,6 +20,7 @@ func TestCheck(t *testing.T) {
 	etcd := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
 	etcd2 := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 2}, Clients: 2}
 	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
+	dockerEtcd := cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
 	external := cluster.Spec{Provider: cluster.ProviderExternal, External: &cluster.ExternalSpec{Redis: []string{"db:6379"}}, Clients: 2}
 
 	lat := func(f scenarios.Fault) scenarios.Fault {
@@ -53,7 +54,8 @@ func TestCheck(t *testing.T) {
 		{"sentinel link", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), "sentinels reach Redis nodes"},
 		{"sentinel client link", sentinel, false, lat(scenarios.Fault{Link: "clients->sentinel-0"}), ""},
 		{"sentinel node", sentinel, false, lat(scenarios.Fault{Node: "sentinel-0"}), "not proxied"},
-		{"etcd pair", etcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), "per destination only"},
+		{"etcd pair", etcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), ""},
+		{"etcd pair docker", dockerEtcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), "per destination only"},
 		{"etcd peers", etcd, false, lat(scenarios.Fault{Link: "etcd-peers->etcd-1"}), ""},
 		{"etcd node", etcd, false, lat(scenarios.Fault{Node: "etcd-1"}), ""},
 		{"zk pair", zk, false, lat(scenarios.Fault{Link: "zk-0->zk-2"}), ""},
@@ -77,13 +79,33 @@ func TestCheck(t *testing.T) {
 		{"isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
 		{"isolate client", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "client-2"}, ""},
 		{"isolate holder", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"}, ""},
-		{"isolate etcd", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, "one direction only"},
+		{"isolate etcd", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, ""},
+		{"isolate etcd docker", dockerEtcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, "one direction only"},
 		{"etcd one vs one", etcd2, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
-		{"etcd one vs two", etcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), "one direction only"},
+		{"etcd one vs two", etcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), ""},
+		{"etcd one vs two docker", dockerEtcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), "one direction only"},
+		{"etcd one vs one docker", dockerEtcd, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
 		{"etcd clients", etcd, false, part([]string{"etcd-0", "etcd-1", "etcd-2"}, []string{"clients"}), ""},
 		{"isolate zk", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "zk-1"}, ""},
 		{"external partition", external, false, part([]string{"clients"}, []string{"redis-0"}), ""},
 		{"groups and isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0", Groups: [][]string{{"a"}}}, "not both"},
+
+		// Leader selectors.
+		{"isolate zk leader", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "zk-leader"}, ""},
+		{"isolate etcd leader", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, ""},
+		{"isolate etcd leader docker", dockerEtcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, "one direction only"},
+		{"leader and a member", zk, false, part([]string{"zk-leader", "zk-0"}, []string{"zk-1", "zk-2", "clients"}), ""},
+		{"leader alone", zk, false, part([]string{"zk-leader"}, []string{"zk-0", "zk-1", "zk-2", "clients"}), ""},
+		{"leader against one", zk, false, part([]string{"zk-leader"}, []string{"zk-0"}), "when zk-0 leads: group 1 is empty"},
+		{"leader twice", zk, false, part([]string{"zk-leader"}, []string{"zk-leader", "clients"}), "zk-leader is in groups 0 and 1"},
+		{"leader missing", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, `no node "etcd-leader"`},
+		{"leader link", zk, false, lat(scenarios.Fault{Link: "zk-leader->zk-1"}), ""},
+		{"leader client link", etcd, false, lat(scenarios.Fault{Link: "clients->etcd-leader"}), ""},
+		{"leader to itself", zk, false, lat(scenarios.Fault{Link: "zk-leader->zk-leader"}), "to itself"},
+		{"leader node", zk, false, lat(scenarios.Fault{Node: "zk-leader"}), ""},
+		{"kill leader", zk, false, node(scenarios.FaultKill, "zk-leader"), ""},
+		{"pause etcd leader", etcd, false, node(scenarios.FaultPause, "etcd-leader"), ""},
+		{"failover leader", zk, false, node(scenarios.FaultFailover, "zk-leader"), "acts on redis nodes"},
 
 		// Servers.
 		{"pause", sentinel, false, node(scenarios.FaultPause, "sentinel-2"), ""},
@@ -166,6 +188,10 @@ func TestTopologyMatchesCluster(t *testing.T) {
 	}
 	if testenv.HasEtcd() {
 		specs = append(specs, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	}
+	// Provider docker builds etcd peer links per destination only.
+	if got := newTopology(cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}}, false); got.etcdPairs() {
+		t.Errorf("docker etcd topology has pair links: %v", got.links)
 	}
 	for _, spec := range specs {
 		name := "redis"

@@ -31,5 +31,8 @@
 //
 // "holder" in a link, node, group, isolate or client is resolved when the
 // fault starts, through Env.Holder, to the client inside the critical
-// section ("client-N").
+// section ("client-N"). "zk-leader" and "etcd-leader" in a link, node,
+// group or isolate are resolved when the fault starts, through
+// cluster.Leader, to the member that leads then; the window's target shows
+// both ("zk-leader=zk-2").
 package faults

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -30,7 +31,11 @@ const HealTimeout = 30 * time.Second
 // Before applying, Run checks each fault against the running cluster as
 // Check does, and resolves holder (in a link, node, group, isolate or
 // client) by waiting on Env.Holder, bounded by ctx; the client found is
-// "client-N" in the Window's Target. A fault that cannot be applied or
+// "client-N" in the Window's Target. It then resolves the leader selectors
+// zk-leader and etcd-leader to the member leading at that moment
+// (cluster.Leader, waited for up to LeaderWait during an election); the
+// Window's Target shows both, "zk-leader=zk-2" (see withLeaders for how a
+// selector combines with node names in groups). A fault that cannot be applied or
 // healed gets Window.Err (and a log line) and the rest of the schedule goes
 // on.
 //
@@ -99,18 +104,29 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f scenarios.Fau
 		return fail(err)
 	}
 	rf, holder, err := resolveHolder(ctx, env, f)
+	var leaders leaderChoice
+	if err == nil {
+		leaders, err = resolveLeaders(ctx, env, rf)
+	}
 	w.Start = since()
 	if holder >= 0 {
 		w.Target = describeTarget(rf)
+	}
+	if len(leaders) > 0 {
+		w.Target = describeTarget(withLeaders(rf, leaders, func(sel, node string) string { return sel + "=" + node }))
+		rf = withLeaders(rf, leaders, nil)
 	}
 	if err != nil {
 		return fail(err)
 	}
 	eff, err := a.apply(ctx, env, rf)
-	if eff.target != "" {
+	if eff.target != "" && len(leaders) == 0 {
 		w.Target = eff.target
 	}
 	w.Detail, w.Method = eff.detail, eff.method
+	if len(leaders) > 0 {
+		w.Detail = joinDetail(leaders.String(), w.Detail)
+	}
 	if holder >= 0 {
 		w.Detail = joinDetail(fmt.Sprintf("holder was client-%d", holder), w.Detail)
 	}
@@ -246,6 +262,173 @@ func resolveHolder(ctx context.Context, env Env, f scenarios.Fault) (scenarios.F
 		}
 		return s
 	}), i, nil
+}
+
+// Leader selectors (node names, contract): the member of a ZooKeeper
+// ensemble or etcd cluster that leads when the fault starts.
+const (
+	ZKLeader   = "zk-leader"
+	EtcdLeader = "etcd-leader"
+)
+
+// leaderKinds maps each leader selector to the kind of node it names.
+var leaderKinds = map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
+
+// LeaderWait bounds how long a fault naming a leader selector waits for a
+// leader (an election in progress) before it fails.
+const LeaderWait = 15 * time.Second
+
+// leaderChoice maps leader selectors to the members they stand for.
+type leaderChoice map[string]string
+
+func (a leaderChoice) String() string {
+	var parts []string
+	for _, sel := range []string{ZKLeader, EtcdLeader} {
+		if n, ok := a[sel]; ok {
+			parts = append(parts, sel+" was "+n)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leads says which members lead in a, for messages: "zk-0 leads".
+func (a leaderChoice) leads() string {
+	var parts []string
+	for _, sel := range []string{ZKLeader, EtcdLeader} {
+		if n, ok := a[sel]; ok {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0] + " leads"
+	}
+	return strings.Join(parts, " and ") + " lead"
+}
+
+// leaderSelectors lists the leader selectors f names.
+func leaderSelectors(f scenarios.Fault) []string {
+	found := map[string]bool{}
+	mapNames(f, func(s string) string {
+		if _, ok := leaderKinds[s]; ok {
+			found[s] = true
+		}
+		return s
+	})
+	var out []string
+	for _, sel := range []string{ZKLeader, EtcdLeader} {
+		if found[sel] {
+			out = append(out, sel)
+		}
+	}
+	return out
+}
+
+// leaderChoices lists every way the selectors can resolve on t: each
+// selector to each member of its kind.
+func (t *topology) leaderChoices(sels []string) []leaderChoice {
+	out := []leaderChoice{{}}
+	for _, sel := range sels {
+		var next []leaderChoice
+		for _, a := range out {
+			for _, n := range t.names {
+				if t.kinds[n] != leaderKinds[sel] {
+					continue
+				}
+				b := leaderChoice{sel: n}
+				for k, v := range a {
+					b[k] = v
+				}
+				next = append(next, b)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// withLeaders returns f with each leader selector of a replaced by
+// name(selector, member), or by the member when name is nil.
+//
+// In groups the selector decides where the leader goes: a member a
+// selector names is dropped from wherever else the groups name it, so
+// groups: [[zk-leader], [zk-0, zk-1, zk-2, clients]] puts the leader alone
+// whichever member it is, and [[zk-leader, zk-0], [zk-1, .., clients]]
+// makes a group of the leader and zk-0 — of zk-0 alone when zk-0 leads.
+func withLeaders(f scenarios.Fault, a leaderChoice, name func(sel, node string) string) scenarios.Fault {
+	label := func(s string) string {
+		n, ok := a[s]
+		switch {
+		case !ok:
+			return s
+		case name != nil:
+			return name(s, n)
+		}
+		return n
+	}
+	groups := f.Groups
+	f.Groups = nil
+	f = mapNames(f, label)
+	if groups == nil {
+		return f
+	}
+	placed := map[string]bool{} // members a selector in the groups names
+	for _, g := range groups {
+		for _, m := range g {
+			if n, ok := a[m]; ok {
+				placed[n] = true
+			}
+		}
+	}
+	f.Groups = make([][]string, len(groups))
+	for i, g := range groups {
+		seen := map[string]bool{}
+		out := []string{}
+		for _, m := range g {
+			n, isSel := a[m]
+			switch {
+			case isSel && !seen[n]:
+				seen[n] = true
+				out = append(out, label(m))
+			case !isSel && !placed[m] && !seen[m]:
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+		f.Groups[i] = out
+	}
+	return f
+}
+
+// resolveLeaders finds the member each leader selector of f stands for,
+// asking the cluster (cluster.Leader) until one leads, for at most
+// LeaderWait.
+func resolveLeaders(ctx context.Context, env Env, f scenarios.Fault) (leaderChoice, error) {
+	sels := leaderSelectors(f)
+	if len(sels) == 0 {
+		return nil, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, LeaderWait)
+	defer cancel()
+	a := leaderChoice{}
+	for _, sel := range sels {
+		for {
+			qctx, qcancel := context.WithTimeout(wctx, 2*time.Second)
+			n, err := env.Cluster.Leader(qctx, leaderKinds[sel])
+			qcancel()
+			if err == nil {
+				a[sel] = n.Name
+				break
+			}
+			t := time.NewTimer(50 * time.Millisecond) // poll interval during an election
+			select {
+			case <-wctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("%s: %w", sel, err)
+			case <-t.C:
+			}
+		}
+	}
+	return a, nil
 }
 
 // describeTarget names what f acts on, before apply knows better.

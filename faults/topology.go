@@ -93,6 +93,15 @@ func newTopology(spec cluster.Spec, processPerClient bool) *topology {
 			for i := 0; n > 1 && i < n; i++ {
 				t.links = append(t.links, linkEnds{cluster.EtcdPeers, "etcd-" + strconv.Itoa(i)})
 			}
+			// Pair links exist where a demultiplexer names each sender:
+			// local servers only (cluster/etcdpeers.go).
+			for i := 0; n > 1 && t.provider == cluster.ProviderLocal && i < n; i++ {
+				for j := range n {
+					if i != j {
+						t.links = append(t.links, linkEnds{"etcd-" + strconv.Itoa(j), "etcd-" + strconv.Itoa(i)})
+					}
+				}
+			}
 		}
 	}
 	for c := range t.clients {
@@ -127,11 +136,15 @@ func clientIndex(name string) (int, bool) {
 	return i, err == nil && i >= 0 && strconv.Itoa(i) == rest
 }
 
-// kind returns the kind of a node name: a cluster.Kind* for servers,
-// kindClient for clients, "clients" and holder.
+// kind returns the kind of a node name: a cluster.Kind* for servers and
+// leader selectors (zk-leader is a ZooKeeper node when the cluster has
+// any), kindClient for clients, "clients" and holder.
 func (t *topology) kind(name string) (string, bool) {
 	if name == cluster.Clients || name == Holder {
 		return kindClient, true
+	}
+	if k, ok := leaderKinds[name]; ok {
+		return k, t.count(k) > 0
 	}
 	if i, ok := clientIndex(name); ok {
 		return kindClient, i < t.clients
@@ -158,6 +171,11 @@ func (t *topology) describe() string {
 		out = append(out, fmt.Sprintf("client-0..client-%d", t.clients-1))
 	}
 	out = append(out, Holder)
+	for _, sel := range []string{ZKLeader, EtcdLeader} {
+		if t.count(leaderKinds[sel]) > 0 {
+			out = append(out, sel)
+		}
+	}
 	return strings.Join(out, ", ")
 }
 
@@ -178,17 +196,46 @@ func matchEnd(sel, end string) bool {
 	return false
 }
 
-// match returns the links a selector names, as cluster.Links does.
+// match returns the links a selector names, as cluster.Links does; a
+// leader selector matches the links of every member that may lead.
 func (t *topology) match(sel string) []linkEnds {
 	var out []linkEnds
 	a, b, arrow := strings.Cut(sel, "->")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	for _, l := range t.links {
-		if arrow && matchEnd(strings.TrimSpace(a), l.from) && matchEnd(strings.TrimSpace(b), l.to) ||
-			!arrow && (matchEnd(sel, l.from) || matchEnd(sel, l.to)) {
+		if arrow && t.matchFrom(a, l) && t.matchEnd(b, l.to) ||
+			!arrow && (t.matchFrom(sel, l) || t.matchEnd(sel, l.to)) {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// matchEnd is matchEnd with leader selectors: zk-leader matches any
+// ZooKeeper member.
+func (t *topology) matchEnd(sel, end string) bool {
+	if k, ok := leaderKinds[sel]; ok {
+		return t.kinds[end] == k
+	}
+	return matchEnd(sel, end)
+}
+
+// matchFrom matches a selector's source end: as matchEnd, and etcd-peers
+// also matches an etcd member's link to another (cluster.Links does the
+// same).
+func (t *topology) matchFrom(sel string, l linkEnds) bool {
+	return t.matchEnd(sel, l.from) ||
+		sel == cluster.EtcdPeers && t.kinds[l.from] == cluster.KindEtcd && t.kinds[l.to] == cluster.KindEtcd
+}
+
+// etcdPairs reports whether etcd peer links exist per directed pair.
+func (t *topology) etcdPairs() bool {
+	for _, l := range t.links {
+		if t.kinds[l.from] == cluster.KindEtcd {
+			return true
+		}
+	}
+	return false
 }
 
 // replicasOf counts the replicas of primary.
