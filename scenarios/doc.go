@@ -78,13 +78,26 @@
 // Node names must exist in the scenario's cluster: redis-0..redis-{P-1},
 // redis-N-r0.., sentinel-N, zk-N, etcd-N, and the clients: clients,
 // client-N (N below the fewest clients of any run, sweeps included), holder.
+// zk-leader and etcd-leader stand for the member that leads when the fault
+// starts (package faults asks the cluster then; the result's fault target
+// reads "zk-leader=zk-2"); they are accepted wherever a member of their
+// backend is (node, isolate, groups, link ends), and the fault must be
+// possible whichever member leads. In groups the selector places the
+// leader: a member it names is dropped from every other place the groups
+// name it, so [[zk-leader], [zk-0, zk-1, zk-2, clients]] isolates the
+// leader, and [[zk-leader, zk-0], [zk-1, zk-2, zk-3, zk-4, clients]] cuts
+// off the leader with zk-0 (zk-0 alone when it leads).
 // A link A->B must be one the cluster proxies (the model package faults
 // acts on): from a client (clients, client-N, holder) to any server, from a
 // replica to its primary (redis-0-r0->redis-0), from one ZooKeeper member to
-// another, or from etcd-peers to an etcd member. Sentinels' own connections
-// are not proxied, so a sentinel appears in links only as a client's
-// destination, is not a node: of latency, bandwidth or reset, and may not
-// be separated from Redis nodes by a partition. A partition's groups must
+// another, from one etcd member to another (provider local; etcd-1->etcd-0),
+// or from etcd-peers to an etcd member (every other member's connections;
+// with provider docker the only etcd peer links, so a partition there may
+// put only one etcd member in a group facing other etcd members).
+// Sentinels' own connections are not proxied, so a sentinel appears in
+// links only as a client's destination, is not a node: of latency,
+// bandwidth or reset, and may not be separated from Redis nodes by a
+// partition. A partition's groups must
 // cut at least one proxied link. With provider external only client links
 // exist, so only client-side faults are possible: latency, bandwidth, reset
 // and partition on client links, and pause-client. faults.Check repeats

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -452,7 +453,7 @@ func (p *parser) checkIsolate(fi *faultInfo) {
 		ms = append(ms, member{node{kind: kClients}, "clients", 1})
 	}
 	hint := fmt.Sprintf("use groups to cut %s's proxied links only, e.g. groups: [[%s], [clients]]", x, x)
-	if msg := t.partition(ms, hint); msg != "" {
+	if msg := t.partitionLeaders(ms, 2, hint); msg != "" {
 		p.add(at.line, at.field, "%s", msg)
 	}
 }
@@ -492,9 +493,84 @@ func (p *parser) checkGroups(fi *faultInfo) {
 		return
 	}
 	hint := "leave sentinels out of every group (nodes in no group keep all their links), or pause or kill the node"
-	if msg := t.partition(ms, hint); msg != "" {
+	if msg := t.partitionLeaders(ms, len(groups), hint); msg != "" {
 		p.add(at.line, at.field, "%s", msg)
 	}
+}
+
+// partitionLeaders is partition for groups that may name leader selectors:
+// they are checked for every member that may lead, as package faults
+// resolves them when the fault starts (a selector takes its member out of
+// every other place the groups name it). ngroups is the number of groups.
+func (t *topology) partitionLeaders(ms []member, ngroups int, sentinelHint string) string {
+	var sels []nodeKind
+	for _, m := range ms {
+		if m.n.isLeader() && !slices.Contains(sels, m.n.kind) {
+			sels = append(sels, m.n.kind)
+		}
+	}
+	if len(sels) == 0 {
+		return t.partition(ms, sentinelHint)
+	}
+	choices := []map[nodeKind]node{{}}
+	for _, k := range sels {
+		var next []map[nodeKind]node
+		for _, a := range choices {
+			for _, c := range t.candidates(node{kind: k}) {
+				b := map[nodeKind]node{k: c}
+				for kk, v := range a {
+					b[kk] = v
+				}
+				next = append(next, b)
+			}
+		}
+		choices = next
+	}
+	for _, a := range choices {
+		placed := map[node]bool{}
+		for _, c := range a {
+			placed[c] = true
+		}
+		var resolved []member
+		seen := map[node]int{}
+		size := make([]int, ngroups)
+		for _, m := range ms {
+			n := m.n
+			if c, ok := a[n.kind]; ok {
+				n = c
+			} else if placed[n] {
+				continue // the selector places it
+			}
+			if g, dup := seen[n]; dup && g == m.group {
+				continue
+			}
+			seen[n] = m.group
+			size[m.group]++
+			resolved = append(resolved, member{n, n.name(), m.group})
+			if !m.n.isLeader() {
+				resolved[len(resolved)-1].name = m.name
+			}
+		}
+		var leads []string
+		for _, k := range sels {
+			if a[k].i >= 0 {
+				leads = append(leads, a[k].name())
+			}
+		}
+		when := ""
+		if len(leads) > 0 {
+			when = "when " + strings.Join(leads, " and ") + " leads: "
+		}
+		for g, n := range size {
+			if n == 0 {
+				return fmt.Sprintf("%sgroup %d is empty (a leader selector takes its member out of every other group)", when, g)
+			}
+		}
+		if msg := t.partition(resolved, sentinelHint); msg != "" {
+			return when + msg
+		}
+	}
+	return ""
 }
 
 // partition checks the members of a partition's groups against the
@@ -506,12 +582,12 @@ func (t *topology) partition(ms []member, sentinelHint string) string {
 			etcdIn[m.group]++
 		}
 	}
-	if len(etcdIn) > 1 {
+	if len(etcdIn) > 1 && !t.etcdPairs {
 		for g, n := range etcdIn {
 			if n > 1 {
-				return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; etcd peer links "+
-					"are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups could be cut in one "+
-					"direction only; put at most one etcd member in each group that faces other etcd members", g, n)
+				return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; with provider "+
+					"docker etcd peer links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups "+
+					"could be cut in one direction only; put at most one etcd member in each group that faces other etcd members", g, n)
 			}
 		}
 	}

@@ -209,10 +209,24 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:5: faults[0].link: ", "sentinels reach Redis nodes and each other directly"},
 		{"sentinel node", "name: t\nlocks: [test-lock]\ncluster: {redis: {sentinels: 3}}\nfaults:\n  - {type: reset, at: 1s, node: sentinel-2}\n",
 			"x.yaml:5: faults[0].node: ", "a sentinel's links to Redis nodes and other sentinels are not proxied"},
-		{"etcd member to member", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-0->etcd-1}\n",
+		{"etcd member to member, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-0->etcd-1}\n",
 			"x.yaml:5: faults[0].link: ", "use link: etcd-peers->etcd-1"},
-		{"etcd groups one way only", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[etcd-0, etcd-1], [etcd-2]]}\n",
+		{"etcd member to itself", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-1->etcd-1}\n",
+			"x.yaml:5: faults[0].link: ", "no link etcd-1->etcd-1"},
+		{"etcd groups one way only, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[etcd-0, etcd-1], [etcd-2]]}\n",
 			"x.yaml:5: faults[0].groups: ", "group 0 holds 2 etcd members"},
+		{"isolate etcd leader, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, isolate: etcd-leader}\n",
+			"x.yaml:5: faults[0].isolate: ", "when etcd-0 leads: group 1 holds 2 etcd members"},
+		{"leader without the backend", head + "  - {type: kill, at: 1s, node: zk-leader}\n",
+			"x.yaml:5: faults[0].node: ", `no node "zk-leader" (nodes: redis-0, clients, client-0..client-3, holder)`},
+		{"leader selector of another kind", "name: t\nlocks: [test-lock, test-zk]\ncluster: {redis: {replicas: 1, sentinels: 3}}\nfaults:\n  - {type: failover, at: 1s, node: zk-leader}\n",
+			"x.yaml:5: faults[0].node: ", `"zk-leader" is not one of redis-N`},
+		{"leader link to itself", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: zk-leader->zk-leader}\n",
+			"x.yaml:5: faults[0].link: ", "a link from zk-leader to itself"},
+		{"leader group left empty", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[zk-leader], [zk-1]]}\n",
+			"x.yaml:5: faults[0].groups: ", "when zk-1 leads: group 1 is empty"},
+		{"leader twice", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[zk-leader], [zk-leader, clients]]}\n",
+			"x.yaml:5: faults[0].groups[1][0]: ", "zk-leader is already in faults[0].groups[0]"},
 		{"isolate a primary watched by sentinels", "name: t\nlocks: [test-lock]\ncluster: {redis: {replicas: 1, sentinels: 3}}\nfaults:\n  - {type: partition, at: 1s, isolate: redis-0}\n",
 			"x.yaml:5: faults[0].isolate: ", "use groups to cut redis-0's proxied links only"},
 		{"not a link", head + "  - {type: reset, at: 1s, link: clients-redis-0}\n",
@@ -434,7 +448,14 @@ faults:
   - {type: partition, at: 1s, for: 5s, groups: [[clients, redis-0-r0], [redis-0]]}
   - {type: partition, at: 1s, isolate: zk-0}
   - {type: partition, at: 1s, groups: [[etcd-0], [etcd-1], [etcd-2]]}
+  - {type: partition, at: 1s, groups: [[etcd-0, etcd-1], [etcd-2, clients]]}
+  - {type: partition, at: 1s, isolate: etcd-leader}
+  - {type: partition, at: 1s, groups: [[zk-leader, zk-0], [zk-1, zk-2, clients]]}
   - {type: partition, at: 1s, isolate: client-2}
+  - {type: latency, at: 1s, link: etcd-1->etcd-0, latency: 1s}
+  - {type: latency, at: 1s, link: clients->etcd-leader, latency: 1s}
+  - {type: latency, at: 1s, link: zk-leader->zk-2, latency: 1s}
+  - {type: pause, at: 1s, for: 1s, node: zk-leader}
   - {type: reset, at: 1s, link: etcd-peers->etcd-1}
   - {type: reset, at: 1s, link: zk-1->zk-0}
   - {type: reset, at: 1s, node: redis-0}

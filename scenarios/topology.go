@@ -13,15 +13,17 @@ import (
 type nodeKind uint16
 
 const (
-	kPrimary   nodeKind = 1 << iota // redis-N
-	kReplica                        // redis-N-rM
-	kSentinel                       // sentinel-N
-	kZK                             // zk-N
-	kEtcd                           // etcd-N
-	kClients                        // clients: every client
-	kClient                         // client-N
-	kHolder                         // holder: the client in the critical section
-	kEtcdPeers                      // etcd-peers: every etcd member, as a link source only
+	kPrimary    nodeKind = 1 << iota // redis-N
+	kReplica                         // redis-N-rM
+	kSentinel                        // sentinel-N
+	kZK                              // zk-N
+	kEtcd                            // etcd-N
+	kClients                         // clients: every client
+	kClient                          // client-N
+	kHolder                          // holder: the client in the critical section
+	kEtcdPeers                       // etcd-peers: every etcd member, as a link source only
+	kZKLeader                        // zk-leader: the ZooKeeper member leading when the fault starts
+	kEtcdLeader                      // etcd-leader: the etcd member leading when the fault starts
 
 	kServer    = kPrimary | kReplica | kSentinel | kZK | kEtcd
 	kAnyClient = kClients | kClient | kHolder
@@ -37,7 +39,7 @@ func (k nodeKind) describe() string {
 	}{
 		{kPrimary, "redis-N"}, {kReplica, "redis-N-rM"}, {kSentinel, "sentinel-N"},
 		{kZK, "zk-N"}, {kEtcd, "etcd-N"}, {kClients, "clients"}, {kClient, "client-N"}, {kHolder, "holder"},
-		{kEtcdPeers, "etcd-peers"},
+		{kEtcdPeers, "etcd-peers"}, {kZKLeader, "zk-leader"}, {kEtcdLeader, "etcd-leader"},
 	} {
 		if k&d.k != 0 {
 			out = append(out, d.name)
@@ -62,6 +64,10 @@ func parseNode(s string) (node, bool) {
 		return node{kind: kHolder}, true
 	case "etcd-peers":
 		return node{kind: kEtcdPeers}, true
+	case "zk-leader":
+		return node{kind: kZKLeader}, true
+	case "etcd-leader":
+		return node{kind: kEtcdLeader}, true
 	}
 	num := func(s string) (int, bool) {
 		if s == "" || (len(s) > 1 && s[0] == '0') || len(s) > 6 {
@@ -99,14 +105,33 @@ func parseNode(s string) (node, bool) {
 	return node{}, false
 }
 
+// leaderOf maps a leader selector's kind to the kind of the members it
+// stands for.
+var leaderOf = map[nodeKind]nodeKind{kZKLeader: kZK, kEtcdLeader: kEtcd}
+
+// base is the kind a node name acts as: a leader selector's members' kind,
+// else its own.
+func (n node) base() nodeKind {
+	if k, ok := leaderOf[n.kind]; ok {
+		return k
+	}
+	return n.kind
+}
+
+// isLeader reports whether n is a leader selector.
+func (n node) isLeader() bool { _, ok := leaderOf[n.kind]; return ok }
+
 // topology is the set of nodes a scenario's cluster and workload have.
 type topology struct {
 	external bool
-	redis    int // primaries
-	replicas int // per primary
-	sentinel int
-	zk       int
-	etcd     int
+	// etcdPairs: etcd peer links exist per directed pair ("etcd-1->etcd-0",
+	// provider local); otherwise only per destination ("etcd-peers->etcd-0").
+	etcdPairs bool
+	redis     int // primaries
+	replicas  int // per primary
+	sentinel  int
+	zk        int
+	etcd      int
 	// clients is the fewest clients any run of the scenario has (sweeps
 	// included), so client-N must be below it; 0 means unknown (the
 	// workload had errors) and client-N is not range-checked.
@@ -122,6 +147,10 @@ func (t *topology) exists(n node) bool {
 		return true
 	case kClient:
 		return t.clients == 0 || n.i < t.clients
+	case kZKLeader:
+		return t.zk > 0 || t.unsure&kZK != 0
+	case kEtcdLeader:
+		return t.etcd > 0 || t.unsure&kEtcd != 0
 	}
 	if t.unsure&n.kind != 0 {
 		return true
@@ -174,32 +203,74 @@ func (t *topology) names() string {
 		out = append(out, "client-N")
 	}
 	out = append(out, "holder")
+	if t.zk > 0 {
+		out = append(out, "zk-leader")
+	}
+	if t.etcd > 0 {
+		out = append(out, "etcd-leader")
+	}
 	return strings.Join(out, ", ")
 }
 
-// checkNode reads a node name that must be of one of kinds and exist.
+// checkNode reads a node name that must be of one of kinds and exist. A
+// leader selector is accepted wherever its members' kind is.
 func (t *topology) checkNode(s string, kinds nodeKind) (node, string) {
 	n, ok := parseNode(s)
 	if !ok || !t.exists(n) {
 		return n, fmt.Sprintf("no node %q (nodes: %s)", s, t.names())
 	}
-	if n.kind&kinds == 0 {
+	if n.base()&kinds == 0 {
 		return n, fmt.Sprintf("%q is not one of %s", s, kinds.describe())
 	}
 	return n, ""
+}
+
+// candidates are the members a node name may stand for when a fault
+// starts: every member of its kind for a leader selector (one of unknown
+// index when the cluster section had errors), else the node itself.
+func (t *topology) candidates(n node) []node {
+	k, ok := leaderOf[n.kind]
+	if !ok {
+		return []node{n}
+	}
+	count := t.zk
+	if k == kEtcd {
+		count = t.etcd
+	}
+	if t.unsure&k != 0 || count == 0 {
+		return []node{{kind: k, i: -1}}
+	}
+	out := make([]node, count)
+	for i := range out {
+		out[i] = node{kind: k, i: i}
+	}
+	return out
+}
+
+// name is a member's node name (a candidate of a leader selector).
+func (n node) name() string {
+	switch n.kind {
+	case kZK:
+		return "zk-" + strconv.Itoa(n.i)
+	case kEtcd:
+		return "etcd-" + strconv.Itoa(n.i)
+	}
+	return "?"
 }
 
 // proxied reports whether the cluster has a proxied link a->b, the
 // links faults can act on (the model of package faults, DESIGN.md §3): a
 // client to any server; a replica to its primary (replication connections
 // are the replica's); one ZooKeeper member to another; etcd-peers to an
-// etcd member (etcd peer traffic is proxied per destination). Sentinels'
-// own connections are not proxied; with provider external only client
-// links exist.
+// etcd member, and with provider local one etcd member to another (etcd
+// peer traffic is proxied per directed pair there, per destination with
+// docker). Sentinels' own connections are not proxied; with provider
+// external only client links exist. a and b are not leader selectors (see
+// candidates).
 func (t *topology) proxied(a, b node) bool {
 	switch {
 	case a.isClient():
-		return b.kind&kServer != 0
+		return b.base()&kServer != 0
 	case t.external:
 		return false
 	case a.kind == kReplica:
@@ -207,7 +278,9 @@ func (t *topology) proxied(a, b node) bool {
 	case a.kind == kZK:
 		return b.kind == kZK && a.i != b.i
 	case a.kind == kEtcdPeers:
-		return b.kind == kEtcd && (t.etcd > 1 || t.unsure&kEtcd != 0)
+		return b.base() == kEtcd && (t.etcd > 1 || t.unsure&kEtcd != 0)
+	case a.kind == kEtcd:
+		return t.etcdPairs && b.kind == kEtcd && a.i != b.i
 	}
 	return false
 }
@@ -256,7 +329,7 @@ func (t *topology) servers() []string {
 }
 
 const linkRules = "links run from a client to a server, from a replica to its primary, " +
-	"between ZooKeeper members, and from etcd-peers to an etcd member"
+	"between ZooKeeper members, between etcd members (provider local), and from etcd-peers to an etcd member"
 
 // checkLink reads "A->B" and returns its normalised form, or a message
 // saying why the cluster has no such proxied link.
@@ -275,16 +348,26 @@ func (t *topology) checkLink(s string) (string, string) {
 		return "", msg
 	}
 	link := a + "->" + b
-	if t.proxied(na, nb) {
-		return link, ""
+	if na.isLeader() && na == nb {
+		return "", fmt.Sprintf("no link %s: a link from %s to itself", link, a)
 	}
+	// With a leader selector, the link must exist for some member that may
+	// lead (zk-leader->zk-0 fails when the fault starts only if zk-0 leads).
+	for _, ca := range t.candidates(na) {
+		for _, cb := range t.candidates(nb) {
+			if (ca != cb || ca.i < 0) && t.proxied(ca, cb) {
+				return link, ""
+			}
+		}
+	}
+	na, nb = t.candidates(na)[0], t.candidates(nb)[0]
 	switch {
 	case nb.isClient():
 		return "", fmt.Sprintf("no link %s: links from a client are written client->server (connections the client opens), e.g. %s->%s", link, b, a)
 	case t.external && !na.isClient():
 		return "", fmt.Sprintf("no link %s: with provider external only client links exist", link)
-	case na.kind == kEtcd && nb.kind == kEtcd:
-		return "", fmt.Sprintf("no link %s: etcd peer links are proxied per destination only; use link: etcd-peers->%s (connections from every other member)", link, b)
+	case na.kind == kEtcd && nb.kind == kEtcd && na.i != nb.i:
+		return "", fmt.Sprintf("no link %s: with provider docker etcd peer links are proxied per destination only; use link: etcd-peers->%s (connections from every other member)", link, b)
 	case na.kind == kSentinel || nb.kind == kSentinel:
 		return "", fmt.Sprintf("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy (pause or kill the sentinel instead)", link)
 	case na.kind == kPrimary && nb.kind == kReplica && na.i == nb.i:
