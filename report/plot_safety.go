@@ -22,10 +22,14 @@ type SafetyCell struct {
 	ExpectMissed bool
 }
 
-// Unsafe reports whether the cell saw damage: mutual exclusion violated,
-// an update lost, or a stale write accepted by the resource.
+// Unsafe reports whether the cell saw damage: an update lost, a stale write
+// accepted by the resource, or a violation that fencing did not answer.
+// A violation that fencing answered (every stale write rejected, nothing
+// lost) is not damage: that cell is yellow, "only fencing kept the resource
+// safe".
 func (c *SafetyCell) Unsafe() bool {
-	return c.Violations > 0 || c.LostUpdates > 0 || c.StaleAccepted > 0
+	damage := c.LostUpdates > 0 || c.StaleAccepted > 0
+	return damage || (c.Violations > 0 && c.StaleRejected == 0)
 }
 
 // String is the cell as "violations / stale accepted / stale rejected",
