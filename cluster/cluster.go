@@ -142,7 +142,8 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Provider == ProviderExternal {
 		if s.External == nil {
-			return s, errors.New("cluster: provider external needs External addresses")
+			return s, errors.New("cluster: provider external needs the servers' addresses " +
+				"(cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario file)")
 		}
 		return s, nil
 	}

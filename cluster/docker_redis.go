@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Ports the servers listen on inside their containers.
@@ -253,5 +254,26 @@ func dockerStartNodes(ctx context.Context, nodes []*Node, ready func(context.Con
 	for range nodes {
 		<-done
 	}
+	return errors.Join(errs...)
+}
+
+// dockerStartSequential launches the nodes' containers one after the other
+// in the given order, then waits until each serves.
+func dockerStartSequential(ctx context.Context, nodes []*Node) error {
+	for _, n := range nodes {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.waitServing(ctx, false)
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

@@ -117,11 +117,21 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 			return nil
 		}
 	}
+	// Containers start one after the other, highest myid first: a member
+	// whose JVM comes up after the others elected a leader among themselves
+	// takes over if its id is higher, and the first leader then waits
+	// initLimit (5 s) for followers that never come. Container starts are
+	// staggered anyway (the engine serialises much of them), so this order
+	// costs little and makes that race rare.
 	b.start = func(ctx context.Context) error {
 		if err := p.createAll(ctx, nodes); err != nil {
 			return err
 		}
-		return dockerStartNodes(ctx, nodes, nil)
+		rev := make([]*Node, len(nodes))
+		for i, n := range nodes {
+			rev[len(nodes)-1-i] = n
+		}
+		return dockerStartSequential(ctx, rev)
 	}
 	b.version = func(ctx context.Context) string {
 		_, v, _ := zkSrvr(ctx, nodes[0].Addr())
