@@ -492,9 +492,11 @@ func TestDockerEtcd(t *testing.T) {
 
 // TestDockerStartupVsLocal starts each topology with both providers and
 // prints the times side by side. A container start is a round trip to the
-// engine (about half a second here) that a local spawn does not pay, so
-// small topologies cannot be within 2x; the bound checked is 2x local plus
-// a fixed 2 s per cluster.
+// engine (0.3-1 s on a busy 2-core machine) that a local spawn does not pay,
+// so small topologies cannot be within 2x of local; the bound checked, 3x
+// local plus 5 s, only catches a provider gone wrong (a ZooKeeper election
+// that waits out initLimit, a readiness that waits for a 10 s Sentinel
+// refresh) on a shared machine.
 func TestDockerStartupVsLocal(t *testing.T) {
 	testenv.RequireDockerImages(t)
 	testenv.RequireBinaries(t, "redis-server", "redis-sentinel", "java", "etcd")
@@ -540,8 +542,8 @@ func TestDockerStartupVsLocal(t *testing.T) {
 			d.Provider, d.RunID = cluster.ProviderDocker, "startup"
 			r.docker = start(d)
 			rows = append(rows, r)
-			if max := 2*r.local + 2*time.Second; r.docker > max {
-				t.Errorf("docker %v, local %v: more than 2x local + 2s", r.docker, r.local)
+			if max := 3*r.local + 5*time.Second; r.docker > max {
+				t.Errorf("docker %v, local %v: more than 3x local + 5s", r.docker, r.local)
 			}
 		})
 	}
