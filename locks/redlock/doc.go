@@ -19,7 +19,11 @@
 // may have been executed all the same — and the next attempt follows after
 // a random delay in [Retry/2, Retry] (default 10ms) drawn from a source
 // seeded by Config.Seed, until ctx ends. Release deletes the value from
-// every node by compare-and-delete. Each node's failure is a
+// every node by compare-and-delete, each call bounded by max(node timeout,
+// ttl/10). A delete a node does not confirm in time is sent again in the
+// background by that node's janitor, within one TTL (janitor.go): a node
+// that answered late may still have executed the SET, and its key would
+// otherwise block everyone until it expires. Each node's failure is a
 // *locks.NodeError; several are joined with errors.Join.
 //
 // # Validity and Lost
