@@ -39,7 +39,7 @@ type RunFlags struct {
 }
 
 func (f *RunFlags) register(fs *flag.FlagSet, mode Mode) {
-	fs.StringVar(&f.Out, "out", "", "write results into exactly this folder (default results/<scenario>-<time>)")
+	fs.StringVar(&f.Out, "out", "", "write results into this folder (default results/<scenario>-<time>); with several scenarios or --runs, one subfolder each")
 	fs.StringVar(&f.Results, "results", "results", "root folder for results")
 	fs.DurationVar(&f.Duration, "duration", 0, "override the workload duration (e.g. 5s)")
 	fs.IntVar(&f.Clients, "clients", 0, "override the number of clients")
@@ -110,8 +110,15 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	for _, sc := range scs {
 		for i := 0; i < f.Runs; i++ {
 			o := opts
-			if f.Runs > 1 && o.OutDir != "" {
-				o.OutDir = fmt.Sprintf("%s/run-%d", opts.OutDir, i+1)
+			if o.OutDir != "" {
+				// One folder per scenario and run under --out, so several
+				// scenarios or --runs never overwrite each other.
+				if len(scs) > 1 {
+					o.OutDir = filepath.Join(o.OutDir, sc.Name)
+				}
+				if f.Runs > 1 {
+					o.OutDir = filepath.Join(o.OutDir, fmt.Sprintf("run-%d", i+1))
+				}
 			}
 			fmt.Fprintf(stderr, "== %s", sc.Name)
 			if f.Runs > 1 {
