@@ -13,7 +13,7 @@ NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:r
              chromium:chromium
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all deps build test test-short bench calibrate lint clean help images
+.PHONY: all deps build test test-short bench calibrate report lint clean help images
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make bench      default comparison of the Redis locks on local servers (installs deps)"
 	@echo "make test       the whole test suite on real servers (installs deps)"
 	@echo "make calibrate  harness throughput vs redis-benchmark, hand-off in round trips"
+	@echo "make report     regenerate results/reference/ (compare-all + fault library, ~20 min)"
 	@echo "make deps       apt-get install the servers when missing"
 	@echo "make build      bin/bench and bin/chaos"
 	@echo "make lint       gofmt and go vet"
@@ -63,6 +64,20 @@ test-short:
 
 bench: deps build
 	$(BIN)/bench run redis-baseline
+
+# report regenerates results/reference/: a full compare-all and the fault
+# library, each with its report, and a side-by-side summary (about 20 min).
+REFERENCE := results/reference
+FAULT_SCENARIOS := pause-holder partition-holder zk-minority-partition etcd-minority-partition \
+                   redis-failover redlock-restart redlock-restart-safe redlock-clock-jump
+report: deps build
+	rm -rf $(REFERENCE) && mkdir -p $(REFERENCE)/faults
+	$(BIN)/bench run -q --out $(REFERENCE)/compare-all compare-all
+	$(BIN)/bench run -q --out $(REFERENCE)/handoff handoff
+	$(BIN)/chaos run -q --out $(REFERENCE)/faults $(FAULT_SCENARIOS) | tee $(REFERENCE)/faults/matrix.txt
+	$(BIN)/bench report --out $(REFERENCE)/summary $(REFERENCE)/compare-all $(addprefix $(REFERENCE)/faults/,$(FAULT_SCENARIOS)) > $(REFERENCE)/summary.txt
+	find $(REFERENCE) -name '*.svg' -delete
+	find $(REFERENCE) -type d -name logs -prune -exec rm -rf {} +
 
 calibrate: deps build
 	$(BIN)/bench calibrate
