@@ -229,3 +229,27 @@ func children(t *testing.T) []string {
 		time.Sleep(50 * time.Millisecond) // processes being reaped: poll
 	}
 }
+
+// TestShortPauseIsSafe: a pause shorter than what is left of a renewed
+// lease must not produce a violation: the checker does not cry wolf.
+func TestShortPauseIsSafe(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	sc := parse(t, `
+name: short-pause
+cluster: {redis: {primaries: 1}}
+locks: [redis-watchdog, redis-reentrant]
+workload: {clients: 3, duration: 3s, ttl: 3s, critical_section: 100ms, process_per_client: true}
+faults:
+  - {at: 500ms, for: 600ms, type: pause-client, client: holder}
+resource: {fencing: enforce}
+`)
+	for _, r := range runScenario(t, sc).Runs {
+		if len(r.Faults) != 1 || r.Faults[0].Error != "" {
+			t.Fatalf("%s: fault windows %+v", r.Lock, r.Faults)
+		}
+		if r.Violations != 0 || r.StaleTokens != 0 || r.LostUpdates != 0 {
+			t.Errorf("%s: a 600ms pause under a 3s renewed lease gave violations %d stale %d lost %d",
+				r.Lock, r.Violations, r.StaleTokens, r.LostUpdates)
+		}
+	}
+}
