@@ -486,10 +486,10 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 	if err != nil {
 		// A container created before the error (files failed to copy) is
 		// found by its run label at close.
-		if strings.Contains(err.Error(), "pull") || strings.Contains(strings.ToLower(err.Error()), "no such image") {
-			return nil, fmt.Errorf("create container %s: %w; image %s is not present locally and could not be pulled: "+
-				"without a registry run `make images` (locklab/* images from Debian packages) or set cluster.%s.image",
-				name, err, img, spec.backend)
+		if _, ierr := p.cli.ImageInspect(ctx, img); ierr != nil {
+			return nil, fmt.Errorf("create container %s: image %s is not present locally and could not be pulled "+
+				"(without a registry: `make images` builds locklab/* images from Debian packages, used when "+
+				"cluster.%s.image is not set): %w", name, img, spec.backend, err)
 		}
 		return nil, fmt.Errorf("create container %s: %w", name, err)
 	}
