@@ -103,6 +103,17 @@ func (c *etcdMutexClient) session(ctx context.Context) (*concurrency.Session, er
 	if c.sess != nil {
 		select {
 		case <-c.sess.Done():
+			// As a careful application would, revoke the ended session's
+			// lease before starting a new one: the client gave up on it
+			// (keep-alive deadline passed), but keep-alives held up by a
+			// partition can reach the server later and renew it, leaving
+			// its lock key to block the queue for a whole TTL.
+			old := c.sess.Lease()
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), etcdlock.DialTimeout)
+				defer cancel()
+				c.cli.Revoke(ctx, old)
+			}()
 			c.stop()
 			c.sess = nil
 		default:
