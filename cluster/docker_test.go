@@ -403,6 +403,13 @@ func TestDockerEtcd(t *testing.T) {
 			}
 		}
 	}
+	for from := 0; from < 3; from++ {
+		for to := 0; to < 3; to++ {
+			if from != to {
+				mustLink(t, c, fmt.Sprintf("etcd-%d->etcd-%d", from, to))
+			}
+		}
+	}
 	t.Run("no-bypass", func(t *testing.T) { assertNoDirectContainerConns(t, c, "etcd-") })
 
 	t.Run("pause-kill-restart", func(t *testing.T) {
@@ -438,9 +445,11 @@ func TestDockerEtcd(t *testing.T) {
 		if _, err := lc.Put(ctx, "locklab/test/during-kill", "1"); err != nil {
 			t.Errorf("put with a follower killed: %v", err)
 		}
+		t0 := time.Now()
 		if err := victim.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s (leader %s) paused, resumed, killed and started again; serving %v after Start", victim.Name, leader, time.Since(t0))
 		one := etcdClient(t, []string{ep.Redirect[victim.Addr()]})
 		eventually(t, 10*time.Second, "restarted member has the data", func() error {
 			r, err := one.Get(ctx, "locklab/test/during-kill")
@@ -463,18 +472,25 @@ func TestDockerEtcd(t *testing.T) {
 				others = append(others, n)
 			}
 		}
-		// The leader's incoming peer link and its client links: etcd peer
-		// links exist per destination only (see the package doc).
-		ls, err := c.Partition([][]string{{leader}, {"clients"}})
+		// Peer links per directed pair, as with local servers: the
+		// partition cuts both directions between the leader and each other
+		// member, and leaves the others' links to each other alone.
+		ls, err := c.Partition([][]string{{leader}, others})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls = append(ls, mustLink(t, c, "etcd-peers->"+leader))
-		if _, err := c.Partition([][]string{{leader}, others}); !errors.Is(err, cluster.ErrUnsupported) {
-			t.Errorf("partition of one member from two: %v", err)
-		}
+		cut := map[string]bool{}
 		for _, l := range ls {
+			cut[l.Name] = true
 			l.Cut()
+		}
+		for _, o := range others {
+			if !cut[o+"->"+leader] || !cut[leader+"->"+o] {
+				t.Errorf("partition %v does not cut %s<->%s", cut, o, leader)
+			}
+		}
+		if cut[others[0]+"->"+others[1]] {
+			t.Errorf("partition cuts %s->%s", others[0], others[1])
 		}
 		t0 := time.Now()
 		eventually(t, 20*time.Second, "new leader", func() error {

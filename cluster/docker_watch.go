@@ -34,6 +34,7 @@ type dockerWatch struct {
 	mu    sync.Mutex
 	procs map[*dockerProcess]watched
 	born  map[*Link]time.Time
+	demux []*dockerPeerDemux // etcd peer demultiplexers (docker_etcd.go)
 	off   bool
 }
 
@@ -74,6 +75,13 @@ func (w *dockerWatch) linkAdded(l *Link) {
 	w.mu.Unlock()
 }
 
+// addDemux has d follow its member's listening state too; stop closes it.
+func (w *dockerWatch) addDemux(d *dockerPeerDemux) {
+	w.mu.Lock()
+	w.demux = append(w.demux, d)
+	w.mu.Unlock()
+}
+
 func (w *dockerWatch) add(n *Node, pr *dockerProcess, clientPort int) {
 	w.mu.Lock()
 	w.procs[pr] = watched{n: n, ip: w.p.assignIP(n.Name).String(), clientPort: clientPort}
@@ -92,6 +100,12 @@ func (w *dockerWatch) exited(pr *dockerProcess) {
 func (w *dockerWatch) stop() {
 	w.once.Do(func() { close(w.stopCh) })
 	<-w.doneCh
+	w.mu.Lock()
+	demux := w.demux
+	w.mu.Unlock()
+	for _, d := range demux {
+		d.close()
+	}
 }
 
 func (w *dockerWatch) loop() {
@@ -146,7 +160,13 @@ func (w *dockerWatch) sync() {
 	for l, t := range w.born {
 		born[l] = t
 	}
+	demux := append([]*dockerPeerDemux(nil), w.demux...)
 	w.mu.Unlock()
+	for _, d := range demux {
+		if !d.cut() {
+			d.setListening(ls[d.upstream])
+		}
+	}
 	for _, l := range w.p.c.AllLinks() {
 		if t, ok := born[l]; ok && t.After(read) {
 			continue
@@ -176,7 +196,11 @@ func linkUp(l *Link) string {
 func (w *dockerWatch) disable(err error) {
 	w.mu.Lock()
 	w.off = true
+	demux := w.demux
 	w.mu.Unlock()
+	for _, d := range demux {
+		d.setListening(true)
+	}
 	w.p.log.Warn("cluster: proxies cannot follow the containers' listening state", "err", err)
 	w.p.c.stopWatching()
 }
