@@ -157,11 +157,14 @@
 //     gateway proxies of its directed pairs (each with its own ports, where
 //     the local provider uses one loopback address per pair) and the
 //     election rewrite points dial-backs at the reverse pair's proxy; an
-//     etcd member advertises its per-destination proxy. So the same links
-//     exist as with the local provider, except etcd's pair links, and the
-//     same partitions can and cannot be made: Sentinel's own connections
-//     are direct in both, etcd peer links are per destination only here. Tests check that no member
-//     holds a connection to another member's container address.
+//     etcd member advertises a demultiplexer on the gateway that names the
+//     sender of each connection by its source address (the sender's fixed
+//     container address) and forwards it through the pair's link. So the
+//     same links exist as with the local provider ("etcd-1->etcd-0" and
+//     "etcd-peers->etcd-0" included) and the same partitions can and cannot
+//     be made: Sentinel's own connections are direct in both. Tests check
+//     that no member holds a connection to another member's container
+//     address.
 //   - Proxies follow their upstreams' listening state as with local
 //     servers, reading each container's TCP table from the host
 //     (/proc/<pid>/net/tcp of the container's init); with a remote or
