@@ -19,7 +19,7 @@ func Table(w io.Writer, r *Result) error {
 		if run.ExpectMet != nil && !*run.ExpectMet {
 			viol += " !"
 		}
-		lock := run.Lock
+		lock := RunLabel(run)
 		if run.Error != "" {
 			lock += " (failed)"
 		} else if !run.Complete {
@@ -71,7 +71,7 @@ func CountersTable(w io.Writer, r *Result) error {
 		if len(run.Counters) == 0 || run.Ops == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t", run.Lock, run.Clients)
+		fmt.Fprintf(tw, "%s\t%d\t", RunLabel(run), run.Clients)
 		for _, n := range names {
 			if v, ok := run.Counters[n]; ok {
 				fmt.Fprintf(tw, "%.2f\t", float64(v)/float64(run.Ops))
@@ -117,4 +117,26 @@ func ErrorsString(errs map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, errs[k])
 	}
 	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+// RunLabel is the run's lock label followed by its sweep parameters other
+// than clients (which has its own column), fault fields shortened to their
+// name: "etcd-recipe for=2s".
+func RunLabel(run Run) string {
+	keys := make([]string, 0, len(run.Params))
+	for k := range run.Params {
+		if k != "clients" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	label := run.Lock
+	for _, k := range keys {
+		short := k
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			short = k[i+1:]
+		}
+		label += " " + short + "=" + run.Params[k]
+	}
+	return label
 }
