@@ -107,12 +107,12 @@ func (c *Cluster) etcdPairsTo(to string) bool {
 // node names, client names or "clients"; nodes in no group keep all their
 // links.
 //
-// etcd: the pair links ("etcd-1->etcd-0", local provider) follow that rule;
+// etcd: the pair links ("etcd-1->etcd-0", local and docker) follow that rule;
 // a member's "etcd-peers->etcd-0" link, whose sender is unknown, is cut
 // when every other etcd member is in another group than etcd-0 (isolating
 // it), and left alone otherwise (with pair links it carries next to
-// nothing: see etcdpeers.go). Where members have no pair links (provider
-// docker) that link is shared by all other members, so a group facing
+// nothing: see etcdpeers.go). Where members have no pair links, that link
+// is shared by all other members, so a group facing
 // other etcd members may hold only one etcd member; otherwise the partition
 // cannot be made and Partition returns an error wrapping ErrUnsupported.
 func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {

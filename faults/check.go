@@ -20,8 +20,8 @@ import (
 // be possible whichever member leads.
 //
 // Beyond names that do not exist, it rejects:
-//   - a link that is not proxied: "etcd-0->etcd-1" with provider docker
-//     (etcd peer links are proxied per destination only there,
+//   - a link that is not proxied: "etcd-0->etcd-1" where etcd has no pair
+//     links (peer traffic is proxied per destination only there,
 //     "etcd-peers->etcd-1"), "sentinel-0->redis-0" (Sentinels reach Redis
 //     nodes directly), "redis-0->redis-0-r0" (the replication link is
 //     "redis-0-r0->redis-0"), server-to-server links with provider external;
@@ -29,7 +29,7 @@ import (
 //     links are proxied, so the sentinel's own traffic would be untouched);
 //   - a partition that would have to cut unproxied traffic (a sentinel and a
 //     Redis node or another sentinel in different groups), that separates
-//     etcd members in one direction only (provider docker: a group holding
+//     etcd members in one direction only (without pair links: a group holding
 //     two or more etcd members while another group holds any, since their
 //     shared incoming proxy cannot be cut for one sender), or that cuts no
 //     link at all;
@@ -250,7 +250,7 @@ func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 			}
 		}
 	}
-	// etcd without pair links (provider docker): one incoming proxy per
+	// etcd without pair links: one incoming proxy per
 	// member, shared by every other member.
 	etcdIn := map[int]int{}
 	for m, gi := range groupOf {

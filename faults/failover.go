@@ -137,10 +137,6 @@ func askSentinel(ctx context.Context, addr, master string) (string, error) {
 
 // nodeAt is the node whose real address is addr, nil when none.
 func nodeAt(c *cluster.Cluster, addr string) *cluster.Node {
-	for _, n := range c.Nodes() {
-		if n.Addr() == addr {
-			return n
-		}
-	}
-	return nil
+	n, _ := c.NodeAt(addr) // real or container-reported address
+	return n
 }

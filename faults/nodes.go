@@ -40,7 +40,7 @@ func (pauseAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effec
 	if err := st.acquire(pauseKey{n}, func() error { return n.Pause(ctx) }); err != nil {
 		return eff, err
 	}
-	eff.detail = fmt.Sprintf("SIGSTOP process group %d", n.Pid())
+	eff.detail = how(env, "SIGSTOP process group %d", "docker pause (container init pid %d)", n.Pid())
 	eff.heal = func(ctx context.Context) error {
 		return st.release(pauseKey{n}, func() error {
 			if err := n.Resume(ctx); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
@@ -70,7 +70,7 @@ func (killAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect
 	if err := n.Kill(ctx); err != nil {
 		return eff, err
 	}
-	eff.detail = fmt.Sprintf("SIGKILL process group %d", pid)
+	eff.detail = how(env, "SIGKILL process group %d", "docker kill (container init pid %d)", pid)
 	return eff, nil
 }
 
@@ -111,4 +111,12 @@ func (restartAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff
 	err = heal(ctx, n.Start)
 	eff.detail = fmt.Sprintf("killed, started again after %v, serving after %v", down, elapsed(t0))
 	return eff, err
+}
+
+// how describes a node operation the way the cluster's provider does it.
+func how(env Env, local, docker string, pid int) string {
+	if env.Cluster != nil && env.Cluster.Info().Provider == cluster.ProviderDocker {
+		return fmt.Sprintf(docker, pid)
+	}
+	return fmt.Sprintf(local, pid)
 }

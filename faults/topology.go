@@ -94,8 +94,9 @@ func newTopology(spec cluster.Spec, processPerClient bool) *topology {
 				t.links = append(t.links, linkEnds{cluster.EtcdPeers, "etcd-" + strconv.Itoa(i)})
 			}
 			// Pair links exist where a demultiplexer names each sender:
-			// local servers only (cluster/etcdpeers.go).
-			for i := 0; n > 1 && t.provider == cluster.ProviderLocal && i < n; i++ {
+			// local processes and docker containers (cluster/etcdpeers.go,
+			// cluster/docker_etcd.go), not external servers.
+			for i := 0; n > 1 && t.provider != cluster.ProviderExternal && i < n; i++ {
 				for j := range n {
 					if i != j {
 						t.links = append(t.links, linkEnds{"etcd-" + strconv.Itoa(j), "etcd-" + strconv.Itoa(i)})

@@ -69,6 +69,9 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			}
 		}
 	}
+	if providerOf(sc, opts) == cluster.ProviderExternal && sc.Cluster.External == nil {
+		return nil, fmt.Errorf("%s: provider external needs cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario", sc.File)
+	}
 	clients := []int{sc.Workload.Clients}
 	if sc.Sweep != nil && len(sc.Sweep.Clients) > 0 {
 		clients = sc.Sweep.Clients

@@ -652,7 +652,7 @@ func (p *parser) lockLine(name string) int {
 
 func (p *parser) buildTopology() {
 	c := &p.s.Cluster
-	t := topology{external: c.Provider == "external", etcdPairs: c.Provider == "local", unsure: p.unsure}
+	t := topology{external: c.Provider == "external", etcdPairs: c.Provider != "external", unsure: p.unsure}
 	if t.external {
 		if x := c.External; x != nil {
 			t.redis, t.zk, t.etcd = len(x.Redis), len(x.ZooKeeper), len(x.Etcd)

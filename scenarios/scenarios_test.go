@@ -209,14 +209,8 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:5: faults[0].link: ", "sentinels reach Redis nodes and each other directly"},
 		{"sentinel node", "name: t\nlocks: [test-lock]\ncluster: {redis: {sentinels: 3}}\nfaults:\n  - {type: reset, at: 1s, node: sentinel-2}\n",
 			"x.yaml:5: faults[0].node: ", "a sentinel's links to Redis nodes and other sentinels are not proxied"},
-		{"etcd member to member, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-0->etcd-1}\n",
-			"x.yaml:5: faults[0].link: ", "use link: etcd-peers->etcd-1"},
 		{"etcd member to itself", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-1->etcd-1}\n",
 			"x.yaml:5: faults[0].link: ", "no link etcd-1->etcd-1"},
-		{"etcd groups one way only, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[etcd-0, etcd-1], [etcd-2]]}\n",
-			"x.yaml:5: faults[0].groups: ", "group 0 holds 2 etcd members"},
-		{"isolate etcd leader, docker", "name: t\nlocks: [test-etcd]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, isolate: etcd-leader}\n",
-			"x.yaml:5: faults[0].isolate: ", "when etcd-0 leads: group 1 holds 2 etcd members"},
 		{"leader without the backend", head + "  - {type: kill, at: 1s, node: zk-leader}\n",
 			"x.yaml:5: faults[0].node: ", `no node "zk-leader" (nodes: redis-0, clients, client-0..client-3, holder)`},
 		{"leader selector of another kind", "name: t\nlocks: [test-lock, test-zk]\ncluster: {redis: {replicas: 1, sentinels: 3}}\nfaults:\n  - {type: failover, at: 1s, node: zk-leader}\n",
@@ -843,4 +837,19 @@ func FuzzParse(f *testing.F) {
 			s.ExpectFor(l)
 		}
 	})
+}
+
+// TestDockerEtcdPairs: docker builds etcd peer links per directed pair, so
+// member-to-member links and one-member isolation are valid there.
+func TestDockerEtcdPairs(t *testing.T) {
+	for _, f := range []string{
+		"{type: reset, at: 1s, link: etcd-0->etcd-1}",
+		"{type: partition, at: 1s, groups: [[etcd-0, etcd-1], [etcd-2]]}",
+		"{type: partition, at: 1s, isolate: etcd-leader}",
+	} {
+		src := "name: t\nlocks: [etcd-recipe]\ncluster: {provider: docker, etcd: {nodes: 3}}\nfaults:\n  - " + f + "\n"
+		if _, err := Parse("x.yaml", []byte(src)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }

@@ -367,7 +367,7 @@ func (t *topology) checkLink(s string) (string, string) {
 	case t.external && !na.isClient():
 		return "", fmt.Sprintf("no link %s: with provider external only client links exist", link)
 	case na.kind == kEtcd && nb.kind == kEtcd && na.i != nb.i:
-		return "", fmt.Sprintf("no link %s: with provider docker etcd peer links are proxied per destination only; use link: etcd-peers->%s (connections from every other member)", link, b)
+		return "", fmt.Sprintf("no link %s: etcd peer links are proxied per destination only here; use link: etcd-peers->%s (connections from every other member)", link, b)
 	case na.kind == kSentinel || nb.kind == kSentinel:
 		return "", fmt.Sprintf("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy (pause or kill the sentinel instead)", link)
 	case na.kind == kPrimary && nb.kind == kReplica && na.i == nb.i:
