@@ -1,12 +1,7 @@
-//go:build !devenv
-
 package adapters_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
@@ -39,31 +34,7 @@ func newLabEnv(t testing.TB, clients int, backend locks.Backend) *labEnv {
 func (e *labEnv) endpoints(i int) locks.Endpoints { return locks.Endpoints(e.c.Endpoints(i)) }
 
 // cut cuts every link of client i (no byte passes either way).
-func (e *labEnv) cut(t testing.TB, i int) {
-	t.Helper()
-	links, err := e.c.Links(fmt.Sprintf("client-%d", i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range links {
-		if err := l.Cut(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func (e *labEnv) cut(t testing.TB, i int) { t.Helper(); testenv.CutClient(t, e.c, i) }
 
 // heal heals every link of client i.
-func (e *labEnv) heal(t testing.TB, i int) {
-	t.Helper()
-	links, err := e.c.Links(fmt.Sprintf("client-%d", i))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, l := range links {
-		if err := l.Heal(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func (e *labEnv) heal(t testing.TB, i int) { t.Helper(); testenv.HealClient(t, e.c, i) }
