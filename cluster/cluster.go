@@ -54,7 +54,7 @@ type Cluster struct {
 	watchStop chan struct{} // closed by Close: stops watchListeners
 	watchDone chan struct{}
 
-	etcdPeers *etcdPeers // local etcd's peer demultiplexers (etcdpeers.go); guarded by mu
+	demux []*peerDemux // local peer demultiplexers (peers.go); guarded by mu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -605,8 +605,8 @@ func (c *Cluster) close() error {
 		close(c.watchStop)
 		<-c.watchDone
 	}
-	if ps := c.etcdPeerDemux(); ps != nil {
-		ps.close()
+	for _, d := range c.peerDemuxes() {
+		d.close()
 	}
 	c.mu.Lock()
 	links := append([]*Link(nil), c.links...)

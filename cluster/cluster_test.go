@@ -263,7 +263,9 @@ func TestLinkSelectors(t *testing.T) {
 		{"client-2->redis-0", []string{"client-2->redis-0"}},
 		{"clients->redis-0", []string{"client-0->redis-0", "client-1->redis-0", "client-2->redis-0"}},
 		{"redis-0-r0->redis-0", []string{"redis-0-r0->redis-0"}},
-		{"redis-0", []string{"redis-0-r0->redis-0", "client-0->redis-0", "client-1->redis-0", "client-2->redis-0"}},
+		{"redis-0", []string{"redis-0-r0->redis-0", "redis-peers->redis-0", "client-0->redis-0", "client-1->redis-0", "client-2->redis-0"}},
+		{"redis-peers->redis-0", []string{"redis-0-r0->redis-0", "redis-peers->redis-0"}},
+		{"redis-peers->redis-0-r0", []string{"redis-peers->redis-0-r0"}},
 		{"client-1", []string{"client-1->redis-0", "client-1->redis-0-r0"}},
 		{"clients->redis-0-r0", []string{"client-0->redis-0-r0", "client-1->redis-0-r0", "client-2->redis-0-r0"}},
 	} {
@@ -281,6 +283,8 @@ func TestLinkSelectors(t *testing.T) {
 			}
 		})
 	}
+	// Without sentinels the roles never change: a primary never dials its
+	// replica.
 	for _, sel := range []string{"redis-1", "redis-0->redis-0-r0", "client-9->redis-0", "zk-0->zk-1"} {
 		if _, err := c.Links(sel); err == nil || !strings.Contains(err.Error(), "links: ") {
 			t.Errorf("Links(%q): %v, want an error listing the links", sel, err)
@@ -290,9 +294,19 @@ func TestLinkSelectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 4 { // replication + 3 clients->redis-0
-		t.Errorf("partition links: %d", len(ls))
+	// Replication, its fallback (every sender into redis-0 is across), 3
+	// clients->redis-0.
+	if got := strings.Join(linkNames(ls), " "); got != "redis-0-r0->redis-0 redis-peers->redis-0 client-0->redis-0 client-1->redis-0 client-2->redis-0" {
+		t.Errorf("partition cuts %s", got)
 	}
+}
+
+func linkNames(ls []*cluster.Link) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
 }
 
 // children returns the pids of live processes whose parent is this process
@@ -366,6 +380,18 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	}
 }
 
+// fixSlaveConfigWindow is how long after the cluster started Sentinel has
+// had its chance to reconfigure a replica whose replicaof differs from the
+// primary's address it monitors: its INFO refresh comes every 10 s, and it
+// reconfigures only a replica that has not changed its configuration for
+// failover-timeout (3 s).
+const fixSlaveConfigWindow = 15 * time.Second
+
+// TestRedisReplicationAndSentinel: replicas replicate and sentinels monitor
+// through per-pair links into every node's peer address, and still do past
+// Sentinel's first INFO refreshes (which would have sent the replica to
+// the primary's real address, "+fix-slave-config", had they disagreed);
+// clients follow a failover through Sentinel and their own proxies.
 func TestRedisReplicationAndSentinel(t *testing.T) {
 	t0 := time.Now()
 	c := testenv.Cluster(t, cluster.Spec{
@@ -373,7 +399,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		Clients: 2,
 	})
 	t.Logf("redis 1 primary + 1 replica + 3 sentinels ready in %v", time.Since(t0))
-	ctx := ctxT(t, 60*time.Second)
+	ctx := ctxT(t, 2*time.Minute)
 	ep := c.Endpoints(0)
 	primary, replica := mustNode(t, c, "redis-0"), mustNode(t, c, "redis-0-r0")
 	if len(ep.Sentinels) != 3 || strings.Join(ep.MasterNames, ",") != "redis-0" {
@@ -383,6 +409,10 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		if _, ok := ep.Redirect[n.Addr()]; !ok {
 			t.Errorf("no redirect for %s (%s)", n.Name, n.Addr())
 		}
+	}
+	for _, sel := range []string{"sentinel-0->redis-0", "sentinel-2->redis-0-r0", "sentinel-1->sentinel-0",
+		"redis-0->redis-0-r0"} {
+		mustLink(t, c, sel)
 	}
 	pc := redisClient(t, ep.Redis[0], 2*time.Second)
 	rc := redisClient(t, ep.Redirect[replica.Addr()], 2*time.Second)
@@ -400,6 +430,102 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		})
 		return time.Since(t0)
 	}
+
+	t.Run("sentinel", func(t *testing.T) {
+		for i, s := range ep.Sentinels {
+			sc := redis.NewSentinelClient(&redis.Options{Addr: s, MaxRetries: -1})
+			addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
+			if err != nil {
+				sc.Close()
+				t.Fatal(err)
+			}
+			// The primary's peer address: the client's Redirect maps it to
+			// the client's own proxy, and NodeAt names it.
+			got := addr[0] + ":" + addr[1]
+			if got == primary.Addr() {
+				t.Errorf("sentinel-%d: master at the real address %s", i, got)
+			}
+			if r := ep.Redirect[got]; r != ep.Redis[0] {
+				t.Errorf("sentinel-%d: master at %s, redirected to %q, want %s", i, got, r, ep.Redis[0])
+			}
+			if n, ok := c.NodeAt(got); !ok || n != primary {
+				t.Errorf("sentinel-%d: NodeAt(%s) = %v", i, got, n)
+			}
+			// Replicas and the other sentinels are known at their peer
+			// addresses too.
+			replicas, err := sc.Replicas(ctx, "redis-0").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			others, err := sc.Sentinels(ctx, "redis-0").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(replicas) != 1 || len(others) != 2 {
+				t.Errorf("sentinel-%d: replicas %v, other sentinels %v", i, replicas, others)
+			}
+			for _, m := range append(replicas, others...) {
+				a := m["ip"] + ":" + m["port"]
+				n, ok := c.NodeAt(a)
+				if !ok || n.Addr() == a || ep.Redirect[a] == "" {
+					t.Errorf("sentinel-%d lists %s at %s (node %v), want a redirected peer address", i, m["name"], a, n)
+				}
+			}
+			sc.Close()
+		}
+	})
+
+	t.Run("past fix-slave-config", func(t *testing.T) {
+		// Every peer connection must have gone through a pair link: with
+		// the fallback links cut, one that had not would hang and a
+		// sentinel would deem a node down (+sdown).
+		fallbacks, err := c.Links("redis-peers->redis-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range c.AllLinks() {
+			if l.From == cluster.RedisPeers {
+				l.Cut()
+				defer l.Heal(ctx)
+			}
+		}
+		if len(fallbacks) != 5 { // redis-0-r0, 3 sentinels, the fallback
+			t.Errorf("redis-peers->redis-0 names %d links", len(fallbacks))
+		}
+		// Let Sentinel's first INFO refreshes of the replica pass: a test
+		// of something that must not happen needs the time to pass.
+		if wait := time.Until(t0.Add(fixSlaveConfigWindow)); wait > 0 {
+			t.Logf("waiting %v for Sentinel's INFO refreshes", wait.Round(time.Millisecond))
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			}
+		}
+		info, err := rc.Info(ctx, "replication").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, port := infoField(info, "master_host"), infoField(info, "master_port")
+		if n, ok := c.NodeAt(host + ":" + port); !ok || n != primary || n.Addr() == host+":"+port {
+			t.Errorf("replica's master is %s:%s, want redis-0's peer address", host, port)
+		}
+		for _, n := range c.Nodes() {
+			if n.Kind != cluster.KindSentinel {
+				continue
+			}
+			b, err := os.ReadFile(n.LogPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bad := range []string{"+fix-slave-config", "+sdown"} {
+				if strings.Contains(string(b), bad) {
+					t.Errorf("%s logged %s:\n%s", n.Name, bad, b)
+				}
+			}
+		}
+		assertNoDirectPeerConns(t, c, "")
+	})
 
 	t.Run("replication", func(t *testing.T) {
 		base := replicated("a")
@@ -426,24 +552,13 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		if n, err := pc.Wait(ctx, 1, 300*time.Millisecond).Result(); err != nil || n != 0 {
 			t.Errorf("WAIT over a cut link: %d replicas acknowledged, %v; want 0", n, err)
 		}
+		if err := rc.Get(ctx, "c").Err(); !errors.Is(err, redis.Nil) {
+			t.Errorf("GET c on the replica over a cut link: %v, want nil", err)
+		}
 		if err := l.Heal(ctx); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 10*time.Second, "replication after heal", func() error { return rc.Get(ctx, "c").Err() })
-	})
-
-	t.Run("sentinel", func(t *testing.T) {
-		for i, s := range ep.Sentinels {
-			sc := redis.NewSentinelClient(&redis.Options{Addr: s, MaxRetries: -1})
-			addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
-			sc.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := addr[0] + ":" + addr[1]; got != primary.Addr() {
-				t.Errorf("sentinel-%d: master at %s, want %s", i, got, primary.Addr())
-			}
-		}
 	})
 
 	t.Run("failover", func(t *testing.T) {
@@ -458,8 +573,8 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if got := addr[0] + ":" + addr[1]; got != replica.Addr() {
-				return errors.New("master still at " + got)
+			if n, ok := c.NodeAt(addr[0] + ":" + addr[1]); !ok || n != replica {
+				return errors.New("master still at " + addr[0] + ":" + addr[1])
 			}
 			return nil
 		})
@@ -475,7 +590,36 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		eventually(t, 10*time.Second, "write to the new primary", func() error {
 			return nc.Set(ctx, "after", "v", 0).Err()
 		})
+		// The old primary comes back; Sentinel makes it a replica of the
+		// new one at its peer address, so it replicates through
+		// redis-0->redis-0-r0.
+		if err := primary.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		old := redisClient(t, ep.Redis[0], 2*time.Second)
+		eventually(t, 30*time.Second, "old primary replicates from the new one", func() error {
+			return old.Get(ctx, "after").Err()
+		})
+		back := mustLink(t, c, "redis-0->redis-0-r0")
+		back.Cut()
+		defer back.Heal(ctx)
+		if err := nc.Set(ctx, "after-cut", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := nc.Wait(ctx, 1, 300*time.Millisecond).Result(); err != nil || n != 0 {
+			t.Errorf("WAIT over cut %s: %d replicas acknowledged, %v; want 0", back.Name, n, err)
+		}
 	})
+}
+
+// infoField reads one field of an INFO reply.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // assertNoDirectPeerConns fails when a server whose name starts with prefix

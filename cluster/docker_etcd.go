@@ -2,14 +2,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -20,7 +17,8 @@ import (
 // on the network's gateway (all members agree on that address); it names
 // the sender of each connection by its source address, the sender's fixed
 // container address, and forwards the connection through that pair's link,
-// whose proxy dials the member's container address (see dockerPeerDemux).
+// whose proxy dials the member's container address (see
+// buildDockerEtcdPeers).
 // Clients learn the members' container client addresses from the member
 // list, which Endpoints.Redirect maps to their proxies.
 func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
@@ -99,23 +97,27 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 // buildDockerEtcdPeers creates, for each member i, the links
 // etcd-peers->etcd-i and etcd-j->etcd-i (every other member j), all with
 // upstream i's container peer address, and the demultiplexer in front of
-// them on the gateway.
-func (c *Cluster) buildDockerEtcdPeers(nodes []*Node) ([]*dockerPeerDemux, error) {
+// them on the gateway. Connections come straight from the containers over
+// the bridge, so the source address of each is its sender's container
+// address (senderByAddr): no header needs to be read (unlike the local
+// provider's demultiplexer, etcdpeers.go), and every request a member sends
+// another one, raft messages, lease renewals or member-list queries alike,
+// goes through its pair's link.
+func (c *Cluster) buildDockerEtcdPeers(nodes []*Node) ([]*peerDemux, error) {
 	p := c.docker
 	byIP := map[netip.Addr]int{}
 	for i, n := range nodes {
 		byIP[p.assignIP(n.Name)] = i
 	}
-	var out []*dockerPeerDemux
+	var out []*peerDemux
 	for i, n := range nodes {
 		up := p.containerAddr(n.Name, dockerEtcdPeer)
-		d := &dockerPeerDemux{log: c.log, to: i, upstream: up, byIP: byIP,
-			pairs: make([]*Link, len(nodes)), conns: map[net.Conn]struct{}{}}
 		l, err := c.addLink(EtcdPeers, n.Name, []string{up}, nil)
 		if err != nil {
 			return nil, err
 		}
-		d.fallback = l
+		d := newPeerDemux(c.log, n.Name, l, len(nodes))
+		d.sender = func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
 		for j, from := range nodes {
 			if j == i {
 				continue
@@ -124,160 +126,11 @@ func (c *Cluster) buildDockerEtcdPeers(nodes []*Node) ([]*dockerPeerDemux, error
 				return nil, err
 			}
 		}
-		ln, err := net.Listen("tcp", p.listenAddr())
-		if err != nil {
+		if err := d.listen(p.listenAddr()); err != nil {
 			return nil, fmt.Errorf("cluster: etcd peer listener: %w", err)
 		}
-		d.addr = ln.Addr().String()
-		d.serve(ln)
 		p.watch.addDemux(d)
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-// dockerPeerDemux fronts member to's peer port at addr (on the gateway),
-// its advertised peer address. Connections come straight from the
-// containers over the bridge, so the source address of each is its
-// sender's container address: no header needs to be read (unlike the local
-// provider's demultiplexer, etcdpeers.go), and every request a member sends
-// another one, raft messages, lease renewals or member-list queries alike,
-// goes through its pair's link.
-type dockerPeerDemux struct {
-	log      *slog.Logger
-	to       int
-	addr     string
-	upstream string // the member's container peer address
-	byIP     map[netip.Addr]int
-	fallback *Link
-	pairs    []*Link
-
-	mu     sync.Mutex
-	ln     net.Listener // nil while not listening
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
-}
-
-func (d *dockerPeerDemux) serve(ln net.Listener) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ln = ln
-	d.wg.Add(1)
-	go d.accept(ln)
-}
-
-// cut reports whether one of d's links is cut: then d keeps listening
-// whatever its member does, so nothing about it leaks through the
-// partition.
-func (d *dockerPeerDemux) cut() bool {
-	if d.fallback.IsCut() {
-		return true
-	}
-	for _, l := range d.pairs {
-		if l != nil && l.IsCut() {
-			return true
-		}
-	}
-	return false
-}
-
-// setListening makes d refuse connections while its member does not listen
-// (as the proxies do, docker_watch.go).
-func (d *dockerPeerDemux) setListening(want bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch {
-	case d.closed:
-	case want && d.ln == nil:
-		ln, err := net.Listen("tcp", d.addr)
-		if err != nil {
-			return // retried next round
-		}
-		d.ln = ln
-		d.wg.Add(1)
-		go d.accept(ln)
-	case !want && d.ln != nil:
-		d.ln.Close()
-		d.ln = nil
-	}
-}
-
-func (d *dockerPeerDemux) accept(ln net.Listener) {
-	defer d.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
-			continue
-		}
-		if !d.track(c) {
-			c.Close()
-			continue
-		}
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.forward(c)
-		}()
-	}
-}
-
-func (d *dockerPeerDemux) track(c net.Conn) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return false
-	}
-	d.conns[c] = struct{}{}
-	return true
-}
-
-func (d *dockerPeerDemux) untrack(cs ...net.Conn) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range cs {
-		delete(d.conns, c)
-		c.Close()
-	}
-}
-
-// forward splices c with a connection through its sender's link.
-func (d *dockerPeerDemux) forward(c net.Conn) {
-	l := d.fallback
-	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-		if j, ok := d.byIP[ap.Addr().Unmap()]; ok && j != d.to {
-			l = d.pairs[j]
-		} else {
-			d.log.Debug("etcd peer connection from an unknown address", "to", d.fallback.To, "from", ap)
-		}
-	}
-	up, err := net.DialTimeout("tcp", l.Addr(), 2*time.Second)
-	if err != nil {
-		d.untrack(c) // the link's proxy refuses: its member does not listen
-		return
-	}
-	if !d.track(up) {
-		d.untrack(c, up)
-		return
-	}
-	defer d.untrack(c, up)
-	splice(c, up)
-}
-
-func (d *dockerPeerDemux) close() {
-	d.mu.Lock()
-	d.closed = true
-	if d.ln != nil {
-		d.ln.Close()
-		d.ln = nil
-	}
-	for c := range d.conns {
-		c.Close()
-	}
-	d.mu.Unlock()
-	d.wg.Wait()
 }

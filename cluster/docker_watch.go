@@ -34,7 +34,7 @@ type dockerWatch struct {
 	mu    sync.Mutex
 	procs map[*dockerProcess]watched
 	born  map[*Link]time.Time
-	demux []*dockerPeerDemux // etcd peer demultiplexers (docker_etcd.go)
+	demux []*peerDemux // peer demultiplexers (peers.go)
 	off   bool
 }
 
@@ -75,8 +75,8 @@ func (w *dockerWatch) linkAdded(l *Link) {
 	w.mu.Unlock()
 }
 
-// addDemux has d follow its member's listening state too; stop closes it.
-func (w *dockerWatch) addDemux(d *dockerPeerDemux) {
+// addDemux has d follow its node's listening state too; stop closes it.
+func (w *dockerWatch) addDemux(d *peerDemux) {
 	w.mu.Lock()
 	w.demux = append(w.demux, d)
 	w.mu.Unlock()
@@ -160,11 +160,11 @@ func (w *dockerWatch) sync() {
 	for l, t := range w.born {
 		born[l] = t
 	}
-	demux := append([]*dockerPeerDemux(nil), w.demux...)
+	demux := append([]*peerDemux(nil), w.demux...)
 	w.mu.Unlock()
 	for _, d := range demux {
 		if !d.cut() {
-			d.setListening(ls[d.upstream])
+			d.setListening(ls[d.upstream()], 0)
 		}
 	}
 	for _, l := range w.p.c.AllLinks() {
@@ -199,7 +199,7 @@ func (w *dockerWatch) disable(err error) {
 	demux := w.demux
 	w.mu.Unlock()
 	for _, d := range demux {
-		d.setListening(true)
+		d.setListening(true, 0)
 	}
 	w.p.log.Warn("cluster: proxies cannot follow the containers' listening state", "err", err)
 	w.p.c.stopWatching()

@@ -64,10 +64,8 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		if err != nil {
 			return b, err
 		}
-		c.mu.Lock()
-		c.etcdPeers = peers
-		c.mu.Unlock()
 		for i, d := range peers.demux {
+			c.addPeerDemux(d)
 			peerURL[i] = "http://" + d.addr
 		}
 	}

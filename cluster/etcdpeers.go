@@ -6,13 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/textproto"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,9 +53,9 @@ import (
 // also names every pair link into etcd-0 (see Links), so scenarios written
 // for per-destination links keep their meaning.
 //
-// The demultiplexer follows its member's listening state like the proxies
-// do (listen.go): it refuses connections while the member does not listen,
-// unless one of its links is cut.
+// The demultiplexer itself, shared with Redis and the docker provider, is
+// in peers.go; it follows its member's listening state like the proxies do
+// (listen.go).
 
 // Limits on reading a request head before forwarding a connection. etcd
 // writes the head at once after connecting; a sender that does not
@@ -66,11 +63,11 @@ import (
 const (
 	peerHeadMax     = 16 << 10
 	peerHeadTimeout = 2 * time.Second
-	peerDialTimeout = 2 * time.Second
 )
 
 // etcdPeers is the peer plumbing of one local etcd cluster of 2 or more
-// members: one demultiplexer per member.
+// members: one demultiplexer per member (peers.go), demux[i] in front of
+// member i, whose pairs[j] is the link etcd-j->etcd-i.
 type etcdPeers struct {
 	log   *slog.Logger
 	nodes []*Node
@@ -78,23 +75,6 @@ type etcdPeers struct {
 
 	mu  sync.Mutex
 	ids map[string]int // member id as in X-Server-From (hex) -> member index
-}
-
-// peerDemux fronts member to's peer port at addr, its advertised peer
-// address.
-type peerDemux struct {
-	ps       *etcdPeers
-	to       int
-	addr     string
-	fallback *Link   // etcd-peers->etcd-<to>
-	pairs    []*Link // pairs[j] is etcd-j->etcd-<to>; nil at j == to
-
-	mu     sync.Mutex
-	ln     net.Listener // nil while not listening
-	conns  map[net.Conn]struct{}
-	closed bool
-	synced uint64 // the newest socket reading applied (listen.go)
-	wg     sync.WaitGroup
 }
 
 // buildEtcdPeers creates, for each member i, the link etcd-peers->etcd-i,
@@ -110,13 +90,13 @@ func (c *Cluster) buildEtcdPeers(nodes []*Node, peerAddr []string) (*etcdPeers, 
 		return nil, err
 	}
 	for i, n := range nodes {
-		d := &peerDemux{ps: ps, to: i, pairs: make([]*Link, len(nodes)), conns: map[net.Conn]struct{}{}}
 		l, err := c.addLink(EtcdPeers, n.Name, []string{peerAddr[i]}, nil)
 		if err != nil {
 			return fail(err)
 		}
 		links = append(links, l)
-		d.fallback = l
+		d := newPeerDemux(c.log, n.Name, l, len(nodes))
+		d.sender = ps.identify
 		ps.demux = append(ps.demux, d)
 	}
 	for i, n := range nodes {
@@ -133,12 +113,9 @@ func (c *Cluster) buildEtcdPeers(nodes []*Node, peerAddr []string) (*etcdPeers, 
 		}
 	}
 	for _, d := range ps.demux {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		if err := d.listen("127.0.0.1:0"); err != nil {
 			return fail(fmt.Errorf("cluster: etcd peer listener: %w", err))
 		}
-		d.addr = ln.Addr().String()
-		d.serve(ln)
 	}
 	return ps, nil
 }
@@ -191,142 +168,10 @@ func (ps *etcdPeers) close() {
 	}
 }
 
-// cut reports whether any link of d is cut.
-func (d *peerDemux) cut() bool {
-	if d.fallback.IsCut() {
-		return true
-	}
-	for _, l := range d.pairs {
-		if l != nil && l.IsCut() {
-			return true
-		}
-	}
-	return false
-}
-
-// syncListening makes d listen when its member listens and refuse
-// connections when it does not, unless one of d's links is cut (then
-// nothing about the member leaks through the partition). seq orders socket
-// readings: an older one than already applied is ignored.
-func (d *peerDemux) syncListening(ls map[string]bool, seq uint64) {
-	if d.cut() {
-		return
-	}
-	d.fallback.mu.Lock()
-	up := d.fallback.upstreams[0]
-	d.fallback.mu.Unlock()
-	d.setListening(upstreamListens(ls, up), seq)
-}
-
-func (d *peerDemux) setListening(want bool, seq uint64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || seq < d.synced {
-		return
-	}
-	d.synced = seq
-	switch {
-	case want && d.ln == nil:
-		ln, err := net.Listen("tcp", d.addr)
-		if err != nil {
-			return // retried next round
-		}
-		d.ln = ln
-		d.wg.Add(1)
-		go d.accept(ln)
-	case !want && d.ln != nil:
-		d.ln.Close()
-		d.ln = nil
-	}
-}
-
-// serve starts accepting on ln (d.mu not held).
-func (d *peerDemux) serve(ln net.Listener) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ln = ln
-	d.wg.Add(1)
-	go d.accept(ln)
-}
-
-func (d *peerDemux) accept(ln net.Listener) {
-	defer d.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
-			continue
-		}
-		if !d.track(c) {
-			c.Close()
-			continue
-		}
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.forward(c)
-		}()
-	}
-}
-
-// track registers a live connection; false when d is closed.
-func (d *peerDemux) track(c net.Conn) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return false
-	}
-	d.conns[c] = struct{}{}
-	return true
-}
-
-func (d *peerDemux) untrack(cs ...net.Conn) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, c := range cs {
-		delete(d.conns, c)
-		c.Close()
-	}
-}
-
-// forward identifies c's sender and splices c with a connection through
-// the sender's link.
-func (d *peerDemux) forward(c net.Conn) {
-	head, from := d.identify(c)
-	l := d.fallback
-	if from >= 0 && from != d.to {
-		l = d.pairs[from]
-	}
-	up, err := net.DialTimeout("tcp", l.Addr(), peerDialTimeout)
-	if err != nil {
-		// The link's proxy refuses: its member does not listen.
-		d.untrack(c)
-		return
-	}
-	if !d.track(up) {
-		d.untrack(c, up)
-		return
-	}
-	defer d.untrack(c, up)
-	if len(head) > 0 {
-		if _, err := up.Write(head); err != nil {
-			return
-		}
-	}
-	splice(c, up)
-}
-
 // identify reads c's request head (at most peerHeadMax bytes, for at most
 // peerHeadTimeout) and returns what it read and the sender's member index,
 // -1 when unknown.
-func (d *peerDemux) identify(c net.Conn) ([]byte, int) {
+func (ps *etcdPeers) identify(c net.Conn) ([]byte, int) {
 	buf := make([]byte, 0, 4096)
 	_ = c.SetReadDeadline(time.Now().Add(peerHeadTimeout))
 	end := -1
@@ -346,10 +191,10 @@ func (d *peerDemux) identify(c net.Conn) ([]byte, int) {
 	_ = c.SetReadDeadline(time.Time{})
 	from := -1
 	if end >= 0 {
-		from = d.ps.senderByHeader(buf[:end])
+		from = ps.senderByHeader(buf[:end])
 	}
 	if from < 0 {
-		from = d.ps.senderBySocket(c)
+		from = senderBySocket(ps.nodes, c)
 	}
 	return buf, from
 }
@@ -390,80 +235,4 @@ func (ps *etcdPeers) senderByHeader(head []byte) int {
 		return j
 	}
 	return -1
-}
-
-// senderBySocket names the member whose process opened c (c's remote end
-// is a socket of this host); -1 when none did or it cannot be found.
-func (ps *etcdPeers) senderBySocket(c net.Conn) int {
-	remote, ok1 := c.RemoteAddr().(*net.TCPAddr)
-	local, ok2 := c.LocalAddr().(*net.TCPAddr)
-	if !ok1 || !ok2 {
-		return -1
-	}
-	inode, err := socketInode(remote, local)
-	if err != nil || inode == 0 {
-		return -1
-	}
-	link := "socket:[" + strconv.FormatUint(uint64(inode), 10) + "]"
-	for j, n := range ps.nodes {
-		pid := n.Pid()
-		if pid == 0 {
-			continue
-		}
-		dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if t, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && t == link {
-				return j
-			}
-		}
-	}
-	return -1
-}
-
-// splice copies both ways between a and b until both directions ended. An
-// end of data (EOF) is passed on as a half-close; an error closes both.
-func splice(a, b net.Conn) {
-	done := make(chan struct{})
-	cp := func(dst, src net.Conn) {
-		_, err := io.Copy(dst, src)
-		cw, ok := dst.(interface{ CloseWrite() error })
-		if err != nil || !ok {
-			a.Close()
-			b.Close()
-			return
-		}
-		_ = cw.CloseWrite()
-	}
-	go func() {
-		defer close(done)
-		cp(b, a)
-	}()
-	cp(a, b)
-	<-done
-}
-
-// close stops accepting and closes every live connection.
-func (d *peerDemux) close() {
-	d.mu.Lock()
-	d.closed = true
-	if d.ln != nil {
-		d.ln.Close()
-		d.ln = nil
-	}
-	for c := range d.conns {
-		c.Close()
-	}
-	d.mu.Unlock()
-	d.wg.Wait()
-}
-
-// etcdPeerDemux is the cluster's etcd peer plumbing; nil without one.
-func (c *Cluster) etcdPeerDemux() *etcdPeers {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.etcdPeers
 }

@@ -91,7 +91,9 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.etcdPeers = ps
+	for _, d := range ps.demux {
+		c.addPeerDemux(d)
+	}
 	t.Cleanup(func() {
 		ps.close()
 		for _, l := range c.AllLinks() {

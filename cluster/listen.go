@@ -217,16 +217,14 @@ func (c *Cluster) syncListening() {
 	}
 }
 
-// applyListening makes every link and etcd peer demultiplexer follow the
+// applyListening makes every link and peer demultiplexer follow the
 // reading ls numbered seq.
 func (c *Cluster) applyListening(ls map[string]bool, seq uint64) {
 	for _, l := range c.AllLinks() {
 		l.syncListeningAt(ls, seq)
 	}
-	if ps := c.etcdPeerDemux(); ps != nil {
-		for _, d := range ps.demux {
-			d.syncListening(ls, seq)
-		}
+	for _, d := range c.peerDemuxes() {
+		d.syncListening(ls, seq)
 	}
 }
 
@@ -264,9 +262,7 @@ func (c *Cluster) stopWatching() {
 		}
 		l.mu.Unlock()
 	}
-	if ps := c.etcdPeerDemux(); ps != nil {
-		for _, d := range ps.demux {
-			d.setListening(true, ^uint64(0))
-		}
+	for _, d := range c.peerDemuxes() {
+		d.setListening(true, ^uint64(0))
 	}
 }

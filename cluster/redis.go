@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,12 @@ const (
 )
 
 // buildRedis creates the nodes and links of a Redis topology: primaries
-// redis-<i>, replicas redis-<i>-r<j> replicating through the proxy of link
-// "redis-<i>-r<j>->redis-<i>", and sentinels sentinel-<k> monitoring every
-// primary under its node name.
+// redis-<i>, replicas redis-<i>-r<j> and sentinels sentinel-<k> monitoring
+// every primary under its node name. With replicas or sentinels every node
+// has a peer address, which the whole topology uses for it, in front of
+// per-directed-pair links (redispeers.go): a replica's replicaof is its
+// primary's peer address, so it replicates through
+// "redis-<i>-r<j>->redis-<i>".
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
 	var primaries, replicas, sentinels []*Node
@@ -62,32 +66,52 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		n.setAddr(hostPort(ports[i]))
 	}
 
-	// Replication links: the replica's replicaof is the proxy's address,
-	// fixed for the cluster's life; its upstream follows the primary.
-	for _, p := range primaries {
-		for _, r := range replicas {
-			if !strings.HasPrefix(r.Name, p.Name+"-r") {
-				continue
+	// Peer addresses, fixed for the cluster's life; the links behind them
+	// follow their node when it moves ports (rebind).
+	peer := map[*Node]string{}
+	if len(replicas) > 0 || len(sentinels) > 0 {
+		demux, err := c.buildRedisPeers(all, (*Node).Addr, "127.0.0.1:0",
+			func(senders []*Node) func(net.Conn) ([]byte, int) {
+				return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
+			}, c.addPeerDemux)
+		if err != nil {
+			return b, err
+		}
+		for i, n := range all {
+			peer[n] = demux[i].addr
+			c.addAlias(n.Name, demux[i].addr)
+		}
+	}
+	// announce is what a server tells its primary to list it as (INFO
+	// replication: where Sentinel finds replicas): its peer address.
+	announce := func(n *Node) []string {
+		host, port := splitHostPort(peer[n])
+		return []string{"--replica-announce-ip", host, "--replica-announce-port", port}
+	}
+	rebind := func(n *Node) func() error {
+		return func() error {
+			if err := c.rebindSimple(n); err != nil {
+				return err
 			}
-			if _, err := c.addLink(r.Name, p.Name, []string{p.Addr()}, nil); err != nil {
-				return b, err
-			}
+			return c.setUpstreamsTo(n.Name, n.Addr())
 		}
 	}
 
 	for _, n := range primaries {
-		n.cmd = func() (command, error) { return redisCommand(n, persist, nil), nil }
+		var extra []string
+		if peer[n] != "" {
+			extra = announce(n)
+		}
+		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
 		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
-		n.rebind = func() error { return c.rebindRedisPrimary(n) }
+		n.rebind = rebind(n)
 	}
 	for _, n := range replicas {
-		link, _ := c.link(n.Name + "->" + strings.SplitN(n.Name, "-r", 2)[0])
-		host, port := splitHostPort(link.Addr())
-		n.cmd = func() (command, error) {
-			return redisCommand(n, persist, []string{"--replicaof", host, port}), nil
-		}
+		host, port := splitHostPort(peer[primaryOf(primaries, n)])
+		extra := append(announce(n), "--replicaof", host, port)
+		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
 		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
-		n.rebind = func() error { return c.rebindSimple(n) }
+		n.rebind = rebind(n)
 	}
 	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
 		n.role = func(ctx context.Context) (string, error) {
@@ -121,7 +145,9 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			// sentinels, failovers); write it only on the first launch so a
 			// restarted sentinel keeps what it learned, as in production.
 			if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-				if err := writeSentinelConf(conf, n, primaries, quorum); err != nil {
+				_, port := splitHostPort(n.Addr())
+				body := sentinelConf(n, port, n.dataDir, "127.0.0.1", primaries, peer, quorum)
+				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 					return command{}, err
 				}
 			}
@@ -132,7 +158,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			if err := os.Remove(conf); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
-			return c.rebindSimple(n)
+			return rebind(n)()
 		}
 	}
 
@@ -154,7 +180,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			return err
 		}
 		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
-			return sentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
+			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
 		})
 	}
 	b.version = func(ctx context.Context) string {
@@ -193,23 +219,48 @@ func redisCommand(n *Node, persist, extra []string) command {
 	return command{path: "redis-server", args: args, dir: n.dataDir}
 }
 
-func writeSentinelConf(path string, n *Node, primaries []*Node, quorum int) error {
-	_, port := splitHostPort(n.Addr())
+// sentinelConf is sentinel self's first configuration: it listens on port
+// (bind), keeps its state in dir, monitors every primary at its peer
+// address (its real one without peer addresses) and announces its own peer
+// address to the other sentinels.
+func sentinelConf(self *Node, port, dir, bind string, primaries []*Node, peer map[*Node]string, quorum int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "port %s\nbind 127.0.0.1\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n", port, n.dataDir)
+	fmt.Fprintf(&b, "port %s\nbind %s\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n", port, bind, dir)
+	if a := peer[self]; a != "" {
+		host, aport := splitHostPort(a)
+		fmt.Fprintf(&b, "sentinel announce-ip %s\nsentinel announce-port %s\n", host, aport)
+	}
 	for _, p := range primaries {
-		host, pport := splitHostPort(p.Addr())
+		host, pport := splitHostPort(peerOr(peer, p))
 		fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", p.Name, host, pport, quorum)
 		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", p.Name, sentinelDownAfter.Milliseconds())
 		fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", p.Name, sentinelFailoverTimeout.Milliseconds())
 		fmt.Fprintf(&b, "sentinel parallel-syncs %s 1\n", p.Name)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return b.String()
 }
 
-// sentinelKnows checks that sentinel n reports every primary at its address
-// and knows its replicas and the other sentinels.
-func sentinelKnows(ctx context.Context, n *Node, primaries []*Node, replicas, others int) error {
+// peerOr is n's peer address, else its real address.
+func peerOr(peer map[*Node]string, n *Node) string {
+	if a := peer[n]; a != "" {
+		return a
+	}
+	return n.Addr()
+}
+
+// primaryOf is the primary of replica r.
+func primaryOf(primaries []*Node, r *Node) *Node {
+	for _, p := range primaries {
+		if p.Name == redisGroup(r.Name) {
+			return p
+		}
+	}
+	return nil
+}
+
+// sentinelKnows checks that sentinel n reports every primary at its peer
+// address and knows its replicas and the other sentinels.
+func sentinelKnows(ctx context.Context, n *Node, primaries []*Node, peer map[*Node]string, replicas, others int) error {
 	for _, p := range primaries {
 		v, err := respDo(ctx, n.Addr(), "SENTINEL", "get-master-addr-by-name", p.Name)
 		if err != nil {
@@ -219,8 +270,8 @@ func sentinelKnows(ctx context.Context, n *Node, primaries []*Node, replicas, ot
 		if !ok || len(a) != 2 {
 			return fmt.Errorf("get-master-addr-by-name %s: %v", p.Name, v)
 		}
-		if got := fmt.Sprintf("%v:%v", a[0], a[1]); got != p.Addr() {
-			return fmt.Errorf("master %s at %s, want %s", p.Name, got, p.Addr())
+		if got, want := fmt.Sprintf("%v:%v", a[0], a[1]), peerOr(peer, p); got != want {
+			return fmt.Errorf("master %s at %s, want %s", p.Name, got, want)
 		}
 		v, err = respDo(ctx, n.Addr(), "SENTINEL", "MASTER", p.Name)
 		if err != nil {
@@ -259,23 +310,6 @@ func (c *Cluster) rebindSimple(n *Node) error {
 		return err
 	}
 	n.setAddr(hostPort(ports[0]))
-	return nil
-}
-
-// rebindRedisPrimary moves a primary and points its replicas' links at it.
-// Sentinels start after the primaries are ready, so their configuration
-// is written with the final address.
-func (c *Cluster) rebindRedisPrimary(n *Node) error {
-	if err := c.rebindSimple(n); err != nil {
-		return err
-	}
-	for _, l := range c.AllLinks() {
-		if l.To == n.Name {
-			if err := setUpstream(l, 0, n.Addr()); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 

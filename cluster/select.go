@@ -16,6 +16,12 @@ const (
 	// the directed pairs, so "etcd-peers->etcd-0" names every link into
 	// etcd-0 from another member (see the package doc).
 	EtcdPeers = "etcd-peers"
+	// RedisPeers is the source of a Redis node's fallback peer link
+	// ("redis-peers->redis-0"): connections to the node's peer address
+	// whose sender its demultiplexer could not name (redispeers.go). As a
+	// selector end it also matches every peer link into the node
+	// (replication, sentinels), as EtcdPeers does.
+	RedisPeers = "redis-peers"
 )
 
 func isClient(name string) bool {
@@ -44,6 +50,13 @@ func matchEnd(sel, end string) bool {
 //	"etcd-peers->etcd-0"   connections from the other etcd members to etcd-0:
 //	                       every pair link into etcd-0 and the link for
 //	                       senders the demultiplexer could not name
+//	"sentinel-1->redis-0"  Sentinel's connections to a Redis server
+//	"sentinel-1->sentinel-0" one sentinel's connections to another
+//	"redis-0->redis-0-r0"  replication after a failover (with sentinels: every
+//	                       server of a master group to every other one)
+//	"redis-peers->redis-0" every peer connection into redis-0: its replicas',
+//	                       sentinels' and other servers' pair links, and the
+//	                       link for senders the demultiplexer could not name
 //	"redis-0"              every link touching redis-0, both directions
 //	"client-3", "clients"  every link of that client / of every client
 //
@@ -77,17 +90,42 @@ func (c *Cluster) Links(selector string) ([]*Link, error) {
 
 // matchFrom reports whether a selector's source end matches l's: as
 // matchEnd, and "etcd-peers" also matches an etcd member's link to another
-// member.
+// member, "redis-peers" a Redis node's link to another.
 func (c *Cluster) matchFrom(sel string, l *Link) bool {
 	if matchEnd(sel, l.From) {
 		return true
 	}
-	return sel == EtcdPeers && c.isEtcd(l.From) && c.isEtcd(l.To)
+	switch sel {
+	case EtcdPeers:
+		return c.isEtcd(l.From) && c.isEtcd(l.To)
+	case RedisPeers:
+		return c.isRedis(l.From) && c.isRedis(l.To)
+	}
+	return false
 }
 
 func (c *Cluster) isEtcd(name string) bool {
 	n, ok := c.Node(name)
 	return ok && n.Kind == KindEtcd
+}
+
+// isRedis reports whether name is a node of the Redis topology: a
+// primary, a replica or a sentinel.
+func (c *Cluster) isRedis(name string) bool {
+	n, ok := c.Node(name)
+	return ok && (n.Kind == KindRedis || n.Kind == KindReplica || n.Kind == KindSentinel)
+}
+
+// pairSenders are the nodes with a peer link to node: the possible senders
+// its fallback link ("etcd-peers->", "redis-peers->") stands in for.
+func (c *Cluster) pairSenders(node string) []string {
+	var out []string
+	for _, l := range c.AllLinks() {
+		if l.To == node && (c.isEtcd(l.From) || c.isRedis(l.From)) {
+			out = append(out, l.From)
+		}
+	}
+	return out
 }
 
 // etcdPairsTo reports whether member to has peer links per directed pair
@@ -102,19 +140,23 @@ func (c *Cluster) etcdPairsTo(to string) bool {
 	return false
 }
 
+// hasPairs reports whether node has peer links per directed pair.
+func (c *Cluster) hasPairs(node string) bool { return len(c.pairSenders(node)) > 0 }
+
 // Partition returns the links to cut so that no connection crosses between
 // groups: every link whose two ends are in different groups. Members are
 // node names, client names or "clients"; nodes in no group keep all their
 // links.
 //
-// etcd: the pair links ("etcd-1->etcd-0", local and docker) follow that rule;
-// a member's "etcd-peers->etcd-0" link, whose sender is unknown, is cut
-// when every other etcd member is in another group than etcd-0 (isolating
-// it), and left alone otherwise (with pair links it carries next to
-// nothing: see etcdpeers.go). Where members have no pair links, that link
-// is shared by all other members, so a group facing
-// other etcd members may hold only one etcd member; otherwise the partition
-// cannot be made and Partition returns an error wrapping ErrUnsupported.
+// Pair links ("etcd-1->etcd-0", "sentinel-1->redis-0", "redis-0-r0->redis-0")
+// follow that rule. A node's fallback link ("etcd-peers->etcd-0",
+// "redis-peers->redis-0"), whose sender is unknown, is cut when every node
+// with a pair link into it is in another group than the node (isolating it
+// from all its peers), and left alone otherwise (it carries next to
+// nothing: see peers.go). Where etcd members have no pair links, that link
+// is shared by all other members, so a group facing other etcd members may
+// hold only one etcd member; otherwise the partition cannot be made and
+// Partition returns an error wrapping ErrUnsupported.
 func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 	groupOf := func(end string) int {
 		for i, g := range groups {
@@ -141,15 +183,24 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 			}
 		}
 	}
-	etcdTotal := 0
-	for _, n := range c.Nodes() {
-		if n.Kind == KindEtcd {
-			etcdTotal++
-		}
-	}
 	var out []*Link
 	for _, l := range c.AllLinks() {
 		gt := groupOf(l.To)
+		if (l.From == EtcdPeers || l.From == RedisPeers) && c.hasPairs(l.To) {
+			if gt < 0 {
+				continue
+			}
+			across := true
+			for _, s := range c.pairSenders(l.To) {
+				if gs := groupOf(s); gs < 0 || gs == gt {
+					across = false
+				}
+			}
+			if across {
+				out = append(out, l)
+			}
+			continue
+		}
 		if l.From == EtcdPeers {
 			if gt < 0 {
 				continue
@@ -162,12 +213,6 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 			}
 			if others == 0 {
 				continue // no etcd member in another group
-			}
-			if c.etcdPairsTo(l.To) {
-				if etcdGroups[gt] == 1 && others == etcdTotal-1 {
-					out = append(out, l) // every possible sender is across
-				}
-				continue
 			}
 			if etcdGroups[gt] > 1 {
 				return nil, fmt.Errorf("cluster: partition %v: %s is shared by every other etcd member, "+
@@ -219,13 +264,17 @@ func (c *Cluster) describeLinks(all []*Link) string {
 
 func (c *Cluster) selectorHint(sel string) string {
 	a, b, _ := strings.Cut(sel, "->")
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	for _, end := range []string{a, b} {
-		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindEtcd && b != "" && !c.etcdPairsTo(strings.TrimSpace(b)) {
-			return "; etcd peer links exist per destination only (etcd-peers->" + strings.TrimSpace(b) +
+		if n, ok := c.Node(end); ok && n.Kind == KindEtcd && b != "" && !c.etcdPairsTo(b) {
+			return "; etcd peer links exist per destination only (etcd-peers->" + b +
 				"): members must agree on each member's peer URL"
 		}
-		if n, ok := c.Node(strings.TrimSpace(end)); ok && n.Kind == KindSentinel && b != "" {
-			return "; sentinels reach Redis nodes directly (no proxy): pause or kill nodes instead"
+	}
+	if na, ok := c.Node(a); ok && na.Kind == KindRedis {
+		if nb, ok := c.Node(b); ok && nb.Kind == KindReplica {
+			return "; a server dials another only as its replica: the replication link is " + b + "->" + a +
+				" (links in both directions between the servers of a master group exist with sentinels only)"
 		}
 	}
 	return ""
