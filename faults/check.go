@@ -20,19 +20,18 @@ import (
 // be possible whichever member leads.
 //
 // Beyond names that do not exist, it rejects:
-//   - a link that is not proxied: "etcd-0->etcd-1" where etcd has no pair
+//   - a link that does not exist: "etcd-0->etcd-1" where etcd has no pair
 //     links (peer traffic is proxied per destination only there,
-//     "etcd-peers->etcd-1"), "sentinel-0->redis-0" (Sentinels reach Redis
-//     nodes directly), "redis-0->redis-0-r0" (the replication link is
-//     "redis-0-r0->redis-0"), server-to-server links with provider external;
-//   - latency, bandwidth or reset on node: sentinel-N (only its client
-//     links are proxied, so the sentinel's own traffic would be untouched);
-//   - a partition that would have to cut unproxied traffic (a sentinel and a
-//     Redis node or another sentinel in different groups), that separates
-//     etcd members in one direction only (without pair links: a group holding
-//     two or more etcd members while another group holds any, since their
-//     shared incoming proxy cannot be cut for one sender), or that cuts no
-//     link at all;
+//     "etcd-peers->etcd-1"), "redis-0->redis-0-r0" without sentinels (the
+//     replication link is "redis-0-r0->redis-0"; with sentinels, whose
+//     failovers change roles, every server of a master group has a link to
+//     every other one), "redis-0->sentinel-0" (servers never dial
+//     sentinels: "sentinel-0->redis-0"), server-to-server links with
+//     provider external;
+//   - a partition that separates etcd members in one direction only
+//     (without pair links: a group holding two or more etcd members while
+//     another group holds any, since their shared incoming proxy cannot be
+//     cut for one sender), or that cuts no link at all;
 //   - pause, kill, restart, failover and clock-jump with provider external;
 //   - failover of a node that is not a Redis primary, or without a replica
 //     of it or without sentinels; clock-jump on a node that is not Redis;
@@ -75,13 +74,8 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 	case f.Link != "" && f.Node != "":
 		return errors.New("set link or node, not both")
 	case f.Node != "":
-		k, err := t.known(f.Node)
-		if err != nil {
+		if _, err := t.known(f.Node); err != nil {
 			return err
-		}
-		if k == cluster.KindSentinel {
-			return unsupported("node: %s would delay only client traffic: a sentinel's links to Redis nodes "+
-				"and other sentinels are not proxied (use link: clients->%s to act on that alone)", f.Node, f.Node)
 		}
 		if len(t.match(f.Node)) == 0 {
 			return unsupported("%s has no proxied link", f.Node)
@@ -94,7 +88,7 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 		return fmt.Errorf("%q is not a link: write A->B, e.g. clients->redis-0", f.Link)
 	}
 	ka, kb := "", ""
-	if a != cluster.EtcdPeers {
+	if a != cluster.EtcdPeers && a != cluster.RedisPeers {
 		var err error
 		if ka, err = t.known(a); err != nil {
 			return err
@@ -117,17 +111,19 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
 		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
 			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.provider, cluster.EtcdPeers, b)
-	case ka == cluster.KindSentinel || kb == cluster.KindSentinel:
-		return unsupported("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy "+
-			"(pause or kill the sentinel instead)", f.Link)
-	case ka == cluster.KindRedis && kb == cluster.KindReplica:
-		return unsupported("no link %s: the replication link is %s->%s (connections the replica opens; the "+
-			"primary's stream flows back on them)", f.Link, b, a)
 	case t.provider == cluster.ProviderExternal:
 		return unsupported("no link %s: with provider external only client links exist", f.Link)
+	case kb == cluster.KindSentinel && ka != cluster.KindSentinel:
+		return unsupported("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", f.Link, b, a)
+	case ka == cluster.KindRedis && kb == cluster.KindReplica:
+		return unsupported("no link %s: the replication link is %s->%s (connections the replica opens; the "+
+			"primary's stream flows back on them); links between the servers of a master group in both "+
+			"directions exist with sentinels only", f.Link, b, a)
+	case a == cluster.RedisPeers:
+		return unsupported("no link %s: redis-peers links exist to the nodes of a Redis topology with replicas or sentinels", f.Link)
 	}
-	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, "+
-		"between ZooKeeper members, and from etcd-peers to an etcd member)", f.Link)
+	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, from a "+
+		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between etcd members)", f.Link)
 }
 
 // checkServer checks the node of pause, kill, restart, failover and
@@ -232,24 +228,6 @@ func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 			}
 		}
 	}
-	// Unproxied traffic cannot be cut.
-	for ga, g := range groups {
-		for _, a := range g {
-			for _, h := range groups[ga+1:] {
-				for _, b := range h {
-					if !t.unproxied(a, b) {
-						continue
-					}
-					hint := "leave sentinels out of every group (nodes in no group keep all their links), or pause or kill the node"
-					if f.Isolate != "" {
-						hint = fmt.Sprintf("use groups to cut %s's proxied links only, e.g. groups: [[%s], [clients, ...]]", f.Isolate, f.Isolate)
-					}
-					return nil, unsupported("%s and %s are in different groups, but sentinels reach Redis nodes and each other "+
-						"directly, not through a proxy, so that traffic cannot be cut; %s", a, b, hint)
-				}
-			}
-		}
-	}
 	// etcd without pair links: one incoming proxy per
 	// member, shared by every other member.
 	etcdIn := map[int]int{}
@@ -276,6 +254,9 @@ func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 				cuts++
 			}
 			continue
+		}
+		if l.from == cluster.RedisPeers {
+			continue // cut only along with the pair links into the same node
 		}
 		if okf && okt && gf != gt {
 			cuts++

@@ -21,6 +21,8 @@ func TestCheck(t *testing.T) {
 	etcd2 := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 2}, Clients: 2}
 	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
 	dockerEtcd := cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
+	dockerSentinel := cluster.Spec{Provider: cluster.ProviderDocker, Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3}, Clients: 2}
+	primaries := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 2}
 	external := cluster.Spec{Provider: cluster.ProviderExternal, External: &cluster.ExternalSpec{Redis: []string{"db:6379"}}, Clients: 2}
 
 	lat := func(f scenarios.Fault) scenarios.Fault {
@@ -44,6 +46,10 @@ func TestCheck(t *testing.T) {
 		{"one client link", plain, false, lat(scenarios.Fault{Link: "client-3->redis-0"}), ""},
 		{"replication link", plain, false, lat(scenarios.Fault{Link: "redis-0-r0->redis-0"}), ""},
 		{"replication reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->redis-0-r0"}), "the replication link is redis-0-r0->redis-0"},
+		{"replication reversed with sentinels", sentinel, false, lat(scenarios.Fault{Link: "redis-0->redis-0-r0"}), ""},
+		{"replication across groups", sentinel, false, lat(scenarios.Fault{Link: "redis-1-r0->redis-0"}), "no link redis-1-r0->redis-0"},
+		{"redis peers", plain, false, lat(scenarios.Fault{Link: "redis-peers->redis-0"}), ""},
+		{"redis peers without peer addresses", primaries, false, lat(scenarios.Fault{Link: "redis-peers->redis-0"}), "replicas or sentinels"},
 		{"client link reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->clients"}), "written client->server"},
 		{"no such client", plain, false, lat(scenarios.Fault{Link: "client-4->redis-0"}), `no node "client-4"`},
 		{"no such node", plain, false, lat(scenarios.Fault{Link: "clients->redis-1"}), `no node "redis-1"`},
@@ -51,9 +57,13 @@ func TestCheck(t *testing.T) {
 		{"link and node", plain, false, lat(scenarios.Fault{Link: "clients->redis-0", Node: "redis-0"}), "not both"},
 		{"no target", plain, false, lat(scenarios.Fault{}), "needs link"},
 		{"node", sentinel, false, lat(scenarios.Fault{Node: "redis-1"}), ""},
-		{"sentinel link", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), "sentinels reach Redis nodes"},
+		{"sentinel link", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), ""},
+		{"sentinel link to a replica", sentinel, false, lat(scenarios.Fault{Link: "sentinel-2->redis-1-r0"}), ""},
+		{"sentinel link docker", dockerSentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), ""},
+		{"sentinel to sentinel", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->sentinel-1"}), ""},
+		{"sentinel link reversed", sentinel, false, lat(scenarios.Fault{Link: "redis-0->sentinel-0"}), "never dial sentinels"},
 		{"sentinel client link", sentinel, false, lat(scenarios.Fault{Link: "clients->sentinel-0"}), ""},
-		{"sentinel node", sentinel, false, lat(scenarios.Fault{Node: "sentinel-0"}), "not proxied"},
+		{"sentinel node", sentinel, false, lat(scenarios.Fault{Node: "sentinel-0"}), ""},
 		{"etcd pair", etcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), ""},
 		{"etcd pair docker", dockerEtcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), ""},
 		{"etcd peers", etcd, false, lat(scenarios.Fault{Link: "etcd-peers->etcd-1"}), ""},
@@ -73,9 +83,17 @@ func TestCheck(t *testing.T) {
 		{"partition one group", plain, false, part([]string{"redis-0"}), "at least two groups"},
 		{"partition twice", plain, false, part([]string{"redis-0"}, []string{"redis-0", "clients"}), "in groups 0 and 1"},
 		{"partition unknown", plain, false, part([]string{"redis-7"}, []string{"clients"}), `no node "redis-7"`},
-		{"partition sentinels", sentinel, false, part([]string{"redis-0"}, []string{"sentinel-0", "clients"}), "sentinels reach Redis nodes"},
+		{"partition sentinels", sentinel, false, part([]string{"redis-0"}, []string{"sentinel-0", "clients"}), ""},
+		{"partition primary from sentinels", sentinel, false,
+			part([]string{"redis-0"}, []string{"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}), ""},
+		{"partition primary from sentinels docker", dockerSentinel, false,
+			part([]string{"redis-0"}, []string{"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}), ""},
+		{"partition split brain", sentinel, false,
+			part([]string{"redis-0", "sentinel-0", "client-0"}, []string{"sentinel-1", "sentinel-2", "redis-0-r0", "client-1"}), ""},
 		{"partition sentinels left out", sentinel, false, part([]string{"redis-0", "client-0"}, []string{"redis-0-r0", "client-1"}), ""},
-		{"isolate with sentinels", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, "use groups to cut redis-0's proxied links only"},
+		{"partition independent primaries", primaries, false, part([]string{"redis-0"}, []string{"redis-1"}), "cuts nothing"},
+		{"isolate with sentinels", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
+		{"isolate a sentinel", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "sentinel-1"}, ""},
 		{"isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
 		{"isolate client", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "client-2"}, ""},
 		{"isolate holder", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"}, ""},
@@ -182,6 +200,8 @@ func TestCheckJoinsErrors(t *testing.T) {
 func TestTopologyMatchesCluster(t *testing.T) {
 	specs := []cluster.Spec{
 		{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 2, Sentinels: 1}, Clients: 2},
+		{Redis: &cluster.RedisSpec{Replicas: 2}, Clients: 1},  // peer links without sentinels
+		{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 1}, // no peer addresses
 	}
 	if testenv.HasZooKeeper() {
 		specs = append(specs, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})

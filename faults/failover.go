@@ -26,8 +26,8 @@ const failoverPoll = 50 * time.Millisecond
 //
 // node names the group (the cluster's sentinels monitor each primary under
 // its node name, "redis-0"). The node killed is the one the sentinels
-// report as the group's primary, so a second failover of redis-0 kills the
-// replica promoted by the first. Then every sentinel is asked, directly
+// report as the group's primary (at its peer address), so a second
+// failover of redis-0 kills the replica promoted by the first. Then every sentinel is asked, directly
 // (not through a client proxy) every 50 ms, for SENTINEL
 // get-master-addr-by-name until one reports another address — Sentinel
 // switches that address only once the promoted replica acknowledged its new
@@ -135,8 +135,10 @@ func askSentinel(ctx context.Context, addr, master string) (string, error) {
 	return net.JoinHostPort(r[0], r[1]), nil
 }
 
-// nodeAt is the node whose real address is addr, nil when none.
+// nodeAt is the node at addr, nil when none: Sentinel reports a node's
+// peer address (cluster/redispeers.go), which NodeAt knows like its real
+// and container addresses.
 func nodeAt(c *cluster.Cluster, addr string) *cluster.Node {
-	n, _ := c.NodeAt(addr) // real or container-reported address
+	n, _ := c.NodeAt(addr)
 	return n
 }

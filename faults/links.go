@@ -74,20 +74,6 @@ func plural(n int, one string) string {
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
-// unproxiedNote says which of node's links no fault reaches.
-func unproxiedNote(env Env, node string) string {
-	n, ok := env.Cluster.Node(node)
-	if !ok || (n.Kind != cluster.KindRedis && n.Kind != cluster.KindReplica) {
-		return ""
-	}
-	for _, m := range env.Cluster.Nodes() {
-		if m.Kind == cluster.KindSentinel {
-			return "sentinel traffic is not proxied and was left alone"
-		}
-	}
-	return ""
-}
-
 // latencyAction adds latency to the reply direction of each link.
 //
 // The toxic sits on the downstream (To -> From) of each selected link: on a
@@ -95,6 +81,8 @@ func unproxiedNote(env Env, node string) string {
 // trip takes latency (± jitter) longer — once, not twice as a toxic on both
 // directions would give; on "redis-0-r0->redis-0" it is the primary's
 // replication stream, which then reaches the replica latency late; on
+// "sentinel-1->redis-0" the server's replies to Sentinel (so, past
+// Sentinel's down-after of 1 s, sentinel-1 deems redis-0 down); on
 // "etcd-peers->etcd-0" it is what etcd-0 sends on connections its peers
 // opened (its raft stream messages). toxiproxy delays each chunk by
 // latency from the time it was read, so throughput is not limited.
@@ -123,7 +111,7 @@ func (latencyAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff
 	}
 	d := fmt.Sprintf("latency %v±%v on the downstream (replies) of %s: %s", f.Latency, f.Jitter,
 		plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: joinDetail(d, unproxiedNote(env, f.Node)), heal: h}, nil
+	return effect{target: sel, detail: d, heal: h}, nil
 }
 
 // bandwidthAction limits each selected link to rate_kbps in each direction
@@ -149,7 +137,7 @@ func (bandwidthAction) apply(ctx context.Context, env Env, f scenarios.Fault) (e
 		return effect{target: sel}, err
 	}
 	d := fmt.Sprintf("%d KB/s each way on %s: %s", f.RateKbps, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: joinDetail(d, unproxiedNote(env, f.Node)), heal: h}, nil
+	return effect{target: sel, detail: d, heal: h}, nil
 }
 
 // resetAction closes every live connection on the selected links

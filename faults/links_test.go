@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +156,99 @@ func TestPartition(t *testing.T) {
 			}
 			return nil
 		})
+	})
+}
+
+// TestPartitionSentinels: the classic Sentinel split: the primary is cut
+// off from every sentinel, its replica and the clients. The sentinels'
+// connections to it go through their own links, so they stop hearing from
+// it, agree it is down (+odown) and promote the replica, while the old
+// primary, alive and unaware on its side, still takes writes. After the
+// heal Sentinel turns it into a replica of the new primary.
+func TestPartitionSentinels(t *testing.T) {
+	spec := cluster.RedisSpec{Replicas: 1, Sentinels: 3}
+	groups := [][]string{{"redis-0"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}}
+	f := scenarios.Fault{Type: scenarios.FaultPartition, Groups: groups}
+	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []scenarios.Fault{f}); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	c := redisCluster(t, spec, 1)
+	ctx := ctxT(t, 90*time.Second)
+	env := testEnv(t, c)
+	old := direct(t, c, "redis-0") // the harness's own view of the old primary, around the proxies
+
+	t0 := time.Now()
+	_, heal := apply(t, ctx, env, f)
+	want := map[string]bool{
+		"sentinel-0->redis-0": true, "sentinel-1->redis-0": true, "sentinel-2->redis-0": true,
+		"redis-0-r0->redis-0": true, "redis-0->redis-0-r0": true, "redis-peers->redis-0": true,
+		"client-0->redis-0": true,
+	}
+	for _, l := range c.AllLinks() {
+		if l.IsCut() != want[l.Name] {
+			t.Errorf("%s cut %v, want %v", l.Name, l.IsCut(), want[l.Name])
+		}
+	}
+
+	// Every sentinel loses the primary (its own link is cut) and they
+	// agree it is down.
+	eventually(t, 30*time.Second, "sentinels promote redis-0-r0", func() error {
+		p, err := c.Primary(ctx, "redis-0")
+		if err != nil {
+			return err
+		}
+		if p.Name != "redis-0-r0" {
+			return fmt.Errorf("primary %s", p.Name)
+		}
+		return nil
+	})
+	t.Logf("redis-0-r0 promoted %v after the partition", time.Since(t0).Round(time.Millisecond))
+	odown := 0
+	for _, n := range c.Nodes() {
+		if n.Kind != cluster.KindSentinel {
+			continue
+		}
+		b, err := os.ReadFile(n.LogPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "+sdown master redis-0") {
+			t.Errorf("%s did not deem redis-0 down:\n%s", n.Name, b)
+		}
+		if strings.Contains(string(b), "+odown master redis-0") {
+			odown++
+		}
+	}
+	if odown == 0 {
+		t.Error("no sentinel logged +odown for redis-0")
+	}
+	// Split brain: the old primary is alive and still a primary, and
+	// takes writes from whoever reaches it.
+	if role, err := old.Do(ctx, "ROLE").Slice(); err != nil || role[0] != "master" {
+		t.Errorf("old primary's role during the partition: %v, %v", role, err)
+	}
+	if err := old.Set(ctx, "split", "lost", 0).Err(); err != nil {
+		t.Errorf("write to the old primary: %v", err)
+	}
+
+	heal()
+	eventually(t, 30*time.Second, "old primary demoted after heal", func() error {
+		role, err := old.Do(ctx, "ROLE").Slice()
+		if err != nil {
+			return err
+		}
+		if role[0] != "slave" {
+			return fmt.Errorf("role %v", role[0])
+		}
+		return nil
+	})
+	// Its write during the partition is gone: it resynchronised from the
+	// new primary.
+	eventually(t, 10*time.Second, "old primary resynchronised", func() error {
+		if n, err := old.Exists(ctx, "split").Result(); err != nil || n != 0 {
+			return fmt.Errorf("split exists %d, %v", n, err)
+		}
+		return nil
 	})
 }
 

@@ -58,18 +58,32 @@ func newTopology(spec cluster.Spec, processPerClient bool) *topology {
 	} else {
 		if r := spec.Redis; r != nil {
 			primaries := max(r.Primaries, 1)
+			var redis []string
+			addRedis := func(name, kind string) {
+				add(name, kind)
+				redis = append(redis, name)
+			}
 			for i := range primaries {
-				add("redis-"+strconv.Itoa(i), cluster.KindRedis)
+				addRedis("redis-"+strconv.Itoa(i), cluster.KindRedis)
 			}
 			for i := range primaries {
 				for j := range r.Replicas {
-					name := fmt.Sprintf("redis-%d-r%d", i, j)
-					add(name, cluster.KindReplica)
-					t.links = append(t.links, linkEnds{name, "redis-" + strconv.Itoa(i)})
+					addRedis(fmt.Sprintf("redis-%d-r%d", i, j), cluster.KindReplica)
 				}
 			}
 			for k := range r.Sentinels {
-				add("sentinel-"+strconv.Itoa(k), cluster.KindSentinel)
+				addRedis("sentinel-"+strconv.Itoa(k), cluster.KindSentinel)
+			}
+			// Peer links where every node has a peer address (cluster/redispeers.go).
+			if r.Replicas > 0 || r.Sentinels > 0 {
+				for _, to := range redis {
+					for _, from := range redis {
+						if t.redisPeerFrom(from, to, r.Sentinels > 0) {
+							t.links = append(t.links, linkEnds{from, to})
+						}
+					}
+					t.links = append(t.links, linkEnds{cluster.RedisPeers, to})
+				}
 			}
 		}
 		if z := spec.ZooKeeper; z != nil {
@@ -222,11 +236,17 @@ func (t *topology) matchEnd(sel, end string) bool {
 }
 
 // matchFrom matches a selector's source end: as matchEnd, and etcd-peers
-// also matches an etcd member's link to another (cluster.Links does the
-// same).
+// also matches an etcd member's link to another, redis-peers a Redis
+// node's link to another (cluster.Links does the same).
 func (t *topology) matchFrom(sel string, l linkEnds) bool {
 	return t.matchEnd(sel, l.from) ||
-		sel == cluster.EtcdPeers && t.kinds[l.from] == cluster.KindEtcd && t.kinds[l.to] == cluster.KindEtcd
+		sel == cluster.EtcdPeers && t.kinds[l.from] == cluster.KindEtcd && t.kinds[l.to] == cluster.KindEtcd ||
+		sel == cluster.RedisPeers && isRedisKind(t.kinds[l.from]) && isRedisKind(t.kinds[l.to])
+}
+
+// isRedisKind reports whether kind is a node kind of a Redis topology.
+func isRedisKind(kind string) bool {
+	return kind == cluster.KindRedis || kind == cluster.KindReplica || kind == cluster.KindSentinel
 }
 
 // etcdPairs reports whether etcd peer links exist per directed pair.
@@ -260,15 +280,28 @@ func (t *topology) count(kind string) int {
 	return n
 }
 
-// unproxied reports whether a and b talk over connections that go through
-// no proxy, so that no fault can act on them: Sentinels reach Redis nodes
-// and each other directly.
-func (t *topology) unproxied(a, b string) bool {
-	ka, kb := t.kinds[a], t.kinds[b]
-	redisSide := func(k string) bool {
-		return k == cluster.KindRedis || k == cluster.KindReplica || k == cluster.KindSentinel
+// redisPeerFrom reports whether Redis node from dials to's peer address
+// (as cluster's redisPeerFrom): a sentinel dials every server and every
+// other sentinel; a server dials servers of its own master group only,
+// any of them with sentinels (failovers change roles), else a replica its
+// primary.
+func (t *topology) redisPeerFrom(from, to string, sentinels bool) bool {
+	kf, kt := t.kinds[from], t.kinds[to]
+	group := func(name string) string { return strings.SplitN(name, "-r", 2)[0] }
+	switch {
+	case from == to:
+		return false
+	case kf == cluster.KindSentinel:
+		return true
+	case kt == cluster.KindSentinel:
+		return false
+	case group(from) != group(to):
+		return false
+	case sentinels:
+		return true
+	default:
+		return kf == cluster.KindReplica && kt == cluster.KindRedis
 	}
-	return a != b && (ka == cluster.KindSentinel && redisSide(kb) || kb == cluster.KindSentinel && redisSide(ka))
 }
 
 // isolateGroups are the groups of "isolate: x": x against every other

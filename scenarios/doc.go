@@ -89,20 +89,24 @@
 // off the leader with zk-0 (zk-0 alone when it leads).
 // A link A->B must be one the cluster proxies (the model package faults
 // acts on): from a client (clients, client-N, holder) to any server, from a
-// replica to its primary (redis-0-r0->redis-0), from one ZooKeeper member to
-// another, from one etcd member to another (provider local; etcd-1->etcd-0),
-// or from etcd-peers to an etcd member (every other member's connections;
-// with provider docker the only etcd peer links, so a partition there may
-// put only one etcd member in a group facing other etcd members).
-// Sentinels' own connections are not proxied, so a sentinel appears in
-// links only as a client's destination, is not a node: of latency,
-// bandwidth or reset, and may not be separated from Redis nodes by a
-// partition. A partition's groups must
-// cut at least one proxied link. With provider external only client links
-// exist, so only client-side faults are possible: latency, bandwidth, reset
-// and partition on client links, and pause-client. faults.Check repeats
-// these checks against the cluster spec; this package reports them first,
-// with lines.
+// replica to its primary (redis-0-r0->redis-0), from a sentinel to a Redis
+// server or another sentinel (sentinel-1->redis-0, sentinel-1->sentinel-0),
+// with sentinels from any server of a master group to another
+// (redis-0->redis-0-r0: replication once a failover swapped the roles),
+// from redis-peers to a Redis node (every peer connection into it), from
+// one ZooKeeper member to another, from one etcd member to another
+// (etcd-1->etcd-0), or from etcd-peers to an etcd member (every other
+// member's connections). Redis peer links exist where every Redis node has
+// a peer address: with replicas or sentinels (see package cluster). So a
+// bare sentinel-N names Sentinel's own traffic too, and a partition may
+// separate sentinels from Redis servers and from each other (the primary
+// cut off from the sentinels, its replica and the clients:
+// [[redis-0], [sentinel-0, sentinel-1, sentinel-2, redis-0-r0, clients]]).
+// A partition's groups must cut at least one proxied link. With provider
+// external only client links exist, so only client-side faults are
+// possible: latency, bandwidth, reset and partition on client links, and
+// pause-client. faults.Check repeats these checks against the cluster spec;
+// this package reports them first, with lines.
 //
 // # Sweeps
 //

@@ -369,12 +369,7 @@ func (p *parser) checkFault(fi *faultInfo) {
 		case good("node"):
 			// A bare node name means every link touching it (DESIGN §3);
 			// clients, client-N and holder name the client ends.
-			n, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder)
-			if msg == "" && n.kind == kSentinel {
-				msg = fmt.Sprintf("node: %s would act on client traffic only: a sentinel's links to Redis nodes and other sentinels "+
-					"are not proxied (use link: clients->%s to say so)", f.Node, f.Node)
-			}
-			if msg != "" {
+			if _, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder); msg != "" {
 				bad("node", "%s", msg)
 			}
 		}
@@ -452,14 +447,13 @@ func (p *parser) checkIsolate(fi *faultInfo) {
 	if !n.isClient() {
 		ms = append(ms, member{node{kind: kClients}, "clients", 1})
 	}
-	hint := fmt.Sprintf("use groups to cut %s's proxied links only, e.g. groups: [[%s], [clients]]", x, x)
-	if msg := t.partitionLeaders(ms, 2, hint); msg != "" {
+	if msg := t.partitionLeaders(ms, 2); msg != "" {
 		p.add(at.line, at.field, "%s", msg)
 	}
 }
 
 // checkGroups checks a partition's groups: known nodes, each in one group,
-// nothing cut that no proxy carries, and at least one link to cut.
+// and at least one link to cut.
 func (p *parser) checkGroups(fi *faultInfo) {
 	t := &p.topo
 	groups := fi.f.Groups
@@ -492,8 +486,7 @@ func (p *parser) checkGroups(fi *faultInfo) {
 	if !valid {
 		return
 	}
-	hint := "leave sentinels out of every group (nodes in no group keep all their links), or pause or kill the node"
-	if msg := t.partitionLeaders(ms, len(groups), hint); msg != "" {
+	if msg := t.partitionLeaders(ms, len(groups)); msg != "" {
 		p.add(at.line, at.field, "%s", msg)
 	}
 }
@@ -502,7 +495,7 @@ func (p *parser) checkGroups(fi *faultInfo) {
 // they are checked for every member that may lead, as package faults
 // resolves them when the fault starts (a selector takes its member out of
 // every other place the groups name it). ngroups is the number of groups.
-func (t *topology) partitionLeaders(ms []member, ngroups int, sentinelHint string) string {
+func (t *topology) partitionLeaders(ms []member, ngroups int) string {
 	var sels []nodeKind
 	for _, m := range ms {
 		if m.n.isLeader() && !slices.Contains(sels, m.n.kind) {
@@ -510,7 +503,7 @@ func (t *topology) partitionLeaders(ms []member, ngroups int, sentinelHint strin
 		}
 	}
 	if len(sels) == 0 {
-		return t.partition(ms, sentinelHint)
+		return t.partition(ms)
 	}
 	choices := []map[nodeKind]node{{}}
 	for _, k := range sels {
@@ -566,7 +559,7 @@ func (t *topology) partitionLeaders(ms []member, ngroups int, sentinelHint strin
 				return fmt.Sprintf("%sgroup %d is empty (a leader selector takes its member out of every other group)", when, g)
 			}
 		}
-		if msg := t.partition(resolved, sentinelHint); msg != "" {
+		if msg := t.partition(resolved); msg != "" {
 			return when + msg
 		}
 	}
@@ -575,7 +568,7 @@ func (t *topology) partitionLeaders(ms []member, ngroups int, sentinelHint strin
 
 // partition checks the members of a partition's groups against the
 // proxied links and returns what is wrong, or "".
-func (t *topology) partition(ms []member, sentinelHint string) string {
+func (t *topology) partition(ms []member) string {
 	etcdIn := map[int]int{} // group -> etcd members in it
 	for _, m := range ms {
 		if m.n.kind == kEtcd {
@@ -601,9 +594,6 @@ func (t *topology) partition(ms []member, sentinelHint string) string {
 			switch {
 			case x.n.isClient() && y.n.isClient() && (x.n.kind == kClients || y.n.kind == kClients):
 				return fmt.Sprintf("%s and %s are in different groups, but clients includes every client", x.name, y.name)
-			case unproxied(x.n, y.n):
-				return fmt.Sprintf("%s and %s are in different groups, but sentinels reach Redis nodes and each other directly, "+
-					"not through a proxy, so that traffic cannot be cut; %s", x.name, y.name, sentinelHint)
 			case t.external && !x.n.isClient() && !y.n.isClient() && x.n.kind == y.n.kind && x.n.kind&(kZK|kEtcd) != 0:
 				return fmt.Sprintf("%s and %s are in different groups, but with provider external their peer traffic is not "+
 					"proxied: only client links can be cut", x.name, y.name)

@@ -205,10 +205,14 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:5: faults[0].link: ", "links from a client are written client->server"},
 		{"replication link backwards", "name: t\nlocks: [test-lock]\ncluster: {redis: {replicas: 1}}\nfaults:\n  - {type: latency, at: 1s, link: redis-0->redis-0-r0, latency: 1s}\n",
 			"x.yaml:5: faults[0].link: ", "the replication link is redis-0-r0->redis-0"},
-		{"sentinel link", "name: t\nlocks: [test-lock]\ncluster: {redis: {sentinels: 3}}\nfaults:\n  - {type: latency, at: 1s, link: sentinel-0->redis-0, latency: 1s}\n",
-			"x.yaml:5: faults[0].link: ", "sentinels reach Redis nodes and each other directly"},
-		{"sentinel node", "name: t\nlocks: [test-lock]\ncluster: {redis: {sentinels: 3}}\nfaults:\n  - {type: reset, at: 1s, node: sentinel-2}\n",
-			"x.yaml:5: faults[0].node: ", "a sentinel's links to Redis nodes and other sentinels are not proxied"},
+		{"sentinel link backwards", "name: t\nlocks: [test-lock]\ncluster: {redis: {sentinels: 3}}\nfaults:\n  - {type: latency, at: 1s, link: redis-0->sentinel-0, latency: 1s}\n",
+			"x.yaml:5: faults[0].link: ", "Redis servers never dial sentinels; Sentinel's connections are sentinel-0->redis-0"},
+		{"replication across master groups", "name: t\nlocks: [test-lock]\ncluster: {redis: {primaries: 2, replicas: 1, sentinels: 3}}\nfaults:\n  - {type: latency, at: 1s, link: redis-1-r0->redis-0, latency: 1s}\n",
+			"x.yaml:5: faults[0].link: ", "no link redis-1-r0->redis-0 (links run from a client to a server"},
+		{"redis-peers without peer addresses", "name: t\nlocks: [test-redlock]\nfaults:\n  - {type: reset, at: 1s, link: redis-peers->redis-0}\n",
+			"x.yaml:4: faults[0].link: ", "redis-peers links exist to the Redis nodes of a topology with replicas or sentinels"},
+		{"redis-peers in a group", "name: t\nlocks: [test-lock]\ncluster: {redis: {replicas: 1}}\nfaults:\n  - {type: partition, at: 1s, groups: [[redis-peers], [redis-0]]}\n",
+			"x.yaml:5: faults[0].groups[0][0]: ", `"redis-peers" is not one of`},
 		{"etcd member to itself", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\nfaults:\n  - {type: reset, at: 1s, link: etcd-1->etcd-1}\n",
 			"x.yaml:5: faults[0].link: ", "no link etcd-1->etcd-1"},
 		{"leader without the backend", head + "  - {type: kill, at: 1s, node: zk-leader}\n",
@@ -221,8 +225,6 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:5: faults[0].groups: ", "when zk-1 leads: group 1 is empty"},
 		{"leader twice", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[zk-leader], [zk-leader, clients]]}\n",
 			"x.yaml:5: faults[0].groups[1][0]: ", "zk-leader is already in faults[0].groups[0]"},
-		{"isolate a primary watched by sentinels", "name: t\nlocks: [test-lock]\ncluster: {redis: {replicas: 1, sentinels: 3}}\nfaults:\n  - {type: partition, at: 1s, isolate: redis-0}\n",
-			"x.yaml:5: faults[0].isolate: ", "use groups to cut redis-0's proxied links only"},
 		{"not a link", head + "  - {type: reset, at: 1s, link: clients-redis-0}\n",
 			"x.yaml:5: faults[0].link: ", "is not a link: write A->B"},
 		{"kill a client", head + "  - {type: kill, at: 1s, node: clients}\n",
@@ -454,6 +456,15 @@ faults:
   - {type: reset, at: 1s, link: zk-1->zk-0}
   - {type: reset, at: 1s, node: redis-0}
   - {type: pause, at: 2s, for: 1s, node: sentinel-1}
+  - {type: latency, at: 1s, link: sentinel-0->redis-0, latency: 1s}
+  - {type: latency, at: 1s, link: sentinel-0->sentinel-2, latency: 1s}
+  - {type: latency, at: 1s, link: redis-peers->redis-0-r0, latency: 1s}
+  - {type: reset, at: 1s, node: sentinel-2}
+  - {type: reset, at: 1s, link: redis-0->redis-0-r0}
+  - {type: partition, at: 1s, isolate: redis-0}
+  - {type: partition, at: 1s, isolate: sentinel-0}
+  - {type: partition, at: 1s, groups: [[redis-0], [sentinel-0, sentinel-1, sentinel-2, redis-0-r0, clients]]}
+  - {type: partition, at: 1s, groups: [[redis-0, sentinel-0], [sentinel-1, sentinel-2, redis-0-r0, clients]]}
   - {type: kill, at: 3s, node: etcd-2}
   - {type: restart, at: 4s, node: redis-0, delay: 1s}
   - {type: failover, at: 5s, node: redis-0}

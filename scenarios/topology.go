@@ -24,6 +24,7 @@ const (
 	kEtcdPeers                       // etcd-peers: every etcd member, as a link source only
 	kZKLeader                        // zk-leader: the ZooKeeper member leading when the fault starts
 	kEtcdLeader                      // etcd-leader: the etcd member leading when the fault starts
+	kRedisPeers                      // redis-peers: a Redis node's peers, as a link source only
 
 	kServer    = kPrimary | kReplica | kSentinel | kZK | kEtcd
 	kAnyClient = kClients | kClient | kHolder
@@ -39,7 +40,7 @@ func (k nodeKind) describe() string {
 	}{
 		{kPrimary, "redis-N"}, {kReplica, "redis-N-rM"}, {kSentinel, "sentinel-N"},
 		{kZK, "zk-N"}, {kEtcd, "etcd-N"}, {kClients, "clients"}, {kClient, "client-N"}, {kHolder, "holder"},
-		{kEtcdPeers, "etcd-peers"}, {kZKLeader, "zk-leader"}, {kEtcdLeader, "etcd-leader"},
+		{kEtcdPeers, "etcd-peers"}, {kZKLeader, "zk-leader"}, {kEtcdLeader, "etcd-leader"}, {kRedisPeers, "redis-peers"},
 	} {
 		if k&d.k != 0 {
 			out = append(out, d.name)
@@ -64,6 +65,8 @@ func parseNode(s string) (node, bool) {
 		return node{kind: kHolder}, true
 	case "etcd-peers":
 		return node{kind: kEtcdPeers}, true
+	case "redis-peers":
+		return node{kind: kRedisPeers}, true
 	case "zk-leader":
 		return node{kind: kZKLeader}, true
 	case "etcd-leader":
@@ -168,8 +171,17 @@ func (t *topology) exists(n node) bool {
 		return n.i < t.etcd
 	case kEtcdPeers:
 		return t.etcd > 0
+	case kRedisPeers:
+		return t.redis > 0 || t.unsure&kPrimary != 0
 	}
 	return false
+}
+
+// redisPeers reports whether the Redis nodes have peer addresses, and so
+// peer links per directed pair (cluster/redispeers.go): with replicas or
+// sentinels, not with provider external.
+func (t *topology) redisPeers() bool {
+	return !t.external && (t.replicas > 0 || t.sentinel > 0 || t.unsure&(kReplica|kSentinel) != 0)
 }
 
 // names lists the topology's node names compactly for messages.
@@ -260,21 +272,33 @@ func (n node) name() string {
 
 // proxied reports whether the cluster has a proxied link a->b, the
 // links faults can act on (the model of package faults, DESIGN.md §3): a
-// client to any server; a replica to its primary (replication connections
-// are the replica's); one ZooKeeper member to another; etcd-peers to an
-// etcd member, and with provider local one etcd member to another (etcd
-// peer traffic is proxied per directed pair there, per destination with
-// docker). Sentinels' own connections are not proxied; with provider
-// external only client links exist. a and b are not leader selectors (see
-// candidates).
+// client to any server; in a Redis topology with replicas or sentinels, a
+// replica to its primary (replication connections are the replica's), a
+// sentinel to every Redis server and every other sentinel, with sentinels
+// every server of a master group to every other one (failovers change
+// roles), and redis-peers to any of its nodes; one ZooKeeper member to
+// another; etcd-peers to an etcd member, and one etcd member to another.
+// With provider external only client links exist. a and b are not leader
+// selectors (see candidates).
 func (t *topology) proxied(a, b node) bool {
+	redisServer := kPrimary | kReplica
 	switch {
 	case a.isClient():
 		return b.base()&kServer != 0
 	case t.external:
 		return false
-	case a.kind == kReplica:
-		return b.kind == kPrimary && a.i == b.i
+	case a.kind == kRedisPeers:
+		return t.redisPeers() && b.kind&(redisServer|kSentinel) != 0
+	case a.kind == kSentinel:
+		return b.kind&redisServer != 0 || b.kind == kSentinel && a.i != b.i
+	case a.kind&redisServer != 0:
+		if b.kind&redisServer == 0 || a.i != b.i || a == b {
+			return false
+		}
+		if t.sentinel > 0 || t.unsure&kSentinel != 0 {
+			return true
+		}
+		return a.kind == kReplica && b.kind == kPrimary
 	case a.kind == kZK:
 		return b.kind == kZK && a.i != b.i
 	case a.kind == kEtcdPeers:
@@ -292,14 +316,6 @@ func (t *topology) cut(a, b node) bool {
 		return a.i != b.i // etcd-peers->b carries a's traffic to b
 	}
 	return t.proxied(a, b) || t.proxied(b, a)
-}
-
-// unproxied reports whether a and b talk over connections no proxy sees,
-// so no fault can cut them: Sentinels reach Redis nodes and each other
-// directly.
-func unproxied(a, b node) bool {
-	redisSide := kPrimary | kReplica | kSentinel
-	return a != b && (a.kind == kSentinel && b.kind&redisSide != 0 || b.kind == kSentinel && a.kind&redisSide != 0)
 }
 
 // isClient reports whether n stands for one or more harness clients.
@@ -328,8 +344,9 @@ func (t *topology) servers() []string {
 	return out
 }
 
-const linkRules = "links run from a client to a server, from a replica to its primary, " +
-	"between ZooKeeper members, between etcd members (provider local), and from etcd-peers to an etcd member"
+const linkRules = "links run from a client to a server, from a replica to its primary, from a sentinel to a Redis " +
+	"server or another sentinel, between ZooKeeper members, between etcd members, and from etcd-peers or redis-peers " +
+	"to a member or node"
 
 // checkLink reads "A->B" and returns its normalised form, or a message
 // saying why the cluster has no such proxied link.
@@ -339,7 +356,7 @@ func (t *topology) checkLink(s string) (string, string) {
 	if !ok || a == "" || b == "" || strings.Contains(b, "->") {
 		return "", fmt.Sprintf("%q is not a link: write A->B, e.g. clients->redis-0", s)
 	}
-	na, msg := t.checkNode(a, kAny|kEtcdPeers)
+	na, msg := t.checkNode(a, kAny|kEtcdPeers|kRedisPeers)
 	if msg != "" {
 		return "", msg
 	}
@@ -368,10 +385,13 @@ func (t *topology) checkLink(s string) (string, string) {
 		return "", fmt.Sprintf("no link %s: with provider external only client links exist", link)
 	case na.kind == kEtcd && nb.kind == kEtcd && na.i != nb.i:
 		return "", fmt.Sprintf("no link %s: etcd peer links are proxied per destination only here; use link: etcd-peers->%s (connections from every other member)", link, b)
-	case na.kind == kSentinel || nb.kind == kSentinel:
-		return "", fmt.Sprintf("no link %s: sentinels reach Redis nodes and each other directly, not through a proxy (pause or kill the sentinel instead)", link)
+	case nb.kind == kSentinel && na.kind != kSentinel:
+		return "", fmt.Sprintf("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", link, b, a)
 	case na.kind == kPrimary && nb.kind == kReplica && na.i == nb.i:
-		return "", fmt.Sprintf("no link %s: the replication link is %s->%s (connections the replica opens; the primary's stream flows back on them)", link, b, a)
+		return "", fmt.Sprintf("no link %s: the replication link is %s->%s (connections the replica opens; the primary's "+
+			"stream flows back on them); links between the servers of a master group in both directions exist with sentinels only", link, b, a)
+	case na.kind == kRedisPeers:
+		return "", fmt.Sprintf("no link %s: redis-peers links exist to the Redis nodes of a topology with replicas or sentinels", link)
 	case na.kind == kEtcdPeers:
 		return "", fmt.Sprintf("no link %s: etcd-peers links exist only to etcd members of a cluster of 3 or 5", link)
 	}
