@@ -28,36 +28,67 @@
 //
 //	client-<i>-><node>     every client to every node (primaries, replicas,
 //	                       sentinels, ZooKeeper and etcd members)
-//	redis-0-r0->redis-0    replication: the replica's replicaof is this proxy
+//	redis-0-r0->redis-0    replication: the replica's connection to its primary
+//	redis-0->redis-0-r0    replication once a failover swapped the roles (with
+//	                       sentinels: every server of a master group to every
+//	                       other one)
+//	sentinel-1->redis-0    Sentinel's connections to a Redis server
+//	sentinel-1->sentinel-0 Sentinel's connections to another sentinel
+//	redis-peers->redis-0   connections to redis-0's peer address whose sender
+//	                       is unknown; as a selector, also every peer link
+//	                       into redis-0
 //	zk-1->zk-0             ZooKeeper quorum and election traffic, per
 //	                       directed pair (two proxies: quorum and election port)
-//	etcd-1->etcd-0         etcd peer traffic, per directed pair (local provider)
+//	etcd-1->etcd-0         etcd peer traffic, per directed pair
 //	etcd-peers->etcd-0     other etcd members' connections to etcd-0 whose sender
 //	                       is unknown; as a selector, also every pair link
 //	                       into etcd-0
+//
+// The Redis peer links exist in topologies with replicas or sentinels (not
+// for independent primaries, which never talk to each other).
 //
 // Links selects by name, "clients->X", "A->B" or a bare node name (every link
 // touching it); Partition returns the links separating groups of nodes.
 //
 // # What can be partitioned, per backend
 //
+//	backend    proxied links between servers        partitions            providers
+//	Redis      replica->primary, sentinel->server,  any                   local, docker
+//	           sentinel->sentinel; with sentinels
+//	           server->server in a master group
+//	ZooKeeper  member->member (quorum, election)    any                   local, docker
+//	etcd       member->member                       any                   local, docker
+//	(any)      none                                 clients from servers  external
+//
 // Client links, always: every client has its own proxy to every node, and
-// Endpoints hands out nothing else; Redirect maps each node's real address
-// (what Sentinel or etcd's member list report) to the client's proxy for it.
+// Endpoints hands out nothing else; Redirect maps each address a server
+// reports for a node (its real address, its peer address, its container
+// address) to the client's proxy for it.
 //
-// Redis replication, yes: "redis-0-r0->redis-0" is the replica's connection
-// to its primary. After a failover Sentinel reconfigures the remaining
-// replicas with the new primary's real address, so from then on replication
-// between them bypasses the proxies (a replica promoted by Sentinel is still
-// reached by clients through their own proxies, via Redirect).
-//
-// Sentinel links, no: sentinels talk to the Redis nodes and to each other on
-// real addresses. Sentinel learns replica and sentinel addresses from what
-// the servers report, and a sentinel that saw the primary at a proxy address
-// would hand that address to clients (and to the other sentinels, which
-// would then disagree about where the master is); keeping Sentinel on real
-// addresses keeps its answers exact. To make Sentinel see a primary down,
-// kill or pause it.
+// Redis, per directed pair, every peer connection: in a topology with
+// replicas or sentinels every node has one peer address, and the whole
+// topology uses it: a replica's replicaof is its primary's, sentinels
+// monitor the primaries at theirs, servers announce theirs
+// (replica-announce-ip/-port: what a primary lists in INFO replication,
+// hence where Sentinel finds replicas) and sentinels theirs (sentinel
+// announce-ip/-port: what their hellos carry, hence where the other
+// sentinels find them). Sentinel thus sees one address per node: it has no
+// reason to reconfigure a replica to another address (+fix-slave-config),
+// and after a failover it points the remaining replicas, the returning old
+// primary and clients (get-master-addr-by-name, SENTINEL SENTINELS) at peer
+// addresses too. A demultiplexer on each peer address names the process
+// that opened each connection (local: the process whose file descriptors
+// hold the connecting socket; docker: the source address, the sender's
+// container) and forwards it through that pair's link (redispeers.go,
+// peers.go). So the classic Sentinel split can be built: [[redis-0],
+// [sentinel-0, sentinel-1, sentinel-2, redis-0-r0, clients]] cuts the
+// primary off from every sentinel (they deem it down and promote the
+// replica) while it lives on for whoever still reaches it, and
+// [[redis-0, sentinel-0, client-0], [sentinel-1, sentinel-2, redis-0-r0,
+// client-1]] leaves a minority sentinel with the old primary. A connection
+// whose sender stays unknown (a client dialing a reported address without
+// Redirect) goes through "redis-peers->redis-0", cut only when every node
+// with a pair link into redis-0 is across.
 //
 // ZooKeeper, per directed pair: a member's configuration lists its own real
 // ports and, for every other member, the proxies of that pair. Members name
@@ -69,21 +100,16 @@
 // Tests check that no member holds a connection to another member's real
 // address.
 //
-// etcd, per directed pair with the local provider: every member must agree
-// on every member's peer URL (the cluster id is derived from the
-// membership), so each member advertises one address that all others dial;
-// a demultiplexer there reads each connection's first request head, names
-// the sender (X-PeerURLs or X-Server-From, which etcd's raft transport
-// sets, else the process that opened the socket) and forwards the
-// connection through "etcd-1->etcd-0" (etcdpeers.go). So any partition can
-// be built: [[etcd-0], [etcd-1, etcd-2, clients]] or [[etcd-0, etcd-1],
-// [etcd-2]]. A connection whose sender stays unknown goes through
-// "etcd-peers->etcd-0", cut only when every other member is across.
-// Provider docker has that per-destination link only: cutting it stops every
-// connection the others open to etcd-0, which isolates etcd-0 in practice
-// (etcd's raft transport sends a member's messages mostly on streams its
-// peers opened), but a partition between two groups of several members each
-// cannot be built there (Partition says so with ErrUnsupported).
+// etcd, per directed pair: every member must agree on every member's peer
+// URL (the cluster id is derived from the membership), so each member
+// advertises one address that all others dial; a demultiplexer there reads
+// each connection's first request head, names the sender (X-PeerURLs or
+// X-Server-From, which etcd's raft transport sets, else the process that
+// opened the socket; with docker, the source address) and forwards the
+// connection through "etcd-1->etcd-0" (etcdpeers.go, peers.go). So any
+// partition can be built: [[etcd-0], [etcd-1, etcd-2, clients]] or
+// [[etcd-0, etcd-1], [etcd-2]]. A connection whose sender stays unknown goes
+// through "etcd-peers->etcd-0", cut only when every other member is across.
 //
 // # What a cut is
 //
@@ -105,8 +131,8 @@
 //
 // Start returns when every server is ready: Redis answers PING, each replica
 // reports master_link_status:up, each sentinel reports every primary at its
-// address and knows its replicas and the other sentinels (about 2 s: Sentinel
-// says hello every 2 s); every ZooKeeper member reports leader, follower or
+// peer address and knows its replicas and the other sentinels (about 2 s:
+// Sentinel says hello every 2 s); every ZooKeeper member reports leader, follower or
 // standalone (srvr); every etcd member reports health (it has a leader).
 // Node.Start waits for the same per-node condition, so restarting a
 // ZooKeeper or etcd member waits until it rejoins a quorum.
@@ -145,26 +171,24 @@
 //     across restarts (the network's subnet is pinned), and its server
 //     listens on its usual port there (6379, 26379, 2181, 2379). Only the
 //     client port is published, on 127.0.0.1, at the port that is the
-//     node's Addr: client proxies, readiness probes and Role dial it. The
-//     servers announce their container addresses (Sentinel monitors the
-//     primaries there, replicas set replica-announce-ip, etcd advertises
-//     them as client URLs), and Endpoints.Redirect maps them to the
-//     client's proxies like real addresses.
+//     node's Addr: client proxies, readiness probes and Role dial it. etcd
+//     advertises the container addresses as client URLs, Redis nodes
+//     announce their peer addresses (below), and Endpoints.Redirect maps
+//     both to the client's proxies like real addresses.
 //   - Peer links: the proxies listen on the network's gateway address
 //     (the host side of the bridge, which every container reaches) and
-//     dial the peer's container address. A replica's replicaof is its
-//     replication proxy; a ZooKeeper member's configuration lists the
-//     gateway proxies of its directed pairs (each with its own ports, where
-//     the local provider uses one loopback address per pair) and the
-//     election rewrite points dial-backs at the reverse pair's proxy; an
-//     etcd member advertises a demultiplexer on the gateway that names the
-//     sender of each connection by its source address (the sender's fixed
-//     container address) and forwards it through the pair's link. So the
-//     same links exist as with the local provider ("etcd-1->etcd-0" and
-//     "etcd-peers->etcd-0" included) and the same partitions can and cannot
-//     be made: Sentinel's own connections are direct in both. Tests check
-//     that no member holds a connection to another member's container
-//     address.
+//     dial the peer's container address. A ZooKeeper member's configuration
+//     lists the gateway proxies of its directed pairs (each with its own
+//     ports, where the local provider uses one loopback address per pair)
+//     and the election rewrite points dial-backs at the reverse pair's
+//     proxy; an etcd member advertises, and a Redis node's peer address is,
+//     a demultiplexer on the gateway that names the sender of each
+//     connection by its source address (the sender's fixed container
+//     address) and forwards it through the pair's link. So the same links
+//     exist as with the local provider ("etcd-1->etcd-0",
+//     "sentinel-1->redis-0", "redis-peers->redis-0" included) and the same
+//     partitions can be made. Tests check that no server holds a connection
+//     to another server's container address.
 //   - Proxies follow their upstreams' listening state as with local
 //     servers, reading each container's TCP table from the host
 //     (/proc/<pid>/net/tcp of the container's init); with a remote or

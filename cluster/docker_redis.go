@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -25,11 +26,13 @@ const (
 )
 
 // buildDockerRedis is buildRedis for the docker provider: the same nodes
-// and links. Each server announces its container address (replicas with
-// replica-announce-ip, so that Sentinel finds them there; Sentinel is
-// given the primaries' container addresses), which clients reach through
-// Endpoints.Redirect; a replica's replicaof is its replication proxy on the
-// network's gateway, whose upstream is the primary's container address.
+// and links. Every node's peer address is a demultiplexer on the network's
+// gateway (redispeers.go), which names the sender of each connection by its
+// source address, the sender's fixed container address, and forwards it
+// through that pair's link, whose proxy dials the node's container
+// address. A replica's replicaof is its primary's peer address, sentinels
+// monitor the primaries there, and every server and sentinel announces its
+// own; clients reach what Sentinel reports through Endpoints.Redirect.
 func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
@@ -72,18 +75,28 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		}
 		c.addAlias(n.Name, p.containerAddr(n.Name, port))
 	}
-	replicaOf := map[*Node]*Link{}
-	for _, pr := range primaries {
-		for _, r := range replicas {
-			if !strings.HasPrefix(r.Name, pr.Name+"-r") {
-				continue
+	peer := map[*Node]string{}
+	if len(replicas) > 0 || len(sentinels) > 0 {
+		byIP := map[netip.Addr]int{}
+		for i, n := range all {
+			byIP[p.assignIP(n.Name)] = i
+		}
+		up := func(n *Node) string {
+			if n.Kind == KindSentinel {
+				return p.containerAddr(n.Name, dockerSentinelPort)
 			}
-			l, err := c.addLinkAt(r.Name, pr.Name, []string{p.containerAddr(pr.Name, dockerRedisPort)},
-				[]string{p.listenAddr()}, nil)
-			if err != nil {
-				return b, err
-			}
-			replicaOf[r] = l
+			return p.containerAddr(n.Name, dockerRedisPort)
+		}
+		demux, err := c.buildRedisPeers(all, up, p.listenAddr(),
+			func([]*Node) func(net.Conn) ([]byte, int) {
+				return func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
+			}, p.watch.addDemux)
+		if err != nil {
+			return b, err
+		}
+		for i, n := range all {
+			peer[n] = demux[i].addr
+			c.addAlias(n.Name, demux[i].addr)
 		}
 	}
 
@@ -93,11 +106,13 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
 			"--repl-diskless-sync-delay", "0",
 			"--enable-debug-command", "local",
-			// What the primary lists in INFO replication, hence where
-			// Sentinel looks for this server when it is a replica: its own
-			// container address, not the proxy's gateway it connects from.
-			"--replica-announce-ip", p.assignIP(n.Name).String(),
-			"--replica-announce-port", strconv.Itoa(dockerRedisPort),
+		}
+		// What the primary lists in INFO replication, hence where Sentinel
+		// looks for this server when it is a replica: its peer address, not
+		// the gateway address it connects from.
+		if a := peer[n]; a != "" {
+			host, port := splitHostPort(a)
+			args = append(args, "--replica-announce-ip", host, "--replica-announce-port", port)
 		}
 		args = append(append(args, persist...), extra...)
 		return command{path: "redis-server", args: args, dir: dockerDataDir, container: &containerSpec{
@@ -108,7 +123,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		n.cmd = func() (command, error) { return server(n), nil }
 	}
 	for _, n := range replicas {
-		host, port := splitHostPort(replicaOf[n].Addr())
+		host, port := splitHostPort(peer[primaryOf(primaries, n)])
 		n.cmd = func() (command, error) { return server(n, "--replicaof", host, port), nil }
 	}
 	for _, n := range servers {
@@ -130,19 +145,12 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {
-		var conf strings.Builder
-		fmt.Fprintf(&conf, "port %d\nbind 0.0.0.0\ndaemonize no\nlogfile \"\"\nprotected-mode no\ndir %s\n", dockerSentinelPort, dockerDataDir)
-		for _, pr := range primaries {
-			fmt.Fprintf(&conf, "sentinel monitor %s %s %d %d\n", pr.Name, p.assignIP(pr.Name), dockerRedisPort, quorum)
-			fmt.Fprintf(&conf, "sentinel down-after-milliseconds %s %d\n", pr.Name, sentinelDownAfter.Milliseconds())
-			fmt.Fprintf(&conf, "sentinel failover-timeout %s %d\n", pr.Name, sentinelFailoverTimeout.Milliseconds())
-			fmt.Fprintf(&conf, "sentinel parallel-syncs %s 1\n", pr.Name)
-		}
+		conf := sentinelConf(n, strconv.Itoa(dockerSentinelPort), dockerDataDir, "0.0.0.0", primaries, peer, quorum)
 		// The file is copied into the container when it is created; Sentinel
 		// rewrites it there, and a restarted sentinel (the same container)
 		// keeps what it learned, as with the local provider.
 		spec := &containerSpec{backend: BackendRedis, image: rs.Image, port: dockerSentinelPort,
-			files: []containerFile{{path: dockerSentinelConf, data: []byte(conf.String())}}}
+			files: []containerFile{{path: dockerSentinelConf, data: []byte(conf)}}}
 		n.cmd = func() (command, error) {
 			return command{path: "redis-sentinel", args: []string{dockerSentinelConf}, dir: dockerDataDir, container: spec}, nil
 		}
@@ -181,7 +189,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			return err
 		}
 		return dockerStartNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
-			return c.dockerSentinelKnows(ctx, n, primaries, rs.Replicas, len(sentinels)-1)
+			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
 		})
 	}
 	b.version = func(ctx context.Context) string {
@@ -192,40 +200,6 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		return infoField(info, "redis_version")
 	}
 	return b, nil
-}
-
-// dockerSentinelKnows is sentinelKnows with the primaries at their
-// container addresses.
-func (c *Cluster) dockerSentinelKnows(ctx context.Context, n *Node, primaries []*Node, replicas, others int) error {
-	for _, pr := range primaries {
-		v, err := respDo(ctx, n.Addr(), "SENTINEL", "get-master-addr-by-name", pr.Name)
-		if err != nil {
-			return err
-		}
-		a, ok := v.([]any)
-		if !ok || len(a) != 2 {
-			return fmt.Errorf("get-master-addr-by-name %s: %v", pr.Name, v)
-		}
-		want := c.docker.containerAddr(pr.Name, dockerRedisPort)
-		if got := fmt.Sprintf("%v:%v", a[0], a[1]); got != want {
-			return fmt.Errorf("master %s at %s, want %s", pr.Name, got, want)
-		}
-		v, err = respDo(ctx, n.Addr(), "SENTINEL", "MASTER", pr.Name)
-		if err != nil {
-			return err
-		}
-		kv, _ := v.([]any)
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[fmt.Sprint(kv[i])] = fmt.Sprint(kv[i+1])
-		}
-		if m["flags"] != "master" || m["num-slaves"] != strconv.Itoa(replicas) ||
-			m["num-other-sentinels"] != strconv.Itoa(others) {
-			return fmt.Errorf("sentinel view of %s: flags=%s num-slaves=%s num-other-sentinels=%s",
-				pr.Name, m["flags"], m["num-slaves"], m["num-other-sentinels"])
-		}
-	}
-	return nil
 }
 
 // dockerStartNodes is startNodes with the containers started side by side

@@ -41,7 +41,9 @@ func dockerCluster(t *testing.T, spec cluster.Spec) *cluster.Cluster {
 }
 
 // containerIPs maps each node's container address (the alias that
-// Redirect maps to the client's proxy, with the port) to the node.
+// Redirect maps to the client's proxy, without the port) to the node. Peer
+// addresses, which Redirect maps too, all listen on the gateway, so an
+// address there names several nodes and is left out.
 func containerIPs(t *testing.T, c *cluster.Cluster) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -50,6 +52,7 @@ func containerIPs(t *testing.T, c *cluster.Cluster) map[string]string {
 	for _, n := range c.Nodes() {
 		proxyNode[ep.Redirect[n.Addr()]] = n.Name
 	}
+	shared := map[string]bool{}
 	for real, proxy := range ep.Redirect {
 		if strings.HasPrefix(real, "127.0.0.1:") {
 			continue
@@ -58,7 +61,14 @@ func containerIPs(t *testing.T, c *cluster.Cluster) map[string]string {
 		if err != nil {
 			t.Fatalf("redirect key %q: %v", real, err)
 		}
-		out[ap.Addr().String()] = proxyNode[proxy]
+		ip := ap.Addr().String()
+		if prev, ok := out[ip]; ok && prev != proxyNode[proxy] {
+			shared[ip] = true
+		}
+		out[ip] = proxyNode[proxy]
+	}
+	for ip := range shared {
+		delete(out, ip)
 	}
 	if len(out) != len(c.Nodes()) {
 		t.Fatalf("container addresses %v for %d nodes", out, len(c.Nodes()))
@@ -100,12 +110,16 @@ func assertNoDirectContainerConns(t *testing.T, c *cluster.Cluster, prefix strin
 	}
 }
 
+// TestDockerRedis: the Redis topology in containers, with every node's
+// peer address a demultiplexer on the gateway, as TestRedisReplicationAndSentinel
+// checks for local servers.
 func TestDockerRedis(t *testing.T) {
+	t0 := time.Now()
 	c := dockerCluster(t, cluster.Spec{
 		Redis:   &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec},
 		Clients: 2,
 	})
-	ctx := ctxT(t, 2*time.Minute)
+	ctx := ctxT(t, 3*time.Minute)
 	var names []string
 	for _, n := range c.Nodes() {
 		names = append(names, n.Name)
@@ -113,8 +127,10 @@ func TestDockerRedis(t *testing.T) {
 	if got := strings.Join(names, ","); got != "redis-0,redis-0-r0,sentinel-0,sentinel-1,sentinel-2" {
 		t.Fatalf("nodes %s", got)
 	}
-	mustLink(t, c, "redis-0-r0->redis-0")
-	mustLink(t, c, "client-1->sentinel-2")
+	for _, sel := range []string{"redis-0-r0->redis-0", "client-1->sentinel-2", "sentinel-0->redis-0",
+		"sentinel-1->redis-0-r0", "sentinel-2->sentinel-0", "redis-0->redis-0-r0"} {
+		mustLink(t, c, sel)
+	}
 	if v := c.Info().Versions[cluster.BackendRedis]; v == "" {
 		t.Errorf("no version: %+v", c.Info())
 	}
@@ -132,16 +148,21 @@ func TestDockerRedis(t *testing.T) {
 		}
 		return err
 	})
-	// Replication goes through the replica's proxy on the gateway.
-	info, err := replica.Info(ctx, "replication").Result()
-	if err != nil {
-		t.Fatal(err)
+	// replicaOfPeer checks that the replica's master is redis-0's peer
+	// address on the gateway.
+	replicaOfPeer := func(t *testing.T) {
+		t.Helper()
+		info, err := replica.Info(ctx, "replication").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := infoField(info, "master_host") + ":" + infoField(info, "master_port")
+		if n, ok := c.NodeAt(a); !ok || n.Name != "redis-0" || n.Addr() == a || a == containerAddrOf(t, c, "redis-0") {
+			t.Errorf("replica's master is %s, want redis-0's peer address:\n%s", a, info)
+		}
 	}
-	repl := mustLink(t, c, "redis-0-r0->redis-0")
-	if host, _, _ := strings.Cut(repl.Addr(), ":"); !strings.Contains(info, "master_host:"+host+"\r\n") {
-		t.Errorf("replica's master is not its proxy %s:\n%s", repl.Addr(), info)
-	}
-	// Sentinel reports the primary at its container address, which the
+	replicaOfPeer(t)
+	// Sentinel reports the primary at its peer address, which the
 	// client's Redirect maps to its own proxy for redis-0.
 	s := redisClient(t, ep.Sentinels[0], 2*time.Second)
 	addr, err := s.Do(ctx, "SENTINEL", "get-master-addr-by-name", "redis-0").StringSlice()
@@ -211,10 +232,55 @@ func TestDockerRedis(t *testing.T) {
 		})
 	})
 
-	t.Run("failover", func(t *testing.T) {
-		primary := mustNode(t, c, "redis-0")
-		if err := primary.Kill(ctx); err != nil {
+	t.Run("past fix-slave-config", func(t *testing.T) {
+		if wait := time.Until(t0.Add(fixSlaveConfigWindow)); wait > 0 {
+			t.Logf("waiting %v for Sentinel's INFO refreshes", wait.Round(time.Millisecond))
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			}
+		}
+		replicaOfPeer(t)
+		for _, n := range c.Nodes() {
+			if n.Kind != cluster.KindSentinel {
+				continue
+			}
+			b, err := os.ReadFile(n.LogPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "+fix-slave-config") {
+				t.Errorf("%s reconfigured the replica:\n%s", n.Name, b)
+			}
+		}
+		// Replication through the pair link: latency delays it.
+		l := mustLink(t, c, "redis-0-r0->redis-0")
+		name, err := l.Latency(300*time.Millisecond, 0, cluster.StreamDown)
+		if err != nil {
 			t.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := rc.Set(ctx, "locklab:test:slow", "1", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "replicated", func() error { return replica.Get(ctx, "locklab:test:slow").Err() })
+		if took := time.Since(t1); took < 300*time.Millisecond {
+			t.Errorf("replication with 300ms latency on %s took %v", l.Name, took)
+		}
+		l.RemoveToxic(ctx, name)
+		assertNoDirectContainerConns(t, c, "")
+	})
+
+	t.Run("partition", func(t *testing.T) {
+		// The primary cut off from the sentinels, its replica and the
+		// clients: the sentinels promote the replica.
+		ls, err := c.Partition([][]string{{"redis-0"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			l.Cut()
 		}
 		t0 := time.Now()
 		eventually(t, 30*time.Second, "sentinel promotes redis-0-r0", func() error {
@@ -223,6 +289,43 @@ func TestDockerRedis(t *testing.T) {
 				return err
 			}
 			if p.Name != "redis-0-r0" {
+				return fmt.Errorf("primary %s", p.Name)
+			}
+			return nil
+		})
+		t.Logf("promoted %v after the partition (%d links cut)", time.Since(t0), len(ls))
+		if r, err := mustNode(t, c, "redis-0").Role(ctx); err != nil || r != "primary" {
+			t.Errorf("old primary during the partition: %q, %v", r, err)
+		}
+		for _, l := range ls {
+			l.Heal(ctx)
+		}
+		eventually(t, 30*time.Second, "old primary demoted", func() error {
+			r, err := mustNode(t, c, "redis-0").Role(ctx)
+			if err == nil && r != "replica" {
+				err = fmt.Errorf("role %s", r)
+			}
+			return err
+		})
+	})
+
+	t.Run("failover", func(t *testing.T) {
+		// Kill whichever node is the primary now; Sentinel promotes the
+		// other one.
+		primary, err := c.Primary(ctx, "redis-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := primary.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		eventually(t, 30*time.Second, "sentinel promotes another node", func() error {
+			p, err := c.Primary(ctx, "redis-0")
+			if err != nil {
+				return err
+			}
+			if p == primary {
 				return fmt.Errorf("primary %s", p.Name)
 			}
 			return nil
@@ -241,6 +344,23 @@ func TestDockerRedis(t *testing.T) {
 			return err
 		})
 	})
+}
+
+// containerAddrOf is node's container address with its server port (the
+// Redirect key that is neither 127.0.0.1 nor on the shared gateway).
+func containerAddrOf(t *testing.T, c *cluster.Cluster, node string) string {
+	t.Helper()
+	for ip, n := range containerIPs(t, c) {
+		if n == node {
+			port := "6379"
+			if strings.HasPrefix(node, "sentinel-") {
+				port = "26379"
+			}
+			return ip + ":" + port
+		}
+	}
+	t.Fatalf("no container address for %s", node)
+	return ""
 }
 
 func TestDockerRedisPersistenceAcrossRestart(t *testing.T) {
