@@ -88,6 +88,10 @@ type Endpoints struct {
 	ZooKeeper   []string
 	Etcd        []string
 	Redirect    map[string]string // real server address -> proxied address
+	// Auth are the credentials the clients log in with (Cluster.Credentials:
+	// provider external only, from the environment; none otherwise). It
+	// mirrors locks.Auth; Credentials' String and GoString redact it.
+	Auth Credentials
 }
 
 // Info describes a started cluster for the result file.

@@ -509,14 +509,14 @@ func (c *Cluster) NodeAt(addr string) (*Node, bool) {
 
 // Endpoints are client's addresses, every one through the client's own
 // proxies ("client-<client>-><node>"), plus Redirect from each client-facing
-// node's real address to the client's proxied address for it. It panics when
-// client is not in [0, Clients()).
+// node's real address to the client's proxied address for it, and the
+// cluster's Credentials. It panics when client is not in [0, Clients()).
 func (c *Cluster) Endpoints(client int) Endpoints {
 	if client < 0 || client >= c.spec.Clients {
 		panic(fmt.Sprintf("cluster: client %d of %d", client, c.spec.Clients))
 	}
 	from := clientName(client)
-	e := Endpoints{Redirect: map[string]string{}}
+	e := Endpoints{Redirect: map[string]string{}, Auth: c.Credentials()}
 	sentinels := false
 	for _, n := range c.Nodes() {
 		if !n.clientFacing {

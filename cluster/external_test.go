@@ -76,3 +76,61 @@ func TestExternalUnreachable(t *testing.T) {
 		t.Fatalf("start with nothing listening: %v", err)
 	}
 }
+
+// Provider external hands the credentials from the environment to every
+// client in Endpoints.Auth (the runner passes them on to the lock clients),
+// and nowhere else: not in Info, nor in the cluster's logs.
+func TestExternalCredentialsInEndpoints(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accept Start's reachability check
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, k := range []string{"LOCKLAB_REDIS_USERNAME", "LOCKLAB_REDIS_TLS", "LOCKLAB_REDIS_CACERT",
+		"LOCKLAB_ETCD_USERNAME", "LOCKLAB_ETCD_PASSWORD", "LOCKLAB_ETCD_CACERT", "LOCKLAB_ETCD_CERT", "LOCKLAB_ETCD_KEY"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("LOCKLAB_REDIS_PASSWORD", "s3cret-redis")
+	t.Setenv("LOCKLAB_ZK_DIGEST", "bob:s3cret-zk")
+	dir := t.TempDir()
+	c, err := cluster.Start(ctxT(t, 10*time.Second), cluster.Spec{Provider: cluster.ProviderExternal, Dir: dir, Clients: 2,
+		External: &cluster.ExternalSpec{Redis: []string{l.Addr().String()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		auth := c.Endpoints(i).Auth
+		if auth.RedisPassword != "s3cret-redis" || auth.ZooKeeperDigest != "bob:s3cret-zk" {
+			t.Errorf("client %d: Endpoints.Auth %v lacks the credentials", i, auth)
+		}
+	}
+	info := fmt.Sprintf("%+v %#v", c.Info(), c.Endpoints(0))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(info, "s3cret") {
+		t.Errorf("Info or printed Endpoints show a secret: %s", info)
+	}
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "s3cret") {
+			t.Errorf("%s shows a secret", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,6 +29,113 @@ type Endpoints struct {
 	// replica's real address) dial through it so traffic stays on the
 	// client's proxied links. A missing entry means dial the address as is.
 	Redirect map[string]string
+	// Auth holds the credentials the clients log in with (none: the
+	// servers need none). It is part of Endpoints so that it travels with
+	// them to client processes (workload.WorkerSpec, JSON on the worker's
+	// stdin); the harness never writes Endpoints to results or logs, and
+	// Auth's String, GoString and LogValue redact every secret.
+	Auth Auth `json:",omitzero"`
+}
+
+// Auth are credentials for the backends' servers, the same for every node
+// of a backend. The zero value means none. The harness fills it from the
+// LOCKLAB_* environment variables for provider external only (see
+// cluster.Credentials, whose fields it mirrors one for one: the runner
+// converts one into the other).
+//
+// Clients reach the servers through proxies on 127.0.0.1, so TLS clients
+// verify each server's certificate against the host of its real address
+// (Endpoints.Real), not against the address they dial.
+type Auth struct {
+	// RedisUsername is the Redis 6 ACL user; "" with a RedisPassword means
+	// the default user (AUTH password). Sentinels get the same credentials.
+	RedisUsername string
+	RedisPassword string
+	// RedisTLS makes Redis connections (Sentinel's too) use TLS, verified
+	// against RedisCACert (a PEM file) or, when it is empty, the system's
+	// roots.
+	RedisTLS    bool
+	RedisCACert string
+
+	// EtcdUsername and EtcdPassword log in to etcd (auth enabled).
+	EtcdUsername string
+	EtcdPassword string
+	// EtcdCACert (PEM file) verifies the members' certificates; EtcdCert
+	// and EtcdKey are a client certificate and its key. TLS is on when any
+	// is set (EtcdTLS).
+	EtcdCACert string
+	EtcdCert   string
+	EtcdKey    string
+
+	// ZooKeeperDigest is "user:password": the session adds it as digest
+	// auth, and nodes the locks create get a digest ACL for that identity
+	// only (instead of world:anyone).
+	ZooKeeperDigest string
+}
+
+// EtcdTLS reports whether etcd connections use TLS.
+func (a Auth) EtcdTLS() bool { return a.EtcdCACert != "" || a.EtcdCert != "" }
+
+// IsZero reports whether no credential is set.
+func (a Auth) IsZero() bool { return a == Auth{} }
+
+// String says which credentials are set (user names, "password ***",
+// "tls"), without a secret or a file name.
+func (a Auth) String() string {
+	var parts []string
+	if a.RedisPassword != "" || a.RedisTLS {
+		s := "redis:"
+		if a.RedisUsername != "" {
+			s += " user " + a.RedisUsername
+		}
+		if a.RedisPassword != "" {
+			s += " password ***"
+		}
+		if a.RedisTLS {
+			s += " tls"
+		}
+		parts = append(parts, s)
+	}
+	if a.EtcdPassword != "" || a.EtcdTLS() {
+		s := "etcd:"
+		if a.EtcdUsername != "" {
+			s += " user " + a.EtcdUsername
+		}
+		if a.EtcdPassword != "" {
+			s += " password ***"
+		}
+		if a.EtcdTLS() {
+			s += " tls"
+		}
+		if a.EtcdCert != "" {
+			s += " client-cert"
+		}
+		parts = append(parts, s)
+	}
+	if a.ZooKeeperDigest != "" {
+		user, _, _ := strings.Cut(a.ZooKeeperDigest, ":")
+		parts = append(parts, "zookeeper: digest "+user+":***")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// GoString redacts like String (for %#v).
+func (a Auth) GoString() string { return "locks.Auth{" + a.String() + "}" }
+
+// LogValue redacts like String (slog).
+func (a Auth) LogValue() slog.Value { return slog.StringValue(a.String()) }
+
+// ZooKeeperUser splits ZooKeeperDigest into user and password; ok is false
+// when no digest is set.
+func (a Auth) ZooKeeperUser() (user, password string, ok bool) {
+	if a.ZooKeeperDigest == "" {
+		return "", "", false
+	}
+	user, password, _ = strings.Cut(a.ZooKeeperDigest, ":")
+	return user, password, true
 }
 
 // Dial returns the address to dial for addr: its redirect when there is one.
@@ -35,6 +144,70 @@ func (e Endpoints) Dial(addr string) string {
 		return r
 	}
 	return addr
+}
+
+// LogValue logs the endpoints with Auth redacted (a JSON handler would
+// otherwise marshal the credentials).
+func (e Endpoints) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Any("redis", e.Redis), slog.Any("sentinels", e.Sentinels),
+		slog.Any("master_names", e.MasterNames), slog.Any("zookeeper", e.ZooKeeper),
+		slog.Any("etcd", e.Etcd), slog.Any("redirect", e.Redirect),
+		slog.String("auth", e.Auth.String()),
+	)
+}
+
+// Real returns the real server address behind addr: addr itself when it
+// is not a proxied address of e (a Redirect value), else the Redirect key
+// that maps to it (when several do, aliases of one node, the first by host
+// name before IP literal, then in sort order, so the choice is stable). TLS
+// clients verify the server's certificate against Real's host.
+func (e Endpoints) Real(addr string) string {
+	if _, ok := e.Redirect[addr]; ok {
+		return addr
+	}
+	var best string
+	for real, proxied := range e.Redirect {
+		if proxied != addr {
+			continue
+		}
+		if best == "" || realBefore(real, best) {
+			best = real
+		}
+	}
+	if best == "" {
+		return addr
+	}
+	return best
+}
+
+// realBefore orders candidate real addresses: host names first, then IP
+// literals, each in sort order.
+func realBefore(a, b string) bool {
+	ipA, ipB := isIPAddr(a), isIPAddr(b)
+	if ipA != ipB {
+		return ipB
+	}
+	return a < b
+}
+
+func isIPAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	return net.ParseIP(host) != nil
+}
+
+// ServerName returns the host a TLS client dialing addr verifies the
+// server's certificate against: the host of Real(addr).
+func (e Endpoints) ServerName(addr string) string {
+	real := e.Real(addr)
+	host, _, err := net.SplitHostPort(real)
+	if err != nil {
+		return real
+	}
+	return host
 }
 
 // Config is what a constructor gets: where the servers are and the lock's
@@ -57,6 +230,15 @@ type Config struct {
 	Seed int64
 	// Logger receives diagnostics; nil means discard.
 	Logger *slog.Logger
+}
+
+// LogValue logs the config with the endpoints' Auth redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.Any("endpoints", c.Endpoints), slog.Duration("ttl", c.TTL),
+		slog.Duration("retry", c.Retry), slog.String("prefix", c.Prefix),
+		slog.Any("options", c.Options), slog.Int64("seed", c.Seed),
+	)
 }
 
 // Log returns the config's logger, or one that discards.

@@ -468,10 +468,14 @@ func prefix(l scenarios.Lock, scenario string) string {
 	return "locklab:" + scenario + ":"
 }
 
+// lockEndpoints converts a client's cluster endpoints for the lock
+// packages. locks.Auth mirrors cluster.Credentials field for field, so the
+// conversion stops compiling when one gains a field the other lacks.
 func lockEndpoints(e cluster.Endpoints) locks.Endpoints {
 	return locks.Endpoints{
 		Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
 		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect,
+		Auth: locks.Auth(e.Auth),
 	}
 }
 

@@ -31,7 +31,16 @@ func newLabEnv(t testing.TB, clients int, backend locks.Backend) *labEnv {
 	return &labEnv{c: testenv.Cluster(t, spec)}
 }
 
-func (e *labEnv) endpoints(i int) locks.Endpoints { return locks.Endpoints(e.c.Endpoints(i)) }
+// endpoints are client i's endpoints (credentials included) for the lock
+// packages, converted as the runner does.
+func (e *labEnv) endpoints(i int) locks.Endpoints {
+	ce := e.c.Endpoints(i)
+	return locks.Endpoints{
+		Redis: ce.Redis, Sentinels: ce.Sentinels, MasterNames: ce.MasterNames,
+		ZooKeeper: ce.ZooKeeper, Etcd: ce.Etcd, Redirect: ce.Redirect,
+		Auth: locks.Auth(ce.Auth),
+	}
+}
 
 // cut cuts every link of client i (no byte passes either way).
 func (e *labEnv) cut(t testing.TB, i int) { t.Helper(); testenv.CutClient(t, e.c, i) }

@@ -92,7 +92,7 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 	}
-	lk := zk.NewLock(l.s.Conn(), l.path, zk.WorldACL(zk.PermAll))
+	lk := zk.NewLock(l.s.Conn(), l.path, l.s.ACL())
 	done := make(chan error, 1)
 	go func() { done <- lk.Lock() }()
 	select {

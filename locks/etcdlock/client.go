@@ -2,10 +2,14 @@ package etcdlock
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +18,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/locklab/locklab/locks"
 )
@@ -67,7 +73,12 @@ func Root(prefix string) string {
 // Dial creates a clientv3.Client for cfg.Endpoints.Etcd (through
 // Endpoints.Dial) with DialTimeout, gRPC keep-alive pings (10s, 3s timeout:
 // a connection that went silent is noticed) and the library's log at error
-// level into cfg.Log(). It checks within ctx that a member answers.
+// level into cfg.Log(). It logs in with Endpoints.Auth's etcd user and, when
+// Auth.EtcdTLS, speaks TLS (CA and client certificate from Auth's files),
+// verifying each member's certificate against its real host
+// (Endpoints.ServerName), not the proxy it dials. It checks within ctx that
+// a member answers a read under Root(cfg.Prefix): wrong or missing
+// credentials fail here.
 func Dial(ctx context.Context, cfg locks.Config) (*clientv3.Client, error) {
 	if len(cfg.Endpoints.Etcd) == 0 {
 		return nil, errors.New("etcdlock: no etcd endpoints")
@@ -76,22 +87,138 @@ func Dial(ctx context.Context, cfg locks.Config) (*clientv3.Client, error) {
 	for i, a := range cfg.Endpoints.Etcd {
 		eps[i] = cfg.Endpoints.Dial(a)
 	}
-	cli, err := clientv3.New(clientv3.Config{
+	ccfg := clientv3.Config{
 		Endpoints:            eps,
 		DialTimeout:          DialTimeout,
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 3 * time.Second,
 		Logger:               zap.New(slogCore{l: cfg.Log()}),
-	})
+		Username:             cfg.Endpoints.Auth.EtcdUsername,
+		Password:             cfg.Endpoints.Auth.EtcdPassword,
+	}
+	var hs *handshakes
+	if cfg.Endpoints.Auth.EtcdTLS() {
+		tc, err := tlsConfig(cfg.Endpoints.Auth)
+		if err != nil {
+			return nil, err
+		}
+		// Given as a dial option, not Config.TLS: clientv3 would verify
+		// every member against the address it dials (127.0.0.1).
+		hs = &handshakes{bad: make(chan struct{})}
+		ccfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(proxiedTLS{
+			TransportCredentials: credentials.NewTLS(tc), e: cfg.Endpoints, hs: hs,
+		})}
+	}
+	cli, err := clientv3.New(ccfg)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client %v: %w", eps, err)
 	}
-	// Client creation does not dial; make sure somebody answers.
-	if _, err := cli.Get(ctx, "locklab-ping", clientv3.WithCountOnly()); err != nil {
+	// Client creation does not dial; make sure somebody answers, and that
+	// the credentials work: the key is under the locks' prefix, so a user
+	// allowed only that prefix passes. clientv3 retries a failed connection
+	// until ctx ends, so a certificate failure ends the wait at once, and
+	// the last handshake failure is part of the error.
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if hs != nil {
+		go func() {
+			select {
+			case <-hs.bad:
+				cancel(hs.failure())
+			case <-pctx.Done():
+			}
+		}()
+	}
+	if _, err := cli.Get(pctx, Root(cfg.Prefix)+"/", clientv3.WithCountOnly()); err != nil {
 		cli.Close()
+		if herr := hs.failure(); herr != nil {
+			return nil, fmt.Errorf("etcd %v: tls handshake: %w", eps, herr)
+		}
 		return nil, fmt.Errorf("etcd %v: %w", eps, err)
 	}
 	return cli, nil
+}
+
+// tlsConfig builds the client TLS configuration from a's etcd files.
+func tlsConfig(a locks.Auth) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if a.EtcdCACert != "" {
+		pem, err := os.ReadFile(a.EtcdCACert)
+		if err != nil {
+			return nil, fmt.Errorf("etcdlock: ca certificate: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("etcdlock: ca certificate %s: no PEM certificate", a.EtcdCACert)
+		}
+	}
+	if a.EtcdCert != "" || a.EtcdKey != "" {
+		cert, err := tls.LoadX509KeyPair(a.EtcdCert, a.EtcdKey)
+		if err != nil {
+			return nil, fmt.Errorf("etcdlock: client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// proxiedTLS is gRPC TLS whose handshake names the member behind the proxy
+// a connection goes to (found from the connection's remote address), so
+// that one client verifies every member against its own host name.
+type proxiedTLS struct {
+	credentials.TransportCredentials
+	e  locks.Endpoints
+	hs *handshakes
+}
+
+func (p proxiedTLS) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	addr := authority // gRPC's name for the endpoint: its dialed address
+	if p.e.Real(addr) == addr && raw.RemoteAddr() != nil {
+		addr = raw.RemoteAddr().String() // not a proxy address as such
+	}
+	real := p.e.Real(addr)
+	conn, info, err := p.TransportCredentials.ClientHandshake(ctx, real, raw)
+	if err != nil {
+		p.hs.failed(fmt.Errorf("%s: %w", real, err))
+	}
+	return conn, info, err
+}
+
+func (p proxiedTLS) Clone() credentials.TransportCredentials {
+	return proxiedTLS{TransportCredentials: p.TransportCredentials.Clone(), e: p.e, hs: p.hs}
+}
+
+// handshakes remembers a client's last TLS handshake failure, which gRPC
+// would otherwise only retry.
+type handshakes struct {
+	mu   sync.Mutex
+	last error
+	bad  chan struct{} // closed at the first certificate failure
+}
+
+func (h *handshakes) failed(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last = err
+	var verify *tls.CertificateVerificationError
+	var alert tls.AlertError // the server refused our certificate (TLS 1.2)
+	if errors.As(err, &verify) || errors.As(err, &alert) {
+		select {
+		case <-h.bad:
+		default:
+			close(h.bad)
+		}
+	}
+}
+
+// failure returns the last handshake failure; nil for a nil h.
+func (h *handshakes) failure() error {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
 }
 
 // Client is one harness client: one clientv3.Client shared by its Lockers.

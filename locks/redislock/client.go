@@ -3,12 +3,15 @@ package redislock
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -191,13 +194,17 @@ func (c *Client) backoff(pttl time.Duration) time.Duration {
 // I/O, no command retries (a retried SET NX could take the lock twice or
 // hide the failure from the harness), a small pool. With e.Sentinels it is a
 // failover client for e.MasterNames[i] whose every dial, to Sentinels and
-// to the addresses they report, goes through e.Dial. It pings the server
-// within ctx.
+// to the addresses they report, goes through e.Dial. It logs in with
+// e.Auth (Sentinels with the same user and password) and, with
+// Auth.RedisTLS, speaks TLS on every connection, verifying the server's
+// certificate against its real host (Endpoints.ServerName), not the proxy
+// it dials. It pings the server within ctx: wrong or missing credentials
+// fail here.
 func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, error) {
 	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	var d net.Dialer
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return d.DialContext(ctx, network, e.Dial(addr))
+	dial, err := dialer(e)
+	if err != nil {
+		return nil, err
 	}
 	var rdb *redis.Client
 	var where string
@@ -209,6 +216,10 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:            e.MasterNames[i],
 			SentinelAddrs:         e.Sentinels,
+			Username:              e.Auth.RedisUsername,
+			Password:              e.Auth.RedisPassword,
+			SentinelUsername:      e.Auth.RedisUsername,
+			SentinelPassword:      e.Auth.RedisPassword,
 			Dialer:                dial,
 			MaxRetries:            -1,
 			ContextTimeoutEnabled: true,
@@ -222,6 +233,8 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 		where = e.Redis[i]
 		rdb = redis.NewClient(&redis.Options{
 			Addr:                  e.Redis[i],
+			Username:              e.Auth.RedisUsername,
+			Password:              e.Auth.RedisPassword,
 			Dialer:                dial,
 			MaxRetries:            -1,
 			ContextTimeoutEnabled: true,
@@ -237,6 +250,43 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 		return nil, fmt.Errorf("connect %s: %w", where, err)
 	}
 	return rdb, nil
+}
+
+// dialer returns Connect's dial function: TCP to e.Dial(addr), then, with
+// Auth.RedisTLS, a TLS handshake naming the real server. go-redis applies
+// its own TLSConfig only when it dials itself, so the handshake is ours.
+func dialer(e locks.Endpoints) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	var d net.Dialer
+	if !e.Auth.RedisTLS {
+		return func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, e.Dial(addr))
+		}, nil
+	}
+	base := &tls.Config{MinVersion: tls.VersionTLS12}
+	if e.Auth.RedisCACert != "" {
+		pem, err := os.ReadFile(e.Auth.RedisCACert)
+		if err != nil {
+			return nil, fmt.Errorf("redislock: ca certificate: %w", err)
+		}
+		base.RootCAs = x509.NewCertPool()
+		if !base.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("redislock: ca certificate %s: no PEM certificate", e.Auth.RedisCACert)
+		}
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := d.DialContext(ctx, network, e.Dial(addr))
+		if err != nil {
+			return nil, err
+		}
+		cfg := base.Clone()
+		cfg.ServerName = e.ServerName(addr)
+		conn := tls.Client(raw, cfg)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("tls %s: %w", e.Real(addr), err)
+		}
+		return conn, nil
+	}, nil
 }
 
 // poolSize covers one acquire, one release and a few watchdog renewals at

@@ -21,7 +21,16 @@ func newEnv(t testing.TB, clients int) *testEnv {
 	return &testEnv{c: testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: clients})}
 }
 
-func (e *testEnv) endpoints(i int) locks.Endpoints { return locks.Endpoints(e.c.Endpoints(i)) }
+// endpoints are client i's endpoints (credentials included) for the lock
+// packages, converted as the runner does.
+func (e *testEnv) endpoints(i int) locks.Endpoints {
+	ce := e.c.Endpoints(i)
+	return locks.Endpoints{
+		Redis: ce.Redis, Sentinels: ce.Sentinels, MasterNames: ce.MasterNames,
+		ZooKeeper: ce.ZooKeeper, Etcd: ce.Etcd, Redirect: ce.Redirect,
+		Auth: locks.Auth(ce.Auth),
+	}
+}
 
 // cut cuts every link of client i (no byte passes either way).
 func (e *testEnv) cut(t testing.TB, i int) { t.Helper(); testenv.CutClient(t, e.c, i) }

@@ -35,6 +35,7 @@ const DefaultSessionTimeout = 10 * time.Second
 type Session struct {
 	conn *zk.Conn
 	log  *slog.Logger
+	acl  []zk.ACL // of every node the session creates
 
 	mu        sync.Mutex
 	epoch     uint64
@@ -80,6 +81,14 @@ func SessionTimeout(cfg locks.Config) (time.Duration, error) {
 // Dial connects to the ensemble in cfg.Endpoints.ZooKeeper and waits, within
 // ctx, until a session is established. The library's log lines go to
 // cfg.Log() at debug level.
+//
+// With Endpoints.Auth.ZooKeeperDigest ("user:password") the session adds
+// that digest identity before Dial returns (the library sends it again on
+// every reconnection, before any queued request), and every node the
+// session creates (ACL) is accessible to that identity only: another
+// identity can neither delete a holder's node nor queue behind it.
+// ZooKeeper accepts any digest, so a wrong password shows later, as
+// zk.ErrNoAuth on nodes created under the right one.
 func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 	if len(cfg.Endpoints.ZooKeeper) == 0 {
 		return nil, errors.New("zklock: no zookeeper endpoints")
@@ -90,8 +99,13 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 	}
 	s := &Session{
 		log:     cfg.Log(),
+		acl:     zk.WorldACL(zk.PermAll),
 		up:      make(chan struct{}),
 		tracked: map[*tracker]struct{}{},
+	}
+	user, password, digest := cfg.Endpoints.Auth.ZooKeeperUser()
+	if digest {
+		s.acl = zk.DigestACL(zk.PermAll, user, password)
 	}
 	servers := make([]string, len(cfg.Endpoints.ZooKeeper))
 	for i, a := range cfg.Endpoints.ZooKeeper {
@@ -115,12 +129,26 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	select {
 	case <-s.Up():
-		return s, nil
 	case <-ctx.Done():
 		s.Close()
 		return nil, fmt.Errorf("zookeeper session %v: %w", servers, ctx.Err())
 	}
+	if digest {
+		err := s.call(ctx, func() error {
+			return conn.AddAuth("digest", []byte(cfg.Endpoints.Auth.ZooKeeperDigest))
+		})
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("zookeeper digest auth as %s: %w", user, err)
+		}
+	}
+	return s, nil
 }
+
+// ACL returns the ACL of the nodes the session creates: digest ACL for the
+// session's identity with Auth.ZooKeeperDigest, world:anyone otherwise
+// (all permissions either way).
+func (s *Session) ACL() []zk.ACL { return s.acl }
 
 // Conn returns the underlying connection.
 func (s *Session) Conn() *zk.Conn { return s.conn }
@@ -279,7 +307,7 @@ func (s *Session) create(ctx context.Context, path string, data []byte, flags in
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := s.conn.Create(path, data, flags, zk.WorldACL(zk.PermAll))
+		p, err := s.conn.Create(path, data, flags, s.acl)
 		done <- result{p, err}
 	}()
 	select {
@@ -339,7 +367,7 @@ func (s *Session) ensurePath(ctx context.Context, dir string) error {
 	for _, part := range parts {
 		p += "/" + part
 		err := s.call(ctx, func() error {
-			_, err := s.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+			_, err := s.conn.Create(p, nil, 0, s.acl)
 			return err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
