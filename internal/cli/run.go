@@ -124,7 +124,7 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			if f.Runs > 1 {
 				fmt.Fprintf(stderr, " (run %d/%d)", i+1, f.Runs)
 			}
-			fmt.Fprintf(stderr, ": %s\n", oneLine(sc.Description))
+			fmt.Fprintf(stderr, ": %s\n", firstSentence(sc.Description))
 			res, dir, err := runner.Run(ctx, sc, o)
 			if res != nil {
 				results = append(results, res)
@@ -175,13 +175,4 @@ func printResult(w io.Writer, format string, res *report.Result, dir string) {
 		report.Table(w, res)
 		fmt.Fprintf(w, "\nresults: %s\n\n", dir)
 	}
-}
-
-func oneLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
