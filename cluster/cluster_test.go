@@ -475,6 +475,35 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		}
 	})
 
+	t.Run("unknown sender", func(t *testing.T) {
+		// The harness is none of the nodes: its connection to redis-0's
+		// peer address goes through redis-peers->redis-0.
+		sc := redis.NewSentinelClient(&redis.Options{Addr: ep.Sentinels[0], MaxRetries: -1})
+		defer sc.Close()
+		addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		peer := redisClient(t, addr[0]+":"+addr[1], 300*time.Millisecond)
+		if err := peer.Ping(ctx).Err(); err != nil {
+			t.Fatalf("PING redis-0's peer address: %v", err)
+		}
+		var fallback *cluster.Link
+		for _, l := range c.AllLinks() {
+			if l.From == cluster.RedisPeers && l.To == "redis-0" {
+				fallback = l
+			}
+		}
+		fallback.Cut()
+		peer.Close()
+		peer = redisClient(t, addr[0]+":"+addr[1], 300*time.Millisecond)
+		if err := peer.Ping(ctx).Err(); err == nil {
+			t.Errorf("PING through cut %s answered", fallback.Name)
+		}
+		fallback.Heal(ctx)
+		eventually(t, 5*time.Second, "PING after heal", func() error { return peer.Ping(ctx).Err() })
+	})
+
 	t.Run("past fix-slave-config", func(t *testing.T) {
 		// Every peer connection must have gone through a pair link: with
 		// the fallback links cut, one that had not would hang and a
