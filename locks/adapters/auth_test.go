@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
@@ -48,7 +49,7 @@ func authHandoff(t *testing.T, lock string, e func(i int) locks.Endpoints, hold 
 			t.Fatalf("%s client %d: %v", lock, i, err)
 		}
 		t.Cleanup(func() { c.Close() })
-		ls[i] = c.Locker(labLockName(t))
+		ls[i] = c.Locker(locktest.Name(t))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -112,7 +113,7 @@ func TestAuthRedisAdapters(t *testing.T) {
 			for i := range addrs {
 				addrs[i] = testenv.Redis(t)
 				raw := redis.NewClient(&redis.Options{Addr: addrs[i], MaxRetries: -1})
-				err := raw.ConfigSet(redisTimeout(t, 5*time.Second), "requirepass", password).Err()
+				err := raw.ConfigSet(locktest.Timeout(t, 5*time.Second), "requirepass", password).Err()
 				_ = raw.Close()
 				if err != nil {
 					t.Fatal(err)
@@ -175,7 +176,7 @@ func TestAuthZKLib(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		dir := zklock.Root(labPrefix) + "/" + labLockName(t)
+		dir := zklock.Root(labPrefix) + "/" + locktest.Name(t)
 		if err := conn.AddAuth("digest", []byte(digest)); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/etcdlock"
@@ -29,7 +30,7 @@ func TestEtcdMutexLostOnCut(t *testing.T) {
 // it holds the lock when the holder releases.
 func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 	e := newLabEnv(t, 3, locks.Etcd)
-	lock := labLockName(t)
+	lock := locktest.Name(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	adm, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.endpoints(2)})
@@ -44,18 +45,8 @@ func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 		}
 		return int(resp.Count)
 	}
-	waitQueued := func(n int, what string) {
-		t.Helper()
-		deadline := time.Now().Add(3 * labTTL)
-		for queued() != n {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 
-	holder := labAcquire(t, labConnect(t, e, 0, adapters.NameEtcdMutex).Locker(lock))
+	holder := locktest.Acquire(t, labConnect(t, e, 0, adapters.NameEtcdMutex).Locker(lock))
 	waiter := labConnect(t, e, 1, adapters.NameEtcdMutex).Locker(lock)
 	result := make(chan error, 1)
 	go func() {
@@ -66,9 +57,9 @@ func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 		}
 		result <- err
 	}()
-	waitQueued(2, "waiter queued")
+	locktest.WaitFor(t, 3*labTTL, "waiter queued", func() bool { return queued() == 2 })
 	e.cut(t, 1)
-	waitQueued(1, "waiter's lease expired")
+	locktest.WaitFor(t, 3*labTTL, "waiter's lease expired", func() bool { return queued() == 1 })
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

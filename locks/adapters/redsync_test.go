@@ -6,13 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/adapters"
@@ -46,27 +45,12 @@ func (rc redisCase) servers(t *testing.T) ([]string, *redis.Client) {
 	return addrs, raw
 }
 
+// redisNewClient connects a client of lock to addrs through the registry;
+// cfg.Endpoints is filled in.
 func redisNewClient(t *testing.T, lock string, addrs []string, cfg locks.Config) locks.Client {
 	t.Helper()
-	spec, ok := locks.Lookup(lock)
-	if !ok {
-		t.Fatalf("%s not registered", lock)
-	}
 	cfg.Endpoints = locks.Endpoints{Redis: addrs}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := spec.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func redisTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return locktest.Connect(t, lock, cfg)
 }
 
 func TestRedisAdaptersRegistered(t *testing.T) {
@@ -84,55 +68,20 @@ func TestRedisAdaptersRegistered(t *testing.T) {
 	}
 }
 
+// TestRedisAdaptersMutualExclusion: 8 clients, 80 critical sections of
+// 1ms, no overlap; the libraries give no fencing token (Token is 0).
 func TestRedisAdaptersMutualExclusion(t *testing.T) {
-	const clients, rounds = 8, 10
 	for _, rc := range redisCases {
 		t.Run(rc.String(), func(t *testing.T) {
 			addrs, _ := rc.servers(t)
-			ctx := redisTimeout(t, 60*time.Second)
-			var (
-				inside, maxInside, done atomic.Int64
-				errs                    = make(chan error, clients)
-				wg                      sync.WaitGroup
-			)
-			for i := range clients {
-				l := redisNewClient(t, rc.lock, addrs, locks.Config{
-					TTL: 10 * time.Second, Retry: 20 * time.Millisecond, Seed: int64(i),
-				}).Locker(t.Name())
-				wg.Go(func() {
-					for range rounds {
-						lease, err := l.Acquire(ctx)
-						if err != nil {
-							errs <- err
-							return
-						}
-						n := inside.Add(1)
-						for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
-						}
-						time.Sleep(time.Millisecond) // the critical section's work
-						inside.Add(-1)
-						done.Add(1)
-						if lease.Token() != 0 {
-							errs <- fmt.Errorf("token %d from a library without tokens", lease.Token())
-						}
-						if err := lease.Release(ctx); err != nil {
-							errs <- err
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			if m := maxInside.Load(); m != 1 {
-				t.Errorf("%d clients inside at once", m)
-			}
-			if d := done.Load(); d != clients*rounds {
-				t.Errorf("%d critical sections, want %d", d, clients*rounds)
-			}
+			locktest.Contend(t, locktest.Contenders{
+				Connect: func(i int) locks.Client {
+					return redisNewClient(t, rc.lock, addrs, locks.Config{
+						TTL: 10 * time.Second, Retry: 20 * time.Millisecond, Seed: int64(i),
+					})
+				},
+				Clients: 8, Rounds: 10, Hold: time.Millisecond, Within: 60 * time.Second,
+			})
 		})
 	}
 }
@@ -142,22 +91,22 @@ func TestRedisAdaptersBlockedAcquireEndsWithCtx(t *testing.T) {
 		t.Run(rc.String(), func(t *testing.T) {
 			addrs, _ := rc.servers(t)
 			cfg := locks.Config{TTL: 10 * time.Second, Retry: 20 * time.Millisecond}
-			held, err := redisNewClient(t, rc.lock, addrs, cfg).Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+			held, err := redisNewClient(t, rc.lock, addrs, cfg).Locker(t.Name()).Acquire(locktest.Timeout(t, 5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
 			other := redisNewClient(t, rc.lock, addrs, cfg).Locker(t.Name())
-			if _, err := other.Acquire(redisTimeout(t, 150*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := other.Acquire(locktest.Timeout(t, 150*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("Acquire while held: %v, want DeadlineExceeded", err)
 			}
-			if err := held.Release(redisTimeout(t, 5*time.Second)); err != nil {
+			if err := held.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			next, err := other.Acquire(redisTimeout(t, 5*time.Second))
+			next, err := other.Acquire(locktest.Timeout(t, 5*time.Second))
 			if err != nil {
 				t.Fatalf("Acquire after release: %v", err)
 			}
-			if err := next.Release(redisTimeout(t, 5*time.Second)); err != nil {
+			if err := next.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -170,18 +119,12 @@ func TestRedisAdaptersReleaseAfterExpiryIsNotHeld(t *testing.T) {
 			addrs, _ := rc.servers(t)
 			key := redislock.DefaultPrefix + t.Name()
 			lease, err := redisNewClient(t, rc.lock, addrs, locks.Config{TTL: 100 * time.Millisecond}).
-				Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+				Locker(t.Name()).Acquire(locktest.Timeout(t, 5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for redisExistsAnywhere(t, addrs, key) {
-				if time.Now().After(deadline) {
-					t.Fatal("key did not expire")
-				}
-				time.Sleep(5 * time.Millisecond) // polling interval
-			}
-			if err := lease.Release(redisTimeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			locktest.WaitFor(t, 5*time.Second, "key expired", func() bool { return !redisExistsAnywhere(t, addrs, key) })
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 				t.Fatalf("Release after expiry: %v, want ErrNotHeld", err)
 			}
 		})
@@ -197,7 +140,7 @@ func TestRedisAdaptersRenewOption(t *testing.T) {
 			const ttl = 450 * time.Millisecond
 			lease, err := redisNewClient(t, rc.lock, addrs, locks.Config{
 				TTL: ttl, Options: map[string]string{"renew": "true"},
-			}).Locker(t.Name()).Acquire(redisTimeout(t, 5*time.Second))
+			}).Locker(t.Name()).Acquire(locktest.Timeout(t, 5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +166,7 @@ func TestRedisAdaptersRenewOption(t *testing.T) {
 			case <-time.After(ttl/3 + 300*time.Millisecond):
 				t.Fatal("Lost not closed within ttl/3 + 300ms of the delete")
 			}
-			if err := lease.Release(redisTimeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 				t.Fatalf("Release of a lost lock: %v, want ErrNotHeld", err)
 			}
 		})

@@ -3,16 +3,14 @@ package etcdlock_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
 )
@@ -23,25 +21,10 @@ const ttl = 3 * time.Second
 
 const testPrefix = "locklab-test"
 
-func lockName(t testing.TB) string {
-	return strings.NewReplacer("/", "-", "#", "-").Replace(t.Name())
-}
-
 // connect builds client i through the registry, as the harness does.
 func connect(t testing.TB, e *testEnv, i int) locks.Client {
 	t.Helper()
-	spec, ok := locks.Lookup(etcdlock.Name)
-	if !ok {
-		t.Fatalf("lock %s not registered", etcdlock.Name)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := spec.New(ctx, locks.Config{Endpoints: e.endpoints(i), Prefix: testPrefix, TTL: ttl})
-	if err != nil {
-		t.Fatalf("connect client %d: %v", i, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return locktest.Connect(t, etcdlock.Name, locks.Config{Endpoints: e.endpoints(i), Prefix: testPrefix, TTL: ttl})
 }
 
 // admin connects a plain etcd client through client i's links.
@@ -74,135 +57,29 @@ func keys(t testing.TB, cli *clientv3.Client, lock string) []string {
 	return out
 }
 
-func acquire(t testing.TB, l locks.Locker) locks.Lease {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ls, err := l.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("acquire: %v", err)
-	}
-	return ls
-}
-
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
+// TestMutualExclusion: 8 clients, 2000 critical sections, no overlap,
+// tokens strictly increasing.
 func TestMutualExclusion(t *testing.T) {
-	const clients, perClient = 8, 250
+	const clients = 8
 	e := newEnv(t, clients)
-	lock := lockName(t)
-	var lockers []locks.Locker
-	var stats []locks.Stats
-	for i := 0; i < clients; i++ {
-		c := connect(t, e, i)
-		lockers = append(lockers, c.Locker(lock))
-		stats = append(stats, c.(locks.Stats))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var (
-		inside, ops, overlaps, stale atomic.Int64
-		last                         atomic.Uint64
-		wg                           sync.WaitGroup
-	)
-	start := time.Now()
-	for i, l := range lockers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; n < perClient; n++ {
-				ls, err := l.Acquire(ctx)
-				if err != nil {
-					t.Errorf("client %d acquire %d: %v", i, n, err)
-					return
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				if tok := ls.Token(); tok <= last.Swap(tok) {
-					stale.Add(1)
-				}
-				for k := 0; k < 20; k++ {
-					time.Sleep(0)
-				}
-				inside.Add(-1)
-				ops.Add(1)
-				if err := ls.Release(ctx); err != nil {
-					t.Errorf("client %d release %d: %v", i, n, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	total := map[string]int64{}
-	for _, s := range stats {
-		for k, v := range s.Counters() {
-			total[k] += v
-		}
-	}
-	t.Logf("%d critical sections in %s (%.0f/s), overlaps %d, stale tokens %d, watch events per op %.2f, requests per op %.2f",
-		ops.Load(), el.Round(time.Millisecond), float64(ops.Load())/el.Seconds(), overlaps.Load(), stale.Load(),
-		float64(total["watch_events"])/float64(ops.Load()), float64(total["requests"])/float64(ops.Load()))
-	if ops.Load() != clients*perClient {
-		t.Errorf("ops = %d, want %d", ops.Load(), clients*perClient)
-	}
-	if overlaps.Load() != 0 {
-		t.Errorf("overlaps = %d, want 0", overlaps.Load())
-	}
-	if stale.Load() != 0 {
-		t.Errorf("tokens not strictly increasing %d times", stale.Load())
-	}
+	r := locktest.Contend(t, locktest.Contenders{
+		Connect: func(i int) locks.Client { return connect(t, e, i) },
+		Clients: clients, Rounds: 250, Fencing: true,
+	})
+	t.Logf("watch events per op %.2f, requests per op %.2f", r.PerOp("watch_events"), r.PerOp("requests"))
 }
 
 // TestFIFO checks that waiters acquire in the order they queued.
 func TestFIFO(t *testing.T) {
 	e := newEnv(t, 5)
-	lock := lockName(t)
+	lock := locktest.Name(t)
 	adm := admin(t, e, 4)
-	holder := acquire(t, connect(t, e, 0).Locker(lock))
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
+	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
+	var waiters []locks.Locker
 	for i := 1; i <= 3; i++ {
-		l := connect(t, e, i).Locker(lock)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ls, err := l.Acquire(ctx)
-			if err != nil {
-				t.Errorf("waiter %d: %v", i, err)
-				return
-			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			if err := ls.Release(ctx); err != nil {
-				t.Errorf("waiter %d release: %v", i, err)
-			}
-		}()
-		waitFor(t, 10*time.Second, fmt.Sprintf("waiter %d queued", i), func() bool { return len(keys(t, adm, lock)) == i+1 })
+		waiters = append(waiters, connect(t, e, i).Locker(lock))
 	}
-	if err := holder.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	if fmt.Sprint(order) != "[1 2 3]" {
-		t.Errorf("acquisition order %v, want [1 2 3]", order)
-	}
+	locktest.FIFO(t, holder, waiters, func() int { return len(keys(t, adm, lock)) })
 }
 
 // TestLostOnCut cuts every link of the holder's client: Lost must close
@@ -211,10 +88,10 @@ func TestFIFO(t *testing.T) {
 // holder's key intact.
 func TestLostOnCut(t *testing.T) {
 	e := newEnv(t, 3)
-	lock := lockName(t)
+	lock := locktest.Name(t)
 	a, b := connect(t, e, 0), connect(t, e, 1)
 	adm := admin(t, e, 2)
-	held := acquire(t, a.Locker(lock))
+	held := locktest.Acquire(t, a.Locker(lock))
 
 	cut := time.Now()
 	e.cut(t, 0)
@@ -224,7 +101,7 @@ func TestLostOnCut(t *testing.T) {
 	case <-time.After(ttl + time.Second):
 		t.Fatalf("Lost not closed within %s of the cut", ttl+time.Second)
 	}
-	next := acquire(t, b.Locker(lock))
+	next := locktest.Acquire(t, b.Locker(lock))
 	t.Logf("next holder after %s, token %d -> %d", time.Since(cut).Round(time.Millisecond), held.Token(), next.Token())
 	if next.Token() <= held.Token() {
 		t.Errorf("next token %d not above %d", next.Token(), held.Token())
@@ -254,9 +131,9 @@ func TestLostOnCut(t *testing.T) {
 // lock when its predecessor releases.
 func TestWaiterLeaseExpired(t *testing.T) {
 	e := newEnv(t, 3)
-	lock := lockName(t)
+	lock := locktest.Name(t)
 	adm := admin(t, e, 2)
-	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
 	waiter := connect(t, e, 1).Locker(lock)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -270,10 +147,10 @@ func TestWaiterLeaseExpired(t *testing.T) {
 		}
 		result <- err
 	}()
-	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
+	locktest.WaitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
 
 	e.cut(t, 1)
-	waitFor(t, 3*ttl, "waiter's lease expired", func() bool { return len(keys(t, adm, lock)) == 1 })
+	locktest.WaitFor(t, 3*ttl, "waiter's lease expired", func() bool { return len(keys(t, adm, lock)) == 1 })
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -293,9 +170,9 @@ func TestWaiterLeaseExpired(t *testing.T) {
 // only the re-check after the wait can tell), then the holder releases.
 func TestRecheckAfterWait(t *testing.T) {
 	e := newEnv(t, 3)
-	lock := lockName(t)
+	lock := locktest.Name(t)
 	adm := admin(t, e, 2)
-	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
 	waiter := connect(t, e, 1).Locker(lock)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -309,7 +186,7 @@ func TestRecheckAfterWait(t *testing.T) {
 		}
 		result <- err
 	}()
-	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
+	locktest.WaitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
 	k := keys(t, adm, lock)[1]
 	id, err := strconv.ParseInt(k[strings.LastIndexByte(k, '/')+1:], 16, 64)
 	if err != nil {
@@ -338,7 +215,7 @@ func TestRecheckAfterWait(t *testing.T) {
 
 func TestReleaseTwice(t *testing.T) {
 	e := newEnv(t, 1)
-	ls := acquire(t, connect(t, e, 0).Locker(lockName(t)))
+	ls := locktest.Acquire(t, connect(t, e, 0).Locker(locktest.Name(t)))
 	ctx := context.Background()
 	if err := ls.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -351,15 +228,15 @@ func TestReleaseTwice(t *testing.T) {
 // TestAcquireCanceled: a waiter that gives up leaves no key behind.
 func TestAcquireCanceled(t *testing.T) {
 	e := newEnv(t, 3)
-	lock := lockName(t)
-	holder := acquire(t, connect(t, e, 0).Locker(lock))
+	lock := locktest.Name(t)
+	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := connect(t, e, 1).Locker(lock).Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire = %v, want DeadlineExceeded", err)
 	}
 	adm := admin(t, e, 2)
-	waitFor(t, 10*time.Second, "canceled waiter's key removed", func() bool { return len(keys(t, adm, lock)) == 1 })
+	locktest.WaitFor(t, 10*time.Second, "canceled waiter's key removed", func() bool { return len(keys(t, adm, lock)) == 1 })
 	if err := holder.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -367,15 +244,6 @@ func TestAcquireCanceled(t *testing.T) {
 
 func BenchmarkAcquireRelease(b *testing.B) {
 	e := newEnv(b, 1)
-	l := connect(b, e, 0).Locker(lockName(b))
-	ctx := context.Background()
-	for b.Loop() {
-		ls, err := l.Acquire(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ls.Release(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	l := connect(b, e, 0).Locker(locktest.Name(b))
+	locktest.AcquireRelease(b, l)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
@@ -40,7 +41,7 @@ func protectedRedis(t *testing.T) (string, *redis.Client) {
 	addr := testenv.Redis(t)
 	raw := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { _ = raw.Close() })
-	ctx := timeout(t, 5*time.Second)
+	ctx := locktest.Timeout(t, 5*time.Second)
 	if err := raw.Do(ctx, "ACL", "SETUSER", testACLUser, "on", ">"+testACLPass,
 		"~"+redislock.DefaultPrefix+"*", "&"+redislock.DefaultPrefix+"*", "+@all").Err(); err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func handoff(t *testing.T, lock string, e locks.Endpoints) {
 	}
 	var cs [2]locks.Locker
 	for i := range cs {
-		ctx := timeout(t, 5*time.Second)
+		ctx := locktest.Timeout(t, 5*time.Second)
 		c, err := spec.New(ctx, locks.Config{Endpoints: e, TTL: 5 * time.Second, Seed: int64(i)})
 		if err != nil {
 			t.Fatalf("%s client %d: %v", lock, i, err)
@@ -72,9 +73,9 @@ func handoff(t *testing.T, lock string, e locks.Endpoints) {
 		t.Cleanup(func() { _ = c.Close() })
 		cs[i] = c.Locker("auth")
 	}
-	first := acquire(t, cs[0], 5*time.Second)
+	first := locktest.AcquireWithin(t, cs[0], 5*time.Second)
 	got := make(chan error, 1)
-	waitCtx := timeout(t, 10*time.Second)
+	waitCtx := locktest.Timeout(t, 10*time.Second)
 	go func() {
 		lease, err := cs[1].Acquire(waitCtx)
 		if err == nil {
@@ -87,7 +88,7 @@ func handoff(t *testing.T, lock string, e locks.Endpoints) {
 		t.Fatalf("%s: second client returned while the first holds: %v", lock, err)
 	case <-time.After(100 * time.Millisecond): // it waits, as it should
 	}
-	if err := first.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := first.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Fatalf("%s release: %v", lock, err)
 	}
 	if err := <-got; err != nil {
@@ -128,7 +129,7 @@ func TestAuthRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			ctx := timeout(t, 10*time.Second)
+			ctx := locktest.Timeout(t, 10*time.Second)
 			c, err := redislock.New(ctx, redislock.CAD, locks.Config{Endpoints: locks.Endpoints{Redis: []string{addr}, Auth: tc.auth}})
 			if err == nil {
 				c.Close()
@@ -162,7 +163,7 @@ func TestAuthTLS(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close() // the server takes it next
-	ctx := timeout(t, 5*time.Second)
+	ctx := locktest.Timeout(t, 5*time.Second)
 	for _, kv := range [][2]string{
 		{"tls-cert-file", certFile}, {"tls-key-file", keyFile}, {"tls-ca-cert-file", caFile},
 		{"tls-auth-clients", "no"}, {"tls-port", strconv.Itoa(port)},
@@ -182,7 +183,7 @@ func TestAuthTLS(t *testing.T) {
 
 	t.Run("wrong-name", func(t *testing.T) {
 		e := locks.Endpoints{Redis: []string{tlsAddr}, Redirect: map[string]string{"other.locklab.test:6379": tlsAddr}, Auth: auth}
-		c, err := redislock.New(timeout(t, 5*time.Second), redislock.CAD, locks.Config{Endpoints: e})
+		c, err := redislock.New(locktest.Timeout(t, 5*time.Second), redislock.CAD, locks.Config{Endpoints: e})
 		if err == nil {
 			c.Close()
 			t.Fatal("connected to a server whose certificate names another host")
@@ -193,7 +194,7 @@ func TestAuthTLS(t *testing.T) {
 	})
 	t.Run("plain-client", func(t *testing.T) {
 		e := locks.Endpoints{Redis: []string{tlsAddr}, Auth: locks.Auth{RedisPassword: testPassword}}
-		c, err := redislock.New(timeout(t, 3*time.Second), redislock.CAD, locks.Config{Endpoints: e})
+		c, err := redislock.New(locktest.Timeout(t, 3*time.Second), redislock.CAD, locks.Config{Endpoints: e})
 		if err == nil {
 			c.Close()
 			t.Fatal("a plain-text client connected to the TLS port")

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
@@ -27,15 +28,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			defer c.Close()
 			l := c.Locker(b.Name())
 			b.ReportAllocs()
-			for b.Loop() {
-				lease, err := l.Acquire(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := lease.Release(ctx); err != nil {
-					b.Fatal(err)
-				}
-			}
+			locktest.AcquireRelease(b, l)
 			b.ReportMetric(float64(c.Counters()["requests"])/float64(b.N), "requests/op")
 		})
 	}

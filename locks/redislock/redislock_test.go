@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
@@ -54,34 +53,6 @@ func (s server) client(t *testing.T, v redislock.Variant, cfg locks.Config) *red
 
 // key is the Redis key of lock name with the default prefix.
 func key(name string) string { return redislock.DefaultPrefix + name }
-
-// timeout returns a context ending after d, cancelled at the test's end.
-func timeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond every 5ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval
-	}
-}
-
-func acquire(t *testing.T, l locks.Locker, within time.Duration) locks.Lease {
-	t.Helper()
-	lease, err := l.Acquire(timeout(t, within))
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	return lease
-}
 
 func TestRegistered(t *testing.T) {
 	tests := []struct {
@@ -136,7 +107,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%v/%v", tt.v, tt.opts, tt.ttl), func(t *testing.T) {
-			c, err := redislock.New(timeout(t, 5*time.Second), tt.v, locks.Config{
+			c, err := redislock.New(locktest.Timeout(t, 5*time.Second), tt.v, locks.Config{
 				Endpoints: locks.Endpoints{Redis: []string{srv.addr}},
 				TTL:       tt.ttl,
 				Options:   tt.opts,
@@ -157,7 +128,7 @@ func TestAcquireRelease(t *testing.T) {
 			l := c.Locker(t.Name())
 			var last uint64
 			for i := range 3 {
-				lease := acquire(t, l, 5*time.Second)
+				lease := locktest.AcquireWithin(t, l, 5*time.Second)
 				if lease.Token() <= last {
 					t.Errorf("round %d: token %d after %d", i, lease.Token(), last)
 				}
@@ -168,13 +139,13 @@ func TestAcquireRelease(t *testing.T) {
 				if pttl := srv.raw.PTTL(context.Background(), key(t.Name())).Val(); pttl <= 0 {
 					t.Errorf("held key has PTTL %v", pttl)
 				}
-				if err := lease.Release(timeout(t, 5*time.Second)); err != nil {
+				if err := lease.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 					t.Fatalf("Release: %v", err)
 				}
 				if n := srv.raw.Exists(context.Background(), key(t.Name())).Val(); n != 0 {
 					t.Fatalf("key still there after Release")
 				}
-				if err := lease.Release(timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+				if err := lease.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 					t.Fatalf("second Release: %v, want ErrNotHeld", err)
 				}
 				select {
@@ -197,10 +168,10 @@ func TestSecondAcquirerBlocksUntilRelease(t *testing.T) {
 			cfg := locks.Config{TTL: 10 * time.Second}
 			a := srv.client(t, v, cfg).Locker(t.Name())
 			b := srv.client(t, v, cfg).Locker(t.Name())
-			first := acquire(t, a, 5*time.Second)
+			first := locktest.AcquireWithin(t, a, 5*time.Second)
 
 			// While A holds it, B's Acquire ends with its ctx.
-			_, err := b.Acquire(timeout(t, 100*time.Millisecond))
+			_, err := b.Acquire(locktest.Timeout(t, 100*time.Millisecond))
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("blocked Acquire: %v, want DeadlineExceeded", err)
 			}
@@ -212,7 +183,7 @@ func TestSecondAcquirerBlocksUntilRelease(t *testing.T) {
 			}
 			got := make(chan result, 1)
 			go func() {
-				lease, err := b.Acquire(timeout(t, 10*time.Second))
+				lease, err := b.Acquire(locktest.Timeout(t, 10*time.Second))
 				got <- result{lease, err, time.Now()}
 			}()
 			select {
@@ -221,7 +192,7 @@ func TestSecondAcquirerBlocksUntilRelease(t *testing.T) {
 			case <-time.After(50 * time.Millisecond): // observation window
 			}
 			released := time.Now()
-			if err := first.Release(timeout(t, 5*time.Second)); err != nil {
+			if err := first.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 			r := <-got
@@ -232,7 +203,7 @@ func TestSecondAcquirerBlocksUntilRelease(t *testing.T) {
 				t.Errorf("token %d after %d", r.lease.Token(), first.Token())
 			}
 			t.Logf("hand-off %v", r.at.Sub(released))
-			if err := r.lease.Release(timeout(t, 5*time.Second)); err != nil {
+			if err := r.lease.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -244,56 +215,14 @@ func TestSecondAcquirerBlocksUntilRelease(t *testing.T) {
 // increasing tokens in the order holders enter.
 func TestMutualExclusion(t *testing.T) {
 	srv := newServer(t)
-	const clients, rounds = 8, 15
 	for _, v := range allVariants {
 		t.Run(string(v), func(t *testing.T) {
-			ctx := timeout(t, 30*time.Second)
-			var (
-				inside, maxInside, done atomic.Int64
-				mu                      sync.Mutex // orders token checks (held by one at a time when correct)
-				lastToken               uint64
-				errs                    = make(chan error, clients)
-				wg                      sync.WaitGroup
-			)
-			for i := range clients {
-				l := srv.client(t, v, locks.Config{TTL: 10 * time.Second, Seed: int64(i)}).Locker(t.Name())
-				wg.Go(func() {
-					for range rounds {
-						lease, err := l.Acquire(ctx)
-						if err != nil {
-							errs <- err
-							return
-						}
-						n := inside.Add(1)
-						for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
-						}
-						time.Sleep(time.Millisecond) // the critical section's work
-						mu.Lock()
-						if lease.Token() <= lastToken {
-							errs <- fmt.Errorf("token %d entered after %d", lease.Token(), lastToken)
-						}
-						lastToken = lease.Token()
-						mu.Unlock()
-						inside.Add(-1)
-						done.Add(1)
-						if err := lease.Release(ctx); err != nil {
-							errs <- err
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			if m := maxInside.Load(); m != 1 {
-				t.Errorf("%d clients inside at once", m)
-			}
-			if d := done.Load(); d != clients*rounds {
-				t.Errorf("%d critical sections, want %d", d, clients*rounds)
-			}
+			locktest.Contend(t, locktest.Contenders{
+				Connect: func(i int) locks.Client {
+					return srv.client(t, v, locks.Config{TTL: 10 * time.Second, Seed: int64(i)})
+				},
+				Clients: 8, Rounds: 15, Hold: time.Millisecond, Within: 30 * time.Second, Fencing: true,
+			})
 		})
 	}
 }
@@ -305,23 +234,23 @@ func TestReleaseAfterExpiryIsNotHeld(t *testing.T) {
 			ctx := context.Background()
 			ttl := 100 * time.Millisecond
 			a := srv.client(t, v, locks.Config{TTL: ttl}).Locker(t.Name())
-			lease := acquire(t, a, 5*time.Second)
+			lease := locktest.AcquireWithin(t, a, 5*time.Second)
 			if v != redislock.CAD {
 				// The watchdog keeps the key alive: expire it behind its back.
 				srv.raw.PExpire(ctx, key(t.Name()), time.Millisecond)
 			}
-			eventually(t, 5*time.Second, "key expires", func() bool {
+			locktest.WaitFor(t, 5*time.Second, "key expires", func() bool {
 				return srv.raw.Exists(ctx, key(t.Name())).Val() == 0
 			})
 			b := srv.client(t, v, locks.Config{TTL: 10 * time.Second}).Locker(t.Name())
-			next := acquire(t, b, 5*time.Second)
-			if err := lease.Release(timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			next := locktest.AcquireWithin(t, b, 5*time.Second)
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 				t.Fatalf("Release after expiry: %v, want ErrNotHeld", err)
 			}
 			if srv.raw.Exists(ctx, key(t.Name())).Val() != 1 {
 				t.Fatal("late Release deleted the next holder's key")
 			}
-			if err := next.Release(timeout(t, 5*time.Second)); err != nil {
+			if err := next.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -336,7 +265,7 @@ func TestSetNXExpireStuckForever(t *testing.T) {
 	name := t.Name()
 	dying := srv.client(t, redislock.SetNXExpire, locks.Config{TTL: 100 * time.Millisecond})
 	redislock.SetAfterSetNX(dying, func() { _ = dying.Close() }) // the crash
-	if _, err := dying.Locker(name).Acquire(timeout(t, 5*time.Second)); err == nil {
+	if _, err := dying.Locker(name).Acquire(locktest.Timeout(t, 5*time.Second)); err == nil {
 		t.Fatal("Acquire succeeded although the client died before EXPIRE")
 	}
 	if ttl := srv.raw.PTTL(ctx, key(name)).Val(); ttl != -1 {
@@ -345,7 +274,7 @@ func TestSetNXExpireStuckForever(t *testing.T) {
 	// Far longer than the TTL, other clients still cannot get it.
 	for i := range 3 {
 		l := srv.client(t, redislock.SetNXExpire, locks.Config{TTL: 100 * time.Millisecond, Seed: int64(i)}).Locker(name)
-		if _, err := l.Acquire(timeout(t, 200*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := l.Acquire(locktest.Timeout(t, 200*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("client %d: Acquire: %v, want DeadlineExceeded", i, err)
 		}
 	}
@@ -365,18 +294,18 @@ func TestSetDelDeletesAnotherHoldersLock(t *testing.T) {
 	b := srv.client(t, redislock.SetDel, locks.Config{TTL: 10 * time.Second}).Locker(name)
 	c := srv.client(t, redislock.SetDel, locks.Config{TTL: 10 * time.Second}).Locker(name)
 
-	leaseA := acquire(t, a, 5*time.Second)
-	eventually(t, 5*time.Second, "A's key expires", func() bool {
+	leaseA := locktest.AcquireWithin(t, a, 5*time.Second)
+	locktest.WaitFor(t, 5*time.Second, "A's key expires", func() bool {
 		return srv.raw.Exists(ctx, key(name)).Val() == 0
 	})
-	leaseB := acquire(t, b, 5*time.Second)
-	if err := leaseA.Release(timeout(t, 5*time.Second)); err != nil {
+	leaseB := locktest.AcquireWithin(t, b, 5*time.Second)
+	if err := leaseA.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Fatalf("A's late Release: %v (the bug is that it succeeds)", err)
 	}
 	if srv.raw.Exists(ctx, key(name)).Val() != 0 {
 		t.Fatal("B's key survived A's release")
 	}
-	leaseC := acquire(t, c, time.Second) // while B still holds it
+	leaseC := locktest.AcquireWithin(t, c, time.Second) // while B still holds it
 	select {
 	case <-leaseB.Lost():
 		t.Fatal("B learned of its loss; set-del has no way to")
@@ -394,7 +323,7 @@ func TestRenewalKeepsKeyAndReportsLoss(t *testing.T) {
 			ctx := context.Background()
 			const ttl = 450 * time.Millisecond
 			c := srv.client(t, v, locks.Config{TTL: ttl})
-			lease := acquire(t, c.Locker(t.Name()), 5*time.Second)
+			lease := locktest.AcquireWithin(t, c.Locker(t.Name()), 5*time.Second)
 
 			// Held for 3 TTLs: the key never goes away.
 			for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
@@ -417,7 +346,7 @@ func TestRenewalKeepsKeyAndReportsLoss(t *testing.T) {
 			case <-time.After(ttl/3 + 300*time.Millisecond):
 				t.Fatal("Lost not closed within ttl/3 + 300ms of the delete")
 			}
-			if err := lease.Release(timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 				t.Fatalf("Release of a lost lease: %v, want ErrNotHeld", err)
 			}
 		})
@@ -431,7 +360,7 @@ func TestRenewalGivesUpAfterTTLWithoutAnswer(t *testing.T) {
 			ctx := context.Background()
 			const ttl = 300 * time.Millisecond
 			c := srv.client(t, v, locks.Config{TTL: ttl})
-			lease := acquire(t, c.Locker(t.Name()), 5*time.Second)
+			lease := locktest.AcquireWithin(t, c.Locker(t.Name()), 5*time.Second)
 			// The server stops answering writes and scripts (CLIENT PAUSE WRITE; it also stops key
 			// expiry): renewals time out, and after at most a TTL since the
 			// last success the holder must assume its key is gone. One
@@ -453,7 +382,7 @@ func TestRenewalGivesUpAfterTTLWithoutAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The key expires about now: either answer is right.
-			if err := lease.Release(timeout(t, 5*time.Second)); err != nil && !errors.Is(err, locks.ErrNotHeld) {
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); err != nil && !errors.Is(err, locks.ErrNotHeld) {
 				t.Fatal(err)
 			}
 		})
@@ -466,8 +395,8 @@ func TestRenewalStopsOnRelease(t *testing.T) {
 		t.Run(string(v), func(t *testing.T) {
 			const ttl = 150 * time.Millisecond
 			c := srv.client(t, v, locks.Config{TTL: ttl})
-			lease := acquire(t, c.Locker(t.Name()), 5*time.Second)
-			if err := lease.Release(timeout(t, 5*time.Second)); err != nil {
+			lease := locktest.AcquireWithin(t, c.Locker(t.Name()), 5*time.Second)
+			if err := lease.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
 			before := c.Counters()["requests"]
@@ -488,8 +417,8 @@ func TestReentrant(t *testing.T) {
 	other := srv.client(t, redislock.Reentrant, locks.Config{TTL: 10 * time.Second}).Locker(name)
 	l := c.Locker(name)
 
-	outer := acquire(t, l, 5*time.Second)
-	inner := acquire(t, l, 5*time.Second) // re-entered, not blocked
+	outer := locktest.AcquireWithin(t, l, 5*time.Second)
+	inner := locktest.AcquireWithin(t, l, 5*time.Second) // re-entered, not blocked
 	if inner.Token() != outer.Token() {
 		t.Errorf("re-entered token %d, outer %d", inner.Token(), outer.Token())
 	}
@@ -502,10 +431,10 @@ func TestReentrant(t *testing.T) {
 			t.Fatalf("owner %s count %s, want 2", owner, n)
 		}
 	}
-	if err := inner.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := inner.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Acquire(timeout(t, 100*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := other.Acquire(locktest.Timeout(t, 100*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("other client after one of two releases: %v, want DeadlineExceeded", err)
 	}
 	select {
@@ -513,16 +442,16 @@ func TestReentrant(t *testing.T) {
 		t.Fatal("outer lease lost after the inner release")
 	default:
 	}
-	if err := inner.Release(timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+	if err := inner.Release(locktest.Timeout(t, 5*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 		t.Fatalf("inner released twice: %v, want ErrNotHeld", err)
 	}
-	if err := outer.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := outer.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if srv.raw.Exists(ctx, key(name)).Val() != 0 {
 		t.Fatal("key left after the last release")
 	}
-	next := acquire(t, other, time.Second)
+	next := locktest.AcquireWithin(t, other, time.Second)
 	if next.Token() <= outer.Token() {
 		t.Errorf("token %d after %d", next.Token(), outer.Token())
 	}
@@ -535,22 +464,22 @@ func TestReentrantWaiterWakesOnPublish(t *testing.T) {
 	ctx := context.Background()
 	name := t.Name()
 	cfg := locks.Config{TTL: 30 * time.Second, Retry: 20 * time.Second}
-	holder := acquire(t, srv.client(t, redislock.Reentrant, cfg).Locker(name), 5*time.Second)
+	holder := locktest.AcquireWithin(t, srv.client(t, redislock.Reentrant, cfg).Locker(name), 5*time.Second)
 	wc := srv.client(t, redislock.Reentrant, cfg)
 
 	got := make(chan error, 1)
 	go func() {
-		lease, err := wc.Locker(name).Acquire(timeout(t, 10*time.Second))
+		lease, err := wc.Locker(name).Acquire(locktest.Timeout(t, 10*time.Second))
 		if err == nil {
 			err = lease.Release(context.Background())
 		}
 		got <- err
 	}()
-	eventually(t, 5*time.Second, "waiter subscribed", func() bool {
+	locktest.WaitFor(t, 5*time.Second, "waiter subscribed", func() bool {
 		return srv.raw.PubSubNumSub(ctx, key(name)+":channel").Val()[key(name)+":channel"] == 1
 	})
 	released := time.Now()
-	if err := holder.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := holder.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -576,7 +505,7 @@ func TestWaitReplicas(t *testing.T) {
 				TTL:     10 * time.Second,
 				Options: map[string]string{"wait_replicas": "1", "wait_timeout": "10ms"},
 			}).Locker(t.Name())
-			_, err := l.Acquire(timeout(t, 300*time.Millisecond))
+			_, err := l.Acquire(locktest.Timeout(t, 300*time.Millisecond))
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("Acquire: %v, want DeadlineExceeded", err)
 			}
@@ -587,7 +516,7 @@ func TestWaitReplicas(t *testing.T) {
 				TTL:     10 * time.Second,
 				Options: map[string]string{"wait_replicas": "0"},
 			}).Locker(t.Name())
-			if err := acquire(t, l0, 5*time.Second).Release(ctx); err != nil {
+			if err := locktest.AcquireWithin(t, l0, 5*time.Second).Release(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
@@ -27,12 +28,12 @@ func TestSentinelWithReplica(t *testing.T) {
 			if v != redislock.Reentrant {
 				cfg.Options = map[string]string{"wait_replicas": "1", "wait_timeout": "2s"}
 			}
-			c, err := redislock.New(timeout(t, 10*time.Second), v, cfg)
+			c, err := redislock.New(locktest.Timeout(t, 10*time.Second), v, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			lease, err := c.Locker(t.Name()).Acquire(timeout(t, 10*time.Second))
+			lease, err := c.Locker(t.Name()).Acquire(locktest.Timeout(t, 10*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

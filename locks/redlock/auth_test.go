@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redlock"
 )
@@ -17,7 +18,7 @@ func TestAuthPassword(t *testing.T) {
 	e := newEnv(t, 3, 2, "")
 	for _, raw := range e.raw {
 		// The raw connection stays logged in; new ones need the password.
-		if err := raw.ConfigSet(timeout(t, 5*time.Second), "requirepass", password).Err(); err != nil {
+		if err := raw.ConfigSet(locktest.Timeout(t, 5*time.Second), "requirepass", password).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -29,7 +30,7 @@ func TestAuthPassword(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
 		for _, auth := range []locks.Auth{{}, {RedisPassword: "wrong"}} {
 			start := time.Now()
-			c, err := redlock.New(timeout(t, 10*time.Second), locks.Config{Endpoints: endpoints(0, auth)})
+			c, err := redlock.New(locktest.Timeout(t, 10*time.Second), locks.Config{Endpoints: endpoints(0, auth)})
 			if err == nil {
 				c.Close()
 				t.Fatalf("%v: connected without the password", auth)
@@ -48,7 +49,7 @@ func TestAuthPassword(t *testing.T) {
 		auth := locks.Auth{RedisPassword: password}
 		var ls [2]locks.Locker
 		for i := range ls {
-			c, err := redlock.New(timeout(t, 10*time.Second), locks.Config{Endpoints: endpoints(i, auth), TTL: 5 * time.Second})
+			c, err := redlock.New(locktest.Timeout(t, 10*time.Second), locks.Config{Endpoints: endpoints(i, auth), TTL: 5 * time.Second})
 			if err != nil {
 				t.Fatalf("client %d: %v", i, err)
 			}
@@ -59,7 +60,7 @@ func TestAuthPassword(t *testing.T) {
 		if got := e.holders(t, key("auth")); len(got) != 3 {
 			t.Errorf("held on %v, want every node", got)
 		}
-		waitCtx := timeout(t, 10*time.Second)
+		waitCtx := locktest.Timeout(t, 10*time.Second)
 		got := make(chan error, 1)
 		go func() {
 			lease, err := ls[1].Acquire(waitCtx)
@@ -68,7 +69,7 @@ func TestAuthPassword(t *testing.T) {
 			}
 			got <- err
 		}()
-		if err := first.Release(timeout(t, 5*time.Second)); err != nil {
+		if err := first.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		if err := <-got; err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redlock"
@@ -54,7 +55,7 @@ func (e *env) client(t *testing.T, i int, cfg locks.Config) *redlock.Client {
 	t.Helper()
 	ep := e.cl.Endpoints(i)
 	cfg.Endpoints = locks.Endpoints{Redis: ep.Redis, Sentinels: ep.Sentinels, MasterNames: ep.MasterNames, Redirect: ep.Redirect}
-	c, err := redlock.New(timeout(t, 10*time.Second), cfg)
+	c, err := redlock.New(locktest.Timeout(t, 10*time.Second), cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -70,7 +71,7 @@ func (e *env) holders(t *testing.T, key string) []string {
 		if !e.node(t, i).Alive() {
 			continue
 		}
-		n, err := raw.Exists(timeout(t, 2*time.Second), key).Result()
+		n, err := raw.Exists(locktest.Timeout(t, 2*time.Second), key).Result()
 		if err != nil {
 			t.Fatalf("EXISTS on %s: %v", nodeName(i), err)
 		}
@@ -141,32 +142,10 @@ func (e *env) node(t *testing.T, i int) *cluster.Node {
 
 func key(name string) string { return redlock.DefaultPrefix + name }
 
-// timeout returns a context ending after d, cancelled at the test's end.
-func timeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond every 10ms until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval
-	}
-}
-
+// acquire is locktest.AcquireWithin for a Redlock lease.
 func acquire(t *testing.T, l locks.Locker, within time.Duration) *redlock.Lease {
 	t.Helper()
-	lease, err := l.Acquire(timeout(t, within))
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	return lease.(*redlock.Lease)
+	return locktest.AcquireWithin(t, l, within).(*redlock.Lease)
 }
 
 func names(is ...int) []string {
@@ -214,7 +193,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := redlock.New(timeout(t, 2*time.Second), tt.cfg)
+			c, err := redlock.New(locktest.Timeout(t, 2*time.Second), tt.cfg)
 			if err == nil {
 				_ = c.Close()
 				t.Fatal("New accepted it")
@@ -255,11 +234,11 @@ func TestQuorum(t *testing.T) {
 						switch mode {
 						case "kill":
 							for _, g := range gone {
-								if err := e.node(t, g).Kill(timeout(t, 5*time.Second)); err != nil {
+								if err := e.node(t, g).Kill(locktest.Timeout(t, 5*time.Second)); err != nil {
 									t.Fatal(err)
 								}
 								t.Cleanup(func() {
-									if err := e.node(t, g).Start(timeout(t, 10*time.Second)); err != nil {
+									if err := e.node(t, g).Start(locktest.Timeout(t, 10*time.Second)); err != nil {
 										t.Errorf("start %s again: %v", nodeName(g), err)
 									}
 								})
@@ -277,7 +256,7 @@ func TestQuorum(t *testing.T) {
 						if !want {
 							within = time.Second
 						}
-						lease, err := c.Locker(t.Name()).Acquire(timeout(t, within))
+						lease, err := c.Locker(t.Name()).Acquire(locktest.Timeout(t, within))
 						if !want {
 							if err == nil {
 								t.Fatalf("acquired on %v with %v down", lease.(*redlock.Lease).Nodes(), names(gone...))
@@ -289,7 +268,7 @@ func TestQuorum(t *testing.T) {
 							if !errors.As(err, &ne) || !slices.Contains(names(gone...), ne.Node) {
 								t.Errorf("error %v names no failed node", err)
 							}
-							eventually(t, 2*time.Second, "keys deleted after the failed Acquire", func() bool {
+							locktest.WaitFor(t, 2*time.Second, "keys deleted after the failed Acquire", func() bool {
 								return len(e.holders(t, key(t.Name()))) == 0
 							})
 							return
@@ -307,7 +286,7 @@ func TestQuorum(t *testing.T) {
 						if v := l.Validity(); v <= 0 || v > 10*time.Second-redlock.Drift(10*time.Second) {
 							t.Errorf("validity %v", v)
 						}
-						if err := l.Release(timeout(t, 2*time.Second)); err != nil {
+						if err := l.Release(locktest.Timeout(t, 2*time.Second)); err != nil {
 							t.Errorf("Release with %v down: %v", names(gone...), err)
 						}
 						if h := e.holders(t, key(t.Name())); len(h) > 0 {
@@ -349,7 +328,7 @@ func TestValidityShrinks(t *testing.T) {
 	if until := time.Until(l.ValidUntil()); until > l.Validity() {
 		t.Errorf("ValidUntil %v away, beyond the validity %v", until, l.Validity())
 	}
-	if err := l.Release(timeout(t, 5*time.Second)); err != nil {
+	if err := l.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
 		t.Errorf("Release: %v", err)
 	}
 
@@ -360,11 +339,11 @@ func TestValidityShrinks(t *testing.T) {
 		const ttl = time.Second
 		c := e.client(t, 2, locks.Config{TTL: ttl, Options: map[string]string{"node_timeout": "995ms"}})
 		e.cut(t, 2, 1, 3)
-		_, err := c.Locker("none-left").Acquire(timeout(t, 1200*time.Millisecond))
+		_, err := c.Locker("none-left").Acquire(locktest.Timeout(t, 1200*time.Millisecond))
 		if !errors.Is(err, redlock.ErrNoValidity) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Acquire: %v, want ErrNoValidity and DeadlineExceeded", err)
 		}
-		eventually(t, 2*time.Second, "keys deleted after the attempt", func() bool {
+		locktest.WaitFor(t, 2*time.Second, "keys deleted after the attempt", func() bool {
 			return len(e.holders(t, key("none-left"))) == 0
 		})
 	})
@@ -397,10 +376,10 @@ func TestReleaseEveryNode(t *testing.T) {
 		heal()
 		// The SET held by the partition arrives after the heal, as a
 		// retransmitted request would: redis-4 holds our key too.
-		eventually(t, 3*time.Second, "held SET delivered to redis-4", func() bool {
+		locktest.WaitFor(t, 3*time.Second, "held SET delivered to redis-4", func() bool {
 			return slices.Contains(e.holders(t, key("cut")), "redis-4")
 		})
-		if err := l.Release(timeout(t, 2*time.Second)); err != nil {
+		if err := l.Release(locktest.Timeout(t, 2*time.Second)); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
 		if h := e.holders(t, key("cut")); len(h) > 0 {
@@ -413,7 +392,7 @@ func TestReleaseEveryNode(t *testing.T) {
 		// are executed, the client cannot know, and must delete them.
 		c := e.client(t, 1, locks.Config{TTL: 10 * time.Second, Options: map[string]string{"node_timeout": "50ms"}})
 		e.slow(t, 300*time.Millisecond, 1, 2, 3, 4)
-		_, err := c.Locker("timed-out").Acquire(timeout(t, 400*time.Millisecond))
+		_, err := c.Locker("timed-out").Acquire(locktest.Timeout(t, 400*time.Millisecond))
 		if !errors.Is(err, redlock.ErrNoQuorum) {
 			t.Fatalf("Acquire: %v, want ErrNoQuorum", err)
 		}
@@ -421,52 +400,27 @@ func TestReleaseEveryNode(t *testing.T) {
 		if !errors.As(err, &ne) || !errors.Is(ne, context.DeadlineExceeded) {
 			t.Errorf("error %v: want a node's DeadlineExceeded", err)
 		}
-		eventually(t, 2*time.Second, "keys deleted from every node", func() bool {
+		locktest.WaitFor(t, 2*time.Second, "keys deleted from every node", func() bool {
 			return len(e.holders(t, key("timed-out"))) == 0
 		})
 	})
 }
 
-// TestMutualExclusion: 8 clients on 5 primaries never overlap.
+// TestMutualExclusion: 8 clients on 5 primaries, as many 1ms critical
+// sections as fit in 3s, never overlap.
 func TestMutualExclusion(t *testing.T) {
 	const clients = 8
 	e := newEnv(t, 5, clients, "")
-	var inside, ops, overlaps atomic.Int64
-	ctx := timeout(t, 3*time.Second)
-	var wg sync.WaitGroup
-	for i := range clients {
-		c := e.client(t, i, locks.Config{TTL: 5 * time.Second, Seed: int64(i),
-			Options: map[string]string{"node_timeout": "500ms"}})
-		l := c.Locker("mutex")
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				lease, err := l.Acquire(ctx)
-				if err != nil {
-					if !errors.Is(err, context.DeadlineExceeded) {
-						t.Errorf("client %d: Acquire: %v", i, err)
-					}
-					return
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				time.Sleep(time.Millisecond) // the critical section
-				inside.Add(-1)
-				ops.Add(1)
-				if err := lease.Release(context.Background()); err != nil {
-					t.Errorf("client %d: Release: %v", i, err)
-				}
-			}
-		})
+	r := locktest.Contend(t, locktest.Contenders{
+		Connect: func(i int) locks.Client {
+			return e.client(t, i, locks.Config{TTL: 5 * time.Second, Seed: int64(i),
+				Options: map[string]string{"node_timeout": "500ms"}})
+		},
+		Clients: clients, For: 3 * time.Second, Hold: time.Millisecond,
+	})
+	if r.Ops < 10 {
+		t.Errorf("only %d critical sections in 3s", r.Ops)
 	}
-	wg.Wait()
-	if overlaps.Load() != 0 {
-		t.Errorf("%d overlapping critical sections", overlaps.Load())
-	}
-	if ops.Load() < 10 {
-		t.Errorf("only %d critical sections in 3s", ops.Load())
-	}
-	t.Logf("%d critical sections", ops.Load())
 }
 
 // TestRestart: the holder took the key on exactly three of five nodes (two
@@ -487,7 +441,7 @@ func TestRestart(t *testing.T) {
 			cfg := locks.Config{TTL: 3 * time.Second, Options: map[string]string{"renew": "true", "node_timeout": "300ms"}}
 			a, b := e.client(t, 0, cfg), e.client(t, 1, cfg)
 			for _, i := range []int{3, 4} {
-				if err := e.node(t, i).Kill(timeout(t, 5*time.Second)); err != nil {
+				if err := e.node(t, i).Kill(locktest.Timeout(t, 5*time.Second)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -496,17 +450,17 @@ func TestRestart(t *testing.T) {
 				t.Fatalf("holder on %v", got)
 			}
 			for _, i := range []int{3, 4} {
-				if err := e.node(t, i).Start(timeout(t, 10*time.Second)); err != nil {
+				if err := e.node(t, i).Start(locktest.Timeout(t, 10*time.Second)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := e.node(t, 2).Restart(timeout(t, 10*time.Second), 0); err != nil {
+			if err := e.node(t, 2).Restart(locktest.Timeout(t, 10*time.Second), 0); err != nil {
 				t.Fatal(err)
 			}
 			if got := slices.Contains(e.holders(t, key("restart")), "redis-2"); got != tt.survives {
 				t.Fatalf("key on redis-2 after restart: %v, want %v", got, tt.survives)
 			}
-			second, err := b.Locker("restart").Acquire(timeout(t, 2*time.Second))
+			second, err := b.Locker("restart").Acquire(locktest.Timeout(t, 2*time.Second))
 			if tt.survives {
 				if err == nil {
 					t.Fatalf("second client acquired on %v while the first holds", second.(*redlock.Lease).Nodes())
@@ -516,7 +470,7 @@ func TestRestart(t *testing.T) {
 					t.Error("holder lost the lock although the key survived")
 				default:
 				}
-				if err := held.Release(timeout(t, 2*time.Second)); err != nil {
+				if err := held.Release(locktest.Timeout(t, 2*time.Second)); err != nil {
 					t.Errorf("Release: %v", err)
 				}
 				return
@@ -557,7 +511,7 @@ func TestLost(t *testing.T) {
 		if late := time.Since(until); late > time.Second {
 			t.Errorf("Lost closed %v after the validity ran out", late)
 		}
-		if err := l.Release(timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+		if err := l.Release(locktest.Timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 			t.Errorf("Release after the validity: %v, want ErrNotHeld", err)
 		}
 	})
@@ -586,7 +540,7 @@ func TestLost(t *testing.T) {
 		if early := time.Until(l.ValidUntil()); early > 0 {
 			t.Errorf("Lost closed %v before ValidUntil", early)
 		}
-		if err := l.Release(timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
+		if err := l.Release(locktest.Timeout(t, 2*time.Second)); !errors.Is(err, locks.ErrNotHeld) {
 			t.Errorf("Release after losing the quorum: %v, want ErrNotHeld", err)
 		}
 	})

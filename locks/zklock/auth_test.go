@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/zklock"
@@ -51,11 +52,11 @@ func TestAuthDigest(t *testing.T) {
 	e := &testEnv{c: testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 3})}
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
-			lock := lockName(t)
+			lock := locktest.Name(t)
 			dir := zklock.Root(testPrefix) + "/" + lock
 			a0 := connectAs(t, e, 0, name, aliceDigest).Locker(lock)
 			a1 := connectAs(t, e, 1, name, aliceDigest).Locker(lock)
-			held := acquire(t, a0)
+			held := locktest.Acquire(t, a0)
 
 			// The holder's node and the lock's directory carry alice's ACL only.
 			owner := admin(t, e, 2)
@@ -129,18 +130,18 @@ func TestAuthDigest(t *testing.T) {
 	// nodes under alice's directory.
 	t.Run("reconnect", func(t *testing.T) {
 		c := connectAs(t, e, 0, zklock.NameRecipe, aliceDigest)
-		lock := lockName(t)
-		acquire(t, c.Locker(lock)).Release(context.Background())
+		lock := locktest.Name(t)
+		locktest.Acquire(t, c.Locker(lock)).Release(context.Background())
 		epoch := c.Session().Epoch()
 		testenv.CutClient(t, e.c, 0)
-		waitFor(t, 3*sessionTimeout, "connection loss", func() bool { return c.Session().Epoch() != epoch })
+		locktest.WaitFor(t, 3*sessionTimeout, "connection loss", func() bool { return c.Session().Epoch() != epoch })
 		testenv.HealClient(t, e.c, 0)
 		select {
 		case <-c.Session().Up():
 		case <-time.After(30 * time.Second):
 			t.Fatal("no reconnection within 30s")
 		}
-		ls := acquire(t, c.Locker(lock))
+		ls := locktest.Acquire(t, c.Locker(lock))
 		if err := ls.Release(context.Background()); err != nil {
 			t.Fatalf("release after reconnection: %v", err)
 		}

@@ -1,0 +1,10 @@
+// Package locktest holds the helpers the lock packages' tests share: a lock
+// name per test, bounded Acquire, polling until a condition holds, and
+// Contend, which runs several clients through one lock and checks mutual
+// exclusion and fencing tokens.
+//
+// It is for tests only: every helper takes a testing.TB and fails the test
+// itself. It sees lock implementations only through the locks interfaces and
+// never starts servers (that is internal/testenv's job), so it does not
+// import the cluster package.
+package locktest

@@ -1,0 +1,100 @@
+package locktest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Name returns a lock name unique to the test (and subtest): its name with
+// the characters that are separators in the backends' key spaces ("/" for
+// ZooKeeper and etcd, "#" of duplicate subtest names) replaced by "-".
+func Name(t testing.TB) string {
+	return strings.NewReplacer("/", "-", "#", "-").Replace(t.Name())
+}
+
+// Timeout returns a context that ends after d, cancelled when the test ends.
+func Timeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Spec returns the lock registered as name, failing the test when there is
+// none.
+func Spec(t testing.TB, name string) locks.Spec {
+	t.Helper()
+	spec, ok := locks.Lookup(name)
+	if !ok {
+		t.Fatalf("lock %s not registered", name)
+	}
+	return spec
+}
+
+// Connect builds a client of the registered lock name with cfg, as the
+// harness does, and closes it when the test ends. Set-up may take 30s.
+func Connect(t testing.TB, name string, cfg locks.Config) locks.Client {
+	t.Helper()
+	spec := Spec(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := spec.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Acquire is AcquireWithin with 30s: a lock that should be free or soon
+// released.
+func Acquire(t testing.TB, l locks.Locker) locks.Lease {
+	t.Helper()
+	return AcquireWithin(t, l, 30*time.Second)
+}
+
+// AcquireWithin acquires l or fails the test when that takes longer than d
+// or Acquire fails.
+func AcquireWithin(t testing.TB, l locks.Locker, d time.Duration) locks.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("acquire within %s: %v", d, err)
+	}
+	return lease
+}
+
+// WaitFor polls cond every 10ms until it holds, failing the test when d
+// passes first; what names the condition in that failure. cond runs on the
+// test's goroutine, so it may fail the test itself.
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval
+	}
+}
+
+// AcquireRelease is the loop of a benchmark of one uncontended client: it
+// acquires and releases l b.N times, failing on any error.
+func AcquireRelease(b *testing.B, l locks.Locker) {
+	b.Helper()
+	ctx := context.Background()
+	for b.Loop() {
+		ls, err := l.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
