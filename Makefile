@@ -9,11 +9,12 @@ PKGS     := ./...
 DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client
 # binary -> package that provides it
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
-             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
-             chromium:chromium
+             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper
+# What only the tests need besides the servers: Chromium loads report.html.
+TEST_BINS := chromium:chromium
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all deps build test test-short bench calibrate report lint clean help images
+.PHONY: all deps test-deps apt-install FORCE build test test-short bench calibrate report lint clean help images
 
 all: build
 
@@ -27,10 +28,17 @@ help:
 	@echo "make lint       gofmt and go vet"
 
 # deps installs the Debian packages whose binaries are missing (ZooKeeper's
-# jar is checked too: the java binary alone does not prove it is there).
+# jar is checked too: the java binary alone does not prove it is there);
+# test-deps also what only the tests need.
 deps:
+	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS)"
+
+test-deps:
+	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS) $(TEST_BINS)"
+
+apt-install:
 	@missing=""; \
-	for pair in $(NEED_BINS); do \
+	for pair in $(BINS); do \
 	  bin=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
@@ -50,11 +58,16 @@ deps:
 images:
 	sh images/build.sh
 
-build:
-	$(GO) build -o $(BIN)/bench ./cmd/bench
-	$(GO) build -o $(BIN)/chaos ./cmd/chaos
+build: $(BIN)/bench $(BIN)/chaos
 
-test: deps
+# Always rebuilt (go's cache makes that cheap); separate so `make bench`
+# compiles only what it runs.
+$(BIN)/bench $(BIN)/chaos: FORCE
+	$(GO) build -o $@ ./cmd/$(notdir $@)
+
+FORCE:
+
+test: test-deps
 	$(GO) vet $(PKGS)
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
 
@@ -62,7 +75,7 @@ test: deps
 test-short:
 	$(GO) test -short $(PKGS)
 
-bench: deps build
+bench: deps $(BIN)/bench
 	$(BIN)/bench run redis-baseline
 
 # report regenerates results/reference/: a full compare-all and the fault
@@ -79,7 +92,7 @@ report: deps build
 	find $(REFERENCE) -name '*.svg' -delete
 	find $(REFERENCE) -type d -name logs -prune -exec rm -rf {} +
 
-calibrate: deps build
+calibrate: deps $(BIN)/bench
 	$(BIN)/bench calibrate
 
 lint:
