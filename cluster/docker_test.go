@@ -629,10 +629,10 @@ func TestDockerEtcd(t *testing.T) {
 // TestDockerStartupVsLocal starts each topology with both providers and
 // prints the times side by side. A container start is a round trip to the
 // engine (0.3-1 s on a busy 2-core machine) that a local spawn does not pay,
-// so small topologies cannot be within 2x of local; the bound checked, 3x
-// local plus 5 s, only catches a provider gone wrong (a ZooKeeper election
-// that waits out initLimit, a readiness that waits for a 10 s Sentinel
-// refresh) on a shared machine.
+// so small topologies cannot be within 2x of local. The times are a
+// measurement to read in the log; the test fails only when a start takes
+// over a minute (a provider gone wrong), since a timed bound tighter than
+// that is flaky on a shared machine.
 func TestDockerStartupVsLocal(t *testing.T) {
 	testenv.RequireDockerImages(t)
 	testenv.RequireBinaries(t, "redis-server", "redis-sentinel", "java", "etcd")
