@@ -142,8 +142,10 @@ resource: {fencing: `+fencing+`}
 			if len(r.Faults) != 1 || r.Faults[0].Error != "" || !strings.HasPrefix(r.Faults[0].Target, "client-") {
 				t.Fatalf("fault windows %+v", r.Faults)
 			}
-			if w := r.Faults[0]; w.EndS-w.StartS < 1.4 || w.EndS-w.StartS > 1.8 {
-				t.Errorf("pause lasted %.2fs, want ~1.5s", w.EndS-w.StartS)
+			// At least the 1.5s asked; the upper bound only catches a pause
+			// that was never healed on time (a loaded machine adds delay).
+			if w := r.Faults[0]; w.EndS-w.StartS < 1.5 || w.EndS-w.StartS > 3 {
+				t.Errorf("pause lasted %.2fs, want 1.5s", w.EndS-w.StartS)
 			}
 			if r.Violations == 0 {
 				t.Fatalf("paused holder past its lease: no violation seen")
