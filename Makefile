@@ -88,7 +88,7 @@ report: deps build
 	$(BIN)/bench run -q --out $(REFERENCE)/compare-all compare-all
 	$(BIN)/bench run -q --out $(REFERENCE)/handoff handoff
 	$(BIN)/chaos run -q --out $(REFERENCE)/faults $(FAULT_SCENARIOS) | tee $(REFERENCE)/faults/matrix.txt
-	$(BIN)/bench report --out $(REFERENCE)/summary $(REFERENCE)/compare-all $(addprefix $(REFERENCE)/faults/,$(FAULT_SCENARIOS)) > $(REFERENCE)/summary.txt
+	$(BIN)/bench report --out $(REFERENCE)/summary $(addprefix $(REFERENCE)/faults/,$(FAULT_SCENARIOS)) > $(REFERENCE)/summary.txt
 	find $(REFERENCE) -name '*.svg' -delete
 	find $(REFERENCE) -type d -name logs -prune -exec rm -rf {} +
 
