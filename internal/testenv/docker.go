@@ -14,8 +14,11 @@ import (
 )
 
 // RequireDocker skips the test under -short and checks that a Docker engine
-// answers: when none does, the test fails in CI and is skipped, with the
-// reason, elsewhere.
+// answers. Unlike a server binary, an engine is not something `make deps`
+// can install, so where none answers the test is skipped with the reason,
+// in CI too (issue: "skipped with a clear message only where no Docker
+// engine exists"); where one answers, every docker test runs and a failure
+// to build the images fails them.
 func RequireDocker(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
@@ -24,11 +27,7 @@ func RequireDocker(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := cluster.DockerAvailable(ctx); err != nil {
-		msg := "no Docker engine: " + err.Error()
-		if InCI() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		t.Skipf("SKIPPED: no Docker engine answers (%v); the docker provider is untested on this machine", err)
 	}
 }
 
