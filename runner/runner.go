@@ -403,8 +403,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()
 	}
-	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d",
-		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations)
+	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d  (%s)",
+		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations,
+		startupString(r.provider, info.Startup))
 	return out
 }
 
@@ -522,3 +523,18 @@ func host() report.Host {
 
 // ErrExpectations is returned by callers (chaos) when expectations fail.
 var ErrExpectations = errors.New("runner: expectations not met")
+
+// startupString says how long each backend took to be ready, e.g.
+// "local: zookeeper ready in 1.3s".
+func startupString(provider string, startup map[string]time.Duration) string {
+	kinds := make([]string, 0, len(startup))
+	for k := range startup {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s ready in %s", k, startup[k].Round(10*time.Millisecond))
+	}
+	return provider + ": " + strings.Join(parts, ", ")
+}
