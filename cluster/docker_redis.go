@@ -36,30 +36,10 @@ const (
 func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
-	var primaries, replicas, sentinels []*Node
 	persist := redisPersistArgs(rs.Persistence)
-	for i := 0; i < rs.Primaries; i++ {
-		n, err := c.addNode("redis-"+strconv.Itoa(i), KindRedis, true)
-		if err != nil {
-			return b, err
-		}
-		primaries = append(primaries, n)
-	}
-	for _, pr := range primaries {
-		for j := 0; j < rs.Replicas; j++ {
-			n, err := c.addNode(fmt.Sprintf("%s-r%d", pr.Name, j), KindReplica, true)
-			if err != nil {
-				return b, err
-			}
-			replicas = append(replicas, n)
-		}
-	}
-	for k := 0; k < rs.Sentinels; k++ {
-		n, err := c.addNode("sentinel-"+strconv.Itoa(k), KindSentinel, true)
-		if err != nil {
-			return b, err
-		}
-		sentinels = append(sentinels, n)
+	primaries, replicas, sentinels, err := c.addRedisNodes(rs)
+	if err != nil {
+		return b, err
 	}
 	servers := append(append([]*Node(nil), primaries...), replicas...)
 	all := append(append([]*Node(nil), servers...), sentinels...)

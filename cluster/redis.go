@@ -31,31 +31,10 @@ const (
 // "redis-<i>-r<j>->redis-<i>".
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
-	var primaries, replicas, sentinels []*Node
 	persist := redisPersistArgs(rs.Persistence)
-
-	for i := 0; i < rs.Primaries; i++ {
-		n, err := c.addNode("redis-"+strconv.Itoa(i), KindRedis, true)
-		if err != nil {
-			return b, err
-		}
-		primaries = append(primaries, n)
-	}
-	for _, p := range primaries {
-		for j := 0; j < rs.Replicas; j++ {
-			n, err := c.addNode(fmt.Sprintf("%s-r%d", p.Name, j), KindReplica, true)
-			if err != nil {
-				return b, err
-			}
-			replicas = append(replicas, n)
-		}
-	}
-	for k := 0; k < rs.Sentinels; k++ {
-		n, err := c.addNode("sentinel-"+strconv.Itoa(k), KindSentinel, true)
-		if err != nil {
-			return b, err
-		}
-		sentinels = append(sentinels, n)
+	primaries, replicas, sentinels, err := c.addRedisNodes(rs)
+	if err != nil {
+		return b, err
 	}
 	all := append(append(append([]*Node(nil), primaries...), replicas...), sentinels...)
 	ports, err := pickPorts(len(all))
@@ -369,4 +348,35 @@ func poll(ctx context.Context, what string, f func(context.Context) error) error
 		case <-tick.C:
 		}
 	}
+}
+
+// addRedisNodes names the nodes of a Redis topology (DESIGN §3):
+// redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>. Both
+// providers build the same topology from them.
+func (c *Cluster) addRedisNodes(rs RedisSpec) (primaries, replicas, sentinels []*Node, err error) {
+	add := func(name, kind string) (*Node, error) { return c.addNode(name, kind, true) }
+	for i := 0; i < rs.Primaries; i++ {
+		n, err := add("redis-"+strconv.Itoa(i), KindRedis)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		primaries = append(primaries, n)
+	}
+	for _, p := range primaries {
+		for j := 0; j < rs.Replicas; j++ {
+			n, err := add(fmt.Sprintf("%s-r%d", p.Name, j), KindReplica)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			replicas = append(replicas, n)
+		}
+	}
+	for k := 0; k < rs.Sentinels; k++ {
+		n, err := add("sentinel-"+strconv.Itoa(k), KindSentinel)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		sentinels = append(sentinels, n)
+	}
+	return primaries, replicas, sentinels, nil
 }
