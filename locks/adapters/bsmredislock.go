@@ -70,7 +70,7 @@ func NewBSM(ctx context.Context, cfg locks.Config) (*BSM, error) {
 	if c.rdb, err = ownredislock.Connect(ctx, cfg.Endpoints, 0); err != nil {
 		return nil, err
 	}
-	c.rdb.AddHook(countHook{&c.reqs})
+	ownredislock.CountCommands(c.rdb, &c.reqs)
 	c.lc = redislock.New(c.rdb)
 	return c, nil
 }

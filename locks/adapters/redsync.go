@@ -97,7 +97,7 @@ func NewRedsync(ctx context.Context, cfg locks.Config) (*Redsync, error) {
 			_ = c.Close()
 			return nil, err
 		}
-		rdb.AddHook(countHook{&c.reqs})
+		redislock.CountCommands(rdb, &c.reqs)
 		c.rdbs = append(c.rdbs, rdb)
 		pools = append(pools, goredis.NewPool(rdb))
 	}
@@ -292,23 +292,4 @@ func extendEvery(period time.Duration, extend func(context.Context) error, log *
 func (e *extender) stop() {
 	e.cancel()
 	<-e.done
-}
-
-// countHook counts the commands a go-redis client sends.
-type countHook struct{ n *atomic.Int64 }
-
-func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
 }

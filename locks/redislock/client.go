@@ -134,7 +134,7 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	if c.rdb, err = Connect(ctx, cfg.Endpoints, 0); err != nil {
 		return nil, err
 	}
-	c.rdb.AddHook(countHook{&c.requests})
+	CountCommands(c.rdb, &c.requests)
 	return c, nil
 }
 
@@ -294,6 +294,10 @@ func dialer(e locks.Endpoints) (func(ctx context.Context, network, addr string) 
 const poolSize = 8
 
 var quietOnce sync.Once
+
+// CountCommands makes rdb count every command it sends into n (pipelines
+// count each command): the "requests" counter of the Redis locks' Stats.
+func CountCommands(rdb redis.UniversalClient, n *atomic.Int64) { rdb.AddHook(countHook{n}) }
 
 // countHook counts the commands a client sends.
 type countHook struct{ n *atomic.Int64 }

@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 				errs[i] = &locks.NodeError{Node: c.nodes[i].name, Err: err}
 				return
 			}
-			rdb.AddHook(countHook{&c.requests})
+			redislock.CountCommands(rdb, &c.requests)
 			c.nodes[i].rdb = rdb
 		})
 	}
@@ -340,25 +340,6 @@ func newValue() string {
 	var b [16]byte
 	_, _ = crand.Read(b[:]) // never fails (crypto/rand, Go >= 1.24)
 	return hex.EncodeToString(b[:])
-}
-
-// countHook counts the commands a client sends.
-type countHook struct{ n *atomic.Int64 }
-
-func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
 }
 
 func parseNodeTimeout(v string) (time.Duration, error) {
