@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -156,14 +155,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			if n.Kind != KindReplica {
 				return nil
 			}
-			info, err := respString(ctx, n.Addr(), "INFO", "replication")
-			if err != nil {
-				return err
-			}
-			if s := infoField(info, "master_link_status"); s != "up" {
-				return fmt.Errorf("master_link_status %q", s)
-			}
-			return nil
+			return replicaLinkUp(ctx, n)
 		})
 		if err != nil {
 			return err
@@ -172,13 +164,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
 		})
 	}
-	b.version = func(ctx context.Context) string {
-		info, err := respString(ctx, primaries[0].Addr(), "INFO", "server")
-		if err != nil {
-			return ""
-		}
-		return infoField(info, "redis_version")
-	}
+	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
 }
 

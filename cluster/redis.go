@@ -145,31 +145,36 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		if err := startNodes(ctx, primaries, nil); err != nil {
 			return err
 		}
-		err := startNodes(ctx, replicas, func(ctx context.Context, n *Node) error {
-			info, err := respString(ctx, n.Addr(), "INFO", "replication")
-			if err != nil {
-				return err
-			}
-			if s := infoField(info, "master_link_status"); s != "up" {
-				return fmt.Errorf("master_link_status %q", s)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := startNodes(ctx, replicas, replicaLinkUp); err != nil {
 			return err
 		}
 		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
 			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
 		})
 	}
-	b.version = func(ctx context.Context) string {
-		info, err := respString(ctx, primaries[0].Addr(), "INFO", "server")
-		if err != nil {
-			return ""
-		}
-		return infoField(info, "redis_version")
-	}
+	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
+}
+
+// replicaLinkUp is a replica's readiness: its link to the primary is up.
+func replicaLinkUp(ctx context.Context, n *Node) error {
+	info, err := respString(ctx, n.Addr(), "INFO", "replication")
+	if err != nil {
+		return err
+	}
+	if s := infoField(info, "master_link_status"); s != "up" {
+		return fmt.Errorf("master_link_status %q", s)
+	}
+	return nil
+}
+
+// redisVersion asks n for its version; "" when it does not answer.
+func redisVersion(ctx context.Context, n *Node) string {
+	info, err := respString(ctx, n.Addr(), "INFO", "server")
+	if err != nil {
+		return ""
+	}
+	return infoField(info, "redis_version")
 }
 
 func redisPersistArgs(p string) []string {
