@@ -5,32 +5,6 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// expectFor returns the expectations of one run: its label's entry, else its
-// lock name's, with empty fields taken from "default". ok is false when the
-// scenario expects nothing of it.
-func expectFor(sc *scenarios.Scenario, run report.Run) (scenarios.Expect, bool) {
-	def, hasDef := sc.Expect["default"]
-	e, ok := sc.Expect[run.Lock]
-	if !ok {
-		e, ok = sc.Expect[run.LockName]
-	}
-	if !ok {
-		return def, hasDef
-	}
-	pick := func(a, b string) string {
-		if a != "" {
-			return a
-		}
-		return b
-	}
-	e.Violations = pick(e.Violations, def.Violations)
-	e.StaleTokens = pick(e.StaleTokens, def.StaleTokens)
-	e.StaleRejected = pick(e.StaleRejected, def.StaleRejected)
-	e.LostUpdates = pick(e.LostUpdates, def.LostUpdates)
-	e.Errors = pick(e.Errors, def.Errors)
-	return e, true
-}
-
 // evaluate checks every run against its expectations and sets ExpectMet on
 // runs and result. A run that failed or was cut short never meets them.
 func evaluate(sc *scenarios.Scenario, res *report.Result) {
@@ -40,7 +14,7 @@ func evaluate(sc *scenarios.Scenario, res *report.Result) {
 	all := true
 	for i := range res.Runs {
 		run := &res.Runs[i]
-		e, ok := expectFor(sc, *run)
+		e, ok := sc.ExpectFor(scenarios.Lock{Name: run.LockName, Label: run.Lock})
 		if !ok {
 			continue
 		}

@@ -72,35 +72,41 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 	if providerOf(sc, opts) == cluster.ProviderExternal && sc.Cluster.External == nil {
 		return nil, fmt.Errorf("%s: provider external needs cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario", sc.File)
 	}
-	clients := []int{sc.Workload.Clients}
-	if sc.Sweep != nil && len(sc.Sweep.Clients) > 0 {
-		clients = sc.Sweep.Clients
-	}
-	if opts.Clients > 0 {
-		clients = []int{opts.Clients}
+	// One variant per sweep combination (scenarios.Expand); --clients
+	// replaces the clients dimension, so variants differing only in it
+	// collapse into one.
+	var variants []*scenarios.Scenario
+	seen := map[string]bool{}
+	for _, v := range sc.Expand() {
+		if opts.Clients > 0 {
+			v.Workload.Clients = opts.Clients
+			delete(v.Params, "clients")
+			key := fmt.Sprint(v.Params)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		variants = append(variants, v)
 	}
 	var pts []Point
 	for _, l := range lks {
-		for _, n := range clients {
-			for _, fp := range faultPoints(sc) {
-				params := map[string]string{}
-				for k, v := range fp.params {
-					params[k] = v
-				}
-				if len(clients) > 1 {
-					params["clients"] = fmt.Sprint(n)
-				}
-				spec, ok := locks.Lookup(l.Name)
-				if !ok {
-					return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
-				}
-				cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
-				fs := relevantFaults(fp.faults, cs)
-				if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
-					return nil, err
-				}
-				pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
+		spec, ok := locks.Lookup(l.Name)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
+		}
+		for _, v := range variants {
+			n := v.Workload.Clients
+			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
+			fs := relevantFaults(v.Faults, cs)
+			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
+				return nil, err
 			}
+			var params map[string]string
+			if len(v.Params) > 0 {
+				params = v.Params
+			}
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
 		}
 	}
 	return pts, nil

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -253,5 +254,72 @@ resource: {fencing: enforce}
 			t.Errorf("%s: a 600ms pause under a 3s renewed lease gave violations %d stale %d lost %d",
 				r.Lock, r.Violations, r.StaleTokens, r.LostUpdates)
 		}
+	}
+}
+
+// TestPlanSweep: one point per lock and sweep combination, with the swept
+// values applied; --clients replaces the clients dimension.
+func TestPlanSweep(t *testing.T) {
+	sc := parse(t, `
+name: plan
+cluster: {redis: {primaries: 1}}
+locks: [redis-cad, redis-watchdog]
+workload: {clients: 2, duration: 5s, process_per_client: true}
+faults:
+  - {at: 1s, for: 1s, type: pause-client, client: holder}
+sweep:
+  clients: [1, 4]
+  faults[0].for: [500ms, 2s]
+`)
+	pts, err := runner.Plan(sc, runner.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pts {
+		got = append(got, fmt.Sprintf("%s c=%d for=%s %v", p.Lock.Name, p.Clients, p.Faults[0].For, p.Params))
+	}
+	want := []string{
+		"redis-cad c=1 for=500ms map[clients:1 faults[0].for:500ms]",
+		"redis-cad c=1 for=2s map[clients:1 faults[0].for:2s]",
+		"redis-cad c=4 for=500ms map[clients:4 faults[0].for:500ms]",
+		"redis-cad c=4 for=2s map[clients:4 faults[0].for:2s]",
+		"redis-watchdog c=1 for=500ms map[clients:1 faults[0].for:500ms]",
+		"redis-watchdog c=1 for=2s map[clients:1 faults[0].for:2s]",
+		"redis-watchdog c=4 for=500ms map[clients:4 faults[0].for:500ms]",
+		"redis-watchdog c=4 for=2s map[clients:4 faults[0].for:2s]",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	pts, err = runner.Plan(sc, runner.Options{Clients: 8, Locks: []string{"redis-cad"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].Clients != 8 || pts[1].Clients != 8 || pts[0].Params["clients"] != "" {
+		t.Errorf("with --clients 8: %+v", pts)
+	}
+}
+
+// TestExpectationsMerge: a lock's own entry takes its empty fields from
+// default, stale_accepted included.
+func TestExpectationsMerge(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	sc := parse(t, `
+name: merge
+cluster: {redis: {primaries: 1}}
+locks: [redis-cad]
+workload: {clients: 2, duration: 1s, ttl: 2s}
+expect:
+  default: {stale_accepted: 0, lost_updates: 0}
+  redis-cad: {violations: 0}
+`)
+	r := runScenario(t, sc).Runs[0]
+	var fields []string
+	for _, e := range r.Expectations {
+		fields = append(fields, e.Field)
+	}
+	if got := strings.Join(fields, ","); got != "violations,stale_accepted,lost_updates" {
+		t.Errorf("checked %s, want violations,stale_accepted,lost_updates", got)
 	}
 }

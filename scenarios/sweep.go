@@ -56,10 +56,12 @@ func (s *Scenario) Expand() []*Scenario {
 		c := s.clone()
 		c.Sweep = nil
 		parts := make([]string, len(dims))
+		c.Params = make(map[string]string, len(dims))
 		for d, i := range idx {
 			v := dims[d].values[i]
 			dims[d].apply(c, v)
 			parts[d] = dims[d].name + "=" + v
+			c.Params[dims[d].name] = v
 		}
 		c.Variant = strings.Join(parts, " ")
 		out = append(out, c)

@@ -22,6 +22,9 @@ type Scenario struct {
 	// Variant names the sweep values applied to this copy by Expand
 	// ("clients=4 faults[0].for=5s"); "" for a scenario as parsed.
 	Variant string
+	// Params are the same sweep values by name ("clients", "faults[0].for");
+	// nil without a sweep.
+	Params map[string]string
 }
 
 // Cluster is the cluster section.
