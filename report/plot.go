@@ -43,9 +43,6 @@ type Plot struct {
 // PNG is the plot's PNG file name.
 func (p Plot) PNG() string { return p.Name + ".png" }
 
-// SVG is the plot's SVG file name.
-func (p Plot) SVG() string { return p.Name + ".svg" }
-
 // plotDPI is the resolution of the PNG files: sizes below are in points
 // (1/72 in), so an 11 in wide figure is 1056 pixels.
 const plotDPI = 96

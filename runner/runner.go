@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -526,9 +525,6 @@ func host() report.Host {
 	h.Hostname, _ = os.Hostname()
 	return h
 }
-
-// ErrExpectations is returned by callers (chaos) when expectations fail.
-var ErrExpectations = errors.New("runner: expectations not met")
 
 // startupString says how long each backend took to be ready, e.g.
 // "local: zookeeper ready in 1.3s".

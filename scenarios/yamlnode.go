@@ -179,8 +179,6 @@ type entry struct {
 	val  *yaml.Node
 }
 
-func (e entry) value() *yaml.Node { return resolve(e.val) }
-
 // line is where the entry's value is, falling back to the key's line.
 func (e entry) line() int {
 	if e.val != nil && e.val.Line > 0 {

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"sort"
 	"sync"
 	"time"
 
@@ -208,14 +207,4 @@ func (r *Recorder) Summary() Summary {
 		Release:  hdrhistogram.Import(s.Release),
 		Timeline: s.Timeline,
 	}
-}
-
-// ErrorKinds returns the kinds in errs, sorted.
-func ErrorKinds(errs map[string]int64) []string {
-	out := make([]string, 0, len(errs))
-	for k := range errs {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
