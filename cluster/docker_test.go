@@ -582,9 +582,16 @@ func TestDockerEtcd(t *testing.T) {
 
 	t.Run("isolate-leader", func(t *testing.T) {
 		names := []string{"etcd-0", "etcd-1", "etcd-2"}
-		leader := etcdLeader(c, names)
-		if leader == "" {
-			t.Skip("no leader")
+		// An election may be going on after the earlier subtests: poll.
+		var leader string
+		deadline := time.Now().Add(30 * time.Second)
+		for leader == "" {
+			if leader = etcdLeader(c, names); leader == "" && time.Now().After(deadline) {
+				t.Fatal("the etcd cluster reports no leader after 30s")
+			}
+			if leader == "" {
+				time.Sleep(100 * time.Millisecond) // polling the members' roles
+			}
 		}
 		var others []string
 		for _, n := range names {

@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +28,11 @@ func TestPortTaken(t *testing.T) {
 				t.Skip("needs real servers")
 			}
 			if _, err := exec.LookPath(tc.bin); err != nil {
+				// testenv.RequireBinaries would import this package; same
+				// policy: fail in CI, skip elsewhere.
+				if ci := strings.ToLower(os.Getenv("CI")); ci == "true" || ci == "1" {
+					t.Fatal(tc.bin + " not found on PATH (run `make deps`)")
+				}
 				t.Skip(tc.bin + " not installed")
 			}
 			taken, err := net.Listen("tcp", "127.0.0.1:0")

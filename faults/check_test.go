@@ -227,9 +227,6 @@ func TestTopologyMatchesCluster(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
 			defer cancel()
 			c, err := cluster.Start(ctx, spec)
-			if errors.Is(err, cluster.ErrUnsupported) {
-				t.Skipf("cluster cannot start %s yet: %v", name, err)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
