@@ -36,22 +36,6 @@ func redisClient(t *testing.T, addr string, timeout time.Duration) *redis.Client
 	return rc
 }
 
-// eventually polls f every 20 ms until it returns nil or d passes.
-func eventually(t *testing.T, d time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, d, err)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
-	}
-}
-
 func mustLink(t *testing.T, c *cluster.Cluster, sel string) *cluster.Link {
 	t.Helper()
 	ls, err := c.Links(sel)
@@ -77,6 +61,23 @@ func pingTime(ctx context.Context, rc *redis.Client) (time.Duration, error) {
 	t0 := time.Now()
 	err := rc.Ping(ctx).Err()
 	return time.Since(t0), err
+}
+
+// minPing is the fastest of five PINGs: a toxic delays every one of them,
+// while a loaded machine delays only some, so comparing the minimum with a
+// toxic's latency tells "toxic applied" from "machine busy".
+func minPing(ctx context.Context, rc *redis.Client) (time.Duration, error) {
+	best := time.Duration(-1)
+	for range 5 {
+		d, err := pingTime(ctx, rc)
+		if err != nil {
+			return d, err
+		}
+		if best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
 }
 
 func TestSingleRedis(t *testing.T) {
@@ -123,15 +124,16 @@ func TestSingleRedis(t *testing.T) {
 		if d < 150*time.Millisecond {
 			t.Errorf("PING with 150ms latency took %v (base %v)", d, base)
 		}
-		// client-1's link is untouched.
-		if d1, err := pingTime(ctx, redisClient(t, c.Endpoints(1).Redis[0], 2*time.Second)); err != nil || d1 > 100*time.Millisecond {
-			t.Errorf("client-1 PING %v, %v", d1, err)
+		// client-1's link is untouched: some PING of its is faster than the
+		// toxic's delay (every PING through the toxic is slower).
+		if d1, err := minPing(ctx, redisClient(t, c.Endpoints(1).Redis[0], 2*time.Second)); err != nil || d1 >= 150*time.Millisecond {
+			t.Errorf("client-1 fastest PING %v, %v: delayed like client-0's link", d1, err)
 		}
 		if err := l.RemoveToxic(ctx, name); err != nil {
 			t.Fatal(err)
 		}
-		if d, _ := pingTime(ctx, rc); d > 100*time.Millisecond {
-			t.Errorf("PING after removing latency took %v", d)
+		if d, _ := minPing(ctx, rc); d >= 150*time.Millisecond {
+			t.Errorf("fastest PING after removing latency took %v: the toxic is still there", d)
 		}
 		t.Logf("PING base %v, with 150ms latency %v", base, d)
 	})
@@ -161,19 +163,19 @@ func TestSingleRedis(t *testing.T) {
 		if err := l.Heal(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
+		testenv.Eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
 	})
 
 	t.Run("reset", func(t *testing.T) {
 		rc := redisClient(t, c.Endpoints(0).Redis[0], time.Second)
 		var id int64
-		eventually(t, 5*time.Second, "client id", func() (err error) { id, err = rc.ClientID(ctx).Result(); return err })
+		testenv.Eventually(t, 5*time.Second, "client id", func() (err error) { id, err = rc.ClientID(ctx).Result(); return err })
 		if err := mustLink(t, c, "client-0->redis-0").Reset(); err != nil {
 			t.Fatal(err)
 		}
 		// The pooled connection was closed: the first command fails or a
 		// new connection (new id) serves it.
-		eventually(t, 5*time.Second, "new connection after reset", func() error {
+		testenv.Eventually(t, 5*time.Second, "new connection after reset", func() error {
 			id2, err := rc.ClientID(ctx).Result()
 			if err != nil {
 				return err
@@ -199,7 +201,7 @@ func TestSingleRedis(t *testing.T) {
 		if err := n.Resume(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "PING after resume", func() error { return rc.Ping(ctx).Err() })
+		testenv.Eventually(t, 5*time.Second, "PING after resume", func() error { return rc.Ping(ctx).Err() })
 	})
 }
 
@@ -240,7 +242,7 @@ func TestRedisPersistenceAcrossRestart(t *testing.T) {
 			}
 			var got string
 			var err error
-			eventually(t, 5*time.Second, "GET after restart", func() error {
+			testenv.Eventually(t, 5*time.Second, "GET after restart", func() error {
 				got, err = rc.Get(ctx, "k").Result()
 				if errors.Is(err, redis.Nil) {
 					return nil
@@ -344,12 +346,12 @@ func children(t *testing.T, groups map[int]bool) []string {
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {
-	spec := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec}}
-	if testenv.HasZooKeeper() {
-		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
-	}
-	if testenv.HasEtcd() {
-		spec.Etcd = &cluster.EtcdSpec{Nodes: 1}
+	// Every backend, so a server left running by any of them is seen; a
+	// missing binary fails the test in CI (testenv.Cluster).
+	spec := cluster.Spec{
+		Redis:     &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec},
+		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1},
+		Etcd:      &cluster.EtcdSpec{Nodes: 1},
 	}
 	c := testenv.Cluster(t, spec)
 	groups := map[int]bool{}
@@ -392,6 +394,33 @@ const fixSlaveConfigWindow = 15 * time.Second
 // Sentinel's first INFO refreshes (which would have sent the replica to
 // the primary's real address, "+fix-slave-config", had they disagreed);
 // clients follow a failover through Sentinel and their own proxies.
+// sentinelSeesAllUp returns an error naming each node (primary, replicas,
+// other sentinels) that sc flags subjectively or objectively down.
+func sentinelSeesAllUp(ctx context.Context, sc *redis.SentinelClient) error {
+	master, err := sc.Master(ctx, "redis-0").Result()
+	if err != nil {
+		return err
+	}
+	replicas, err := sc.Replicas(ctx, "redis-0").Result()
+	if err != nil {
+		return err
+	}
+	others, err := sc.Sentinels(ctx, "redis-0").Result()
+	if err != nil {
+		return err
+	}
+	var down []string
+	for _, m := range append([]map[string]string{master}, append(replicas, others...)...) {
+		if strings.Contains(m["flags"], "s_down") || strings.Contains(m["flags"], "o_down") {
+			down = append(down, m["name"]+" ("+m["flags"]+")")
+		}
+	}
+	if len(down) > 0 {
+		return fmt.Errorf("down: %s", strings.Join(down, ", "))
+	}
+	return nil
+}
+
 func TestRedisReplicationAndSentinel(t *testing.T) {
 	t0 := time.Now()
 	c := testenv.Cluster(t, cluster.Spec{
@@ -425,7 +454,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		if err := pc.Set(ctx, key, "v", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "replication of "+key, func() error {
+		testenv.Eventually(t, 10*time.Second, "replication of "+key, func() error {
 			return rc.Get(ctx, key).Err()
 		})
 		return time.Since(t0)
@@ -501,7 +530,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			t.Errorf("PING through cut %s answered", fallback.Name)
 		}
 		fallback.Heal(ctx)
-		eventually(t, 5*time.Second, "PING after heal", func() error { return peer.Ping(ctx).Err() })
+		testenv.Eventually(t, 5*time.Second, "PING after heal", func() error { return peer.Ping(ctx).Err() })
 	})
 
 	t.Run("past fix-slave-config", func(t *testing.T) {
@@ -547,11 +576,21 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bad := range []string{"+fix-slave-config", "+sdown"} {
-				if strings.Contains(string(b), bad) {
-					t.Errorf("%s logged %s:\n%s", n.Name, bad, b)
-				}
+			if strings.Contains(string(b), "+fix-slave-config") {
+				t.Errorf("%s logged +fix-slave-config:\n%s", n.Name, b)
 			}
+		}
+		// A connection that had not gone through a pair link hangs on the
+		// cut fallback, and a sentinel keeps deeming its node down. A
+		// loaded machine can make a PING miss down-after once (+sdown, then
+		// -sdown): judge the state, which such a blip leaves within
+		// seconds, not the log.
+		for i, s := range ep.Sentinels {
+			sc := redis.NewSentinelClient(&redis.Options{Addr: s, MaxRetries: -1})
+			testenv.Eventually(t, 10*time.Second, fmt.Sprintf("sentinel-%d sees every node up", i), func() error {
+				return sentinelSeesAllUp(ctx, sc)
+			})
+			sc.Close()
 		}
 		assertNoDirectPeerConns(t, c, "")
 	})
@@ -587,7 +626,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		if err := l.Heal(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "replication after heal", func() error { return rc.Get(ctx, "c").Err() })
+		testenv.Eventually(t, 10*time.Second, "replication after heal", func() error { return rc.Get(ctx, "c").Err() })
 	})
 
 	t.Run("failover", func(t *testing.T) {
@@ -597,7 +636,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		if err := primary.Kill(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "promotion", func() error {
+		testenv.Eventually(t, 30*time.Second, "promotion", func() error {
 			addr, err := sc.GetMasterAddrByName(ctx, "redis-0").Result()
 			if err != nil {
 				return err
@@ -616,7 +655,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 		}
 		// The client reaches the promoted replica through its own proxy.
 		nc := redisClient(t, ep.Redirect[replica.Addr()], 2*time.Second)
-		eventually(t, 10*time.Second, "write to the new primary", func() error {
+		testenv.Eventually(t, 10*time.Second, "write to the new primary", func() error {
 			return nc.Set(ctx, "after", "v", 0).Err()
 		})
 		// The old primary comes back; Sentinel makes it a replica of the
@@ -626,7 +665,7 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := redisClient(t, ep.Redis[0], 2*time.Second)
-		eventually(t, 30*time.Second, "old primary replicates from the new one", func() error {
+		testenv.Eventually(t, 30*time.Second, "old primary replicates from the new one", func() error {
 			return old.Get(ctx, "after").Err()
 		})
 		back := mustLink(t, c, "redis-0->redis-0-r0")
@@ -796,7 +835,7 @@ func TestExternalProvider(t *testing.T) {
 		t.Error("PING over a cut external link")
 	}
 	l.Heal(ctx)
-	eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
+	testenv.Eventually(t, 5*time.Second, "PING after heal", func() error { return rc.Ping(ctx).Err() })
 	en := mustNode(t, c, "redis-0")
 	if err := en.Kill(ctx); !errors.Is(err, cluster.ErrUnsupported) {
 		t.Errorf("Kill of an external node: %v", err)

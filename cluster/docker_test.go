@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -90,7 +89,7 @@ func assertNoDirectContainerConns(t *testing.T, c *cluster.Cluster, prefix strin
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(n.Pid()), "net", "tcp"))
 		if err != nil {
-			t.Skipf("cannot read %s's sockets from the host: %v", n.Name, err)
+			testenv.Unavailable(t, "cannot read %s's sockets from the host: %v", n.Name, err)
 		}
 		for _, line := range strings.Split(string(b), "\n")[1:] {
 			f := strings.Fields(line)
@@ -141,7 +140,7 @@ func TestDockerRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := redisClient(t, c.Endpoints(0).Redirect[mustNode(t, c, "redis-0-r0").Addr()], 2*time.Second)
-	eventually(t, 10*time.Second, "replicated", func() error {
+	testenv.Eventually(t, 10*time.Second, "replicated", func() error {
 		v, err := replica.Get(ctx, "locklab:test:k").Result()
 		if err == nil && v != "v" {
 			err = fmt.Errorf("got %q", v)
@@ -194,7 +193,7 @@ func TestDockerRedis(t *testing.T) {
 		if err := n.Resume(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "PING after resume", func() error { return short.Ping(ctx).Err() })
+		testenv.Eventually(t, 5*time.Second, "PING after resume", func() error { return short.Ping(ctx).Err() })
 	})
 
 	t.Run("kill-restart", func(t *testing.T) {
@@ -227,7 +226,7 @@ func TestDockerRedis(t *testing.T) {
 		if err := n.Start(ctx); !errors.Is(err, cluster.ErrRunning) {
 			t.Errorf("Start of a running node: %v", err)
 		}
-		eventually(t, 10*time.Second, "replica caught up", func() error {
+		testenv.Eventually(t, 10*time.Second, "replica caught up", func() error {
 			return short.Get(ctx, "locklab:test:while-down").Err()
 		})
 	})
@@ -264,7 +263,7 @@ func TestDockerRedis(t *testing.T) {
 		if err := rc.Set(ctx, "locklab:test:slow", "1", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "replicated", func() error { return replica.Get(ctx, "locklab:test:slow").Err() })
+		testenv.Eventually(t, 10*time.Second, "replicated", func() error { return replica.Get(ctx, "locklab:test:slow").Err() })
 		if took := time.Since(t1); took < 300*time.Millisecond {
 			t.Errorf("replication with 300ms latency on %s took %v", l.Name, took)
 		}
@@ -283,7 +282,7 @@ func TestDockerRedis(t *testing.T) {
 			l.Cut()
 		}
 		t0 := time.Now()
-		eventually(t, 30*time.Second, "sentinel promotes redis-0-r0", func() error {
+		testenv.Eventually(t, 30*time.Second, "sentinel promotes redis-0-r0", func() error {
 			p, err := c.Primary(ctx, "redis-0")
 			if err != nil {
 				return err
@@ -300,7 +299,7 @@ func TestDockerRedis(t *testing.T) {
 		for _, l := range ls {
 			l.Heal(ctx)
 		}
-		eventually(t, 30*time.Second, "old primary demoted", func() error {
+		testenv.Eventually(t, 30*time.Second, "old primary demoted", func() error {
 			r, err := mustNode(t, c, "redis-0").Role(ctx)
 			if err == nil && r != "replica" {
 				err = fmt.Errorf("role %s", r)
@@ -320,7 +319,7 @@ func TestDockerRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		t0 := time.Now()
-		eventually(t, 30*time.Second, "sentinel promotes another node", func() error {
+		testenv.Eventually(t, 30*time.Second, "sentinel promotes another node", func() error {
 			p, err := c.Primary(ctx, "redis-0")
 			if err != nil {
 				return err
@@ -336,7 +335,7 @@ func TestDockerRedis(t *testing.T) {
 		if err := primary.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "old primary demoted", func() error {
+		testenv.Eventually(t, 30*time.Second, "old primary demoted", func() error {
 			r, err := primary.Role(ctx)
 			if err == nil && r != "replica" {
 				err = fmt.Errorf("role %s", r)
@@ -374,7 +373,7 @@ func TestDockerRedisPersistenceAcrossRestart(t *testing.T) {
 	if err := n.Restart(ctx, 200*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "key after restart", func() error {
+	testenv.Eventually(t, 5*time.Second, "key after restart", func() error {
 		v, err := rc.Get(ctx, "locklab:test:k").Result()
 		if err == nil && v != "kept" {
 			err = fmt.Errorf("got %q", v)
@@ -394,7 +393,7 @@ func TestDockerZooKeeper(t *testing.T) {
 	c := dockerCluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
 	ctx := ctxT(t, 2*time.Minute)
 	conn := zkConnect(t, c.Endpoints(0).ZooKeeper)
-	eventually(t, 10*time.Second, "create", func() error {
+	testenv.Eventually(t, 10*time.Second, "create", func() error {
 		_, err := conn.Create("/locklab", []byte("x"), 0, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
@@ -430,7 +429,7 @@ func TestDockerZooKeeper(t *testing.T) {
 		if err := follower.Resume(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, "follower serving", func() error {
+		testenv.Eventually(t, 20*time.Second, "follower serving", func() error {
 			if m := zkMode(c, follower.Name); m != "follower" && m != "leader" {
 				return fmt.Errorf("mode %q", m)
 			}
@@ -451,7 +450,7 @@ func TestDockerZooKeeper(t *testing.T) {
 			}
 		}
 		conn := zkConnect(t, rest)
-		eventually(t, 20*time.Second, "write after leader kill", func() error {
+		testenv.Eventually(t, 20*time.Second, "write after leader kill", func() error {
 			_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 			return err
 		})
@@ -481,7 +480,7 @@ func TestDockerZooKeeper(t *testing.T) {
 		for _, l := range ls {
 			l.Cut()
 		}
-		eventually(t, 30*time.Second, "new leader", func() error {
+		testenv.Eventually(t, 30*time.Second, "new leader", func() error {
 			if zkLeaderOf(c, others) == "" {
 				return errors.New("no leader among " + strings.Join(others, ","))
 			}
@@ -491,7 +490,7 @@ func TestDockerZooKeeper(t *testing.T) {
 		for _, l := range ls {
 			l.Heal(ctx)
 		}
-		eventually(t, 30*time.Second, "all serving after heal", func() error {
+		testenv.Eventually(t, 30*time.Second, "all serving after heal", func() error {
 			for _, n := range c.Nodes() {
 				if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
 					return fmt.Errorf("%s: mode %q", n.Name, m)
@@ -535,7 +534,7 @@ func TestDockerEtcd(t *testing.T) {
 	t.Run("pause-kill-restart", func(t *testing.T) {
 		names := []string{"etcd-0", "etcd-1", "etcd-2"}
 		var leader string
-		eventually(t, 10*time.Second, "a leader", func() error {
+		testenv.Eventually(t, 10*time.Second, "a leader", func() error {
 			if leader = etcdLeader(c, names); leader == "" {
 				return errors.New("no leader")
 			}
@@ -571,7 +570,7 @@ func TestDockerEtcd(t *testing.T) {
 		}
 		t.Logf("%s (leader %s) paused, resumed, killed and started again; serving %v after Start", victim.Name, leader, time.Since(t0))
 		one := etcdClient(t, []string{ep.Redirect[victim.Addr()]})
-		eventually(t, 10*time.Second, "restarted member has the data", func() error {
+		testenv.Eventually(t, 10*time.Second, "restarted member has the data", func() error {
 			r, err := one.Get(ctx, "locklab/test/during-kill")
 			if err == nil && len(r.Kvs) != 1 {
 				err = errors.New("key missing")
@@ -620,7 +619,7 @@ func TestDockerEtcd(t *testing.T) {
 			t.Errorf("partition cuts %s->%s", others[0], others[1])
 		}
 		t0 := time.Now()
-		eventually(t, 20*time.Second, "new leader", func() error {
+		testenv.Eventually(t, 20*time.Second, "new leader", func() error {
 			if etcdLeader(c, others) == "" {
 				return errors.New("no leader among the others")
 			}
@@ -633,75 +632,50 @@ func TestDockerEtcd(t *testing.T) {
 	})
 }
 
-// TestDockerStartupVsLocal starts each topology with both providers and
-// prints the times side by side. A container start is a round trip to the
-// engine (0.3-1 s on a busy 2-core machine) that a local spawn does not pay,
-// so small topologies cannot be within 2x of local. The times are a
-// measurement to read in the log; the test fails only when a start takes
-// over a minute (a provider gone wrong), since a timed bound tighter than
-// that is flaky on a shared machine.
-func TestDockerStartupVsLocal(t *testing.T) {
-	testenv.RequireDockerImages(t)
-	testenv.RequireBinaries(t, "redis-server", "redis-sentinel", "java", "etcd")
-	type row struct {
-		name          string
-		local, docker time.Duration
-	}
-	var rows []row
+// BenchmarkStartup starts and closes each topology with each provider:
+// `go test -run '^$' -bench Startup ./cluster/` prints the times side by
+// side (ns/op is one start until ready plus its close). A container start is
+// a round trip to the engine (0.3-1 s on a busy 2-core machine) that a local
+// spawn does not pay, so small topologies cannot be within 2x of local.
+// A measurement, not a timed test: machines are noisy.
+func BenchmarkStartup(b *testing.B) {
+	testenv.RequireDockerImages(b)
+	testenv.RequireBinaries(b, "redis-server", "redis-sentinel", "java", "etcd")
 	for _, tc := range []struct {
 		name string
 		spec cluster.Spec
 	}{
-		{"redis 1", cluster.Spec{Redis: &cluster.RedisSpec{}}},
-		{"redis 3 primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}},
-		{"redis 1+1 replica+3 sentinels", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec}}},
-		{"zookeeper 1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}},
-		{"zookeeper 3", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}}},
-		{"zookeeper 5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}},
-		{"etcd 1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}},
-		{"etcd 3", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}}},
-		{"etcd 5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}},
+		{"redis-1", cluster.Spec{Redis: &cluster.RedisSpec{}}},
+		{"redis-3-primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}},
+		{"redis-1+1-replica+3-sentinels", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec}}},
+		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}},
+		{"zookeeper-3", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}}},
+		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}},
+		{"etcd-1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}},
+		{"etcd-3", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}}},
+		{"etcd-5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}},
 	} {
-		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
-			r := row{name: tc.name}
-			start := func(spec cluster.Spec) time.Duration {
-				t.Helper()
-				spec.Dir = t.TempDir()
-				ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
-				defer cancel()
-				t0 := time.Now()
-				c, err := cluster.Start(ctx, spec)
-				took := time.Since(t0)
-				if err != nil {
-					t.Fatalf("%s: %v", spec.Provider, err)
+		for _, provider := range []string{cluster.ProviderLocal, cluster.ProviderDocker} {
+			b.Run(tc.name+"/"+provider, func(b *testing.B) {
+				for b.Loop() {
+					spec := tc.spec
+					spec.Provider, spec.Dir = provider, b.TempDir()
+					if provider == cluster.ProviderDocker {
+						spec.RunID = "startup"
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
+					c, err := cluster.Start(ctx, spec)
+					cancel()
+					if err != nil {
+						b.Fatalf("%s: %v", provider, err)
+					}
+					if err := c.Close(); err != nil {
+						b.Errorf("close: %v", err)
+					}
 				}
-				if err := c.Close(); err != nil {
-					t.Errorf("close: %v", err)
-				}
-				return took
-			}
-			r.local = start(tc.spec)
-			d := tc.spec
-			d.Provider, d.RunID = cluster.ProviderDocker, "startup"
-			r.docker = start(d)
-			rows = append(rows, r)
-			// The ratio is a measurement, printed below, not a timed
-			// assertion (machines are noisy); only a start that takes a
-			// minute means something is broken.
-			if r.docker > time.Minute {
-				t.Errorf("docker start took %v (local %v)", r.docker, r.local)
-			}
-		})
+			})
+		}
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topology\tlocal\tdocker\tratio\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%.1fx\t\n", r.name, r.local.Round(time.Millisecond), r.docker.Round(time.Millisecond),
-			float64(r.docker)/float64(r.local))
-	}
-	tw.Flush()
-	t.Logf("cluster.Start until ready (docker includes creating the network and containers):\n%s", b.String())
 }
 
 func TestDockerCleanup(t *testing.T) {

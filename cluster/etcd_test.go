@@ -83,7 +83,7 @@ func TestEtcdCluster(t *testing.T) {
 
 	t.Run("isolate-leader", func(t *testing.T) {
 		var leader string
-		eventually(t, 10*time.Second, "leader", func() error {
+		testenv.Eventually(t, 10*time.Second, "leader", func() error {
 			if leader = etcdLeader(c, names); leader == "" {
 				return errors.New("no leader")
 			}
@@ -118,14 +118,14 @@ func TestEtcdCluster(t *testing.T) {
 			}
 			t.Cleanup(func() { l.Heal(context.Background()) })
 		}
-		eventually(t, 20*time.Second, "new leader", func() error {
+		testenv.Eventually(t, 20*time.Second, "new leader", func() error {
 			if l := etcdLeader(c, others); l == "" {
 				return errors.New("no leader among the others")
 			}
 			return nil
 		})
 		t.Logf("new leader %s %v after isolating %s", etcdLeader(c, others), time.Since(t0), leader)
-		eventually(t, 10*time.Second, "put during partition", func() error {
+		testenv.Eventually(t, 10*time.Second, "put during partition", func() error {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
 			_, err := cli.Put(pctx, "during", "v")
@@ -135,7 +135,7 @@ func TestEtcdCluster(t *testing.T) {
 
 	t.Run("kill-leader", func(t *testing.T) {
 		var leader string
-		eventually(t, 10*time.Second, "leader", func() error {
+		testenv.Eventually(t, 10*time.Second, "leader", func() error {
 			if leader = etcdLeader(c, names); leader == "" {
 				return errors.New("no leader")
 			}
@@ -146,7 +146,7 @@ func TestEtcdCluster(t *testing.T) {
 		if err := n.Kill(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, "put after leader kill", func() error {
+		testenv.Eventually(t, 20*time.Second, "put after leader kill", func() error {
 			pctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
 			_, err := cli.Put(pctx, "after", "v")
@@ -175,7 +175,7 @@ func TestEtcdIsolate(t *testing.T) {
 
 	// Make etcd-0 the leader, so the majority must elect another.
 	var leader string
-	eventually(t, 10*time.Second, "leader", func() error {
+	testenv.Eventually(t, 10*time.Second, "leader", func() error {
 		if leader = etcdLeader(c, names); leader == "" {
 			return errors.New("no leader")
 		}
@@ -189,7 +189,7 @@ func TestEtcdIsolate(t *testing.T) {
 		if _, err := direct(leader).MoveLeader(ctx, st.Header.MemberId); err != nil {
 			t.Fatalf("move leader from %s to etcd-0: %v", leader, err)
 		}
-		eventually(t, 10*time.Second, "etcd-0 leads", func() error {
+		testenv.Eventually(t, 10*time.Second, "etcd-0 leads", func() error {
 			if l := etcdLeader(c, names); l != "etcd-0" {
 				return fmt.Errorf("leader %q", l)
 			}
@@ -238,7 +238,7 @@ func TestEtcdIsolate(t *testing.T) {
 	}
 	t.Cleanup(heal)
 
-	eventually(t, 20*time.Second, "a leader among etcd-1, etcd-2", func() error {
+	testenv.Eventually(t, 20*time.Second, "a leader among etcd-1, etcd-2", func() error {
 		if l := etcdLeader(c, names[1:]); l == "" {
 			return errors.New("none")
 		}
@@ -247,14 +247,14 @@ func TestEtcdIsolate(t *testing.T) {
 	t.Logf("%s leads %v after the cut", etcdLeader(c, names[1:]), time.Since(t0))
 	// Through client-0's link to etcd-1 only.
 	via1 := etcdClient(t, []string{ep.Etcd[1]})
-	eventually(t, 20*time.Second, "put through client-0->etcd-1", func() error {
+	testenv.Eventually(t, 20*time.Second, "put through client-0->etcd-1", func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_, err := via1.Put(pctx, "during", "v")
 		return err
 	})
 	// etcd-0 has no quorum: it steps down and commits nothing.
-	eventually(t, 10*time.Second, "etcd-0 steps down", func() error {
+	testenv.Eventually(t, 10*time.Second, "etcd-0 steps down", func() error {
 		if r, _ := mustNode(t, c, "etcd-0").Role(ctx); r == "leader" {
 			return errors.New("still leads")
 		}
@@ -273,7 +273,7 @@ func TestEtcdIsolate(t *testing.T) {
 
 	heal()
 	t.Logf("healed after %v", time.Since(t0))
-	eventually(t, 20*time.Second, "etcd-0 catches up", func() error {
+	testenv.Eventually(t, 20*time.Second, "etcd-0 catches up", func() error {
 		r, err := e0.Get(ctx, "during", clientv3.WithSerializable())
 		if err != nil || len(r.Kvs) != 1 {
 			return fmt.Errorf("%v %v", r, err)
@@ -281,7 +281,7 @@ func TestEtcdIsolate(t *testing.T) {
 		return nil
 	})
 	via0 := etcdClient(t, []string{ep.Etcd[0]})
-	eventually(t, 20*time.Second, "put through client-0->etcd-0", func() error {
+	testenv.Eventually(t, 20*time.Second, "put through client-0->etcd-0", func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_, err := via0.Put(pctx, "after", "v")

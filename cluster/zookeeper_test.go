@@ -40,7 +40,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 		t.Errorf("no version: %+v", c.Info())
 	}
 	conn := zkConnect(t, ep.ZooKeeper)
-	eventually(t, 10*time.Second, "create", func() error {
+	testenv.Eventually(t, 10*time.Second, "create", func() error {
 		_, err := conn.Create("/locklab", []byte("x"), 0, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
@@ -78,7 +78,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 			}
 		}
 		conn := zkConnect(t, rest)
-		eventually(t, 20*time.Second, "write after leader kill", func() error {
+		testenv.Eventually(t, 20*time.Second, "write after leader kill", func() error {
 			_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 			return err
 		})
@@ -112,7 +112,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, 30*time.Second, "new leader", func() error {
+		testenv.Eventually(t, 30*time.Second, "new leader", func() error {
 			if l := zkLeaderOf(c, others); l == "" {
 				return errors.New("no leader among " + strings.Join(others, ","))
 			}
@@ -124,7 +124,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		eventually(t, 30*time.Second, "all serving after heal", func() error {
+		testenv.Eventually(t, 30*time.Second, "all serving after heal", func() error {
 			for _, n := range c.Nodes() {
 				if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
 					return fmt.Errorf("%s: mode %q", n.Name, m)
@@ -143,7 +143,7 @@ func zkLeader(t *testing.T, c *cluster.Cluster) *cluster.Node {
 		names = append(names, n.Name)
 	}
 	var leader string
-	eventually(t, 20*time.Second, "a leader", func() error {
+	testenv.Eventually(t, 20*time.Second, "a leader", func() error {
 		if leader = zkLeaderOf(c, names); leader == "" {
 			return errors.New("no leader")
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,22 +102,6 @@ func mustLink(t *testing.T, c *cluster.Cluster, name string) *cluster.Link {
 	return ls[0]
 }
 
-// eventually polls f every 20 ms until it returns nil or d passes.
-func eventually(t *testing.T, d time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, d, err)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
-	}
-}
-
 // apply checks and applies f as Run would (holder resolved through env)
 // and heals it when the test ends, if the test did not.
 func apply(t *testing.T, ctx context.Context, env Env, f scenarios.Fault) (effect, func()) {
@@ -155,17 +138,21 @@ func apply(t *testing.T, ctx context.Context, env Env, f scenarios.Fault) (effec
 }
 
 // timed returns how long one PING takes (the median of n).
+// timed is the fastest of n PINGs: a toxic delays every one of them while a
+// loaded machine delays only some, so the minimum tells a fault's latency
+// from scheduling noise.
 func timed(ctx context.Context, rc *redis.Client, n int) (time.Duration, error) {
-	var ds []time.Duration
+	best := time.Duration(-1)
 	for range n {
 		t0 := time.Now()
 		if err := rc.Ping(ctx).Err(); err != nil {
 			return 0, err
 		}
-		ds = append(ds, time.Since(t0))
+		if d := time.Since(t0); best < 0 || d < best {
+			best = d
+		}
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2], nil
+	return best, nil
 }
 
 func isTimeout(err error) bool {
@@ -190,7 +177,7 @@ func procState(pid int) (string, error) {
 // waitState polls until pid's state is (or, with not, is no longer) want.
 func waitState(t *testing.T, pid int, want string, not bool) {
 	t.Helper()
-	eventually(t, 5*time.Second, fmt.Sprintf("pid %d state %s (not=%v)", pid, want, not), func() error {
+	testenv.Eventually(t, 5*time.Second, fmt.Sprintf("pid %d state %s (not=%v)", pid, want, not), func() error {
 		s, err := procState(pid)
 		if err != nil {
 			return err

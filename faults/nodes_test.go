@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -30,7 +31,7 @@ func TestPause(t *testing.T) {
 	}
 	heal()
 	waitState(t, n.Pid(), "T", true)
-	eventually(t, 5*time.Second, "PING after SIGCONT", func() error { return rc.Ping(ctx).Err() })
+	testenv.Eventually(t, 5*time.Second, "PING after SIGCONT", func() error { return rc.Ping(ctx).Err() })
 }
 
 func TestKill(t *testing.T) {
@@ -79,7 +80,7 @@ func TestRestart(t *testing.T) {
 				t.Fatalf("after restart alive=%v pid %d (was %d)", n.Alive(), n.Pid(), pid)
 			}
 			var got string
-			eventually(t, 5*time.Second, "GET after restart", func() (err error) {
+			testenv.Eventually(t, 5*time.Second, "GET after restart", func() (err error) {
 				got, err = rc.Get(ctx, "k").Result()
 				if errors.Is(err, redis.Nil) {
 					return nil
@@ -135,7 +136,7 @@ func TestFailover(t *testing.T) {
 	if role, err := repl.Do(ctx, "ROLE").Slice(); err != nil || role[0] != "master" {
 		t.Fatalf("ROLE of redis-0-r0: %v, %v", role, err)
 	}
-	eventually(t, 30*time.Second, "write through the failover client", func() error {
+	testenv.Eventually(t, 30*time.Second, "write through the failover client", func() error {
 		return fc.Set(ctx, "after", "2", 0).Err()
 	})
 	if v, err := repl.Get(ctx, "after").Result(); err != nil || v != "2" {
@@ -251,7 +252,7 @@ func TestClockJump(t *testing.T) {
 		if ttl, err := r0.PTTL(ctx, "lock").Result(); err != nil || ttl > 100*time.Millisecond {
 			t.Errorf("redis-0 lock PTTL %v, %v: want < 100ms", ttl, err)
 		}
-		eventually(t, time.Second, "lock expired on redis-0", func() error {
+		testenv.Eventually(t, time.Second, "lock expired on redis-0", func() error {
 			if n, err := r0.Exists(ctx, "lock").Result(); err != nil || n != 0 {
 				return fmt.Errorf("exists %d, %v", n, err)
 			}
@@ -276,7 +277,7 @@ func TestClockJump(t *testing.T) {
 		if err := prim.Set(ctx, "lock", "me", 10*time.Second).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "replicated", func() error {
+		testenv.Eventually(t, 5*time.Second, "replicated", func() error {
 			if n, err := repl.Exists(ctx, "lock").Result(); err != nil || n != 1 {
 				return fmt.Errorf("exists %d, %v", n, err)
 			}
@@ -284,7 +285,7 @@ func TestClockJump(t *testing.T) {
 		})
 		apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-0-r0", Offset: 9900 * time.Millisecond})
 		// A replica does not expire keys itself, but reads treat them as gone.
-		eventually(t, time.Second, "lock expired on the replica", func() error {
+		testenv.Eventually(t, time.Second, "lock expired on the replica", func() error {
 			if n, err := repl.Exists(ctx, "lock").Result(); err != nil || n != 0 {
 				return fmt.Errorf("exists %d, %v", n, err)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -157,7 +158,7 @@ func TestRunHealsOnCancel(t *testing.T) {
 	go func() { done <- Run(rctx, env, fs) }()
 
 	replica := mustNode(t, c, "redis-0-r0")
-	eventually(t, 5*time.Second, "every fault applied", func() error {
+	testenv.Eventually(t, 5*time.Second, "every fault applied", func() error {
 		if n := len(mustLink(t, c, "client-0->redis-0").Toxics()); n != 2 {
 			return fmt.Errorf("client-0->redis-0 has %d toxics", n)
 		}
@@ -200,7 +201,7 @@ func TestRunHealsOnCancel(t *testing.T) {
 	if ws[8].Target != "client-2" {
 		t.Errorf("holder pause target %q", ws[8].Target)
 	}
-	eventually(t, 5*time.Second, "replica answers", func() error {
+	testenv.Eventually(t, 5*time.Second, "replica answers", func() error {
 		return direct(t, c, "redis-0-r0").Ping(ctx).Err()
 	})
 }

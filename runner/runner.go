@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/internal/endpoints"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
@@ -294,7 +295,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
 	lcfg := func(i int) locks.Config {
 		return locks.Config{
-			Endpoints: lockEndpoints(cl.Endpoints(i)),
+			Endpoints: endpoints.ForLocks(cl.Endpoints(i)),
 			TTL:       ttl,
 			Retry:     pt.Lock.Retry,
 			Prefix:    prefix(pt.Lock, r.sc.Name),
@@ -472,17 +473,6 @@ func prefix(l scenarios.Lock, scenario string) string {
 		return l.Key
 	}
 	return "locklab:" + scenario + ":"
-}
-
-// lockEndpoints converts a client's cluster endpoints for the lock
-// packages. locks.Auth mirrors cluster.Credentials field for field, so the
-// conversion stops compiling when one gains a field the other lacks.
-func lockEndpoints(e cluster.Endpoints) locks.Endpoints {
-	return locks.Endpoints{
-		Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
-		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect,
-		Auth: locks.Auth(e.Auth),
-	}
 }
 
 func sumCounters(cs []locks.Client) map[string]int64 {

@@ -69,11 +69,7 @@ func RequireFiles(t testing.TB, paths ...string) {
 	}
 	for _, p := range paths {
 		if !fileExists(p) {
-			msg := p + " not found (run `make deps`)"
-			if InCI() {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
+			Unavailable(t, "%s not found (run `make deps`)", p)
 		}
 	}
 }

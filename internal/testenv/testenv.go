@@ -8,12 +8,24 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the tests run in CI (CI=true or CI=1).
 func InCI() bool {
 	v := strings.ToLower(os.Getenv("CI"))
 	return v == "true" || v == "1"
+}
+
+// Unavailable ends a test whose precondition is missing on this machine
+// (a binary, a kernel interface): it fails in CI, where every precondition
+// must hold, and skips with the reason elsewhere.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
 }
 
 // RequireBinaries skips the test under -short and checks that every binary
@@ -26,11 +38,24 @@ func RequireBinaries(t testing.TB, names ...string) {
 	}
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
-			msg := n + " not found on PATH (run `make deps`)"
-			if InCI() {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
+			Unavailable(t, "%s not found on PATH (run `make deps`)", n)
 		}
+	}
+}
+
+// Eventually polls f until it returns nil and fails the test with f's last
+// error when d passes first: waiting by polling, never by a bare sleep.
+func Eventually(t testing.TB, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, d, err)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
 	}
 }

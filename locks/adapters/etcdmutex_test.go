@@ -9,31 +9,31 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/internal/locktest"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/etcdlock"
 )
 
 func TestEtcdMutexMutualExclusion(t *testing.T) {
-	labContend(t, newLabEnv(t, 8, locks.Etcd), adapters.NameEtcdMutex, 8, 250)
+	labContend(t, testenv.NewEnsemble(t, locks.Etcd, 8), adapters.NameEtcdMutex, 8, 250)
 }
 
 // TestEtcdMutexLostOnCut: the session's Done closes a TTL after the last
-// keep-alive response arrived, checked once a second by clientv3: up to
-// TTL + 1s after the cut, so the bound has a little slack on top.
+// keep-alive response arrived, checked once a second by clientv3.
 func TestEtcdMutexLostOnCut(t *testing.T) {
-	labLostOnCut(t, newLabEnv(t, 3, locks.Etcd), adapters.NameEtcdMutex, labTTL+time.Second+500*time.Millisecond, nil)
+	labLostOnCut(t, testenv.NewEnsemble(t, locks.Etcd, 3), adapters.NameEtcdMutex, locktest.LossBound(labTTL, time.Second), nil)
 }
 
 // TestEtcdMutexWaiterLeaseExpired is etcd #11456 against the library: a
 // waiter whose lease expired while it waited (links cut) must not be told
 // it holds the lock when the holder releases.
 func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
-	e := newLabEnv(t, 3, locks.Etcd)
+	e := testenv.NewEnsemble(t, locks.Etcd, 3)
 	lock := locktest.Name(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	adm, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.endpoints(2)})
+	adm, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.Endpoints(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 		result <- err
 	}()
 	locktest.WaitFor(t, 3*labTTL, "waiter queued", func() bool { return queued() == 2 })
-	e.cut(t, 1)
+	e.Cut(t, 1)
 	locktest.WaitFor(t, 3*labTTL, "waiter's lease expired", func() bool { return queued() == 1 })
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.heal(t, 1)
+	e.Heal(t, 1)
 	select {
 	case err := <-result:
 		if !errors.Is(err, locks.ErrLeaseLost) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/locktest"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/zklock"
@@ -23,12 +24,19 @@ const labTTL = 4 * time.Second
 
 const labPrefix = "locklab-test"
 
-// labConnect builds client i of lock name through the registry.
-func labConnect(t testing.TB, e *labEnv, i int, name string) locks.Client {
+// labConnect builds client i of lock name through the registry, with the
+// short labTTL of expiry tests.
+func labConnect(t testing.TB, e *testenv.Ensemble, i int, name string) locks.Client {
 	t.Helper()
-	cfg := locks.Config{Endpoints: e.endpoints(i), Prefix: labPrefix, TTL: labTTL}
+	return labConnectTTL(t, e, i, name, labTTL)
+}
+
+// labConnectTTL is labConnect with a lease/session TTL of the test's choice.
+func labConnectTTL(t testing.TB, e *testenv.Ensemble, i int, name string, ttl time.Duration) locks.Client {
+	t.Helper()
+	cfg := locks.Config{Endpoints: e.Endpoints(i), Prefix: labPrefix, TTL: ttl}
 	if locktest.Spec(t, name).Backend == locks.ZooKeeper {
-		cfg.Options = map[string]string{zklock.OptSessionTimeout: labTTL.String()}
+		cfg.Options = map[string]string{zklock.OptSessionTimeout: ttl.String()}
 	}
 	return locktest.Connect(t, name, cfg)
 }
@@ -36,10 +44,10 @@ func labConnect(t testing.TB, e *labEnv, i int, name string) locks.Client {
 // labContend runs clients clients of lock name through rounds critical
 // sections each (locktest.Contend): no two may overlap, and fencing tokens
 // must strictly increase (be 0 for a lock without them).
-func labContend(t *testing.T, e *labEnv, name string, clients, rounds int) {
+func labContend(t *testing.T, e *testenv.Ensemble, name string, clients, rounds int) {
 	t.Helper()
 	locktest.Contend(t, locktest.Contenders{
-		Connect: func(i int) locks.Client { return labConnect(t, e, i, name) },
+		Connect: func(i int) locks.Client { return labConnectTTL(t, e, i, name, locktest.SteadyTTL) },
 		Clients: clients, Rounds: rounds, Fencing: locktest.Spec(t, name).Fencing,
 	})
 }
@@ -48,13 +56,13 @@ func labContend(t *testing.T, e *labEnv, name string, clients, rounds int) {
 // within bound; client 1 then acquires once the server expired the lease or
 // session; after healing, the stale holder's Release must report ErrNotHeld
 // without taking the lock from client 1 (client 2 cannot get in).
-func labLostOnCut(t *testing.T, e *labEnv, name string, bound time.Duration, reconnected func(locks.Client) bool) {
+func labLostOnCut(t *testing.T, e *testenv.Ensemble, name string, bound time.Duration, reconnected func(locks.Client) bool) {
 	lock := locktest.Name(t)
 	a := labConnect(t, e, 0, name)
 	b := labConnect(t, e, 1, name)
 	held := locktest.Acquire(t, a.Locker(lock))
 	cut := time.Now()
-	e.cut(t, 0)
+	e.Cut(t, 0)
 	select {
 	case <-held.Lost():
 		t.Logf("Lost after %s", time.Since(cut).Round(time.Millisecond))
@@ -63,7 +71,7 @@ func labLostOnCut(t *testing.T, e *labEnv, name string, bound time.Duration, rec
 	}
 	next := locktest.Acquire(t, b.Locker(lock))
 	t.Logf("next holder after %s", time.Since(cut).Round(time.Millisecond))
-	e.heal(t, 0)
+	e.Heal(t, 0)
 	if reconnected != nil {
 		locktest.WaitFor(t, 30*time.Second, "client 0 reconnected after the heal", func() bool { return reconnected(a) })
 	}
@@ -84,11 +92,11 @@ func labLostOnCut(t *testing.T, e *labEnv, name string, bound time.Duration, rec
 }
 
 func TestZKLibMutualExclusion(t *testing.T) {
-	labContend(t, newLabEnv(t, 8, locks.ZooKeeper), adapters.NameZKLib, 8, 250)
+	labContend(t, testenv.NewEnsemble(t, locks.ZooKeeper, 8), adapters.NameZKLib, 8, 250)
 }
 
 func TestZKLibLostOnCut(t *testing.T) {
-	labLostOnCut(t, newLabEnv(t, 3, locks.ZooKeeper), adapters.NameZKLib, labTTL+time.Second, func(c locks.Client) bool {
+	labLostOnCut(t, testenv.NewEnsemble(t, locks.ZooKeeper, 3), adapters.NameZKLib, locktest.LossBound(labTTL, time.Second), func(c locks.Client) bool {
 		select {
 		case <-c.(interface{ Session() *zklock.Session }).Session().Up():
 			return true
@@ -102,7 +110,7 @@ func TestZKLibLostOnCut(t *testing.T) {
 // that blocks the next waiter (the adapter unlocks once the library's Lock
 // returns).
 func TestZKLibAcquireCanceled(t *testing.T) {
-	e := newLabEnv(t, 3, locks.ZooKeeper)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
 	lock := locktest.Name(t)
 	holder := locktest.Acquire(t, labConnect(t, e, 0, adapters.NameZKLib).Locker(lock))
 	canceled := labConnect(t, e, 1, adapters.NameZKLib).Locker(lock)
@@ -114,6 +122,6 @@ func BenchmarkAcquireReleaseZKLib(b *testing.B) { labBenchmark(b, adapters.NameZ
 
 func labBenchmark(b *testing.B, name string) {
 	spec, _ := locks.Lookup(name)
-	l := labConnect(b, newLabEnv(b, 1, spec.Backend), 0, name).Locker(locktest.Name(b))
+	l := labConnect(b, testenv.NewEnsemble(b, spec.Backend, 1), 0, name).Locker(locktest.Name(b))
 	locktest.AcquireRelease(b, l)
 }

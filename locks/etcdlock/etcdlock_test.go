@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/internal/locktest"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
 )
@@ -21,18 +22,25 @@ const ttl = 3 * time.Second
 
 const testPrefix = "locklab-test"
 
-// connect builds client i through the registry, as the harness does.
-func connect(t testing.TB, e *testEnv, i int) locks.Client {
+// connect builds client i through the registry, as the harness does, with
+// the short ttl of expiry tests.
+func connect(t testing.TB, e *testenv.Ensemble, i int) locks.Client {
 	t.Helper()
-	return locktest.Connect(t, etcdlock.Name, locks.Config{Endpoints: e.endpoints(i), Prefix: testPrefix, TTL: ttl})
+	return connectTTL(t, e, i, ttl)
+}
+
+// connectTTL is connect with a lease TTL of the test's choice.
+func connectTTL(t testing.TB, e *testenv.Ensemble, i int, ttl time.Duration) locks.Client {
+	t.Helper()
+	return locktest.Connect(t, etcdlock.Name, locks.Config{Endpoints: e.Endpoints(i), Prefix: testPrefix, TTL: ttl})
 }
 
 // admin connects a plain etcd client through client i's links.
-func admin(t testing.TB, e *testEnv, i int) *clientv3.Client {
+func admin(t testing.TB, e *testenv.Ensemble, i int) *clientv3.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cli, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.endpoints(i)})
+	cli, err := etcdlock.Dial(ctx, locks.Config{Endpoints: e.Endpoints(i)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +69,9 @@ func keys(t testing.TB, cli *clientv3.Client, lock string) []string {
 // tokens strictly increasing.
 func TestMutualExclusion(t *testing.T) {
 	const clients = 8
-	e := newEnv(t, clients)
+	e := testenv.NewEnsemble(t, locks.Etcd, clients)
 	r := locktest.Contend(t, locktest.Contenders{
-		Connect: func(i int) locks.Client { return connect(t, e, i) },
+		Connect: func(i int) locks.Client { return connectTTL(t, e, i, locktest.SteadyTTL) },
 		Clients: clients, Rounds: 250, Fencing: true,
 	})
 	t.Logf("watch events per op %.2f, requests per op %.2f", r.PerOp("watch_events"), r.PerOp("requests"))
@@ -71,13 +79,13 @@ func TestMutualExclusion(t *testing.T) {
 
 // TestFIFO checks that waiters acquire in the order they queued.
 func TestFIFO(t *testing.T) {
-	e := newEnv(t, 5)
+	e := testenv.NewEnsemble(t, locks.Etcd, 5)
 	lock := locktest.Name(t)
 	adm := admin(t, e, 4)
-	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
+	holder := locktest.Acquire(t, connectTTL(t, e, 0, locktest.SteadyTTL).Locker(lock))
 	var waiters []locks.Locker
 	for i := 1; i <= 3; i++ {
-		waiters = append(waiters, connect(t, e, i).Locker(lock))
+		waiters = append(waiters, connectTTL(t, e, i, locktest.SteadyTTL).Locker(lock))
 	}
 	locktest.FIFO(t, holder, waiters, func() int { return len(keys(t, adm, lock)) })
 }
@@ -87,26 +95,26 @@ func TestFIFO(t *testing.T) {
 // and the stale holder's Release reports ErrNotHeld and leaves the new
 // holder's key intact.
 func TestLostOnCut(t *testing.T) {
-	e := newEnv(t, 3)
+	e := testenv.NewEnsemble(t, locks.Etcd, 3)
 	lock := locktest.Name(t)
 	a, b := connect(t, e, 0), connect(t, e, 1)
 	adm := admin(t, e, 2)
 	held := locktest.Acquire(t, a.Locker(lock))
 
 	cut := time.Now()
-	e.cut(t, 0)
+	e.Cut(t, 0)
 	select {
 	case <-held.Lost():
 		t.Logf("Lost after %s", time.Since(cut).Round(time.Millisecond))
-	case <-time.After(ttl + time.Second):
-		t.Fatalf("Lost not closed within %s of the cut", ttl+time.Second)
+	case <-time.After(locktest.LossBound(ttl, time.Second)):
+		t.Fatalf("Lost not closed within %s of the cut", locktest.LossBound(ttl, time.Second))
 	}
 	next := locktest.Acquire(t, b.Locker(lock))
 	t.Logf("next holder after %s, token %d -> %d", time.Since(cut).Round(time.Millisecond), held.Token(), next.Token())
 	if next.Token() <= held.Token() {
 		t.Errorf("next token %d not above %d", next.Token(), held.Token())
 	}
-	e.heal(t, 0)
+	e.Heal(t, 0)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -130,7 +138,7 @@ func TestLostOnCut(t *testing.T) {
 // it waited (its links were cut meanwhile) must not be told it holds the
 // lock when its predecessor releases.
 func TestWaiterLeaseExpired(t *testing.T) {
-	e := newEnv(t, 3)
+	e := testenv.NewEnsemble(t, locks.Etcd, 3)
 	lock := locktest.Name(t)
 	adm := admin(t, e, 2)
 	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
@@ -149,12 +157,12 @@ func TestWaiterLeaseExpired(t *testing.T) {
 	}()
 	locktest.WaitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
 
-	e.cut(t, 1)
+	e.Cut(t, 1)
 	locktest.WaitFor(t, 3*ttl, "waiter's lease expired", func() bool { return len(keys(t, adm, lock)) == 1 })
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.heal(t, 1)
+	e.Heal(t, 1)
 	select {
 	case err := <-result:
 		if !errors.Is(err, locks.ErrLeaseLost) {
@@ -169,7 +177,7 @@ func TestWaiterLeaseExpired(t *testing.T) {
 // lease is revoked behind its back (its keep-alive loop is not running, so
 // only the re-check after the wait can tell), then the holder releases.
 func TestRecheckAfterWait(t *testing.T) {
-	e := newEnv(t, 3)
+	e := testenv.NewEnsemble(t, locks.Etcd, 3)
 	lock := locktest.Name(t)
 	adm := admin(t, e, 2)
 	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
@@ -214,7 +222,7 @@ func TestRecheckAfterWait(t *testing.T) {
 }
 
 func TestReleaseTwice(t *testing.T) {
-	e := newEnv(t, 1)
+	e := testenv.NewEnsemble(t, locks.Etcd, 1)
 	ls := locktest.Acquire(t, connect(t, e, 0).Locker(locktest.Name(t)))
 	ctx := context.Background()
 	if err := ls.Release(ctx); err != nil {
@@ -227,7 +235,7 @@ func TestReleaseTwice(t *testing.T) {
 
 // TestAcquireCanceled: a waiter that gives up leaves no key behind.
 func TestAcquireCanceled(t *testing.T) {
-	e := newEnv(t, 3)
+	e := testenv.NewEnsemble(t, locks.Etcd, 3)
 	lock := locktest.Name(t)
 	holder := locktest.Acquire(t, connect(t, e, 0).Locker(lock))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -243,7 +251,7 @@ func TestAcquireCanceled(t *testing.T) {
 }
 
 func BenchmarkAcquireRelease(b *testing.B) {
-	e := newEnv(b, 1)
+	e := testenv.NewEnsemble(b, locks.Etcd, 1)
 	l := connect(b, e, 0).Locker(locktest.Name(b))
 	locktest.AcquireRelease(b, l)
 }

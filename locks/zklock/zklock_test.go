@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/internal/locktest"
+	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/zklock"
 )
@@ -20,20 +21,27 @@ const sessionTimeout = 4 * time.Second
 
 const testPrefix = "locklab-test"
 
-// connect builds client i through the registry, as the harness does.
-func connect(t testing.TB, e *testEnv, i int, name string) locks.Client {
+// connect builds client i through the registry, as the harness does, with
+// the short session timeout of expiry tests.
+func connect(t testing.TB, e *testenv.Ensemble, i int, name string) locks.Client {
+	t.Helper()
+	return connectSession(t, e, i, name, sessionTimeout)
+}
+
+// connectSession is connect with a session timeout of the test's choice.
+func connectSession(t testing.TB, e *testenv.Ensemble, i int, name string, session time.Duration) locks.Client {
 	t.Helper()
 	return locktest.Connect(t, name, locks.Config{
-		Endpoints: e.endpoints(i),
+		Endpoints: e.Endpoints(i),
 		Prefix:    testPrefix,
-		Options:   map[string]string{zklock.OptSessionTimeout: sessionTimeout.String()},
+		Options:   map[string]string{zklock.OptSessionTimeout: session.String()},
 	})
 }
 
 // admin connects a plain go-zookeeper connection through client i's links.
-func admin(t testing.TB, e *testEnv, i int) *zk.Conn {
+func admin(t testing.TB, e *testenv.Ensemble, i int) *zk.Conn {
 	t.Helper()
-	conn, _, err := zk.Connect(e.endpoints(i).ZooKeeper, 10*time.Second, zk.WithLogInfo(false),
+	conn, _, err := zk.Connect(e.Endpoints(i).ZooKeeper, 10*time.Second, zk.WithLogInfo(false),
 		zk.WithLogger(discard{}))
 	if err != nil {
 		t.Fatal(err)
@@ -48,10 +56,10 @@ func (discard) Printf(string, ...any) {}
 
 // contend runs clients clients of lock name through rounds critical
 // sections each (locktest.Contend).
-func contend(t *testing.T, e *testEnv, name string, clients, rounds int) locktest.Contention {
+func contend(t *testing.T, e *testenv.Ensemble, name string, clients, rounds int) locktest.Contention {
 	t.Helper()
 	return locktest.Contend(t, locktest.Contenders{
-		Connect: func(i int) locks.Client { return connect(t, e, i, name) },
+		Connect: func(i int) locks.Client { return connectSession(t, e, i, name, locktest.SteadyTTL) },
 		Clients: clients, Rounds: rounds, Fencing: true,
 	})
 }
@@ -59,7 +67,7 @@ func contend(t *testing.T, e *testEnv, name string, clients, rounds int) locktes
 // TestMutualExclusion: 8 clients, 2000 critical sections, no overlap,
 // tokens strictly increasing.
 func TestMutualExclusion(t *testing.T) {
-	e := newEnv(t, 8)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 8)
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
 			contend(t, e, name, 8, 250)
@@ -71,7 +79,7 @@ func TestMutualExclusion(t *testing.T) {
 // they grow with the number of waiters for zk-herd and stay flat for
 // zk-recipe.
 func TestHerdEffect(t *testing.T) {
-	e := newEnv(t, 8)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 8)
 	perOp := func(t *testing.T, name string, clients int) (events, requests float64) {
 		var r locktest.Contention
 		t.Run(fmt.Sprintf("%s/%d", name, clients), func(t *testing.T) {
@@ -95,7 +103,7 @@ func TestHerdEffect(t *testing.T) {
 
 // TestFIFO checks that waiters acquire zk-recipe in the order they queued.
 func TestFIFO(t *testing.T) {
-	e := newEnv(t, 5)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 5)
 	name := locktest.Name(t)
 	conn := admin(t, e, 4)
 	dir := zklock.Root(testPrefix) + "/" + name
@@ -106,10 +114,10 @@ func TestFIFO(t *testing.T) {
 		}
 		return len(c)
 	}
-	holder := locktest.Acquire(t, connect(t, e, 0, zklock.NameRecipe).Locker(name))
+	holder := locktest.Acquire(t, connectSession(t, e, 0, zklock.NameRecipe, locktest.SteadyTTL).Locker(name))
 	var waiters []locks.Locker
 	for i := 1; i <= 3; i++ {
-		waiters = append(waiters, connect(t, e, i, zklock.NameRecipe).Locker(name))
+		waiters = append(waiters, connectSession(t, e, i, zklock.NameRecipe, locktest.SteadyTTL).Locker(name))
 	}
 	locktest.FIFO(t, holder, waiters, queued)
 }
@@ -121,7 +129,7 @@ func TestFIFO(t *testing.T) {
 func TestLostOnCut(t *testing.T) {
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, 3)
+			e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
 			lock := locktest.Name(t)
 			a := connect(t, e, 0, name)
 			b := connect(t, e, 1, name)
@@ -133,12 +141,12 @@ func TestLostOnCut(t *testing.T) {
 			}
 
 			cut := time.Now()
-			e.cut(t, 0)
+			e.Cut(t, 0)
 			select {
 			case <-held.Lost():
 				t.Logf("Lost after %s", time.Since(cut).Round(time.Millisecond))
-			case <-time.After(sessionTimeout + time.Second):
-				t.Fatalf("Lost not closed within %s of the cut", sessionTimeout+time.Second)
+			case <-time.After(locktest.LossBound(sessionTimeout, time.Second)):
+				t.Fatalf("Lost not closed within %s of the cut", locktest.LossBound(sessionTimeout, time.Second))
 			}
 
 			// The server expires the session; b gets the lock.
@@ -148,7 +156,7 @@ func TestLostOnCut(t *testing.T) {
 				t.Errorf("next token %d not above %d", next.Token(), held.Token())
 			}
 
-			e.heal(t, 0)
+			e.Heal(t, 0)
 			s := a.(*zklock.Client).Session()
 			locktest.WaitFor(t, 20*time.Second, "client 0 reconnected", func() bool {
 				select {
@@ -187,7 +195,7 @@ func TestLostOnCut(t *testing.T) {
 
 // TestReleaseTwice: the second Release reports ErrNotHeld.
 func TestReleaseTwice(t *testing.T) {
-	e := newEnv(t, 1)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 1)
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
 			ls := locktest.Acquire(t, connect(t, e, 0, name).Locker(locktest.Name(t)))
@@ -205,7 +213,7 @@ func TestReleaseTwice(t *testing.T) {
 // TestAcquireCanceled: a waiter that gives up leaves no node behind, so the
 // next waiter is not blocked by it.
 func TestAcquireCanceled(t *testing.T) {
-	e := newEnv(t, 3)
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
 			lock := locktest.Name(t)
@@ -217,7 +225,7 @@ func TestAcquireCanceled(t *testing.T) {
 }
 
 func BenchmarkAcquireRelease(b *testing.B) {
-	e := newEnv(b, 1)
+	e := testenv.NewEnsemble(b, locks.ZooKeeper, 1)
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		b.Run(name, func(b *testing.B) {
 			l := connect(b, e, 0, name).Locker(locktest.Name(b))

@@ -1,0 +1,43 @@
+package testenv
+
+import (
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/endpoints"
+	"github.com/locklab/locklab/locks"
+)
+
+// Ensemble is a running cluster as the lock packages' tests see it: each
+// client's endpoints in the lock packages' terms, and cuts of one client's
+// links.
+type Ensemble struct {
+	C *cluster.Cluster
+}
+
+// NewEnsemble starts a real 3-node ZooKeeper or etcd ensemble for clients
+// clients, every client with its own proxied links (Cluster: skipped under
+// -short, fails in CI when a binary is missing).
+func NewEnsemble(t testing.TB, backend locks.Backend, clients int) *Ensemble {
+	t.Helper()
+	spec := cluster.Spec{Clients: clients}
+	switch backend {
+	case locks.ZooKeeper:
+		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 3}
+	case locks.Etcd:
+		spec.Etcd = &cluster.EtcdSpec{Nodes: 3}
+	default:
+		t.Fatalf("no test ensemble for backend %q", backend)
+	}
+	return &Ensemble{C: Cluster(t, spec)}
+}
+
+// Endpoints are client i's endpoints (credentials included), converted as
+// the runner does.
+func (e *Ensemble) Endpoints(i int) locks.Endpoints { return endpoints.ForLocks(e.C.Endpoints(i)) }
+
+// Cut cuts every link of client i (no byte passes either way).
+func (e *Ensemble) Cut(t testing.TB, i int) { t.Helper(); CutClient(t, e.C, i) }
+
+// Heal heals every link of client i.
+func (e *Ensemble) Heal(t testing.TB, i int) { t.Helper(); HealClient(t, e.C, i) }
