@@ -238,7 +238,7 @@ func TestQuorum(t *testing.T) {
 									t.Fatal(err)
 								}
 								t.Cleanup(func() {
-									if err := e.node(t, g).Start(locktest.Timeout(t, 10*time.Second)); err != nil {
+									if err := e.node(t, g).Start(locktest.Timeout(t, testenv.ClusterStartTimeout)); err != nil {
 										t.Errorf("start %s again: %v", nodeName(g), err)
 									}
 								})
@@ -467,11 +467,11 @@ func TestRestart(t *testing.T) {
 				t.Fatalf("holder on %v", got)
 			}
 			for _, i := range []int{3, 4} {
-				if err := e.node(t, i).Start(locktest.Timeout(t, 10*time.Second)); err != nil {
+				if err := e.node(t, i).Start(locktest.Timeout(t, testenv.ClusterStartTimeout)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := e.node(t, 2).Restart(locktest.Timeout(t, 10*time.Second), 0); err != nil {
+			if err := e.node(t, 2).Restart(locktest.Timeout(t, testenv.ClusterStartTimeout), 0); err != nil {
 				t.Fatal(err)
 			}
 			if got := slices.Contains(e.holders(t, key("restart")), "redis-2"); got != tt.survives {

@@ -126,10 +126,25 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 }
 
 // release deletes the node if it is still ours (same owner id and czxid).
+//
+// Like zk-recipe's, a delete cut short by a lost connection is tried again
+// once the session is back, until ctx ends; if the node is then gone or
+// someone else's while the session is the same, our earlier delete was
+// applied.
 func (l *herdLocker) release(ctx context.Context, node string, owner []byte, czxid int64) error {
-	err := l.deleteOwned(ctx, node, owner, czxid)
+	var err error
+	sid, retried := l.s.conn.SessionID(), false
+	for {
+		err = l.deleteOwned(ctx, node, owner, czxid)
+		if !connLoss(err) || ctx.Err() != nil || l.s.waitUp(ctx) != nil {
+			break
+		}
+		retried = true
+	}
 	switch {
 	case err == nil:
+		return nil
+	case retried && errors.Is(err, locks.ErrNotHeld) && l.s.conn.SessionID() == sid:
 		return nil
 	case errors.Is(err, locks.ErrNotHeld):
 		return fmt.Errorf("zk-herd %s: %w", l.dir, err)

@@ -257,10 +257,27 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 
 // release deletes our node. Its path is unique to this holding (GUID and
 // sequence), so deleting any version cannot remove another holder's node.
+//
+// A connection lost mid-delete leaves the outcome unknown while the session
+// (and so our node) may survive it: Release waits for the session to come
+// back and deletes again, as Curator's guaranteed delete does, until ctx
+// ends. "No node" then means our earlier delete was applied when the
+// session is the same (an ephemeral node of a live session goes only by a
+// delete), and an expired session otherwise (ErrNotHeld).
 func (l *recipeLocker) release(ctx context.Context, node string) error {
-	err := l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
+	var err error
+	sid, retried := l.s.conn.SessionID(), false
+	for {
+		err = l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
+		if !connLoss(err) || ctx.Err() != nil || l.s.waitUp(ctx) != nil {
+			break
+		}
+		retried = true
+	}
 	switch {
 	case err == nil:
+		return nil
+	case retried && errors.Is(err, zk.ErrNoNode) && l.s.conn.SessionID() == sid:
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
 		return fmt.Errorf("zk-recipe %s: node gone (session expired): %w", l.dir, locks.ErrNotHeld)
