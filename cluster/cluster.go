@@ -32,6 +32,7 @@ const (
 // everything. Methods are safe for concurrent use.
 type Cluster struct {
 	spec    Spec
+	plan    Plan // what start builds (PlanOf(spec))
 	log     *slog.Logger
 	dir     string
 	dataDir string
@@ -79,6 +80,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	}
 	c := &Cluster{
 		spec:      spec,
+		plan:      PlanOf(spec),
 		log:       spec.Logger,
 		dir:       spec.Dir,
 		dataDir:   filepath.Join(spec.Dir, "data"),
@@ -123,15 +125,38 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	return c, nil
 }
 
-func (s Spec) withDefaults() (Spec, error) {
+// sized is s with the defaults that decide its topology (PlanOf): provider
+// local, one client, one primary or member per declared backend. It
+// copies the backend specs it changes.
+func (s Spec) sized() Spec {
 	if s.Provider == "" {
 		s.Provider = ProviderLocal
 	}
-	if s.Logger == nil {
-		s.Logger = slog.New(slog.DiscardHandler)
-	}
 	if s.Clients <= 0 {
 		s.Clients = 1
+	}
+	if s.Redis != nil && s.Redis.Primaries <= 0 {
+		r := *s.Redis
+		r.Primaries = 1
+		s.Redis = &r
+	}
+	if s.ZooKeeper != nil && s.ZooKeeper.Nodes <= 0 {
+		z := *s.ZooKeeper
+		z.Nodes = 1
+		s.ZooKeeper = &z
+	}
+	if s.Etcd != nil && s.Etcd.Nodes <= 0 {
+		e := *s.Etcd
+		e.Nodes = 1
+		s.Etcd = &e
+	}
+	return s
+}
+
+func (s Spec) withDefaults() (Spec, error) {
+	s = s.sized()
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	if s.Dir == "" {
 		d, err := os.MkdirTemp("", "locklab-cluster-")
@@ -149,9 +174,6 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Redis != nil {
 		r := *s.Redis
-		if r.Primaries <= 0 {
-			r.Primaries = 1
-		}
 		if r.Replicas < 0 || r.Sentinels < 0 {
 			return s, errors.New("cluster: redis replicas and sentinels must be >= 0")
 		}
@@ -166,21 +188,9 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.Redis = &r
 	}
 	if s.ZooKeeper != nil {
-		z := *s.ZooKeeper
-		if z.Nodes <= 0 {
-			z.Nodes = 1
-		}
-		if z.Nodes > 255 {
+		if s.ZooKeeper.Nodes > 255 {
 			return s, errors.New("cluster: zookeeper nodes must be <= 255")
 		}
-		s.ZooKeeper = &z
-	}
-	if s.Etcd != nil {
-		e := *s.Etcd
-		if e.Nodes <= 0 {
-			e.Nodes = 1
-		}
-		s.Etcd = &e
 	}
 	return s, nil
 }
@@ -268,17 +278,18 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 
 	// Client links, now that every node has its final address.
-	for i := 0; i < c.spec.Clients; i++ {
-		for _, n := range c.Nodes() {
-			if !n.clientFacing {
-				continue
-			}
-			if _, err := c.addLink(clientName(i), n.Name, []string{n.Addr()}, nil); err != nil {
-				return err
-			}
+	for _, l := range c.plan.Links {
+		if !isClient(l.From) {
+			continue
+		}
+		n, _ := c.Node(l.To)
+		if _, err := c.addLink(l.From, l.To, []string{n.Addr()}, nil); err != nil {
+			return err
 		}
 	}
-	return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.plan.diff(c.nodes, c.links)
 }
 
 func clientName(i int) string { return "client-" + strconv.Itoa(i) }
@@ -294,6 +305,19 @@ func (c *Cluster) nodeAliases(node string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.aliases[node]...)
+}
+
+// addPlanned registers the plan's nodes of backend, in plan order.
+func (c *Cluster) addPlanned(backend string) ([]*Node, error) {
+	var out []*Node
+	for _, p := range c.plan.NodesOf(backend) {
+		n, err := c.addNode(p.Name, p.Kind, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // addNode registers a node and creates its data dir.
@@ -459,6 +483,9 @@ func (c *Cluster) RunID() string {
 	}
 	return c.spec.RunID
 }
+
+// Plan is the topology the cluster was built from: its nodes and links.
+func (c *Cluster) Plan() Plan { return c.plan }
 
 // Clients is the number of clients with their own links (client-0 ..).
 func (c *Cluster) Clients() int { return c.spec.Clients }

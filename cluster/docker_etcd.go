@@ -24,13 +24,9 @@ import (
 func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendEtcd}
-	var nodes []*Node
-	for i := 0; i < es.Nodes; i++ {
-		n, err := c.addNode("etcd-"+strconv.Itoa(i), KindEtcd, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendEtcd)
+	if err != nil {
+		return b, err
 	}
 	ports, err := pickPorts(len(nodes))
 	if err != nil {

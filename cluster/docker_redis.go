@@ -36,7 +36,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes(rs)
+	primaries, replicas, sentinels, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}

@@ -30,13 +30,9 @@ exec java "$@" -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain ` + d
 func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendZooKeeper}
-	var nodes []*Node
-	for i := 0; i < zs.Nodes; i++ {
-		n, err := c.addNode("zk-"+strconv.Itoa(i), KindZooKeeper, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendZooKeeper)
+	if err != nil {
+		return b, err
 	}
 	ports, err := pickPorts(len(nodes))
 	if err != nil {

@@ -37,13 +37,9 @@ const (
 // sender opened).
 func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	b := backend{name: BackendEtcd}
-	var nodes []*Node
-	for i := 0; i < es.Nodes; i++ {
-		n, err := c.addNode("etcd-"+strconv.Itoa(i), KindEtcd, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendEtcd)
+	if err != nil {
+		return b, err
 	}
 	free, err := pickPorts(2 * len(nodes))
 	if err != nil {

@@ -20,25 +20,18 @@ import (
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	var nodes []*Node
 	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
-	add := func(prefix, kind string, addrs []string) error {
-		for i, a := range addrs {
-			n, err := c.addNode(fmt.Sprintf("%s-%d", prefix, i), kind, true)
-			if err != nil {
-				return err
-			}
-			n.setAddr(a)
-			nodes = append(nodes, n)
+	for _, backend := range []struct {
+		name  string
+		addrs []string
+	}{{BackendRedis, es.Redis}, {BackendZooKeeper, es.ZooKeeper}, {BackendEtcd, es.Etcd}} {
+		ns, err := c.addPlanned(backend.name)
+		if err != nil {
+			return b, err
 		}
-		return nil
-	}
-	if err := add("redis", KindRedis, es.Redis); err != nil {
-		return b, err
-	}
-	if err := add("zk", KindZooKeeper, es.ZooKeeper); err != nil {
-		return b, err
-	}
-	if err := add("etcd", KindEtcd, es.Etcd); err != nil {
-		return b, err
+		for i, n := range ns {
+			n.setAddr(backend.addrs[i])
+		}
+		nodes = append(nodes, ns...)
 	}
 	return b, nil
 }

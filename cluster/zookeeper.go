@@ -69,13 +69,9 @@ type zkPorts struct{ client, quorum, election int }
 // the way (see zkelection.go), so dial-backs go through the proxies too.
 func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	b := backend{name: BackendZooKeeper}
-	var nodes []*Node
-	for i := 0; i < zs.Nodes; i++ {
-		n, err := c.addNode("zk-"+strconv.Itoa(i), KindZooKeeper, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendZooKeeper)
+	if err != nil {
+		return b, err
 	}
 	hostname, _ := os.Hostname()
 	ports := make([]zkPorts, len(nodes))

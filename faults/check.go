@@ -110,8 +110,8 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 			"e.g. %s->%s", f.Link, b, a)
 	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
 		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
-			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.provider, cluster.EtcdPeers, b)
-	case t.provider == cluster.ProviderExternal:
+			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.Provider, cluster.EtcdPeers, b)
+	case t.Provider == cluster.ProviderExternal:
 		return unsupported("no link %s: with provider external only client links exist", f.Link)
 	case kb == cluster.KindSentinel && ka != cluster.KindSentinel:
 		return unsupported("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", f.Link, b, a)
@@ -132,7 +132,7 @@ func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
 	if f.Node == "" {
 		return errors.New("needs node: NAME")
 	}
-	if t.provider == cluster.ProviderExternal {
+	if t.Provider == cluster.ProviderExternal {
 		return unsupported("provider external allows only client-side faults (latency, bandwidth, partition "+
 			"and reset on client links; pause-client), not %s", f.Type)
 	}
@@ -228,34 +228,26 @@ func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 			}
 		}
 	}
-	// etcd without pair links: one incoming proxy per
-	// member, shared by every other member.
 	etcdIn := map[int]int{}
 	for m, gi := range groupOf {
-		if t.kinds[m] == cluster.KindEtcd {
+		if t.Kind(m) == cluster.KindEtcd {
 			etcdIn[gi]++
 		}
 	}
-	if len(etcdIn) > 1 && !t.etcdPairs() {
-		for gi, n := range etcdIn {
-			if n > 1 {
-				return nil, unsupported("group %d holds %d etcd members and another group holds etcd members too; etcd peer "+
-					"links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups could be cut "+
-					"in one direction only; put at most one etcd member in each group that faces other etcd members", gi, n)
-			}
-		}
+	if msg := t.EtcdSplit(etcdIn); msg != "" {
+		return nil, unsupported("%s", msg)
 	}
 	cuts := 0
-	for _, l := range t.links {
-		gf, okf := groupOfEnd(groupOf, l.from)
-		gt, okt := groupOfEnd(groupOf, l.to)
-		if l.from == cluster.EtcdPeers {
+	for _, l := range t.Links {
+		gf, okf := groupOfEnd(groupOf, l.From)
+		gt, okt := groupOfEnd(groupOf, l.To)
+		if l.From == cluster.EtcdPeers {
 			if okt && len(etcdIn) > 1 {
 				cuts++
 			}
 			continue
 		}
-		if l.from == cluster.RedisPeers {
+		if l.From == cluster.RedisPeers {
 			continue // cut only along with the pair links into the same node
 		}
 		if okf && okt && gf != gt {
@@ -289,8 +281,8 @@ func checkClient(t *topology, f scenarios.Fault) error {
 	if err != nil || i < 0 {
 		return fmt.Errorf("client %q: want holder or a client index", f.Client)
 	}
-	if i >= t.clients {
-		return fmt.Errorf("no client %d (clients are 0..%d)", i, t.clients-1)
+	if i >= t.Clients {
+		return fmt.Errorf("no client %d (clients are 0..%d)", i, t.Clients-1)
 	}
 	return nil
 }

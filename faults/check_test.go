@@ -1,16 +1,13 @@
 package faults
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -195,65 +192,3 @@ func TestCheckJoinsErrors(t *testing.T) {
 	}
 }
 
-// TestTopologyMatchesCluster keeps Check's model of a spec (newTopology) in
-// step with what cluster.Start builds.
-func TestTopologyMatchesCluster(t *testing.T) {
-	specs := []cluster.Spec{
-		{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 2, Sentinels: 1}, Clients: 2},
-		{Redis: &cluster.RedisSpec{Replicas: 2}, Clients: 1},  // peer links without sentinels
-		{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 1}, // no peer addresses
-	}
-	if testenv.HasZooKeeper() {
-		specs = append(specs, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
-	}
-	if testenv.HasEtcd() {
-		specs = append(specs, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
-	}
-	// Provider docker builds etcd peer links per directed pair too.
-	if got := newTopology(cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}}, false); !got.etcdPairs() {
-		t.Errorf("docker etcd topology has no pair links: %v", got.links)
-	}
-	for _, spec := range specs {
-		name := "redis"
-		switch {
-		case spec.ZooKeeper != nil:
-			name = "zookeeper"
-		case spec.Etcd != nil:
-			name = "etcd"
-		}
-		t.Run(name, func(t *testing.T) {
-			testenv.RequireBinaries(t)
-			spec.Dir = t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
-			defer cancel()
-			c, err := cluster.Start(ctx, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			want, got := topologyOf(c, false), newTopology(spec, false)
-			if !slices.Equal(got.names, want.names) {
-				t.Errorf("nodes %v, cluster has %v", got.names, want.names)
-			}
-			for _, n := range want.names {
-				if got.kinds[n] != want.kinds[n] {
-					t.Errorf("%s kind %q, cluster says %q", n, got.kinds[n], want.kinds[n])
-				}
-			}
-			str := func(ls []linkEnds) []string {
-				var out []string
-				for _, l := range ls {
-					out = append(out, l.String())
-				}
-				slices.Sort(out)
-				return out
-			}
-			if g, w := str(got.links), str(want.links); !slices.Equal(g, w) {
-				t.Errorf("links\n%v\ncluster has\n%v", g, w)
-			}
-			if fmt.Sprint(got.provider, got.clients) != fmt.Sprint(want.provider, want.clients) {
-				t.Errorf("provider/clients %s %d, cluster %s %d", got.provider, got.clients, want.provider, want.clients)
-			}
-		})
-	}
-}

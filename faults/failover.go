@@ -40,10 +40,10 @@ func (failoverAction) check(t *topology, f scenarios.Fault) error {
 	if err := checkServer(t, f, cluster.KindRedis); err != nil {
 		return err
 	}
-	if t.count(cluster.KindSentinel) == 0 {
+	if t.Count(cluster.KindSentinel) == 0 {
 		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels")
 	}
-	if t.replicasOf(f.Node) == 0 {
+	if t.ReplicasOf(f.Node) == 0 {
 		return unsupported("failover needs a replica of %s to promote: the cluster has none", f.Node)
 	}
 	return nil

@@ -330,8 +330,8 @@ func (t *topology) leaderChoices(sels []string) []leaderChoice {
 	for _, sel := range sels {
 		var next []leaderChoice
 		for _, a := range out {
-			for _, n := range t.names {
-				if t.kinds[n] != leaderKinds[sel] {
+			for _, n := range t.names() {
+				if t.Kind(n) != leaderKinds[sel] {
 					continue
 				}
 				b := leaderChoice{sel: n}

@@ -575,14 +575,8 @@ func (t *topology) partition(ms []member) string {
 			etcdIn[m.group]++
 		}
 	}
-	if len(etcdIn) > 1 && !t.etcdPairs {
-		for g, n := range etcdIn {
-			if n > 1 {
-				return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; without "+
-					"per-pair etcd peer links (etcd-N->etcd-M) peer traffic is proxied per destination only (etcd-peers->etcd-N), so traffic between the groups "+
-					"could be cut in one direction only; put at most one etcd member in each group that faces other etcd members", g, n)
-			}
-		}
+	if msg := t.plan.EtcdSplit(etcdIn); msg != "" {
+		return msg
 	}
 	cuts := false
 	for a := range ms {

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 )
 
@@ -652,7 +653,7 @@ func (p *parser) lockLine(name string) int {
 
 func (p *parser) buildTopology() {
 	c := &p.s.Cluster
-	t := topology{external: c.Provider == "external", etcdPairs: c.Provider != "external", unsure: p.unsure}
+	t := topology{external: c.Provider == "external", unsure: p.unsure}
 	if t.external {
 		if x := c.External; x != nil {
 			t.redis, t.zk, t.etcd = len(x.Redis), len(x.ZooKeeper), len(x.Etcd)
@@ -677,6 +678,7 @@ func (p *parser) buildTopology() {
 			}
 		}
 	}
+	t.plan = cluster.PlanOf(p.clusterSpec(t.clients))
 	p.topo = t
 }
 
