@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Check reports, before anything starts, the faults of fs that a cluster
@@ -37,16 +36,16 @@ import (
 //     of it or without sentinels; clock-jump on a node that is not Redis;
 //   - pause-client without processPerClient, or of a client that does not
 //     exist.
-func Check(spec cluster.Spec, processPerClient bool, fs []scenarios.Fault) error {
+func Check(spec cluster.Spec, processPerClient bool, fs []Fault) error {
 	t := newTopology(spec, processPerClient)
 	var errs []error
 	for i, f := range fs {
-		a, ok := actions[f.Type]
+		typ, ok := Lookup(f.Type)
 		var err error
 		if !ok {
 			err = fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported)
 		} else {
-			err = a.check(t, f)
+			err = typ.action.check(t, f)
 		}
 		if err == nil && f.At < 0 {
 			err = fmt.Errorf("at %v is before the workload starts", f.At)
@@ -67,7 +66,7 @@ func unsupported(format string, args ...any) error {
 
 // checkLinkFault checks the target of latency, bandwidth and reset: link
 // or node.
-func checkLinkFault(t *topology, f scenarios.Fault) error {
+func checkLinkFault(t *topology, f Fault) error {
 	switch {
 	case f.Link == "" && f.Node == "":
 		return errors.New("needs link: A->B or node: NAME")
@@ -127,8 +126,11 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 }
 
 // checkServer checks the node of pause, kill, restart, failover and
-// clock-jump: a server the provider can act on, of one of kinds.
-func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
+// clock-jump: a server the provider can act on, of one of the kinds its
+// row of the fault table accepts.
+func checkServer(t *topology, f Fault) error {
+	typ, _ := Lookup(f.Type)
+	kinds := typ.Kinds
 	if f.Node == "" {
 		return errors.New("needs node: NAME")
 	}
@@ -148,14 +150,11 @@ func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
 	return fmt.Errorf("%s is a %s node; %s acts on %s nodes", f.Node, k, f.Type, strings.Join(kinds, " or "))
 }
 
-var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
-	cluster.KindZooKeeper, cluster.KindEtcd}
-
 // partitionGroups returns the groups of a partition fault (isolate
 // expanded) after checking them. A fault naming a leader selector is
 // checked for every member that may lead, and its groups are returned as
 // written.
-func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
+func partitionGroups(t *topology, f Fault) ([][]string, error) {
 	switch {
 	case f.Isolate == "" && f.Groups == nil:
 		return nil, errors.New("needs groups: [[A, B], [C]] or isolate: NAME")
@@ -195,7 +194,7 @@ func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 }
 
 // resolvedGroups is partitionGroups for a fault without leader selectors.
-func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
+func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	groups := f.Groups
 	if f.Isolate != "" {
 		if _, err := t.known(f.Isolate); err != nil {
@@ -270,7 +269,7 @@ func groupOfEnd(groupOf map[string]int, end string) (int, bool) {
 }
 
 // checkClient checks pause-client's client.
-func checkClient(t *topology, f scenarios.Fault) error {
+func checkClient(t *topology, f Fault) error {
 	if !t.processPerClient {
 		return unsupported("pause-client stops a client's process, so it needs workload.process_per_client: true")
 	}

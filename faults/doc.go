@@ -1,7 +1,7 @@
 // Package faults performs the faults of a scenario (DESIGN.md §4) on a
 // running cluster, on schedule, and records when each really happened.
 //
-// Run applies a list of scenarios.Fault at their at (counted from the
+// Run applies a list of Fault at their at (counted from the
 // workload's start, Env.Base), heals each after its for, or when the run
 // ends for faults that last to the end, and returns one Window per fault for
 // the result file. Check tells, before anything starts, which faults a

@@ -20,7 +20,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 type quietLogger struct{}
@@ -121,9 +120,10 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 
 // apply checks and applies f as Run would (holder resolved through env)
 // and heals it when the test ends, if the test did not.
-func apply(t *testing.T, ctx context.Context, env Env, f scenarios.Fault) (effect, func()) {
+func apply(t *testing.T, ctx context.Context, env Env, f Fault) (effect, func()) {
 	t.Helper()
-	a := actions[f.Type]
+	typ, _ := Lookup(f.Type)
+	a := typ.action
 	if err := a.check(topologyOf(env.Cluster, env.Clients != nil), f); err != nil {
 		t.Fatalf("check %+v: %v", f, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestLatency(t *testing.T) {
@@ -21,13 +20,13 @@ func TestLatency(t *testing.T) {
 	const lat = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name       string
-		f          scenarios.Fault
+		f          Fault
 		slow, fast []int // clients slowed by lat / untouched
 	}{
-		{"clients->redis-0", scenarios.Fault{Link: "clients->redis-0"}, []int{0, 1}, nil},
-		{"client-1->redis-0", scenarios.Fault{Link: "client-1->redis-0"}, []int{1}, []int{0}},
-		{"node redis-0", scenarios.Fault{Node: "redis-0"}, []int{0, 1}, nil},
-		{"holder->redis-0", scenarios.Fault{Link: "holder->redis-0"}, []int{0}, []int{1}},
+		{"clients->redis-0", Fault{Link: "clients->redis-0"}, []int{0, 1}, nil},
+		{"client-1->redis-0", Fault{Link: "client-1->redis-0"}, []int{1}, []int{0}},
+		{"node redis-0", Fault{Node: "redis-0"}, []int{0, 1}, nil},
+		{"holder->redis-0", Fault{Link: "holder->redis-0"}, []int{0}, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testEnv(t, c)
@@ -41,7 +40,7 @@ func TestLatency(t *testing.T) {
 				}
 			}
 			f := tc.f
-			f.Type, f.Latency = scenarios.FaultLatency, lat
+			f.Type, f.Latency = Latency, lat
 			_, heal := apply(t, ctx, env, f)
 			for _, i := range tc.slow {
 				d, err := timed(ctx, rcs[i], 3)
@@ -87,7 +86,7 @@ func TestBandwidth(t *testing.T) {
 		return time.Since(t0)
 	}
 	before := get()
-	_, heal := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultBandwidth, Link: "clients->redis-0", RateKbps: 1024})
+	_, heal := apply(t, ctx, testEnv(t, c), Fault{Type: Bandwidth, Link: "clients->redis-0", RateKbps: 1024})
 	during := get()
 	heal()
 	after := get()
@@ -111,7 +110,7 @@ func TestPartition(t *testing.T) {
 		if err := rc.Ping(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eff, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition,
+		eff, heal := apply(t, ctx, env, Fault{Type: Partition,
 			Groups: [][]string{{"clients"}, {"redis-0"}}})
 		if !strings.Contains(eff.detail, "client-0->redis-0") || strings.Contains(eff.detail, "redis-0-r0->") {
 			t.Errorf("detail %q", eff.detail)
@@ -132,7 +131,7 @@ func TestPartition(t *testing.T) {
 
 	t.Run("replication", func(t *testing.T) {
 		prim, repl := direct(t, c, "redis-0"), direct(t, c, "redis-0-r0")
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition,
+		_, heal := apply(t, ctx, env, Fault{Type: Partition,
 			Groups: [][]string{{"redis-0"}, {"redis-0-r0"}}})
 		if !mustLink(t, c, "redis-0-r0->redis-0").IsCut() || mustLink(t, c, "client-0->redis-0").IsCut() {
 			t.Fatal("wrong links cut")
@@ -168,8 +167,8 @@ func TestPartition(t *testing.T) {
 func TestPartitionSentinels(t *testing.T) {
 	spec := cluster.RedisSpec{Replicas: 1, Sentinels: 3}
 	groups := [][]string{{"redis-0"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}}
-	f := scenarios.Fault{Type: scenarios.FaultPartition, Groups: groups}
-	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []scenarios.Fault{f}); err != nil {
+	f := Fault{Type: Partition, Groups: groups}
+	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []Fault{f}); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
 	c := redisCluster(t, spec, 1)
@@ -259,7 +258,7 @@ func TestIsolate(t *testing.T) {
 
 	t.Run("node", func(t *testing.T) {
 		rc := client(t, c, 1, "redis-0", 300*time.Millisecond)
-		eff, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"})
+		eff, heal := apply(t, ctx, env, Fault{Type: Partition, Isolate: "redis-0"})
 		for _, l := range c.AllLinks() {
 			if want := l.To == "redis-0"; l.IsCut() != want {
 				t.Errorf("%s cut %v, want %v", l.Name, l.IsCut(), want)
@@ -280,7 +279,7 @@ func TestIsolate(t *testing.T) {
 		env := env
 		env.Holder = func(context.Context) (int, error) { return 1, nil }
 		r0, r1 := client(t, c, 0, "redis-0", 300*time.Millisecond), client(t, c, 1, "redis-0", 300*time.Millisecond)
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"})
+		_, heal := apply(t, ctx, env, Fault{Type: Partition, Isolate: "holder"})
 		for _, l := range c.AllLinks() {
 			if want := l.From == "client-1"; l.IsCut() != want {
 				t.Errorf("%s cut %v, want %v", l.Name, l.IsCut(), want)
@@ -308,7 +307,7 @@ func TestReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eff, _ := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultReset, Link: "clients->redis-0"})
+		eff, _ := apply(t, ctx, env, Fault{Type: Reset, Link: "clients->redis-0"})
 		if eff.heal != nil {
 			t.Error("a reset without for has something to heal")
 		}
@@ -328,7 +327,7 @@ func TestReset(t *testing.T) {
 		if err := rc.Ping(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultReset, Link: "clients->redis-0", For: time.Minute})
+		_, heal := apply(t, ctx, env, Fault{Type: Reset, Link: "clients->redis-0", For: time.Minute})
 		for i := range 3 { // the live connection and new ones are reset
 			if err := rc.Ping(ctx).Err(); err == nil {
 				t.Fatalf("PING %d succeeded while connections are reset", i)

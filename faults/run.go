@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // HealTimeout bounds healing one fault (removing toxics, SIGCONT, starting a
@@ -45,7 +44,7 @@ const HealTimeout = 30 * time.Second
 // down, a failover is not reverted, keys expired by a clock-jump stay gone.
 // Run is the only place that coordinates overlapping faults: two partitions
 // cutting one link heal it when the later one ends.
-func Run(ctx context.Context, env Env, fs []scenarios.Fault) []Window {
+func Run(ctx context.Context, env Env, fs []Fault) []Window {
 	if env.Logger == nil {
 		env.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -74,7 +73,7 @@ func Run(ctx context.Context, env Env, fs []scenarios.Fault) []Window {
 }
 
 // runOne waits for f's time, applies it, waits for its end and heals it.
-func runOne(ctx context.Context, env Env, topo *topology, i int, f scenarios.Fault) *Window {
+func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Window {
 	log := env.Logger.With("fault", i, "type", f.Type)
 	if !sleepUntil(ctx, env.Base.Add(f.At)) {
 		log.Info("fault not started: the run ended first", "at", f.At)
@@ -90,7 +89,8 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f scenarios.Fau
 		log.Warn("fault failed", "target", w.Target, "err", err)
 		return w
 	}
-	a, ok := actions[f.Type]
+	typ, ok := Lookup(f.Type)
+	a := typ.action
 	if !ok {
 		w.Start = since()
 		return fail(fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported))
@@ -196,7 +196,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 const Holder = "holder"
 
 // usesHolder reports whether f names holder anywhere.
-func usesHolder(f scenarios.Fault) bool {
+func usesHolder(f Fault) bool {
 	found := false
 	mapNames(f, func(s string) string {
 		if s == Holder {
@@ -209,7 +209,7 @@ func usesHolder(f scenarios.Fault) bool {
 
 // mapNames returns f with every node name it holds (link ends, node,
 // isolate, group members; client as a client name) replaced by m(name).
-func mapNames(f scenarios.Fault, m func(string) string) scenarios.Fault {
+func mapNames(f Fault, m func(string) string) Fault {
 	if a, b, ok := strings.Cut(f.Link, "->"); ok {
 		f.Link = m(strings.TrimSpace(a)) + "->" + m(strings.TrimSpace(b))
 	} else if f.Link != "" {
@@ -244,7 +244,7 @@ func mapNames(f scenarios.Fault, m func(string) string) scenarios.Fault {
 // resolveHolder replaces holder in f by the client inside the critical
 // section, waiting for one through env.Holder. holder is that client's
 // index, -1 when f does not name holder.
-func resolveHolder(ctx context.Context, env Env, f scenarios.Fault) (scenarios.Fault, int, error) {
+func resolveHolder(ctx context.Context, env Env, f Fault) (Fault, int, error) {
 	if !usesHolder(f) {
 		return f, -1, nil
 	}
@@ -306,7 +306,7 @@ func (a leaderChoice) leads() string {
 }
 
 // leaderSelectors lists the leader selectors f names.
-func leaderSelectors(f scenarios.Fault) []string {
+func leaderSelectors(f Fault) []string {
 	found := map[string]bool{}
 	mapNames(f, func(s string) string {
 		if _, ok := leaderKinds[s]; ok {
@@ -354,7 +354,7 @@ func (t *topology) leaderChoices(sels []string) []leaderChoice {
 // groups: [[zk-leader], [zk-0, zk-1, zk-2, clients]] puts the leader alone
 // whichever member it is, and [[zk-leader, zk-0], [zk-1, .., clients]]
 // makes a group of the leader and zk-0 — of zk-0 alone when zk-0 leads.
-func withLeaders(f scenarios.Fault, a leaderChoice, name func(sel, node string) string) scenarios.Fault {
+func withLeaders(f Fault, a leaderChoice, name func(sel, node string) string) Fault {
 	label := func(s string) string {
 		n, ok := a[s]
 		switch {
@@ -402,7 +402,7 @@ func withLeaders(f scenarios.Fault, a leaderChoice, name func(sel, node string) 
 // resolveLeaders finds the member each leader selector of f stands for,
 // asking the cluster (cluster.Leader) until one leads, for at most
 // LeaderWait.
-func resolveLeaders(ctx context.Context, env Env, f scenarios.Fault) (leaderChoice, error) {
+func resolveLeaders(ctx context.Context, env Env, f Fault) (leaderChoice, error) {
 	sels := leaderSelectors(f)
 	if len(sels) == 0 {
 		return nil, nil
@@ -432,7 +432,7 @@ func resolveLeaders(ctx context.Context, env Env, f scenarios.Fault) (leaderChoi
 }
 
 // describeTarget names what f acts on, before apply knows better.
-func describeTarget(f scenarios.Fault) string {
+func describeTarget(f Fault) string {
 	switch {
 	case f.Link != "":
 		return f.Link

@@ -8,95 +8,52 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 )
 
-// Fault types (contract, DESIGN.md §4), the values of a fault's type field.
+// Fault types (contract, DESIGN.md §4): package faults owns the fault
+// table; these are its names under the spelling scenarios has always
+// exported.
 const (
-	FaultLatency     = "latency"
-	FaultBandwidth   = "bandwidth"
-	FaultPartition   = "partition"
-	FaultReset       = "reset"
-	FaultPause       = "pause"
-	FaultKill        = "kill"
-	FaultRestart     = "restart"
-	FaultFailover    = "failover"
-	FaultPauseClient = "pause-client"
-	FaultClockJump   = "clock-jump"
+	FaultLatency     = faults.Latency
+	FaultBandwidth   = faults.Bandwidth
+	FaultPartition   = faults.Partition
+	FaultReset       = faults.Reset
+	FaultPause       = faults.Pause
+	FaultKill        = faults.Kill
+	FaultRestart     = faults.Restart
+	FaultFailover    = faults.Failover
+	FaultPauseClient = faults.PauseClient
+	FaultClockJump   = faults.ClockJump
 )
 
-// target is how a fault type says what it acts on.
-type target int
-
-const (
-	onLinkOrNode target = iota // link: A->B, or node: N (every link touching N)
-	onServer                   // node: a server of the kinds in faultSpec.kinds
-	onPartition                // groups: [[..],[..]] or isolate: N
-	onClient                   // client: holder or an index
-)
-
-// faultSpec is one row of the fault table: the fields a fault type takes
-// and what it may act on. It is the one place that knows this; parsing,
-// validation, sweeps and the package doc follow it.
-type faultSpec struct {
-	target   target
-	kinds    nodeKind // onServer: the node kinds accepted
-	required []string // value fields besides at, type and the target
-	optional []string
-	heals    bool // takes for: the fault ends after it
-	external bool // possible with provider external (client links only)
-}
-
-var faultSpecs = map[string]faultSpec{
-	FaultLatency:     {target: onLinkOrNode, required: []string{"latency"}, optional: []string{"jitter"}, heals: true, external: true},
-	FaultBandwidth:   {target: onLinkOrNode, required: []string{"rate_kbps"}, heals: true, external: true},
-	FaultPartition:   {target: onPartition, heals: true, external: true},
-	FaultReset:       {target: onLinkOrNode, heals: true, external: true},
-	FaultPause:       {target: onServer, kinds: kServer, heals: true},
-	FaultKill:        {target: onServer, kinds: kServer},
-	FaultRestart:     {target: onServer, kinds: kServer, optional: []string{"delay"}},
-	FaultFailover:    {target: onServer, kinds: kPrimary},
-	FaultPauseClient: {target: onClient, heals: true, external: true},
-	FaultClockJump:   {target: onServer, kinds: kPrimary | kReplica, required: []string{"offset"}},
-}
-
-// faultFields is every field any fault type takes.
-var faultFields = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
-	"latency", "jitter", "rate_kbps", "delay", "offset"}
-
-// FaultTypes returns the fault type names, sorted.
-func FaultTypes() []string {
-	out := make([]string, 0, len(faultSpecs))
-	for t := range faultSpecs {
-		out = append(out, t)
+// nodeKinds converts a fault type's cluster kinds to the node kinds a
+// name may have.
+func nodeKinds(kinds []string) nodeKind {
+	var k nodeKind
+	for _, c := range kinds {
+		switch c {
+		case cluster.KindRedis:
+			k |= kPrimary
+		case cluster.KindReplica:
+			k |= kReplica
+		case cluster.KindSentinel:
+			k |= kSentinel
+		case cluster.KindZooKeeper:
+			k |= kZK
+		case cluster.KindEtcd:
+			k |= kEtcd
+		}
 	}
-	sort.Strings(out)
-	return out
-}
-
-// fields lists the fields a type accepts, in the order the doc shows them.
-func (fs faultSpec) fields() []string {
-	out := []string{"type", "at"}
-	if fs.heals {
-		out = append(out, "for")
-	}
-	switch fs.target {
-	case onLinkOrNode:
-		out = append(out, "link", "node")
-	case onServer:
-		out = append(out, "node")
-	case onPartition:
-		out = append(out, "groups", "isolate")
-	case onClient:
-		out = append(out, "client")
-	}
-	out = append(out, fs.required...)
-	return append(out, fs.optional...)
+	return k
 }
 
 // sweepable reports whether a fault field can be swept: every scalar field
 // except type.
 func sweepable(field string) bool {
-	return field != "type" && field != "groups" && contains(faultFields, field)
+	return field != "type" && field != "groups" && contains(faults.FieldNames, field)
 }
 
 // pos is where a field of a fault was written: its line and the field path
@@ -191,27 +148,27 @@ func asClient(n *yaml.Node) (string, string) {
 func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 	fi := faultInfo{path: index("faults", i), line: n.Line, has: map[string]pos{}, bad: map[string]bool{}}
 	es, _ := p.mapping(n, fi.path)
-	var spec *faultSpec
+	var spec *faults.Type
 	for _, e := range es {
 		if e.name == "type" {
 			t, ok := get(p, e, join(fi.path, "type"), asString)
 			if !ok {
 				break
 			}
-			if s, known := faultSpecs[t]; known {
+			if s, known := faults.Lookup(t); known {
 				spec = &s
 				fi.f.Type = t
 			} else {
-				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(FaultTypes(), ", "))
+				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(faults.Types(), ", "))
 			}
 		}
 	}
 	for _, e := range es {
 		field := join(fi.path, e.name)
-		if !contains(faultFields, e.name) {
-			allowed := faultFields
+		if !contains(faults.FieldNames, e.name) {
+			allowed := faults.FieldNames
 			if spec != nil {
-				allowed = spec.fields()
+				allowed = spec.Fields()
 			}
 			p.add(e.key.Line, field, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
 			continue
@@ -234,7 +191,7 @@ func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 		}
 	}
 	if _, ok := fi.has["type"]; !ok {
-		p.add(fi.line, join(fi.path, "type"), "required (one of %s)", strings.Join(FaultTypes(), ", "))
+		p.add(fi.line, join(fi.path, "type"), "required (one of %s)", strings.Join(faults.Types(), ", "))
 	}
 	return fi
 }
@@ -280,13 +237,13 @@ func (p *parser) parseGroups(e entry, fi *faultInfo) bool {
 
 // checkFault validates one fault against its type and the topology.
 func (p *parser) checkFault(fi *faultInfo) {
-	spec, ok := faultSpecs[fi.f.Type]
+	spec, ok := faults.Lookup(fi.f.Type)
 	if !ok {
 		return
 	}
 	f := &fi.f
 	typ := f.Type
-	allowed := spec.fields()
+	allowed := spec.Fields()
 	names := make([]string, 0, len(fi.has))
 	for name := range fi.has {
 		names = append(names, name)
@@ -326,10 +283,10 @@ func (p *parser) checkFault(fi *faultInfo) {
 			bad("at", "%s is not before the workload ends (workload.duration %s)", f.At, d)
 		}
 	}
-	if good("for") && spec.heals && f.For <= 0 {
+	if good("for") && spec.Heals && f.For <= 0 {
 		bad("for", "must be > 0 (got %s); leave for out to last until the end", f.For)
 	}
-	for _, r := range spec.required {
+	for _, r := range spec.Required {
 		need(r, valueHint[r])
 	}
 	positive := func(name string, v int64, show string) {
@@ -350,13 +307,13 @@ func (p *parser) checkFault(fi *faultInfo) {
 	positive("offset", int64(f.Offset), f.Offset.String())
 
 	t := &p.topo
-	if t.external && !spec.external {
+	if t.external && !spec.External {
 		bad("type", "a %s fault is not possible with provider external, which allows only client-side faults "+
 			"(latency, bandwidth, partition and reset on client links; pause-client)", typ)
 		return
 	}
-	switch spec.target {
-	case onLinkOrNode:
+	switch spec.Target {
+	case faults.OnLinkOrNode:
 		switch {
 		case !has("link") && !has("node"):
 			p.add(fi.line, fi.path, "a %s fault needs link: A->B or node: NAME", typ)
@@ -373,11 +330,11 @@ func (p *parser) checkFault(fi *faultInfo) {
 				bad("node", "%s", msg)
 			}
 		}
-	case onServer:
-		if !need("node", "the server it acts on: "+spec.kinds.describe()) {
+	case faults.OnServer:
+		if !need("node", "the server it acts on: "+nodeKinds(spec.Kinds).describe()) {
 			break
 		}
-		if _, msg := t.checkNode(f.Node, spec.kinds); msg != "" {
+		if _, msg := t.checkNode(f.Node, nodeKinds(spec.Kinds)); msg != "" {
 			bad("node", "%s", msg)
 			break
 		}
@@ -389,7 +346,7 @@ func (p *parser) checkFault(fi *faultInfo) {
 				bad("node", "failover needs a replica to promote: set cluster.redis.replicas >= 1")
 			}
 		}
-	case onPartition:
+	case faults.OnPartition:
 		switch {
 		case !has("groups") && !has("isolate"):
 			p.add(fi.line, fi.path, "a partition needs groups: [[A, B], [C]] or isolate: NAME")
@@ -400,7 +357,7 @@ func (p *parser) checkFault(fi *faultInfo) {
 		case good("groups"):
 			p.checkGroups(fi)
 		}
-	case onClient:
+	case faults.OnClient:
 		if need("client", "holder or a client index") && f.Client != "holder" {
 			if i, _ := strconv.Atoi(f.Client); t.clients > 0 && i >= t.clients {
 				bad("client", "no client %d (clients are 0..%d)", i, t.clients-1)

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 )
 
@@ -726,7 +727,7 @@ func (p *parser) sweep(e entry) {
 		}
 		if !sweepable(field) {
 			var fields []string
-			for _, f := range faultFields {
+			for _, f := range faults.FieldNames {
 				if sweepable(f) {
 					fields = append(fields, f)
 				}
@@ -734,8 +735,8 @@ func (p *parser) sweep(e entry) {
 			p.add(x.key.Line, path, "%s cannot be swept (sweepable fault fields: %s)", field, strings.Join(fields, ", "))
 			continue
 		}
-		if spec, ok := faultSpecs[p.faults[i].f.Type]; ok && !contains(spec.fields(), field) {
-			p.add(x.key.Line, path, "a %s fault has no field %s (allowed: %s)", p.faults[i].f.Type, field, strings.Join(spec.fields(), ", "))
+		if spec, ok := faults.Lookup(p.faults[i].f.Type); ok && !contains(spec.Fields(), field) {
+			p.add(x.key.Line, path, "a %s fault has no field %s (allowed: %s)", p.faults[i].f.Type, field, strings.Join(spec.Fields(), ", "))
 			continue
 		}
 		items, _ := p.sequence(x.val, path)
