@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/internal/credentials"
 )
 
 // buildExternal registers servers the user runs (provider external) as
@@ -135,49 +137,14 @@ func ExternalCredentialsFromEnv() (Credentials, error) {
 }
 
 // EtcdTLS reports whether etcd clients use TLS.
-func (c Credentials) EtcdTLS() bool { return c.EtcdCACert != "" || c.EtcdCert != "" }
+func (c Credentials) EtcdTLS() bool { return credentials.Set(c).EtcdTLS() }
 
 // IsZero reports whether no credential is set.
 func (c Credentials) IsZero() bool { return c == Credentials{} }
 
-// String says which credentials are set, without their values.
-func (c Credentials) String() string {
-	var parts []string
-	if c.RedisPassword != "" || c.RedisTLS {
-		s := "redis:"
-		if c.RedisUsername != "" {
-			s += " user " + c.RedisUsername
-		}
-		if c.RedisPassword != "" {
-			s += " password ***"
-		}
-		if c.RedisTLS {
-			s += " tls"
-		}
-		parts = append(parts, s)
-	}
-	if c.EtcdPassword != "" || c.EtcdTLS() {
-		s := "etcd:"
-		if c.EtcdUsername != "" {
-			s += " user " + c.EtcdUsername + " password ***"
-		}
-		if c.EtcdTLS() {
-			s += " tls"
-		}
-		if c.EtcdCert != "" {
-			s += " client-cert"
-		}
-		parts = append(parts, s)
-	}
-	if c.ZooKeeperDigest != "" {
-		user, _, _ := strings.Cut(c.ZooKeeperDigest, ":")
-		parts = append(parts, "zookeeper: digest "+user+":***")
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "; ")
-}
+// String says which credentials are set, without their values
+// (internal/credentials, shared with locks.Auth).
+func (c Credentials) String() string { return credentials.Set(c).String() }
 
 // GoString redacts like String (for %#v).
 func (c Credentials) GoString() string { return "cluster.Credentials{" + c.String() + "}" }

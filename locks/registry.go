@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/internal/credentials"
 )
 
 // Endpoints are the addresses a client uses to reach the backends. Every
@@ -74,53 +76,15 @@ type Auth struct {
 }
 
 // EtcdTLS reports whether etcd connections use TLS.
-func (a Auth) EtcdTLS() bool { return a.EtcdCACert != "" || a.EtcdCert != "" }
+func (a Auth) EtcdTLS() bool { return credentials.Set(a).EtcdTLS() }
 
 // IsZero reports whether no credential is set.
 func (a Auth) IsZero() bool { return a == Auth{} }
 
 // String says which credentials are set (user names, "password ***",
-// "tls"), without a secret or a file name.
-func (a Auth) String() string {
-	var parts []string
-	if a.RedisPassword != "" || a.RedisTLS {
-		s := "redis:"
-		if a.RedisUsername != "" {
-			s += " user " + a.RedisUsername
-		}
-		if a.RedisPassword != "" {
-			s += " password ***"
-		}
-		if a.RedisTLS {
-			s += " tls"
-		}
-		parts = append(parts, s)
-	}
-	if a.EtcdPassword != "" || a.EtcdTLS() {
-		s := "etcd:"
-		if a.EtcdUsername != "" {
-			s += " user " + a.EtcdUsername
-		}
-		if a.EtcdPassword != "" {
-			s += " password ***"
-		}
-		if a.EtcdTLS() {
-			s += " tls"
-		}
-		if a.EtcdCert != "" {
-			s += " client-cert"
-		}
-		parts = append(parts, s)
-	}
-	if a.ZooKeeperDigest != "" {
-		user, _, _ := strings.Cut(a.ZooKeeperDigest, ":")
-		parts = append(parts, "zookeeper: digest "+user+":***")
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "; ")
-}
+// "tls"), without a secret or a file name (internal/credentials, shared
+// with cluster.Credentials).
+func (a Auth) String() string { return credentials.Set(a).String() }
 
 // GoString redacts like String (for %#v).
 func (a Auth) GoString() string { return "locks.Auth{" + a.String() + "}" }
