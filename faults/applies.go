@@ -1,10 +1,6 @@
 package faults
 
-import (
-	"strings"
-
-	"github.com/locklab/locklab/cluster"
-)
+import "github.com/locklab/locklab/cluster"
 
 // Applies reports whether f acts on a cluster of plan. Each lock runs on a
 // fresh cluster of its own backend only, so in a scenario comparing Redis
@@ -13,20 +9,18 @@ import (
 // peers selector) is in plan, or when it names no server at all
 // (pause-client, client links named by clients, client-N or holder).
 func Applies(f Fault, plan cluster.Plan) bool {
-	named := false
-	for _, n := range mentions(f) {
-		if n == "" || n == cluster.Clients || n == Holder {
-			continue
-		}
-		if _, ok := clientIndex(n); ok {
-			continue
+	named, present := false, false
+	mapNames(f, func(n string) string {
+		if _, client := clientIndex(n); n == "" || n == cluster.Clients || n == Holder || client {
+			return n
 		}
 		named = true
 		if _, ok := plan.Node(n); ok || plan.Count(selectorKind[n]) > 0 {
-			return true
+			present = true
 		}
-	}
-	return !named
+		return n
+	})
+	return present || !named
 }
 
 // selectorKind maps each selector standing for servers to a kind of the
@@ -34,17 +28,4 @@ func Applies(f Fault, plan cluster.Plan) bool {
 var selectorKind = map[string]string{
 	ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd,
 	cluster.EtcdPeers: cluster.KindEtcd, cluster.RedisPeers: cluster.KindRedis,
-}
-
-// mentions lists every name f mentions.
-func mentions(f Fault) []string {
-	names := []string{f.Node, f.Isolate}
-	if f.Link != "" {
-		a, b, _ := strings.Cut(f.Link, "->")
-		names = append(names, strings.TrimSpace(a), strings.TrimSpace(b))
-	}
-	for _, g := range f.Groups {
-		names = append(names, g...)
-	}
-	return names
 }
