@@ -15,6 +15,19 @@
 //	n, _ := c.Node("redis-0")
 //	n.Kill(ctx)
 //
+// It owns the one model of a cluster, PlanOf (plan.go): every node and
+// proxied link a Spec produces, computed before anything starts; Start
+// builds exactly that plan, and faults and scenarios validate against it.
+// It takes plain Go values: it never imports locks, scenarios, faults,
+// runner, workload, checker or report.
+//
+// Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
+// links and Endpoints, roles.go leaders and primaries, redis.go,
+// zookeeper.go, etcd.go and external.go the local and external builders,
+// docker*.go the docker provider (image, network, container, process,
+// watch, per-backend builders), link.go/gate.go/select.go links and
+// selectors, peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
+//
 // # Names (DESIGN.md §3, contract)
 //
 // Nodes: redis-0, redis-1, .. (independent primaries), redis-0-r0, redis-0-r1,
