@@ -2,6 +2,17 @@
 // embeds the built-in ones. Every error names the file, the line and the
 // field, and says what is allowed; a scenario that loads is ready to run.
 //
+// It owns the YAML contract and its line-accurate validation; the fault
+// table belongs to package faults (it decodes faults into faults.Fault) and
+// the model of nodes and links to cluster.PlanOf. It imports faults,
+// cluster and locks (the registry) only: never runner, workload, checker or
+// report.
+//
+// Files: parse.go the top level and workload, cluster.go, locks.go,
+// faults.go (fault parsing), faults_check.go (fault validation),
+// topology.go (node names over the plan), sweep.go, expect.go and
+// condition.go, one per section; yamlnode.go YAML helpers.
+//
 // # Entry points
 //
 // Parse(file, data) and Load(path) read one file; Resolve(arg) takes what a

@@ -1,8 +1,5 @@
 package scenarios
 
-// Node and link names (DESIGN.md §3, contract) checked against the cluster a
-// scenario describes.
-
 import (
 	"fmt"
 	"strconv"
@@ -10,6 +7,9 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 )
+
+// Node and link names (DESIGN.md §3, contract) checked against the cluster a
+// scenario describes.
 
 // nodeKind is a bit set of node kinds, so a fault can say which it accepts.
 type nodeKind uint16
@@ -363,22 +363,33 @@ func (t *topology) checkLink(s string) (string, string) {
 	return "", fmt.Sprintf("no link %s (%s)", link, linkRules)
 }
 
-// clusterSpec is the cluster section as a cluster.Spec with every backend
-// it declares, for clients clients (at least one).
-func (p *parser) clusterSpec(clients int) cluster.Spec {
-	c := p.s.Cluster
-	cs := cluster.Spec{Provider: c.Provider, Clients: max(clients, 1)}
-	if r := c.Redis; r != nil {
-		cs.Redis = &cluster.RedisSpec{Primaries: r.Primaries, Replicas: r.Replicas, Sentinels: r.Sentinels}
+func (p *parser) buildTopology() {
+	c := &p.s.Cluster
+	t := topology{external: c.Provider == "external", unsure: p.unsure}
+	if t.external {
+		if x := c.External; x != nil {
+			t.redis, t.zk, t.etcd = len(x.Redis), len(x.ZooKeeper), len(x.Etcd)
+		}
+	} else {
+		if r := c.Redis; r != nil {
+			t.redis, t.replicas, t.sentinel = r.Primaries, r.Replicas, r.Sentinels
+		}
+		if z := c.ZooKeeper; z != nil {
+			t.zk = z.Nodes
+		}
+		if e := c.Etcd; e != nil {
+			t.etcd = e.Nodes
+		}
 	}
-	if z := c.ZooKeeper; z != nil {
-		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: z.Nodes}
+	if p.clientsOK {
+		t.clients = p.s.Workload.Clients
+		if sw := p.s.Sweep; sw != nil && len(sw.Clients) > 0 {
+			t.clients = sw.Clients[0]
+			for _, n := range sw.Clients {
+				t.clients = min(t.clients, n)
+			}
+		}
 	}
-	if e := c.Etcd; e != nil {
-		cs.Etcd = &cluster.EtcdSpec{Nodes: e.Nodes}
-	}
-	if x := c.External; x != nil {
-		cs.External = &cluster.ExternalSpec{Redis: x.Redis, ZooKeeper: x.ZooKeeper, Etcd: x.Etcd}
-	}
-	return cs
+	t.plan = cluster.PlanOf(p.clusterSpec(t.clients))
+	p.topo = t
 }
