@@ -56,7 +56,8 @@ func checkExternal(ctx context.Context, nodes []*Node) error {
 }
 
 // Credentials are what lock clients need to log in to servers the user
-// runs (provider external). They come from the environment only
+// runs (provider external); its fields and their variables are
+// credentials.Set's. They come from the environment only
 // (ExternalCredentialsFromEnv), never from scenario files, and nothing in
 // the cluster writes them anywhere: Info, logs and results do not contain
 // them, and String and GoString redact them.
@@ -64,20 +65,7 @@ func checkExternal(ctx context.Context, nodes []*Node) error {
 // The clients reach the servers through their proxies on 127.0.0.1, so a
 // TLS client must verify the server's certificate against the real host
 // name (ServerName), not the address it dials.
-type Credentials struct {
-	RedisUsername string // LOCKLAB_REDIS_USERNAME (Redis 6 ACL user; "" = default user)
-	RedisPassword string // LOCKLAB_REDIS_PASSWORD (AUTH)
-	RedisTLS      bool   // LOCKLAB_REDIS_TLS=1 (or a LOCKLAB_REDIS_CACERT)
-	RedisCACert   string // LOCKLAB_REDIS_CACERT: PEM file of the CA that signed the servers' certificates
-
-	EtcdUsername string // LOCKLAB_ETCD_USERNAME (etcd auth)
-	EtcdPassword string // LOCKLAB_ETCD_PASSWORD
-	EtcdCACert   string // LOCKLAB_ETCD_CACERT: PEM file; TLS when set (or a client certificate is)
-	EtcdCert     string // LOCKLAB_ETCD_CERT: client certificate PEM file
-	EtcdKey      string // LOCKLAB_ETCD_KEY: its key
-
-	ZooKeeperDigest string // LOCKLAB_ZK_DIGEST: "user:password" for digest auth
-}
+type Credentials credentials.Set
 
 // Environment variables read by ExternalCredentialsFromEnv.
 var credentialEnv = []string{

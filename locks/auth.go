@@ -8,40 +8,15 @@ import (
 )
 
 // Auth are credentials for the backends' servers, the same for every node
-// of a backend. The zero value means none. The harness fills it from the
-// LOCKLAB_* environment variables for provider external only (see
-// cluster.Credentials, whose fields it mirrors one for one: the runner
-// converts one into the other).
+// of a backend; the zero value means none. Its fields are
+// credentials.Set's, as are cluster.Credentials', so the runner converts
+// one into the other. The harness fills it from the LOCKLAB_* environment
+// variables for provider external only.
 //
 // Clients reach the servers through proxies on 127.0.0.1, so TLS clients
 // verify each server's certificate against the host of its real address
 // (Endpoints.Real), not against the address they dial.
-type Auth struct {
-	// RedisUsername is the Redis 6 ACL user; "" with a RedisPassword means
-	// the default user (AUTH password). Sentinels get the same credentials.
-	RedisUsername string
-	RedisPassword string
-	// RedisTLS makes Redis connections (Sentinel's too) use TLS, verified
-	// against RedisCACert (a PEM file) or, when it is empty, the system's
-	// roots.
-	RedisTLS    bool
-	RedisCACert string
-
-	// EtcdUsername and EtcdPassword log in to etcd (auth enabled).
-	EtcdUsername string
-	EtcdPassword string
-	// EtcdCACert (PEM file) verifies the members' certificates; EtcdCert
-	// and EtcdKey are a client certificate and its key. TLS is on when any
-	// is set (EtcdTLS).
-	EtcdCACert string
-	EtcdCert   string
-	EtcdKey    string
-
-	// ZooKeeperDigest is "user:password": the session adds it as digest
-	// auth, and nodes the locks create get a digest ACL for that identity
-	// only (instead of world:anyone).
-	ZooKeeperDigest string
-}
+type Auth credentials.Set
 
 // EtcdTLS reports whether etcd connections use TLS.
 func (a Auth) EtcdTLS() bool { return credentials.Set(a).EtcdTLS() }
