@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // buildDockerEtcd is buildEtcd for the docker provider: the same nodes and
@@ -47,30 +45,19 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 			peerURL[i] = "http://" + d.addr
 		}
 	}
-	var initial []string
-	for i, n := range nodes {
-		initial = append(initial, n.Name+"="+peerURL[i])
-	}
-	token := fmt.Sprintf("locklab-%s-%d", p.runID, time.Now().UnixNano())
+	membership := etcdMembership(nodes, peerURL, p.runID)
 	for i, n := range nodes {
 		spec := &containerSpec{backend: BackendEtcd, image: es.Image, port: dockerEtcdClient}
 		client := "http://" + p.containerAddr(n.Name, dockerEtcdClient)
 		n.cmd = func() (command, error) {
-			return command{path: "etcd", dir: dockerDataDir, container: spec, args: []string{
+			return command{path: "etcd", dir: dockerDataDir, container: spec, args: append([]string{
 				"--name", n.Name, "--data-dir", dockerDataDir + "/etcd",
 				"--listen-client-urls", "http://0.0.0.0:" + strconv.Itoa(dockerEtcdClient),
 				"--advertise-client-urls", client,
 				"--listen-peer-urls", "http://0.0.0.0:" + strconv.Itoa(dockerEtcdPeer),
-				"--initial-advertise-peer-urls", peerURL[i],
-				"--initial-cluster", strings.Join(initial, ","),
-				"--initial-cluster-state", "new", "--initial-cluster-token", token,
-				"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
-				"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
-				"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
-			}}, nil
+			}, membership(i)...)}, nil
 		}
-		n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
-		n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
+		etcdChecks(n)
 	}
 	b.start = func(ctx context.Context) error {
 		if err := p.createAll(ctx, nodes); err != nil {

@@ -98,20 +98,7 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 			return command{path: "sh", args: append([]string{"-c", dockerZKScript, "zookeeper"}, jvm...),
 				dir: dockerDataDir, container: spec}, nil
 		}
-		n.role = func(ctx context.Context) (string, error) {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			return mode, err
-		}
-		n.probe = func(ctx context.Context) error {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			if err != nil {
-				return err
-			}
-			if mode != "leader" && mode != "follower" && mode != "standalone" {
-				return fmt.Errorf("mode %q", mode)
-			}
-			return nil
-		}
+		zkChecks(n)
 	}
 	// Containers start one after the other, highest myid first: a member
 	// whose JVM comes up after the others elected a leader among themselves

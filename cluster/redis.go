@@ -93,20 +93,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		n.rebind = rebind(n)
 	}
 	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
-		n.role = func(ctx context.Context) (string, error) {
-			info, err := respString(ctx, n.Addr(), "INFO", "replication")
-			if err != nil {
-				return "", err
-			}
-			switch r := infoField(info, "role"); r {
-			case "master":
-				return "primary", nil
-			case "slave":
-				return "replica", nil
-			default:
-				return r, nil
-			}
-		}
+		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	for _, n := range sentinels {
 		n.role = func(ctx context.Context) (string, error) {
@@ -154,6 +141,23 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	}
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
+}
+
+// redisRole is a Redis server's role as INFO replication says it:
+// "primary" or "replica".
+func redisRole(ctx context.Context, addr string) (string, error) {
+	info, err := respString(ctx, addr, "INFO", "replication")
+	if err != nil {
+		return "", err
+	}
+	switch r := infoField(info, "role"); r {
+	case "master":
+		return "primary", nil
+	case "slave":
+		return "replica", nil
+	default:
+		return r, nil
+	}
 }
 
 // replicaLinkUp is a replica's readiness: its link to the primary is up.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
@@ -87,34 +88,23 @@ func (fi *faultInfo) clone() faultInfo {
 // setFaultField converts n into the named scalar field of f; it returns a
 // message saying what is allowed when n does not fit.
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
+	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "latency": &f.Latency,
+		"jitter": &f.Jitter, "delay": &f.Delay, "offset": &f.Offset}
+	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate}
 	var msg string
-	switch name {
-	case "type":
-		f.Type, msg = asString(n)
-	case "at":
-		f.At, msg = asDuration(n)
-	case "for":
-		f.For, msg = asDuration(n)
-	case "latency":
-		f.Latency, msg = asDuration(n)
-	case "jitter":
-		f.Jitter, msg = asDuration(n)
-	case "delay":
-		f.Delay, msg = asDuration(n)
-	case "offset":
-		f.Offset, msg = asDuration(n)
-	case "rate_kbps":
+	switch {
+	case durations[name] != nil:
+		*durations[name], msg = asDuration(n)
+	case texts[name] != nil:
+		*texts[name], msg = asString(n)
+	case name == "rate_kbps":
 		f.RateKbps, msg = asInt(n)
-	case "link":
+	case name == "link":
 		f.Link, msg = asString(n)
 		if a, b, ok := strings.Cut(f.Link, "->"); ok {
 			f.Link = strings.TrimSpace(a) + "->" + strings.TrimSpace(b)
 		}
-	case "node":
-		f.Node, msg = asString(n)
-	case "isolate":
-		f.Isolate, msg = asString(n)
-	case "client":
+	case name == "client":
 		f.Client, msg = asClient(n)
 	default:
 		msg = "not a scalar fault field"
