@@ -18,7 +18,7 @@ type Plan struct {
 	// ZooKeeper, then etcd members.
 	Nodes []PlanNode
 	// Links are every proxied link: peer links per backend, client links
-	// (client-N->node) last.
+	// (client-N->node, to the servers of Spec.ClientProxies) last.
 	Links []PlanLink
 }
 
@@ -68,7 +68,9 @@ func PlanOf(spec Spec) Plan {
 	}
 	for i := range p.Clients {
 		for _, n := range p.Nodes {
-			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
+			if s.ClientProxies == nil || slices.Contains(s.ClientProxies, n.Name) {
+				p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
+			}
 		}
 	}
 	return p

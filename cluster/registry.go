@@ -190,10 +190,12 @@ func (c *Cluster) NodeAt(addr string) (*Node, bool) {
 	return nil, false
 }
 
-// Endpoints are client's addresses, every one through the client's own
-// proxies ("client-<client>-><node>"), plus Redirect from each client-facing
-// node's real address to the client's proxied address for it, and the
-// cluster's Credentials. It panics when client is not in [0, Clients()).
+// Endpoints are client's addresses, each through the client's own proxy
+// ("client-<client>-><node>") where the plan has one (Spec.ClientProxies),
+// else the node's real address; plus Redirect from each address a server
+// reports for a node (its real address, its aliases) to the address the
+// client uses for it, and the cluster's Credentials. It panics when client
+// is not in [0, Clients()).
 func (c *Cluster) Endpoints(client int) Endpoints {
 	if client < 0 || client >= c.spec.Clients {
 		panic(fmt.Sprintf("cluster: client %d of %d", client, c.spec.Clients))
@@ -205,25 +207,25 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 		if !n.clientFacing {
 			continue
 		}
-		l, ok := c.link(from + "->" + n.Name)
-		if !ok {
-			continue
+		addr := n.Addr() // no client proxy for n (Spec.ClientProxies): direct
+		if l, ok := c.link(from + "->" + n.Name); ok {
+			addr = l.Addr()
+			e.Redirect[n.Addr()] = addr
 		}
-		e.Redirect[n.Addr()] = l.Addr()
 		for _, a := range c.nodeAliases(n.Name) {
-			e.Redirect[a] = l.Addr()
+			e.Redirect[a] = addr
 		}
 		switch n.Kind {
 		case KindRedis:
-			e.Redis = append(e.Redis, l.Addr())
+			e.Redis = append(e.Redis, addr)
 			e.MasterNames = append(e.MasterNames, n.Name)
 		case KindSentinel:
-			e.Sentinels = append(e.Sentinels, l.Addr())
+			e.Sentinels = append(e.Sentinels, addr)
 			sentinels = true
 		case KindZooKeeper:
-			e.ZooKeeper = append(e.ZooKeeper, l.Addr())
+			e.ZooKeeper = append(e.ZooKeeper, addr)
 		case KindEtcd:
-			e.Etcd = append(e.Etcd, l.Addr())
+			e.Etcd = append(e.Etcd, addr)
 		}
 	}
 	if !sentinels {
