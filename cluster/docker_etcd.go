@@ -65,15 +65,7 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 		}
 		return dockerStartNodes(ctx, nodes, nil)
 	}
-	b.version = func(ctx context.Context) string {
-		var v struct {
-			Server string `json:"etcdserver"`
-		}
-		if err := etcdGet(ctx, nodes[0].Addr(), "/version", &v); err != nil {
-			return ""
-		}
-		return v.Server
-	}
+	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil
 }
 

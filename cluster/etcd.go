@@ -104,15 +104,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		}
 		return nil
 	}
-	b.version = func(ctx context.Context) string {
-		var v struct {
-			Server string `json:"etcdserver"`
-		}
-		if err := etcdGet(ctx, nodes[0].Addr(), "/version", &v); err != nil {
-			return ""
-		}
-		return v.Server
-	}
+	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil
 }
 
@@ -139,6 +131,18 @@ func etcdMembership(nodes []*Node, peerURL []string, runID string) func(i int) [
 			"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
 		}
 	}
+}
+
+// etcdVersion is the server version of the member at addr; "" when it
+// does not say.
+func etcdVersion(ctx context.Context, addr string) string {
+	var v struct {
+		Server string `json:"etcdserver"`
+	}
+	if err := etcdGet(ctx, addr, "/version", &v); err != nil {
+		return ""
+	}
+	return v.Server
 }
 
 // etcdChecks sets how n's readiness and role are asked: through its client

@@ -79,21 +79,17 @@ func (p *parser) lock(n *yaml.Node, i int) {
 			raw, _ := scalar(e.val, "")
 			switch e.name {
 			case "name":
-			case "ttl":
-				if v, ok := get(p, e, field, asDuration); ok {
-					if v <= 0 {
-						p.add(e.line(), field, "must be > 0 (got %s)", v)
-					}
-					l.TTL = v
-					m.written = append(m.written, "ttl="+raw)
+			case "ttl", "retry":
+				dst := &l.TTL
+				if e.name == "retry" {
+					dst = &l.Retry
 				}
-			case "retry":
 				if v, ok := get(p, e, field, asDuration); ok {
 					if v <= 0 {
 						p.add(e.line(), field, "must be > 0 (got %s)", v)
 					}
-					l.Retry = v
-					m.written = append(m.written, "retry="+raw)
+					*dst = v
+					m.written = append(m.written, e.name+"="+raw)
 				}
 			case "key":
 				if v, ok := get(p, e, field, asString); ok {
