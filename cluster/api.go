@@ -71,6 +71,13 @@ type Spec struct {
 	// Clients is how many harness clients get their own proxied links
 	// (client-0 .. client-N-1) to every client-facing node.
 	Clients int
+	// ClientProxies names the servers whose client links go through
+	// proxies: every client's link to each of them, so clients stay
+	// symmetric. nil means every server; an empty non-nil slice none.
+	// Clients reach the other servers directly (Endpoints), and faults
+	// cannot act on those links (faults.ClientProxies says which a list of
+	// faults needs).
+	ClientProxies []string
 	// Dir holds the nodes' data dirs and logs (Dir/logs/<node>.log). Logs
 	// are kept after Close; data dirs are removed.
 	Dir string

@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +28,7 @@ const (
 // everything. Methods are safe for concurrent use.
 type Cluster struct {
 	spec    Spec
+	plan    Plan // what start builds (PlanOf(spec))
 	log     *slog.Logger
 	dir     string
 	dataDir string
@@ -79,6 +76,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	}
 	c := &Cluster{
 		spec:      spec,
+		plan:      PlanOf(spec),
 		log:       spec.Logger,
 		dir:       spec.Dir,
 		dataDir:   filepath.Join(spec.Dir, "data"),
@@ -123,15 +121,38 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	return c, nil
 }
 
-func (s Spec) withDefaults() (Spec, error) {
+// sized is s with the defaults that decide its topology (PlanOf): provider
+// local, one client, one primary or member per declared backend. It
+// copies the backend specs it changes.
+func (s Spec) sized() Spec {
 	if s.Provider == "" {
 		s.Provider = ProviderLocal
 	}
-	if s.Logger == nil {
-		s.Logger = slog.New(slog.DiscardHandler)
-	}
 	if s.Clients <= 0 {
 		s.Clients = 1
+	}
+	if s.Redis != nil && s.Redis.Primaries <= 0 {
+		r := *s.Redis
+		r.Primaries = 1
+		s.Redis = &r
+	}
+	if s.ZooKeeper != nil && s.ZooKeeper.Nodes <= 0 {
+		z := *s.ZooKeeper
+		z.Nodes = 1
+		s.ZooKeeper = &z
+	}
+	if s.Etcd != nil && s.Etcd.Nodes <= 0 {
+		e := *s.Etcd
+		e.Nodes = 1
+		s.Etcd = &e
+	}
+	return s
+}
+
+func (s Spec) withDefaults() (Spec, error) {
+	s = s.sized()
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	if s.Dir == "" {
 		d, err := os.MkdirTemp("", "locklab-cluster-")
@@ -149,9 +170,6 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Redis != nil {
 		r := *s.Redis
-		if r.Primaries <= 0 {
-			r.Primaries = 1
-		}
 		if r.Replicas < 0 || r.Sentinels < 0 {
 			return s, errors.New("cluster: redis replicas and sentinels must be >= 0")
 		}
@@ -166,21 +184,9 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.Redis = &r
 	}
 	if s.ZooKeeper != nil {
-		z := *s.ZooKeeper
-		if z.Nodes <= 0 {
-			z.Nodes = 1
-		}
-		if z.Nodes > 255 {
+		if s.ZooKeeper.Nodes > 255 {
 			return s, errors.New("cluster: zookeeper nodes must be <= 255")
 		}
-		s.ZooKeeper = &z
-	}
-	if s.Etcd != nil {
-		e := *s.Etcd
-		if e.Nodes <= 0 {
-			e.Nodes = 1
-		}
-		s.Etcd = &e
 	}
 	return s, nil
 }
@@ -268,182 +274,19 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 
 	// Client links, now that every node has its final address.
-	for i := 0; i < c.spec.Clients; i++ {
-		for _, n := range c.Nodes() {
-			if !n.clientFacing {
-				continue
-			}
-			if _, err := c.addLink(clientName(i), n.Name, []string{n.Addr()}, nil); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func clientName(i int) string { return "client-" + strconv.Itoa(i) }
-
-// addAlias records another address the servers report for node.
-func (c *Cluster) addAlias(node, addr string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.aliases[node] = append(c.aliases[node], addr)
-}
-
-func (c *Cluster) nodeAliases(node string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.aliases[node]...)
-}
-
-// addNode registers a node and creates its data dir.
-func (c *Cluster) addNode(name, kind string, clientFacing bool) (*Node, error) {
-	n := &Node{
-		Name: name, Kind: kind, c: c, clientFacing: clientFacing,
-		dataDir: filepath.Join(c.dataDir, name),
-		logPath: filepath.Join(c.dir, "logs", name+".log"),
-	}
-	if err := os.MkdirAll(n.dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.nodeByKey[name]; ok {
-		return nil, fmt.Errorf("cluster: duplicate node %s", name)
-	}
-	c.nodes = append(c.nodes, n)
-	c.nodeByKey[name] = n
-	return n, nil
-}
-
-// addLink creates the link from->to with one proxy per upstream, each
-// listening on a free 127.0.0.1 port chosen by the kernel (no race: the
-// proxy binds it directly). labels name the proxies of a multi-proxy link.
-func (c *Cluster) addLink(from, to string, upstreams, labels []string) (*Link, error) {
-	return c.addLinkAt(from, to, upstreams, nil, labels)
-}
-
-// addLinkAt is addLink with the proxies' listen addresses given (nil: a
-// free port on 127.0.0.1).
-func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string) (*Link, error) {
-	name := from + "->" + to
-	l := &Link{Name: name, From: from, To: to}
-	for i, up := range upstreams {
-		pname := name
-		if len(upstreams) > 1 {
-			pname += "/" + labels[i]
-		}
-		listen := "127.0.0.1:0"
-		if listens != nil {
-			listen = listens[i]
-		}
-		p := toxiproxy.NewProxy(c.tp, pname, listen, up)
-		if err := c.tp.Collection.Add(p, true); err != nil {
-			l.close()
-			return nil, fmt.Errorf("cluster: proxy %s on %s: %w", pname, listen, err)
-		}
-		l.proxies = append(l.proxies, p)
-		l.addrs = append(l.addrs, p.Listen)
-		l.upstreams = append(l.upstreams, up)
-		l.up = append(l.up, true)
-		if err := l.installGate(p); err != nil {
-			l.close()
-			return nil, err
-		}
-	}
-	if c.spec.Provider == ProviderLocal {
-		// Follow the upstreams' listening state from the start, so no
-		// client is accepted by a proxy whose server does not listen yet.
-		l.watch = true
-		if ls, seq, err := readListening(); err == nil {
-			l.syncListeningAt(ls, seq)
-		}
-	}
-	if c.docker != nil && c.docker.watch.following() {
-		c.docker.watch.linkAdded(l)
-		l.watch = true // docker_watch.go: from its next round on
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.linkByKey[name]; ok {
-		l.close()
-		return nil, fmt.Errorf("cluster: duplicate link %s", name)
-	}
-	c.links = append(c.links, l)
-	c.linkByKey[name] = l
-	return l, nil
-}
-
-// removeLinks closes links and forgets them (a start attempt that failed).
-func (c *Cluster) removeLinks(ls []*Link) {
-	drop := map[*Link]bool{}
-	for _, l := range ls {
-		l.close()
-		for _, p := range l.proxies {
-			_ = c.tp.Collection.Remove(p.Name)
-		}
-		drop[l] = true
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := c.links[:0]
-	for _, l := range c.links {
-		if drop[l] {
-			delete(c.linkByKey, l.Name)
+	for _, l := range c.plan.Links {
+		if !isClient(l.From) {
 			continue
 		}
-		kept = append(kept, l)
+		n, _ := c.Node(l.To)
+		if _, err := c.addLink(l.From, l.To, []string{n.Addr()}, nil); err != nil {
+			return err
+		}
 	}
-	c.links = kept
-}
-
-// link returns the link called name.
-func (c *Cluster) link(name string) (*Link, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l, ok := c.linkByKey[name]
-	return l, ok
+	return c.plan.diff(c.nodes, c.links)
 }
-
-// setUpstream points proxy i of l at addr (after a node moved ports).
-func setUpstream(l *Link, i int, addr string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.proxies[i].Update(&toxiproxy.Proxy{Listen: l.addrs[i], Upstream: addr, Enabled: true}); err != nil {
-		return err
-	}
-	l.upstreams[i] = addr
-	l.up[i] = true
-	return nil
-}
-
-// pickPorts chooses ports for servers; tests replace it to provoke a port
-// conflict.
-var pickPorts = freePorts
-
-// freePorts returns n distinct free 127.0.0.1 ports. They are free when
-// chosen; a server that loses one to another process before binding it
-// exits with "address already in use" and Start picks new ports for it.
-func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cluster: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 func (c *Cluster) isClosed() bool { return c.closed.Load() }
 
@@ -459,6 +302,9 @@ func (c *Cluster) RunID() string {
 	}
 	return c.spec.RunID
 }
+
+// Plan is the topology the cluster was built from: its nodes and links.
+func (c *Cluster) Plan() Plan { return c.plan }
 
 // Clients is the number of clients with their own links (client-0 ..).
 func (c *Cluster) Clients() int { return c.spec.Clients }
@@ -476,85 +322,6 @@ func (c *Cluster) Info() Info {
 	for k, v := range c.info.Startup {
 		out.Startup[k] = v
 	}
-	return out
-}
-
-// Nodes are every node in start order: Redis primaries, replicas, sentinels,
-// then ZooKeeper, then etcd members.
-func (c *Cluster) Nodes() []*Node {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*Node(nil), c.nodes...)
-}
-
-// Node returns the node called name.
-func (c *Cluster) Node(name string) (*Node, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.nodeByKey[name]
-	return n, ok
-}
-
-// NodeAt returns the node at addr: its real address (Addr), or another
-// address its server reports for itself (provider docker: its container
-// address, which Sentinel, replication and etcd's member list report).
-func (c *Cluster) NodeAt(addr string) (*Node, bool) {
-	for _, n := range c.Nodes() {
-		if n.Addr() == addr || slices.Contains(c.nodeAliases(n.Name), addr) {
-			return n, true
-		}
-	}
-	return nil, false
-}
-
-// Endpoints are client's addresses, every one through the client's own
-// proxies ("client-<client>-><node>"), plus Redirect from each client-facing
-// node's real address to the client's proxied address for it, and the
-// cluster's Credentials. It panics when client is not in [0, Clients()).
-func (c *Cluster) Endpoints(client int) Endpoints {
-	if client < 0 || client >= c.spec.Clients {
-		panic(fmt.Sprintf("cluster: client %d of %d", client, c.spec.Clients))
-	}
-	from := clientName(client)
-	e := Endpoints{Redirect: map[string]string{}, Auth: c.Credentials()}
-	sentinels := false
-	for _, n := range c.Nodes() {
-		if !n.clientFacing {
-			continue
-		}
-		l, ok := c.link(from + "->" + n.Name)
-		if !ok {
-			continue
-		}
-		e.Redirect[n.Addr()] = l.Addr()
-		for _, a := range c.nodeAliases(n.Name) {
-			e.Redirect[a] = l.Addr()
-		}
-		switch n.Kind {
-		case KindRedis:
-			e.Redis = append(e.Redis, l.Addr())
-			e.MasterNames = append(e.MasterNames, n.Name)
-		case KindSentinel:
-			e.Sentinels = append(e.Sentinels, l.Addr())
-			sentinels = true
-		case KindZooKeeper:
-			e.ZooKeeper = append(e.ZooKeeper, l.Addr())
-		case KindEtcd:
-			e.Etcd = append(e.Etcd, l.Addr())
-		}
-	}
-	if !sentinels {
-		e.MasterNames = nil
-	}
-	return e
-}
-
-// AllLinks are every link, client links last.
-func (c *Cluster) AllLinks() []*Link {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := append([]*Link(nil), c.links...)
-	sort.SliceStable(out, func(i, j int) bool { return !isClient(out[i].From) && isClient(out[j].From) })
 	return out
 }
 
@@ -627,60 +394,4 @@ func (c *Cluster) close() error {
 	}
 	c.log.Info("cluster closed", "logs", filepath.Join(c.dir, "logs"))
 	return nil
-}
-
-// Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or KindEtcd), asking each running member its Role. It fails when no
-// member says it leads (during an election, or without quorum).
-func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
-	var errs []error
-	for _, n := range c.Nodes() {
-		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
-			continue
-		}
-		r, err := n.Role(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if r == "leader" || r == "standalone" {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("cluster: no %s leader: %w", kind, errors.Join(append(errs, ErrNoLeader)...))
-}
-
-// ErrNoLeader means no member reported being the leader.
-var ErrNoLeader = errors.New("cluster: no leader")
-
-// Primary returns the node Sentinel currently reports as the primary for
-// master (a primary's node name, "redis-0"): after a failover, the promoted
-// replica's node. It asks the sentinels in order and returns the first
-// answer that names a known node.
-func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
-	var errs []error
-	for _, s := range c.Nodes() {
-		if s.Kind != KindSentinel || !s.Alive() {
-			continue
-		}
-		v, err := respDo(ctx, s.Addr(), "SENTINEL", "get-master-addr-by-name", master)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
-			continue
-		}
-		a, ok := v.([]any)
-		if !ok || len(a) != 2 {
-			errs = append(errs, fmt.Errorf("%s: no master %q", s.Name, master))
-			continue
-		}
-		addr := fmt.Sprintf("%v:%v", a[0], a[1])
-		if n, ok := c.NodeAt(addr); ok && (n.Kind == KindRedis || n.Kind == KindReplica) {
-			return n, nil
-		}
-		errs = append(errs, fmt.Errorf("%s: master at unknown address %s", s.Name, addr))
-	}
-	if len(errs) == 0 {
-		return nil, fmt.Errorf("cluster: primary of %s: no sentinel running", master)
-	}
-	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
 }

@@ -15,6 +15,19 @@
 //	n, _ := c.Node("redis-0")
 //	n.Kill(ctx)
 //
+// It owns the one model of a cluster, PlanOf (plan.go): every node and
+// proxied link a Spec produces, computed before anything starts; Start
+// builds exactly that plan, and faults and scenarios validate against it.
+// It takes plain Go values: it never imports locks, scenarios, faults,
+// runner, workload, checker or report.
+//
+// Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
+// links and Endpoints, roles.go leaders and primaries, redis.go,
+// zookeeper.go, etcd.go and external.go the local and external builders,
+// docker*.go the docker provider (image, network, container, process,
+// watch, per-backend builders), link.go/gate.go/select.go links and
+// selectors, peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
+//
 // # Names (DESIGN.md §3, contract)
 //
 // Nodes: redis-0, redis-1, .. (independent primaries), redis-0-r0, redis-0-r1,
@@ -27,7 +40,8 @@
 // on them (see Stream). Links that exist:
 //
 //	client-<i>-><node>     every client to every node (primaries, replicas,
-//	                       sentinels, ZooKeeper and etcd members)
+//	                       sentinels, ZooKeeper and etcd members; those of
+//	                       Spec.ClientProxies when it is set)
 //	redis-0-r0->redis-0    replication: the replica's connection to its primary
 //	redis-0->redis-0-r0    replication once a failover swapped the roles (with
 //	                       sentinels: every server of a master group to every
@@ -60,10 +74,11 @@
 //	etcd       member->member                       any                   local, docker
 //	(any)      none                                 clients from servers  external
 //
-// Client links, always: every client has its own proxy to every node, and
-// Endpoints hands out nothing else; Redirect maps each address a server
-// reports for a node (its real address, its peer address, its container
-// address) to the client's proxy for it.
+// Client links: every client has its own proxy to every node named in
+// Spec.ClientProxies (nil: every node), and reaches the others at their
+// real address; Redirect maps each address a server reports for a node
+// (its real address, its peer address, its container address) to the
+// address the client uses for it.
 //
 // Redis, per directed pair, every peer connection: in a topology with
 // replicas or sentinels every node has one peer address, and the whole

@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // buildDockerEtcd is buildEtcd for the docker provider: the same nodes and
@@ -24,13 +22,9 @@ import (
 func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendEtcd}
-	var nodes []*Node
-	for i := 0; i < es.Nodes; i++ {
-		n, err := c.addNode("etcd-"+strconv.Itoa(i), KindEtcd, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendEtcd)
+	if err != nil {
+		return b, err
 	}
 	ports, err := pickPorts(len(nodes))
 	if err != nil {
@@ -51,30 +45,19 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 			peerURL[i] = "http://" + d.addr
 		}
 	}
-	var initial []string
-	for i, n := range nodes {
-		initial = append(initial, n.Name+"="+peerURL[i])
-	}
-	token := fmt.Sprintf("locklab-%s-%d", p.runID, time.Now().UnixNano())
+	membership := etcdMembership(nodes, peerURL, p.runID)
 	for i, n := range nodes {
 		spec := &containerSpec{backend: BackendEtcd, image: es.Image, port: dockerEtcdClient}
 		client := "http://" + p.containerAddr(n.Name, dockerEtcdClient)
 		n.cmd = func() (command, error) {
-			return command{path: "etcd", dir: dockerDataDir, container: spec, args: []string{
+			return command{path: "etcd", dir: dockerDataDir, container: spec, args: append([]string{
 				"--name", n.Name, "--data-dir", dockerDataDir + "/etcd",
 				"--listen-client-urls", "http://0.0.0.0:" + strconv.Itoa(dockerEtcdClient),
 				"--advertise-client-urls", client,
 				"--listen-peer-urls", "http://0.0.0.0:" + strconv.Itoa(dockerEtcdPeer),
-				"--initial-advertise-peer-urls", peerURL[i],
-				"--initial-cluster", strings.Join(initial, ","),
-				"--initial-cluster-state", "new", "--initial-cluster-token", token,
-				"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
-				"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
-				"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
-			}}, nil
+			}, membership(i)...)}, nil
 		}
-		n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
-		n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
+		etcdChecks(n)
 	}
 	b.start = func(ctx context.Context) error {
 		if err := p.createAll(ctx, nodes); err != nil {
@@ -82,15 +65,7 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 		}
 		return dockerStartNodes(ctx, nodes, nil)
 	}
-	b.version = func(ctx context.Context) string {
-		var v struct {
-			Server string `json:"etcdserver"`
-		}
-		if err := etcdGet(ctx, nodes[0].Addr(), "/version", &v); err != nil {
-			return ""
-		}
-		return v.Server
-	}
+	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil
 }
 

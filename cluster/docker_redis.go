@@ -36,7 +36,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes(rs)
+	primaries, replicas, sentinels, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
@@ -107,20 +107,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	}
 	for _, n := range servers {
 		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
-		n.role = func(ctx context.Context) (string, error) {
-			info, err := respString(ctx, n.Addr(), "INFO", "replication")
-			if err != nil {
-				return "", err
-			}
-			switch r := infoField(info, "role"); r {
-			case "master":
-				return "primary", nil
-			case "slave":
-				return "replica", nil
-			default:
-				return r, nil
-			}
-		}
+		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {

@@ -30,13 +30,9 @@ exec java "$@" -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain ` + d
 func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendZooKeeper}
-	var nodes []*Node
-	for i := 0; i < zs.Nodes; i++ {
-		n, err := c.addNode("zk-"+strconv.Itoa(i), KindZooKeeper, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendZooKeeper)
+	if err != nil {
+		return b, err
 	}
 	ports, err := pickPorts(len(nodes))
 	if err != nil {
@@ -102,20 +98,7 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 			return command{path: "sh", args: append([]string{"-c", dockerZKScript, "zookeeper"}, jvm...),
 				dir: dockerDataDir, container: spec}, nil
 		}
-		n.role = func(ctx context.Context) (string, error) {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			return mode, err
-		}
-		n.probe = func(ctx context.Context) error {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			if err != nil {
-				return err
-			}
-			if mode != "leader" && mode != "follower" && mode != "standalone" {
-				return fmt.Errorf("mode %q", mode)
-			}
-			return nil
-		}
+		zkChecks(n)
 	}
 	// Containers start one after the other, highest myid first: a member
 	// whose JVM comes up after the others elected a leader among themselves

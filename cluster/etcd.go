@@ -37,13 +37,9 @@ const (
 // sender opened).
 func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	b := backend{name: BackendEtcd}
-	var nodes []*Node
-	for i := 0; i < es.Nodes; i++ {
-		n, err := c.addNode("etcd-"+strconv.Itoa(i), KindEtcd, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendEtcd)
+	if err != nil {
+		return b, err
 	}
 	free, err := pickPorts(2 * len(nodes))
 	if err != nil {
@@ -69,29 +65,18 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			peerURL[i] = "http://" + d.addr
 		}
 	}
-	var initial []string
-	for i, n := range nodes {
-		initial = append(initial, n.Name+"="+peerURL[i])
-	}
-	token := fmt.Sprintf("locklab-%s-%d", c.spec.RunID, time.Now().UnixNano())
+	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
 
 	for i, n := range nodes {
 		n.cmd = func() (command, error) {
 			client := "http://" + n.Addr()
-			return command{path: "etcd", dir: n.dataDir, args: []string{
+			return command{path: "etcd", dir: n.dataDir, args: append([]string{
 				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
 				"--listen-client-urls", client, "--advertise-client-urls", client,
 				"--listen-peer-urls", "http://" + hostPort(peerPort[i]),
-				"--initial-advertise-peer-urls", peerURL[i],
-				"--initial-cluster", strings.Join(initial, ","),
-				"--initial-cluster-state", "new", "--initial-cluster-token", token,
-				"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
-				"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
-				"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
-			}}, nil
+			}, membership(i)...)}, nil
 		}
-		n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
-		n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
+		etcdChecks(n)
 		n.rebind = func() error {
 			ports, err := pickPorts(2)
 			if err != nil {
@@ -103,7 +88,6 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 				return peers.setUpstream(i, hostPort(peerPort[i]))
 			}
 			peerURL[i] = "http://" + hostPort(peerPort[i])
-			initial[i] = n.Name + "=" + peerURL[i]
 			return nil
 		}
 	}
@@ -120,19 +104,53 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		}
 		return nil
 	}
-	b.version = func(ctx context.Context) string {
-		var v struct {
-			Server string `json:"etcdserver"`
-		}
-		if err := etcdGet(ctx, nodes[0].Addr(), "/version", &v); err != nil {
-			return ""
-		}
-		return v.Server
-	}
+	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil
 }
 
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// etcdMembership returns, for member i of nodes (advertised at peerURL,
+// read at each call: a single member that moved ports updates it), the
+// arguments every provider gives it: its peer URL, the initial cluster, a
+// token unique to this start, the fast election settings and the log
+// settings.
+func etcdMembership(nodes []*Node, peerURL []string, runID string) func(i int) []string {
+	token := fmt.Sprintf("locklab-%s-%d", runID, time.Now().UnixNano())
+	return func(i int) []string {
+		initial := make([]string, len(nodes))
+		for j, n := range nodes {
+			initial[j] = n.Name + "=" + peerURL[j]
+		}
+		return []string{
+			"--initial-advertise-peer-urls", peerURL[i],
+			"--initial-cluster", strings.Join(initial, ","),
+			"--initial-cluster-state", "new", "--initial-cluster-token", token,
+			"--heartbeat-interval", strconv.FormatInt(etcdHeartbeat.Milliseconds(), 10),
+			"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
+			"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
+		}
+	}
+}
+
+// etcdVersion is the server version of the member at addr; "" when it
+// does not say.
+func etcdVersion(ctx context.Context, addr string) string {
+	var v struct {
+		Server string `json:"etcdserver"`
+	}
+	if err := etcdGet(ctx, addr, "/version", &v); err != nil {
+		return ""
+	}
+	return v.Server
+}
+
+// etcdChecks sets how n's readiness and role are asked: through its client
+// port.
+func etcdChecks(n *Node) {
+	n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
+	n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
+}
 
 func etcdGet(ctx context.Context, addr, path string, v any) error {
 	return etcdDo(ctx, http.MethodGet, addr, path, nil, v)

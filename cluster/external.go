@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/internal/credentials"
 )
 
 // buildExternal registers servers the user runs (provider external) as
@@ -20,25 +22,18 @@ import (
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	var nodes []*Node
 	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
-	add := func(prefix, kind string, addrs []string) error {
-		for i, a := range addrs {
-			n, err := c.addNode(fmt.Sprintf("%s-%d", prefix, i), kind, true)
-			if err != nil {
-				return err
-			}
-			n.setAddr(a)
-			nodes = append(nodes, n)
+	for _, backend := range []struct {
+		name  string
+		addrs []string
+	}{{BackendRedis, es.Redis}, {BackendZooKeeper, es.ZooKeeper}, {BackendEtcd, es.Etcd}} {
+		ns, err := c.addPlanned(backend.name)
+		if err != nil {
+			return b, err
 		}
-		return nil
-	}
-	if err := add("redis", KindRedis, es.Redis); err != nil {
-		return b, err
-	}
-	if err := add("zk", KindZooKeeper, es.ZooKeeper); err != nil {
-		return b, err
-	}
-	if err := add("etcd", KindEtcd, es.Etcd); err != nil {
-		return b, err
+		for i, n := range ns {
+			n.setAddr(backend.addrs[i])
+		}
+		nodes = append(nodes, ns...)
 	}
 	return b, nil
 }
@@ -61,7 +56,8 @@ func checkExternal(ctx context.Context, nodes []*Node) error {
 }
 
 // Credentials are what lock clients need to log in to servers the user
-// runs (provider external). They come from the environment only
+// runs (provider external); its fields and their variables are
+// credentials.Set's. They come from the environment only
 // (ExternalCredentialsFromEnv), never from scenario files, and nothing in
 // the cluster writes them anywhere: Info, logs and results do not contain
 // them, and String and GoString redact them.
@@ -69,20 +65,7 @@ func checkExternal(ctx context.Context, nodes []*Node) error {
 // The clients reach the servers through their proxies on 127.0.0.1, so a
 // TLS client must verify the server's certificate against the real host
 // name (ServerName), not the address it dials.
-type Credentials struct {
-	RedisUsername string // LOCKLAB_REDIS_USERNAME (Redis 6 ACL user; "" = default user)
-	RedisPassword string // LOCKLAB_REDIS_PASSWORD (AUTH)
-	RedisTLS      bool   // LOCKLAB_REDIS_TLS=1 (or a LOCKLAB_REDIS_CACERT)
-	RedisCACert   string // LOCKLAB_REDIS_CACERT: PEM file of the CA that signed the servers' certificates
-
-	EtcdUsername string // LOCKLAB_ETCD_USERNAME (etcd auth)
-	EtcdPassword string // LOCKLAB_ETCD_PASSWORD
-	EtcdCACert   string // LOCKLAB_ETCD_CACERT: PEM file; TLS when set (or a client certificate is)
-	EtcdCert     string // LOCKLAB_ETCD_CERT: client certificate PEM file
-	EtcdKey      string // LOCKLAB_ETCD_KEY: its key
-
-	ZooKeeperDigest string // LOCKLAB_ZK_DIGEST: "user:password" for digest auth
-}
+type Credentials credentials.Set
 
 // Environment variables read by ExternalCredentialsFromEnv.
 var credentialEnv = []string{
@@ -142,49 +125,14 @@ func ExternalCredentialsFromEnv() (Credentials, error) {
 }
 
 // EtcdTLS reports whether etcd clients use TLS.
-func (c Credentials) EtcdTLS() bool { return c.EtcdCACert != "" || c.EtcdCert != "" }
+func (c Credentials) EtcdTLS() bool { return credentials.Set(c).EtcdTLS() }
 
 // IsZero reports whether no credential is set.
 func (c Credentials) IsZero() bool { return c == Credentials{} }
 
-// String says which credentials are set, without their values.
-func (c Credentials) String() string {
-	var parts []string
-	if c.RedisPassword != "" || c.RedisTLS {
-		s := "redis:"
-		if c.RedisUsername != "" {
-			s += " user " + c.RedisUsername
-		}
-		if c.RedisPassword != "" {
-			s += " password ***"
-		}
-		if c.RedisTLS {
-			s += " tls"
-		}
-		parts = append(parts, s)
-	}
-	if c.EtcdPassword != "" || c.EtcdTLS() {
-		s := "etcd:"
-		if c.EtcdUsername != "" {
-			s += " user " + c.EtcdUsername + " password ***"
-		}
-		if c.EtcdTLS() {
-			s += " tls"
-		}
-		if c.EtcdCert != "" {
-			s += " client-cert"
-		}
-		parts = append(parts, s)
-	}
-	if c.ZooKeeperDigest != "" {
-		user, _, _ := strings.Cut(c.ZooKeeperDigest, ":")
-		parts = append(parts, "zookeeper: digest "+user+":***")
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "; ")
-}
+// String says which credentials are set, without their values
+// (internal/credentials, shared with locks.Auth).
+func (c Credentials) String() string { return credentials.Set(c).String() }
 
 // GoString redacts like String (for %#v).
 func (c Credentials) GoString() string { return "cluster.Credentials{" + c.String() + "}" }

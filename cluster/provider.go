@@ -15,8 +15,11 @@ import (
 
 // provider runs the servers of one node. It is the seam where a docker
 // provider plugs in: everything provider-specific about starting a server and
-// acting on it lives behind provider and process; topologies, proxies,
-// readiness and node names do not depend on it.
+// acting on it lives behind provider and process. Node names and the plan of
+// nodes and links (PlanOf) are the same for local and docker; each
+// backend's builder differs per provider in how it wires peer links (the
+// addresses proxies listen on and dial), and provider external has no peer
+// links at all.
 type provider interface {
 	// launch starts the server described by cmd for node n and returns once
 	// the server was started (not when it is ready). Output goes to logPath.

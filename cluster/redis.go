@@ -32,7 +32,7 @@ const (
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes(rs)
+	primaries, replicas, sentinels, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
@@ -93,20 +93,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		n.rebind = rebind(n)
 	}
 	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
-		n.role = func(ctx context.Context) (string, error) {
-			info, err := respString(ctx, n.Addr(), "INFO", "replication")
-			if err != nil {
-				return "", err
-			}
-			switch r := infoField(info, "role"); r {
-			case "master":
-				return "primary", nil
-			case "slave":
-				return "replica", nil
-			default:
-				return r, nil
-			}
-		}
+		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	for _, n := range sentinels {
 		n.role = func(ctx context.Context) (string, error) {
@@ -154,6 +141,23 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	}
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
+}
+
+// redisRole is a Redis server's role as INFO replication says it:
+// "primary" or "replica".
+func redisRole(ctx context.Context, addr string) (string, error) {
+	info, err := respString(ctx, addr, "INFO", "replication")
+	if err != nil {
+		return "", err
+	}
+	switch r := infoField(info, "role"); r {
+	case "master":
+		return "primary", nil
+	case "slave":
+		return "replica", nil
+	default:
+		return r, nil
+	}
 }
 
 // replicaLinkUp is a replica's readiness: its link to the primary is up.
@@ -358,30 +362,20 @@ func poll(ctx context.Context, what string, f func(context.Context) error) error
 // addRedisNodes names the nodes of a Redis topology (DESIGN §3):
 // redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>. Both
 // providers build the same topology from them.
-func (c *Cluster) addRedisNodes(rs RedisSpec) (primaries, replicas, sentinels []*Node, err error) {
-	add := func(name, kind string) (*Node, error) { return c.addNode(name, kind, true) }
-	for i := 0; i < rs.Primaries; i++ {
-		n, err := add("redis-"+strconv.Itoa(i), KindRedis)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		primaries = append(primaries, n)
+func (c *Cluster) addRedisNodes() (primaries, replicas, sentinels []*Node, err error) {
+	nodes, err := c.addPlanned(BackendRedis)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	for _, p := range primaries {
-		for j := 0; j < rs.Replicas; j++ {
-			n, err := add(fmt.Sprintf("%s-r%d", p.Name, j), KindReplica)
-			if err != nil {
-				return nil, nil, nil, err
-			}
+	for _, n := range nodes {
+		switch n.Kind {
+		case KindRedis:
+			primaries = append(primaries, n)
+		case KindReplica:
 			replicas = append(replicas, n)
+		case KindSentinel:
+			sentinels = append(sentinels, n)
 		}
-	}
-	for k := 0; k < rs.Sentinels; k++ {
-		n, err := add("sentinel-"+strconv.Itoa(k), KindSentinel)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		sentinels = append(sentinels, n)
 	}
 	return primaries, replicas, sentinels, nil
 }

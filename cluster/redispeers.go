@@ -3,7 +3,6 @@ package cluster
 import (
 	"fmt"
 	"net"
-	"strings"
 )
 
 // Redis peer links per directed pair (local and docker providers).
@@ -45,35 +44,9 @@ import (
 // Without replicas and sentinels (independent primaries, Redlock) nothing
 // dials a peer address and none is set up.
 
-// redisGroup is the master group a server belongs to: "redis-0" for
-// redis-0 and its replicas redis-0-r<j>.
-func redisGroup(name string) string { return strings.SplitN(name, "-r", 2)[0] }
-
-// redisPeerFrom reports whether from dials to's peer address, so that the
-// link from->to exists: a sentinel dials every server and every other
-// sentinel; a server dials only servers of its own master group (as a
-// replica, its primary), any of them when sentinels may change the roles,
-// else a replica its primary.
-func redisPeerFrom(from, to *Node, sentinels bool) bool {
-	switch {
-	case from == to:
-		return false
-	case from.Kind == KindSentinel:
-		return true
-	case to.Kind == KindSentinel:
-		return false
-	case redisGroup(from.Name) != redisGroup(to.Name):
-		return false
-	case sentinels:
-		return true
-	default:
-		return from.Kind == KindReplica && to.Kind == KindRedis
-	}
-}
-
 // buildRedisPeers creates the peer plumbing of a Redis topology: for each
 // node n (in the order of nodes), a link from every node that dials n
-// (redisPeerFrom), the link redis-peers->n, all with upstream up(n), and a
+// (the plan's links, redisPeerFrom in plan.go), the link redis-peers->n, all with upstream up(n), and a
 // demultiplexer in front of them listening on listen (port 0: a free one).
 // sender gives a demultiplexer its way to name senders, from the nodes
 // with a pair link to it (indexed as nodes, nil where there is none). It
@@ -81,16 +54,12 @@ func redisPeerFrom(from, to *Node, sentinels bool) bool {
 // follow its node's listening state and be closed with the cluster.
 func (c *Cluster) buildRedisPeers(nodes []*Node, up func(*Node) string, listen string,
 	sender func(senders []*Node) func(net.Conn) ([]byte, int), register func(*peerDemux)) ([]*peerDemux, error) {
-	sentinels := false
-	for _, n := range nodes {
-		sentinels = sentinels || n.Kind == KindSentinel
-	}
 	var out []*peerDemux
 	for _, to := range nodes {
 		senders := make([]*Node, len(nodes))
 		pairs := make([]*Link, len(nodes))
 		for j, from := range nodes {
-			if !redisPeerFrom(from, to, sentinels) {
+			if !c.plan.HasLink(from.Name, to.Name) {
 				continue
 			}
 			l, err := c.addLink(from.Name, to.Name, []string{up(to)}, nil)

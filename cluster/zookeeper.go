@@ -69,13 +69,9 @@ type zkPorts struct{ client, quorum, election int }
 // the way (see zkelection.go), so dial-backs go through the proxies too.
 func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	b := backend{name: BackendZooKeeper}
-	var nodes []*Node
-	for i := 0; i < zs.Nodes; i++ {
-		n, err := c.addNode("zk-"+strconv.Itoa(i), KindZooKeeper, true)
-		if err != nil {
-			return b, err
-		}
-		nodes = append(nodes, n)
+	nodes, err := c.addPlanned(BackendZooKeeper)
+	if err != nil {
+		return b, err
 	}
 	hostname, _ := os.Hostname()
 	ports := make([]zkPorts, len(nodes))
@@ -93,20 +89,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 				"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
 			}}, nil
 		}
-		n.role = func(ctx context.Context) (string, error) {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			return mode, err
-		}
-		n.probe = func(ctx context.Context) error {
-			mode, _, err := zkSrvr(ctx, n.Addr())
-			if err != nil {
-				return err
-			}
-			if mode != "leader" && mode != "follower" && mode != "standalone" {
-				return fmt.Errorf("mode %q", mode)
-			}
-			return nil
-		}
+		zkChecks(n)
 	}
 
 	// configure picks ports, creates the peer links and writes every
@@ -215,6 +198,25 @@ func writeZooKeeperFiles(n *Node, self int, nodes []*Node, ports []zkPorts, host
 		}
 	}
 	return os.WriteFile(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()), 0o644)
+}
+
+// zkChecks sets how n's role and readiness are asked: srvr on its client
+// port; it is ready once it leads, follows or runs standalone.
+func zkChecks(n *Node) {
+	n.role = func(ctx context.Context) (string, error) {
+		mode, _, err := zkSrvr(ctx, n.Addr())
+		return mode, err
+	}
+	n.probe = func(ctx context.Context) error {
+		mode, _, err := zkSrvr(ctx, n.Addr())
+		if err != nil {
+			return err
+		}
+		if mode != "leader" && mode != "follower" && mode != "standalone" {
+			return fmt.Errorf("mode %q", mode)
+		}
+		return nil
+	}
 }
 
 // zkSrvr runs the srvr four-letter command and returns the member's mode

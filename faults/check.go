@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Check reports, before anything starts, the faults of fs that a cluster
@@ -37,16 +36,16 @@ import (
 //     of it or without sentinels; clock-jump on a node that is not Redis;
 //   - pause-client without processPerClient, or of a client that does not
 //     exist.
-func Check(spec cluster.Spec, processPerClient bool, fs []scenarios.Fault) error {
+func Check(spec cluster.Spec, processPerClient bool, fs []Fault) error {
 	t := newTopology(spec, processPerClient)
 	var errs []error
 	for i, f := range fs {
-		a, ok := actions[f.Type]
+		typ, ok := Lookup(f.Type)
 		var err error
 		if !ok {
 			err = fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported)
 		} else {
-			err = a.check(t, f)
+			err = typ.action.check(t, f)
 		}
 		if err == nil && f.At < 0 {
 			err = fmt.Errorf("at %v is before the workload starts", f.At)
@@ -67,7 +66,7 @@ func unsupported(format string, args ...any) error {
 
 // checkLinkFault checks the target of latency, bandwidth and reset: link
 // or node.
-func checkLinkFault(t *topology, f scenarios.Fault) error {
+func checkLinkFault(t *topology, f Fault) error {
 	switch {
 	case f.Link == "" && f.Node == "":
 		return errors.New("needs link: A->B or node: NAME")
@@ -110,8 +109,8 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 			"e.g. %s->%s", f.Link, b, a)
 	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
 		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
-			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.provider, cluster.EtcdPeers, b)
-	case t.provider == cluster.ProviderExternal:
+			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.Provider, cluster.EtcdPeers, b)
+	case t.Provider == cluster.ProviderExternal:
 		return unsupported("no link %s: with provider external only client links exist", f.Link)
 	case kb == cluster.KindSentinel && ka != cluster.KindSentinel:
 		return unsupported("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", f.Link, b, a)
@@ -127,12 +126,15 @@ func checkLinkFault(t *topology, f scenarios.Fault) error {
 }
 
 // checkServer checks the node of pause, kill, restart, failover and
-// clock-jump: a server the provider can act on, of one of kinds.
-func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
+// clock-jump: a server the provider can act on, of one of the kinds its
+// row of the fault table accepts.
+func checkServer(t *topology, f Fault) error {
+	typ, _ := Lookup(f.Type)
+	kinds := typ.Kinds
 	if f.Node == "" {
 		return errors.New("needs node: NAME")
 	}
-	if t.provider == cluster.ProviderExternal {
+	if t.Provider == cluster.ProviderExternal {
 		return unsupported("provider external allows only client-side faults (latency, bandwidth, partition "+
 			"and reset on client links; pause-client), not %s", f.Type)
 	}
@@ -148,14 +150,11 @@ func checkServer(t *topology, f scenarios.Fault, kinds ...string) error {
 	return fmt.Errorf("%s is a %s node; %s acts on %s nodes", f.Node, k, f.Type, strings.Join(kinds, " or "))
 }
 
-var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
-	cluster.KindZooKeeper, cluster.KindEtcd}
-
 // partitionGroups returns the groups of a partition fault (isolate
 // expanded) after checking them. A fault naming a leader selector is
 // checked for every member that may lead, and its groups are returned as
 // written.
-func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
+func partitionGroups(t *topology, f Fault) ([][]string, error) {
 	switch {
 	case f.Isolate == "" && f.Groups == nil:
 		return nil, errors.New("needs groups: [[A, B], [C]] or isolate: NAME")
@@ -195,7 +194,7 @@ func partitionGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 }
 
 // resolvedGroups is partitionGroups for a fault without leader selectors.
-func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
+func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	groups := f.Groups
 	if f.Isolate != "" {
 		if _, err := t.known(f.Isolate); err != nil {
@@ -228,34 +227,26 @@ func resolvedGroups(t *topology, f scenarios.Fault) ([][]string, error) {
 			}
 		}
 	}
-	// etcd without pair links: one incoming proxy per
-	// member, shared by every other member.
 	etcdIn := map[int]int{}
 	for m, gi := range groupOf {
-		if t.kinds[m] == cluster.KindEtcd {
+		if t.Kind(m) == cluster.KindEtcd {
 			etcdIn[gi]++
 		}
 	}
-	if len(etcdIn) > 1 && !t.etcdPairs() {
-		for gi, n := range etcdIn {
-			if n > 1 {
-				return nil, unsupported("group %d holds %d etcd members and another group holds etcd members too; etcd peer "+
-					"links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups could be cut "+
-					"in one direction only; put at most one etcd member in each group that faces other etcd members", gi, n)
-			}
-		}
+	if msg := t.EtcdSplit(etcdIn); msg != "" {
+		return nil, unsupported("%s", msg)
 	}
 	cuts := 0
-	for _, l := range t.links {
-		gf, okf := groupOfEnd(groupOf, l.from)
-		gt, okt := groupOfEnd(groupOf, l.to)
-		if l.from == cluster.EtcdPeers {
+	for _, l := range t.Links {
+		gf, okf := groupOfEnd(groupOf, l.From)
+		gt, okt := groupOfEnd(groupOf, l.To)
+		if l.From == cluster.EtcdPeers {
 			if okt && len(etcdIn) > 1 {
 				cuts++
 			}
 			continue
 		}
-		if l.from == cluster.RedisPeers {
+		if l.From == cluster.RedisPeers {
 			continue // cut only along with the pair links into the same node
 		}
 		if okf && okt && gf != gt {
@@ -278,7 +269,7 @@ func groupOfEnd(groupOf map[string]int, end string) (int, bool) {
 }
 
 // checkClient checks pause-client's client.
-func checkClient(t *topology, f scenarios.Fault) error {
+func checkClient(t *topology, f Fault) error {
 	if !t.processPerClient {
 		return unsupported("pause-client stops a client's process, so it needs workload.process_per_client: true")
 	}
@@ -289,8 +280,8 @@ func checkClient(t *topology, f scenarios.Fault) error {
 	if err != nil || i < 0 {
 		return fmt.Errorf("client %q: want holder or a client index", f.Client)
 	}
-	if i >= t.clients {
-		return fmt.Errorf("no client %d (clients are 0..%d)", i, t.clients-1)
+	if i >= t.Clients {
+		return fmt.Errorf("no client %d (clients are 0..%d)", i, t.Clients-1)
 	}
 	return nil
 }

@@ -1,17 +1,13 @@
 package faults
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestCheck(t *testing.T) {
@@ -25,55 +21,55 @@ func TestCheck(t *testing.T) {
 	primaries := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 2}
 	external := cluster.Spec{Provider: cluster.ProviderExternal, External: &cluster.ExternalSpec{Redis: []string{"db:6379"}}, Clients: 2}
 
-	lat := func(f scenarios.Fault) scenarios.Fault {
-		f.Type, f.Latency = scenarios.FaultLatency, time.Second
+	lat := func(f Fault) Fault {
+		f.Type, f.Latency = Latency, time.Second
 		return f
 	}
-	part := func(groups ...[]string) scenarios.Fault {
-		return scenarios.Fault{Type: scenarios.FaultPartition, Groups: groups}
+	part := func(groups ...[]string) Fault {
+		return Fault{Type: Partition, Groups: groups}
 	}
-	node := func(typ, n string) scenarios.Fault { return scenarios.Fault{Type: typ, Node: n} }
+	node := func(typ, n string) Fault { return Fault{Type: typ, Node: n} }
 	for _, tc := range []struct {
 		name string
 		spec cluster.Spec
 		ppc  bool
-		f    scenarios.Fault
+		f    Fault
 		want string // "" = accepted; otherwise a substring of the error
 	}{
 		// Links.
-		{"client link", plain, false, lat(scenarios.Fault{Link: "clients->redis-0"}), ""},
-		{"holder link", plain, false, lat(scenarios.Fault{Link: "holder->redis-0-r0"}), ""},
-		{"one client link", plain, false, lat(scenarios.Fault{Link: "client-3->redis-0"}), ""},
-		{"replication link", plain, false, lat(scenarios.Fault{Link: "redis-0-r0->redis-0"}), ""},
-		{"replication reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->redis-0-r0"}), "the replication link is redis-0-r0->redis-0"},
-		{"replication reversed with sentinels", sentinel, false, lat(scenarios.Fault{Link: "redis-0->redis-0-r0"}), ""},
-		{"replication across groups", sentinel, false, lat(scenarios.Fault{Link: "redis-1-r0->redis-0"}), "no link redis-1-r0->redis-0"},
-		{"redis peers", plain, false, lat(scenarios.Fault{Link: "redis-peers->redis-0"}), ""},
-		{"redis peers without peer addresses", primaries, false, lat(scenarios.Fault{Link: "redis-peers->redis-0"}), "replicas or sentinels"},
-		{"client link reversed", plain, false, lat(scenarios.Fault{Link: "redis-0->clients"}), "written client->server"},
-		{"no such client", plain, false, lat(scenarios.Fault{Link: "client-4->redis-0"}), `no node "client-4"`},
-		{"no such node", plain, false, lat(scenarios.Fault{Link: "clients->redis-1"}), `no node "redis-1"`},
-		{"not a link", plain, false, lat(scenarios.Fault{Link: "redis-0"}), "not a link"},
-		{"link and node", plain, false, lat(scenarios.Fault{Link: "clients->redis-0", Node: "redis-0"}), "not both"},
-		{"no target", plain, false, lat(scenarios.Fault{}), "needs link"},
-		{"node", sentinel, false, lat(scenarios.Fault{Node: "redis-1"}), ""},
-		{"sentinel link", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), ""},
-		{"sentinel link to a replica", sentinel, false, lat(scenarios.Fault{Link: "sentinel-2->redis-1-r0"}), ""},
-		{"sentinel link docker", dockerSentinel, false, lat(scenarios.Fault{Link: "sentinel-0->redis-0"}), ""},
-		{"sentinel to sentinel", sentinel, false, lat(scenarios.Fault{Link: "sentinel-0->sentinel-1"}), ""},
-		{"sentinel link reversed", sentinel, false, lat(scenarios.Fault{Link: "redis-0->sentinel-0"}), "never dial sentinels"},
-		{"sentinel client link", sentinel, false, lat(scenarios.Fault{Link: "clients->sentinel-0"}), ""},
-		{"sentinel node", sentinel, false, lat(scenarios.Fault{Node: "sentinel-0"}), ""},
-		{"etcd pair", etcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), ""},
-		{"etcd pair docker", dockerEtcd, false, lat(scenarios.Fault{Link: "etcd-0->etcd-1"}), ""},
-		{"etcd peers", etcd, false, lat(scenarios.Fault{Link: "etcd-peers->etcd-1"}), ""},
-		{"etcd node", etcd, false, lat(scenarios.Fault{Node: "etcd-1"}), ""},
-		{"zk pair", zk, false, lat(scenarios.Fault{Link: "zk-0->zk-2"}), ""},
-		{"external client link", external, false, lat(scenarios.Fault{Link: "clients->redis-0"}), ""},
-		{"latency 0", plain, false, scenarios.Fault{Type: scenarios.FaultLatency, Link: "clients->redis-0"}, "latency must be > 0"},
-		{"bandwidth", plain, false, scenarios.Fault{Type: scenarios.FaultBandwidth, Node: "redis-0", RateKbps: 10}, ""},
-		{"bandwidth 0", plain, false, scenarios.Fault{Type: scenarios.FaultBandwidth, Node: "redis-0"}, "rate_kbps"},
-		{"reset", plain, false, scenarios.Fault{Type: scenarios.FaultReset, Node: "holder"}, ""},
+		{"client link", plain, false, lat(Fault{Link: "clients->redis-0"}), ""},
+		{"holder link", plain, false, lat(Fault{Link: "holder->redis-0-r0"}), ""},
+		{"one client link", plain, false, lat(Fault{Link: "client-3->redis-0"}), ""},
+		{"replication link", plain, false, lat(Fault{Link: "redis-0-r0->redis-0"}), ""},
+		{"replication reversed", plain, false, lat(Fault{Link: "redis-0->redis-0-r0"}), "the replication link is redis-0-r0->redis-0"},
+		{"replication reversed with sentinels", sentinel, false, lat(Fault{Link: "redis-0->redis-0-r0"}), ""},
+		{"replication across groups", sentinel, false, lat(Fault{Link: "redis-1-r0->redis-0"}), "no link redis-1-r0->redis-0"},
+		{"redis peers", plain, false, lat(Fault{Link: "redis-peers->redis-0"}), ""},
+		{"redis peers without peer addresses", primaries, false, lat(Fault{Link: "redis-peers->redis-0"}), "replicas or sentinels"},
+		{"client link reversed", plain, false, lat(Fault{Link: "redis-0->clients"}), "written client->server"},
+		{"no such client", plain, false, lat(Fault{Link: "client-4->redis-0"}), `no node "client-4"`},
+		{"no such node", plain, false, lat(Fault{Link: "clients->redis-1"}), `no node "redis-1"`},
+		{"not a link", plain, false, lat(Fault{Link: "redis-0"}), "not a link"},
+		{"link and node", plain, false, lat(Fault{Link: "clients->redis-0", Node: "redis-0"}), "not both"},
+		{"no target", plain, false, lat(Fault{}), "needs link"},
+		{"node", sentinel, false, lat(Fault{Node: "redis-1"}), ""},
+		{"sentinel link", sentinel, false, lat(Fault{Link: "sentinel-0->redis-0"}), ""},
+		{"sentinel link to a replica", sentinel, false, lat(Fault{Link: "sentinel-2->redis-1-r0"}), ""},
+		{"sentinel link docker", dockerSentinel, false, lat(Fault{Link: "sentinel-0->redis-0"}), ""},
+		{"sentinel to sentinel", sentinel, false, lat(Fault{Link: "sentinel-0->sentinel-1"}), ""},
+		{"sentinel link reversed", sentinel, false, lat(Fault{Link: "redis-0->sentinel-0"}), "never dial sentinels"},
+		{"sentinel client link", sentinel, false, lat(Fault{Link: "clients->sentinel-0"}), ""},
+		{"sentinel node", sentinel, false, lat(Fault{Node: "sentinel-0"}), ""},
+		{"etcd pair", etcd, false, lat(Fault{Link: "etcd-0->etcd-1"}), ""},
+		{"etcd pair docker", dockerEtcd, false, lat(Fault{Link: "etcd-0->etcd-1"}), ""},
+		{"etcd peers", etcd, false, lat(Fault{Link: "etcd-peers->etcd-1"}), ""},
+		{"etcd node", etcd, false, lat(Fault{Node: "etcd-1"}), ""},
+		{"zk pair", zk, false, lat(Fault{Link: "zk-0->zk-2"}), ""},
+		{"external client link", external, false, lat(Fault{Link: "clients->redis-0"}), ""},
+		{"latency 0", plain, false, Fault{Type: Latency, Link: "clients->redis-0"}, "latency must be > 0"},
+		{"bandwidth", plain, false, Fault{Type: Bandwidth, Node: "redis-0", RateKbps: 10}, ""},
+		{"bandwidth 0", plain, false, Fault{Type: Bandwidth, Node: "redis-0"}, "rate_kbps"},
+		{"reset", plain, false, Fault{Type: Reset, Node: "holder"}, ""},
 
 		// Partitions.
 		{"partition", plain, false, part([]string{"redis-0"}, []string{"redis-0-r0", "clients"}), ""},
@@ -92,70 +88,70 @@ func TestCheck(t *testing.T) {
 			part([]string{"redis-0", "sentinel-0", "client-0"}, []string{"sentinel-1", "sentinel-2", "redis-0-r0", "client-1"}), ""},
 		{"partition sentinels left out", sentinel, false, part([]string{"redis-0", "client-0"}, []string{"redis-0-r0", "client-1"}), ""},
 		{"partition independent primaries", primaries, false, part([]string{"redis-0"}, []string{"redis-1"}), "cuts nothing"},
-		{"isolate with sentinels", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
-		{"isolate a sentinel", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "sentinel-1"}, ""},
-		{"isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"}, ""},
-		{"isolate client", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "client-2"}, ""},
-		{"isolate holder", sentinel, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"}, ""},
-		{"isolate etcd", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, ""},
-		{"isolate etcd docker", dockerEtcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-0"}, ""},
+		{"isolate with sentinels", sentinel, false, Fault{Type: Partition, Isolate: "redis-0"}, ""},
+		{"isolate a sentinel", sentinel, false, Fault{Type: Partition, Isolate: "sentinel-1"}, ""},
+		{"isolate", plain, false, Fault{Type: Partition, Isolate: "redis-0"}, ""},
+		{"isolate client", sentinel, false, Fault{Type: Partition, Isolate: "client-2"}, ""},
+		{"isolate holder", sentinel, false, Fault{Type: Partition, Isolate: "holder"}, ""},
+		{"isolate etcd", etcd, false, Fault{Type: Partition, Isolate: "etcd-0"}, ""},
+		{"isolate etcd docker", dockerEtcd, false, Fault{Type: Partition, Isolate: "etcd-0"}, ""},
 		{"etcd one vs one", etcd2, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
 		{"etcd one vs two", etcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), ""},
 		{"etcd one vs two docker", dockerEtcd, false, part([]string{"etcd-0"}, []string{"etcd-1", "etcd-2"}), ""},
 		{"etcd one vs one docker", dockerEtcd, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
 		{"etcd clients", etcd, false, part([]string{"etcd-0", "etcd-1", "etcd-2"}, []string{"clients"}), ""},
-		{"isolate zk", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "zk-1"}, ""},
+		{"isolate zk", zk, false, Fault{Type: Partition, Isolate: "zk-1"}, ""},
 		{"external partition", external, false, part([]string{"clients"}, []string{"redis-0"}), ""},
-		{"groups and isolate", plain, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0", Groups: [][]string{{"a"}}}, "not both"},
+		{"groups and isolate", plain, false, Fault{Type: Partition, Isolate: "redis-0", Groups: [][]string{{"a"}}}, "not both"},
 
 		// Leader selectors.
-		{"isolate zk leader", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "zk-leader"}, ""},
-		{"isolate etcd leader", etcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, ""},
-		{"isolate etcd leader docker", dockerEtcd, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, ""},
+		{"isolate zk leader", zk, false, Fault{Type: Partition, Isolate: "zk-leader"}, ""},
+		{"isolate etcd leader", etcd, false, Fault{Type: Partition, Isolate: "etcd-leader"}, ""},
+		{"isolate etcd leader docker", dockerEtcd, false, Fault{Type: Partition, Isolate: "etcd-leader"}, ""},
 		{"leader and a member", zk, false, part([]string{"zk-leader", "zk-0"}, []string{"zk-1", "zk-2", "clients"}), ""},
 		{"leader alone", zk, false, part([]string{"zk-leader"}, []string{"zk-0", "zk-1", "zk-2", "clients"}), ""},
 		{"leader against one", zk, false, part([]string{"zk-leader"}, []string{"zk-0"}), "when zk-0 leads: group 1 is empty"},
 		{"leader twice", zk, false, part([]string{"zk-leader"}, []string{"zk-leader", "clients"}), "zk-leader is in groups 0 and 1"},
-		{"leader missing", zk, false, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "etcd-leader"}, `no node "etcd-leader"`},
-		{"leader link", zk, false, lat(scenarios.Fault{Link: "zk-leader->zk-1"}), ""},
-		{"leader client link", etcd, false, lat(scenarios.Fault{Link: "clients->etcd-leader"}), ""},
-		{"leader to itself", zk, false, lat(scenarios.Fault{Link: "zk-leader->zk-leader"}), "to itself"},
-		{"leader node", zk, false, lat(scenarios.Fault{Node: "zk-leader"}), ""},
-		{"kill leader", zk, false, node(scenarios.FaultKill, "zk-leader"), ""},
-		{"pause etcd leader", etcd, false, node(scenarios.FaultPause, "etcd-leader"), ""},
-		{"failover leader", zk, false, node(scenarios.FaultFailover, "zk-leader"), "acts on redis nodes"},
+		{"leader missing", zk, false, Fault{Type: Partition, Isolate: "etcd-leader"}, `no node "etcd-leader"`},
+		{"leader link", zk, false, lat(Fault{Link: "zk-leader->zk-1"}), ""},
+		{"leader client link", etcd, false, lat(Fault{Link: "clients->etcd-leader"}), ""},
+		{"leader to itself", zk, false, lat(Fault{Link: "zk-leader->zk-leader"}), "to itself"},
+		{"leader node", zk, false, lat(Fault{Node: "zk-leader"}), ""},
+		{"kill leader", zk, false, node(Kill, "zk-leader"), ""},
+		{"pause etcd leader", etcd, false, node(Pause, "etcd-leader"), ""},
+		{"failover leader", zk, false, node(Failover, "zk-leader"), "acts on redis nodes"},
 
 		// Servers.
-		{"pause", sentinel, false, node(scenarios.FaultPause, "sentinel-2"), ""},
-		{"pause client", sentinel, false, node(scenarios.FaultPause, "client-0"), "acts on redis"},
-		{"kill", zk, false, node(scenarios.FaultKill, "zk-2"), ""},
-		{"kill unknown", zk, false, node(scenarios.FaultKill, "zk-3"), `no node "zk-3"`},
-		{"restart", etcd, false, node(scenarios.FaultRestart, "etcd-0"), ""},
-		{"restart external", external, false, node(scenarios.FaultRestart, "redis-0"), "provider external"},
-		{"kill external", external, false, node(scenarios.FaultKill, "redis-0"), "provider external"},
-		{"pause external", external, false, node(scenarios.FaultPause, "redis-0"), "provider external"},
-		{"failover", sentinel, false, node(scenarios.FaultFailover, "redis-1"), ""},
-		{"failover replica", sentinel, false, node(scenarios.FaultFailover, "redis-0-r0"), "acts on redis nodes"},
-		{"failover no sentinel", plain, false, node(scenarios.FaultFailover, "redis-0"), "no sentinels"},
-		{"failover no replica", cluster.Spec{Redis: &cluster.RedisSpec{Sentinels: 3}}, false, node(scenarios.FaultFailover, "redis-0"), "replica of redis-0"},
-		{"failover external", external, false, node(scenarios.FaultFailover, "redis-0"), "provider external"},
-		{"clock-jump", sentinel, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-1-r0", Offset: time.Second}, ""},
-		{"clock-jump zk", zk, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "zk-0", Offset: time.Second}, "acts on redis or replica"},
-		{"clock-jump no offset", plain, false, node(scenarios.FaultClockJump, "redis-0"), "offset"},
-		{"clock-jump external", external, false, scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-0", Offset: time.Second}, "provider external"},
+		{"pause", sentinel, false, node(Pause, "sentinel-2"), ""},
+		{"pause client", sentinel, false, node(Pause, "client-0"), "acts on redis"},
+		{"kill", zk, false, node(Kill, "zk-2"), ""},
+		{"kill unknown", zk, false, node(Kill, "zk-3"), `no node "zk-3"`},
+		{"restart", etcd, false, node(Restart, "etcd-0"), ""},
+		{"restart external", external, false, node(Restart, "redis-0"), "provider external"},
+		{"kill external", external, false, node(Kill, "redis-0"), "provider external"},
+		{"pause external", external, false, node(Pause, "redis-0"), "provider external"},
+		{"failover", sentinel, false, node(Failover, "redis-1"), ""},
+		{"failover replica", sentinel, false, node(Failover, "redis-0-r0"), "acts on redis nodes"},
+		{"failover no sentinel", plain, false, node(Failover, "redis-0"), "no sentinels"},
+		{"failover no replica", cluster.Spec{Redis: &cluster.RedisSpec{Sentinels: 3}}, false, node(Failover, "redis-0"), "replica of redis-0"},
+		{"failover external", external, false, node(Failover, "redis-0"), "provider external"},
+		{"clock-jump", sentinel, false, Fault{Type: ClockJump, Node: "redis-1-r0", Offset: time.Second}, ""},
+		{"clock-jump zk", zk, false, Fault{Type: ClockJump, Node: "zk-0", Offset: time.Second}, "acts on redis or replica"},
+		{"clock-jump no offset", plain, false, node(ClockJump, "redis-0"), "offset"},
+		{"clock-jump external", external, false, Fault{Type: ClockJump, Node: "redis-0", Offset: time.Second}, "provider external"},
 
 		// Clients.
-		{"pause-client", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "3"}, ""},
-		{"pause-client holder", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "holder"}, ""},
-		{"pause-client in process", plain, false, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "holder"}, "process_per_client"},
-		{"pause-client missing", plain, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "4"}, "no client 4"},
-		{"pause-client external", external, true, scenarios.Fault{Type: scenarios.FaultPauseClient, Client: "1"}, ""},
+		{"pause-client", plain, true, Fault{Type: PauseClient, Client: "3"}, ""},
+		{"pause-client holder", plain, true, Fault{Type: PauseClient, Client: "holder"}, ""},
+		{"pause-client in process", plain, false, Fault{Type: PauseClient, Client: "holder"}, "process_per_client"},
+		{"pause-client missing", plain, true, Fault{Type: PauseClient, Client: "4"}, "no client 4"},
+		{"pause-client external", external, true, Fault{Type: PauseClient, Client: "1"}, ""},
 
-		{"unknown type", plain, false, scenarios.Fault{Type: "flood"}, "unknown fault type"},
-		{"negative at", plain, false, lat(scenarios.Fault{Node: "redis-0", At: -time.Second}), "before the workload starts"},
+		{"unknown type", plain, false, Fault{Type: "flood"}, "unknown fault type"},
+		{"negative at", plain, false, lat(Fault{Node: "redis-0", At: -time.Second}), "before the workload starts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check(tc.spec, tc.ppc, []scenarios.Fault{lat(scenarios.Fault{Node: "clients"}), tc.f})
+			err := Check(tc.spec, tc.ppc, []Fault{lat(Fault{Node: "clients"}), tc.f})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("rejected: %v", err)
@@ -175,10 +171,10 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckJoinsErrors(t *testing.T) {
-	err := Check(cluster.Spec{Redis: &cluster.RedisSpec{}}, false, []scenarios.Fault{
-		{Type: scenarios.FaultKill, Node: "redis-3"},
-		{Type: scenarios.FaultKill, Node: "redis-0"},
-		{Type: scenarios.FaultPauseClient, Client: "0"},
+	err := Check(cluster.Spec{Redis: &cluster.RedisSpec{}}, false, []Fault{
+		{Type: Kill, Node: "redis-3"},
+		{Type: Kill, Node: "redis-0"},
+		{Type: PauseClient, Client: "0"},
 	})
 	var idx []int
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -192,68 +188,5 @@ func TestCheckJoinsErrors(t *testing.T) {
 	}
 	if !errors.Is(err, ErrUnsupported) {
 		t.Errorf("pause-client in process is not ErrUnsupported: %v", err)
-	}
-}
-
-// TestTopologyMatchesCluster keeps Check's model of a spec (newTopology) in
-// step with what cluster.Start builds.
-func TestTopologyMatchesCluster(t *testing.T) {
-	specs := []cluster.Spec{
-		{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 2, Sentinels: 1}, Clients: 2},
-		{Redis: &cluster.RedisSpec{Replicas: 2}, Clients: 1},  // peer links without sentinels
-		{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 1}, // no peer addresses
-	}
-	if testenv.HasZooKeeper() {
-		specs = append(specs, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
-	}
-	if testenv.HasEtcd() {
-		specs = append(specs, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
-	}
-	// Provider docker builds etcd peer links per directed pair too.
-	if got := newTopology(cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}}, false); !got.etcdPairs() {
-		t.Errorf("docker etcd topology has no pair links: %v", got.links)
-	}
-	for _, spec := range specs {
-		name := "redis"
-		switch {
-		case spec.ZooKeeper != nil:
-			name = "zookeeper"
-		case spec.Etcd != nil:
-			name = "etcd"
-		}
-		t.Run(name, func(t *testing.T) {
-			testenv.RequireBinaries(t)
-			spec.Dir = t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), testenv.ClusterStartTimeout)
-			defer cancel()
-			c, err := cluster.Start(ctx, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			want, got := topologyOf(c, false), newTopology(spec, false)
-			if !slices.Equal(got.names, want.names) {
-				t.Errorf("nodes %v, cluster has %v", got.names, want.names)
-			}
-			for _, n := range want.names {
-				if got.kinds[n] != want.kinds[n] {
-					t.Errorf("%s kind %q, cluster says %q", n, got.kinds[n], want.kinds[n])
-				}
-			}
-			str := func(ls []linkEnds) []string {
-				var out []string
-				for _, l := range ls {
-					out = append(out, l.String())
-				}
-				slices.Sort(out)
-				return out
-			}
-			if g, w := str(got.links), str(want.links); !slices.Equal(g, w) {
-				t.Errorf("links\n%v\ncluster has\n%v", g, w)
-			}
-			if fmt.Sprint(got.provider, got.clients) != fmt.Sprint(want.provider, want.clients) {
-				t.Errorf("provider/clients %s %d, cluster %s %d", got.provider, got.clients, want.provider, want.clients)
-			}
-		})
 	}
 }

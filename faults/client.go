@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/locklab/locklab/scenarios"
 )
 
 // pauseClientAction stops a harness client's whole process
@@ -16,9 +14,9 @@ import (
 // section; Target is then that client, "client-N".
 type pauseClientAction struct{}
 
-func (pauseClientAction) check(t *topology, f scenarios.Fault) error { return checkClient(t, f) }
+func (pauseClientAction) check(t *topology, f Fault) error { return checkClient(t, f) }
 
-func (pauseClientAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: "client-" + f.Client}
 	if env.Clients == nil {
 		return eff, unsupported("pause-client: clients run in the harness's process (Env.Clients is nil)")

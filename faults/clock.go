@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 //go:embed clockjump.lua
@@ -39,14 +38,14 @@ var clockJumpScript = redis.NewScript(clockJumpLua)
 // local to the replica, as a jump of the replica's clock would.
 type clockJumpAction struct{}
 
-func (clockJumpAction) check(t *topology, f scenarios.Fault) error {
+func (clockJumpAction) check(t *topology, f Fault) error {
 	if f.Offset <= 0 {
 		return fmt.Errorf("offset must be > 0 (got %v)", f.Offset)
 	}
-	return checkServer(t, f, cluster.KindRedis, cluster.KindReplica)
+	return checkServer(t, f)
 }
 
-func (clockJumpAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff effect, err error) {
+func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect, err error) {
 	eff = effect{target: f.Node, method: MethodEmulated}
 	n, err := node(env, f.Node)
 	if err != nil {

@@ -1,7 +1,18 @@
 // Package faults performs the faults of a scenario (DESIGN.md §4) on a
 // running cluster, on schedule, and records when each really happened.
 //
-// Run applies a list of scenarios.Fault at their at (counted from the
+// It owns the fault table (table.go: every type's fields, targets, doc and
+// action) and the Fault type scenarios decode into; it asks cluster.Plan
+// which nodes and links exist. It imports cluster only: never scenarios,
+// runner, workload or locks.
+//
+// Files: table.go the table, fault.go the Fault, check.go validation
+// before start, topology.go selectors over the plan, run.go the scheduler,
+// holder.go and leader.go resolving holder and zk-leader/etcd-leader when
+// a fault starts, links.go/nodes.go/client.go/clock.go/failover.go the
+// actions, applies.go which faults concern a lock's cluster.
+//
+// Run applies a list of Fault at their at (counted from the
 // workload's start, Env.Base), heals each after its for, or when the run
 // ends for faults that last to the end, and returns one Window per fault for
 // the result file. Check tells, before anything starts, which faults a

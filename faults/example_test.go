@@ -6,7 +6,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Check refuses, before anything starts, faults the cluster cannot
@@ -15,12 +14,12 @@ import (
 // harness's process. Cutting the primary off from the sentinels is fine.
 func ExampleCheck() {
 	spec := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3}, Clients: 4}
-	err := faults.Check(spec, false, []scenarios.Fault{
-		{Type: scenarios.FaultLatency, At: 5 * time.Second, For: 10 * time.Second,
+	err := faults.Check(spec, false, []faults.Fault{
+		{Type: faults.Latency, At: 5 * time.Second, For: 10 * time.Second,
 			Link: "redis-0-r0->redis-0", Latency: 3 * time.Second},
-		{Type: scenarios.FaultPartition, At: 8 * time.Second, Isolate: "redis-0"},
-		{Type: scenarios.FaultLatency, At: 9 * time.Second, Link: "redis-0->sentinel-0", Latency: time.Second},
-		{Type: scenarios.FaultPauseClient, At: 12 * time.Second, For: 3 * time.Second, Client: "holder"},
+		{Type: faults.Partition, At: 8 * time.Second, Isolate: "redis-0"},
+		{Type: faults.Latency, At: 9 * time.Second, Link: "redis-0->sentinel-0", Latency: time.Second},
+		{Type: faults.PauseClient, At: 12 * time.Second, For: 3 * time.Second, Client: "holder"},
 	})
 	fmt.Println(err)
 	// Output:

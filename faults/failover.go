@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // FailoverTimeout bounds how long failover waits for Sentinel to promote a
@@ -36,20 +35,20 @@ const failoverPoll = 50 * time.Millisecond
 // primary stays down.
 type failoverAction struct{}
 
-func (failoverAction) check(t *topology, f scenarios.Fault) error {
-	if err := checkServer(t, f, cluster.KindRedis); err != nil {
+func (failoverAction) check(t *topology, f Fault) error {
+	if err := checkServer(t, f); err != nil {
 		return err
 	}
-	if t.count(cluster.KindSentinel) == 0 {
+	if t.Count(cluster.KindSentinel) == 0 {
 		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels")
 	}
-	if t.replicasOf(f.Node) == 0 {
+	if t.ReplicasOf(f.Node) == 0 {
 		return unsupported("failover needs a replica of %s to promote: the cluster has none", f.Node)
 	}
 	return nil
 }
 
-func (failoverAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node}
 	var sentinels []*cluster.Node
 	for _, n := range env.Cluster.Nodes() {

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Env is what faults act on during one run.
@@ -82,16 +80,15 @@ var (
 )
 
 // action performs one fault type. Implementations are stateless values,
-// registered in actions under the type's name (the scenario contract's
-// spelling).
+// each in its row of the fault table (table.go).
 type action interface {
 	// check reports why f cannot be performed on t; nil when it can. It
 	// sees f as written (holder not resolved).
-	check(t *topology, f scenarios.Fault) error
+	check(t *topology, f Fault) error
 	// apply performs f, in which holder has been replaced by the client
 	// that held the critical section. On error nothing of f remains applied,
 	// except what effect.heal undoes (it is called when not nil).
-	apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error)
+	apply(ctx context.Context, env Env, f Fault) (effect, error)
 }
 
 // effect is what apply did.
@@ -104,30 +101,6 @@ type effect struct {
 	// lasting marks a fault that is not undone but acts until the run ends
 	// (kill): its Window ends with the run.
 	lasting bool
-}
-
-// actions maps each fault type (DESIGN.md §4) to what performs it.
-var actions = map[string]action{
-	scenarios.FaultLatency:     latencyAction{},
-	scenarios.FaultBandwidth:   bandwidthAction{},
-	scenarios.FaultPartition:   partitionAction{},
-	scenarios.FaultReset:       resetAction{},
-	scenarios.FaultPause:       pauseAction{},
-	scenarios.FaultKill:        killAction{},
-	scenarios.FaultRestart:     restartAction{},
-	scenarios.FaultFailover:    failoverAction{},
-	scenarios.FaultPauseClient: pauseClientAction{},
-	scenarios.FaultClockJump:   clockJumpAction{},
-}
-
-// Types returns the fault types this package performs, sorted.
-func Types() []string {
-	out := make([]string, 0, len(actions))
-	for t := range actions {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // FaultError is one fault that cannot be performed: Index is its position

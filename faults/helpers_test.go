@@ -19,7 +19,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 type quietLogger struct{}
@@ -104,9 +103,10 @@ func mustLink(t *testing.T, c *cluster.Cluster, name string) *cluster.Link {
 
 // apply checks and applies f as Run would (holder resolved through env)
 // and heals it when the test ends, if the test did not.
-func apply(t *testing.T, ctx context.Context, env Env, f scenarios.Fault) (effect, func()) {
+func apply(t *testing.T, ctx context.Context, env Env, f Fault) (effect, func()) {
 	t.Helper()
-	a := actions[f.Type]
+	typ, _ := Lookup(f.Type)
+	a := typ.action
 	if err := a.check(topologyOf(env.Cluster, env.Clients != nil), f); err != nil {
 		t.Fatalf("check %+v: %v", f, err)
 	}

@@ -8,25 +8,24 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestWithLeaders(t *testing.T) {
 	rest := []string{"zk-0", "zk-1", "zk-2", "zk-3", "zk-4", "clients"}
 	for _, tc := range []struct {
 		name   string
-		f      scenarios.Fault
+		f      Fault
 		leader string
 		want   string // describeTarget of the result
 	}{
-		{"isolate", scenarios.Fault{Isolate: ZKLeader}, "zk-3", "zk-3"},
-		{"node", scenarios.Fault{Node: ZKLeader}, "zk-3", "zk-3"},
-		{"link", scenarios.Fault{Link: "clients->zk-leader"}, "zk-1", "clients->zk-1"},
-		{"leader alone", scenarios.Fault{Groups: [][]string{{ZKLeader}, rest}}, "zk-4",
+		{"isolate", Fault{Isolate: ZKLeader}, "zk-3", "zk-3"},
+		{"node", Fault{Node: ZKLeader}, "zk-3", "zk-3"},
+		{"link", Fault{Link: "clients->zk-leader"}, "zk-1", "clients->zk-1"},
+		{"leader alone", Fault{Groups: [][]string{{ZKLeader}, rest}}, "zk-4",
 			"[zk-4] | [zk-0 zk-1 zk-2 zk-3 clients]"},
-		{"leader and zk-0", scenarios.Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-4",
+		{"leader and zk-0", Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-4",
 			"[zk-4 zk-0] | [zk-1 zk-2 zk-3 clients]"},
-		{"leader is zk-0", scenarios.Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-0",
+		{"leader is zk-0", Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-0",
 			"[zk-0] | [zk-1 zk-2 zk-3 zk-4 clients]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,7 +52,7 @@ func TestRunLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := []scenarios.Fault{{Type: scenarios.FaultPartition, Isolate: EtcdLeader, For: time.Second}}
+	fs := []Fault{{Type: Partition, Isolate: EtcdLeader, For: time.Second}}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var during []string

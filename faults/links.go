@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Faults on links: latency, bandwidth, reset and partition. Each acts on
@@ -17,7 +16,7 @@ import (
 
 // selectLinks returns the links of a latency, bandwidth or reset fault and
 // the selector it used.
-func selectLinks(env Env, f scenarios.Fault) ([]*cluster.Link, string, error) {
+func selectLinks(env Env, f Fault) ([]*cluster.Link, string, error) {
 	sel := f.Link
 	if sel == "" {
 		sel = f.Node
@@ -88,7 +87,7 @@ func plural(n int, one string) string {
 // latency from the time it was read, so throughput is not limited.
 type latencyAction struct{}
 
-func (latencyAction) check(t *topology, f scenarios.Fault) error {
+func (latencyAction) check(t *topology, f Fault) error {
 	if f.Latency <= 0 {
 		return fmt.Errorf("latency must be > 0 (got %v)", f.Latency)
 	}
@@ -98,7 +97,7 @@ func (latencyAction) check(t *topology, f scenarios.Fault) error {
 	return checkLinkFault(t, f)
 }
 
-func (latencyAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
@@ -118,14 +117,14 @@ func (latencyAction) apply(ctx context.Context, env Env, f scenarios.Fault) (eff
 // (a symmetric link: a large reply and a large request are both slowed).
 type bandwidthAction struct{}
 
-func (bandwidthAction) check(t *topology, f scenarios.Fault) error {
+func (bandwidthAction) check(t *topology, f Fault) error {
 	if f.RateKbps <= 0 {
 		return fmt.Errorf("rate_kbps must be > 0 (got %d)", f.RateKbps)
 	}
 	return checkLinkFault(t, f)
 }
 
-func (bandwidthAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (bandwidthAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
@@ -148,9 +147,9 @@ func (bandwidthAction) apply(ctx context.Context, env Env, f scenarios.Fault) (e
 // for that long.
 type resetAction struct{}
 
-func (resetAction) check(t *topology, f scenarios.Fault) error { return checkLinkFault(t, f) }
+func (resetAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
-func (resetAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (resetAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
@@ -186,12 +185,12 @@ func (resetAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effec
 // clients]].
 type partitionAction struct{}
 
-func (partitionAction) check(t *topology, f scenarios.Fault) error {
+func (partitionAction) check(t *topology, f Fault) error {
 	_, err := partitionGroups(t, f)
 	return err
 }
 
-func (partitionAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (partitionAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	groups, err := partitionGroups(topologyOf(env.Cluster, env.Clients != nil), f)
 	eff := effect{target: f.Isolate}
 	if eff.target == "" {

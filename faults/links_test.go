@@ -13,7 +13,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestLatency(t *testing.T) {
@@ -22,13 +21,13 @@ func TestLatency(t *testing.T) {
 	const lat = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name       string
-		f          scenarios.Fault
+		f          Fault
 		slow, fast []int // clients slowed by lat / untouched
 	}{
-		{"clients->redis-0", scenarios.Fault{Link: "clients->redis-0"}, []int{0, 1}, nil},
-		{"client-1->redis-0", scenarios.Fault{Link: "client-1->redis-0"}, []int{1}, []int{0}},
-		{"node redis-0", scenarios.Fault{Node: "redis-0"}, []int{0, 1}, nil},
-		{"holder->redis-0", scenarios.Fault{Link: "holder->redis-0"}, []int{0}, []int{1}},
+		{"clients->redis-0", Fault{Link: "clients->redis-0"}, []int{0, 1}, nil},
+		{"client-1->redis-0", Fault{Link: "client-1->redis-0"}, []int{1}, []int{0}},
+		{"node redis-0", Fault{Node: "redis-0"}, []int{0, 1}, nil},
+		{"holder->redis-0", Fault{Link: "holder->redis-0"}, []int{0}, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testEnv(t, c)
@@ -42,7 +41,7 @@ func TestLatency(t *testing.T) {
 				}
 			}
 			f := tc.f
-			f.Type, f.Latency = scenarios.FaultLatency, lat
+			f.Type, f.Latency = Latency, lat
 			_, heal := apply(t, ctx, env, f)
 			// Bounds in units of the toxic: a slowed link delays every PING
 			// by lat once (not on both streams: below 2 lat); an untouched or
@@ -93,7 +92,7 @@ func TestBandwidth(t *testing.T) {
 	// fastest of three GETs: a throttle slows every one, a busy machine some.
 	fastest := func() time.Duration { return min(get(), get(), get()) }
 	before := fastest()
-	_, heal := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultBandwidth, Link: "clients->redis-0", RateKbps: 1024})
+	_, heal := apply(t, ctx, testEnv(t, c), Fault{Type: Bandwidth, Link: "clients->redis-0", RateKbps: 1024})
 	during := get()
 	heal()
 	after := fastest()
@@ -119,7 +118,7 @@ func TestPartition(t *testing.T) {
 		if err := rc.Ping(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eff, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition,
+		eff, heal := apply(t, ctx, env, Fault{Type: Partition,
 			Groups: [][]string{{"clients"}, {"redis-0"}}})
 		if !strings.Contains(eff.detail, "client-0->redis-0") || strings.Contains(eff.detail, "redis-0-r0->") {
 			t.Errorf("detail %q", eff.detail)
@@ -140,7 +139,7 @@ func TestPartition(t *testing.T) {
 
 	t.Run("replication", func(t *testing.T) {
 		prim, repl := direct(t, c, "redis-0"), direct(t, c, "redis-0-r0")
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition,
+		_, heal := apply(t, ctx, env, Fault{Type: Partition,
 			Groups: [][]string{{"redis-0"}, {"redis-0-r0"}}})
 		if !mustLink(t, c, "redis-0-r0->redis-0").IsCut() || mustLink(t, c, "client-0->redis-0").IsCut() {
 			t.Fatal("wrong links cut")
@@ -176,8 +175,8 @@ func TestPartition(t *testing.T) {
 func TestPartitionSentinels(t *testing.T) {
 	spec := cluster.RedisSpec{Replicas: 1, Sentinels: 3}
 	groups := [][]string{{"redis-0"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}}
-	f := scenarios.Fault{Type: scenarios.FaultPartition, Groups: groups}
-	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []scenarios.Fault{f}); err != nil {
+	f := Fault{Type: Partition, Groups: groups}
+	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []Fault{f}); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
 	c := redisCluster(t, spec, 1)
@@ -267,7 +266,7 @@ func TestIsolate(t *testing.T) {
 
 	t.Run("node", func(t *testing.T) {
 		rc := client(t, c, 1, "redis-0", 300*time.Millisecond)
-		eff, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "redis-0"})
+		eff, heal := apply(t, ctx, env, Fault{Type: Partition, Isolate: "redis-0"})
 		for _, l := range c.AllLinks() {
 			if want := l.To == "redis-0"; l.IsCut() != want {
 				t.Errorf("%s cut %v, want %v", l.Name, l.IsCut(), want)
@@ -288,7 +287,7 @@ func TestIsolate(t *testing.T) {
 		env := env
 		env.Holder = func(context.Context) (int, error) { return 1, nil }
 		r0, r1 := client(t, c, 0, "redis-0", 300*time.Millisecond), client(t, c, 1, "redis-0", 300*time.Millisecond)
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultPartition, Isolate: "holder"})
+		_, heal := apply(t, ctx, env, Fault{Type: Partition, Isolate: "holder"})
 		for _, l := range c.AllLinks() {
 			if want := l.From == "client-1"; l.IsCut() != want {
 				t.Errorf("%s cut %v, want %v", l.Name, l.IsCut(), want)
@@ -316,7 +315,7 @@ func TestReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eff, _ := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultReset, Link: "clients->redis-0"})
+		eff, _ := apply(t, ctx, env, Fault{Type: Reset, Link: "clients->redis-0"})
 		if eff.heal != nil {
 			t.Error("a reset without for has something to heal")
 		}
@@ -336,7 +335,7 @@ func TestReset(t *testing.T) {
 		if err := rc.Ping(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		_, heal := apply(t, ctx, env, scenarios.Fault{Type: scenarios.FaultReset, Link: "clients->redis-0", For: time.Minute})
+		_, heal := apply(t, ctx, env, Fault{Type: Reset, Link: "clients->redis-0", For: time.Minute})
 		for i := range 3 { // the live connection and new ones are reset
 			if err := rc.Ping(ctx).Err(); err == nil {
 				t.Fatalf("PING %d succeeded while connections are reset", i)

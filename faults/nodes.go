@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Faults on server processes: pause, kill, restart (cluster.Node).
@@ -26,11 +25,11 @@ func node(env Env, name string) (*cluster.Node, error) {
 // no resume.
 type pauseAction struct{}
 
-func (pauseAction) check(t *topology, f scenarios.Fault) error {
-	return checkServer(t, f, serverKinds...)
+func (pauseAction) check(t *topology, f Fault) error {
+	return checkServer(t, f)
 }
 
-func (pauseAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (pauseAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node}
 	n, err := node(env, f.Node)
 	if err != nil {
@@ -56,11 +55,11 @@ func (pauseAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effec
 // stays down for the rest of the run; its Window lasts to the end.
 type killAction struct{}
 
-func (killAction) check(t *topology, f scenarios.Fault) error {
-	return checkServer(t, f, serverKinds...)
+func (killAction) check(t *topology, f Fault) error {
+	return checkServer(t, f)
 }
 
-func (killAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (killAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node, lasting: true}
 	n, err := node(env, f.Node)
 	if err != nil {
@@ -82,14 +81,14 @@ func (killAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect
 // the kill until the node serves again.
 type restartAction struct{}
 
-func (restartAction) check(t *topology, f scenarios.Fault) error {
+func (restartAction) check(t *topology, f Fault) error {
 	if f.Delay < 0 {
 		return fmt.Errorf("delay must be >= 0 (got %v)", f.Delay)
 	}
-	return checkServer(t, f, serverKinds...)
+	return checkServer(t, f)
 }
 
-func (restartAction) apply(ctx context.Context, env Env, f scenarios.Fault) (effect, error) {
+func (restartAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node}
 	n, err := node(env, f.Node)
 	if err != nil {

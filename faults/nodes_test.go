@@ -13,7 +13,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func TestPause(t *testing.T) {
@@ -24,7 +23,7 @@ func TestPause(t *testing.T) {
 	if err := rc.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, heal := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultPause, Node: "redis-0"})
+	_, heal := apply(t, ctx, testEnv(t, c), Fault{Type: Pause, Node: "redis-0"})
 	waitState(t, n.Pid(), "T", false) // signals are delivered asynchronously
 	if err := rc.Ping(ctx).Err(); !isTimeout(err) {
 		t.Errorf("PING a paused server: %v, want a timeout", err)
@@ -39,7 +38,7 @@ func TestKill(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	n := mustNode(t, c, "redis-0")
 	rc := client(t, c, 0, "redis-0", time.Second)
-	eff, _ := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultKill, Node: "redis-0"})
+	eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: Kill, Node: "redis-0"})
 	if !eff.lasting || eff.heal != nil {
 		t.Errorf("kill effect %+v: want lasting, nothing to heal", eff)
 	}
@@ -72,7 +71,7 @@ func TestRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			t0 := time.Now()
-			eff, _ := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultRestart, Node: "redis-0", Delay: 300 * time.Millisecond})
+			eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: Restart, Node: "redis-0", Delay: 300 * time.Millisecond})
 			if took := time.Since(t0); took < 300*time.Millisecond {
 				t.Errorf("restart took %v, less than its delay", took)
 			}
@@ -121,7 +120,7 @@ func TestFailover(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	eff, _ := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultFailover, Node: "redis-0"})
+	eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: Failover, Node: "redis-0"})
 	took := time.Since(t0)
 	if !strings.Contains(eff.detail, "killed redis-0") || !strings.Contains(eff.detail, "redis-0-r0") {
 		t.Errorf("detail %q", eff.detail)
@@ -150,7 +149,7 @@ func TestFailover(t *testing.T) {
 	// kills the current primary and times out waiting, bounded by ctx.
 	sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	_, err := failoverAction{}.apply(sctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultFailover, Node: "redis-0"})
+	_, err := failoverAction{}.apply(sctx, testEnv(t, c), Fault{Type: Failover, Node: "redis-0"})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no replica of redis-0 promoted") {
 		t.Errorf("second failover: %v", err)
 	}
@@ -176,7 +175,7 @@ func TestPauseClient(t *testing.T) {
 	defer stop()
 	done := make(chan []Window)
 	go func() {
-		done <- Run(rctx, env, []scenarios.Fault{{Type: scenarios.FaultPauseClient, Client: Holder, For: pauseFor}})
+		done <- Run(rctx, env, []Fault{{Type: PauseClient, Client: Holder, For: pauseFor}})
 	}()
 	for _, pid := range ps.pids {
 		if s, _ := procState(pid); s == "T" {
@@ -229,7 +228,7 @@ func TestClockJump(t *testing.T) {
 		if err := r0.Do(ctx, "SELECT", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		eff, _ := apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-0", Offset: 9900 * time.Millisecond})
+		eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: ClockJump, Node: "redis-0", Offset: 9900 * time.Millisecond})
 		if eff.method != MethodEmulated {
 			t.Errorf("method %q", eff.method)
 		}
@@ -283,7 +282,7 @@ func TestClockJump(t *testing.T) {
 			}
 			return nil
 		})
-		apply(t, ctx, testEnv(t, c), scenarios.Fault{Type: scenarios.FaultClockJump, Node: "redis-0-r0", Offset: 9900 * time.Millisecond})
+		apply(t, ctx, testEnv(t, c), Fault{Type: ClockJump, Node: "redis-0-r0", Offset: 9900 * time.Millisecond})
 		// A replica does not expire keys itself, but reads treat them as gone.
 		testenv.Eventually(t, time.Second, "lock expired on the replica", func() error {
 			if n, err := repl.Exists(ctx, "lock").Result(); err != nil || n != 0 {

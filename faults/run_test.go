@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/scenarios"
 )
-
-func TestTypesMatchScenarios(t *testing.T) {
-	if got, want := Types(), scenarios.FaultTypes(); !slices.Equal(got, want) {
-		t.Errorf("faults performs %v, scenarios accept %v", got, want)
-	}
-}
 
 func within(d, want, tol time.Duration) bool { return d >= want-tol && d <= want+tol }
 
@@ -30,14 +22,14 @@ func TestRunSchedule(t *testing.T) {
 		tol    = 100 * time.Millisecond
 		runFor = 1500 * time.Millisecond
 	)
-	fs := []scenarios.Fault{
-		{Type: scenarios.FaultLatency, Link: "client-0->redis-0", Latency: 50 * time.Millisecond, At: 200 * time.Millisecond, For: 400 * time.Millisecond},
-		{Type: scenarios.FaultBandwidth, Node: "redis-0", RateKbps: 100, At: 300 * time.Millisecond, For: 300 * time.Millisecond},
-		{Type: scenarios.FaultLatency, Node: "redis-9", Latency: time.Second, At: 100 * time.Millisecond}, // no such node
-		{Type: scenarios.FaultLatency, Link: "clients->redis-0", Latency: time.Second, At: time.Minute},   // after the run
-		{Type: scenarios.FaultReset, Link: "client-1->redis-0", At: 500 * time.Millisecond},               // one-shot
-		{Type: scenarios.FaultPartition, Isolate: "client-1", At: 700 * time.Millisecond},                 // to the end
-		{Type: scenarios.FaultPause, Node: "redis-0", At: 0, For: 100 * time.Millisecond},
+	fs := []Fault{
+		{Type: Latency, Link: "client-0->redis-0", Latency: 50 * time.Millisecond, At: 200 * time.Millisecond, For: 400 * time.Millisecond},
+		{Type: Bandwidth, Node: "redis-0", RateKbps: 100, At: 300 * time.Millisecond, For: 300 * time.Millisecond},
+		{Type: Latency, Node: "redis-9", Latency: time.Second, At: 100 * time.Millisecond}, // no such node
+		{Type: Latency, Link: "clients->redis-0", Latency: time.Second, At: time.Minute},   // after the run
+		{Type: Reset, Link: "client-1->redis-0", At: 500 * time.Millisecond},               // one-shot
+		{Type: Partition, Isolate: "client-1", At: 700 * time.Millisecond},                 // to the end
+		{Type: Pause, Node: "redis-0", At: 0, For: 100 * time.Millisecond},
 	}
 	rctx, cancel := context.WithDeadline(ctx, env.Base.Add(runFor))
 	defer cancel()
@@ -140,17 +132,17 @@ func TestRunHealsOnCancel(t *testing.T) {
 	env.Clients = ps
 	env.Holder = func(context.Context) (int, error) { return 2, nil }
 	long := time.Hour
-	fs := []scenarios.Fault{
-		{Type: scenarios.FaultLatency, Link: "clients->redis-0", Latency: 100 * time.Millisecond, For: long},
-		{Type: scenarios.FaultLatency, Node: "redis-0", Latency: 10 * time.Millisecond}, // to the end, overlapping
-		{Type: scenarios.FaultBandwidth, Node: "redis-0-r0", RateKbps: 10, For: long},
-		{Type: scenarios.FaultPartition, Groups: [][]string{{"client-1"}, {"redis-0", "redis-0-r0"}}, For: long},
-		{Type: scenarios.FaultPartition, Isolate: "client-1"}, // the same links, overlapping
-		{Type: scenarios.FaultReset, Link: "client-0->redis-0-r0", For: long},
-		{Type: scenarios.FaultPause, Node: "redis-0-r0", For: long},
-		{Type: scenarios.FaultPauseClient, Client: "0", For: long},
-		{Type: scenarios.FaultPauseClient, Client: Holder},
-		{Type: scenarios.FaultPause, Node: "redis-0", At: long}, // never starts
+	fs := []Fault{
+		{Type: Latency, Link: "clients->redis-0", Latency: 100 * time.Millisecond, For: long},
+		{Type: Latency, Node: "redis-0", Latency: 10 * time.Millisecond}, // to the end, overlapping
+		{Type: Bandwidth, Node: "redis-0-r0", RateKbps: 10, For: long},
+		{Type: Partition, Groups: [][]string{{"client-1"}, {"redis-0", "redis-0-r0"}}, For: long},
+		{Type: Partition, Isolate: "client-1"}, // the same links, overlapping
+		{Type: Reset, Link: "client-0->redis-0-r0", For: long},
+		{Type: Pause, Node: "redis-0-r0", For: long},
+		{Type: PauseClient, Client: "0", For: long},
+		{Type: PauseClient, Client: Holder},
+		{Type: Pause, Node: "redis-0", At: long}, // never starts
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -212,11 +204,11 @@ func TestRunErrors(t *testing.T) {
 	env := testEnv(t, c) // no Holder, no Clients
 	rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	ws := Run(rctx, env, []scenarios.Fault{
+	ws := Run(rctx, env, []Fault{
 		{Type: "flood", Node: "redis-0"},
-		{Type: scenarios.FaultLatency, Link: "holder->redis-0", Latency: time.Second},
-		{Type: scenarios.FaultPauseClient, Client: "0", For: time.Second},
-		{Type: scenarios.FaultPartition, Groups: [][]string{{"redis-0"}, {"clients"}}, For: 50 * time.Millisecond},
+		{Type: Latency, Link: "holder->redis-0", Latency: time.Second},
+		{Type: PauseClient, Client: "0", For: time.Second},
+		{Type: Partition, Groups: [][]string{{"redis-0"}, {"clients"}}, For: 50 * time.Millisecond},
 	})
 	want := []string{"unknown fault type", "holder needs Env.Holder", "process_per_client", ""}
 	if len(ws) != len(want) {

@@ -5,5 +5,10 @@
 // A lock package (redislock, zklock, etcdlock, redlock, adapters) registers its
 // variants in an init function; importing locks/all registers every one of them.
 // Lock packages are usable as libraries on their own: they never import the
-// cluster, checker or scenarios packages.
+// cluster, checker, scenarios, faults, runner or workload packages.
+//
+// Files: locks.go the Locker/Lease contract and errors, registry.go the
+// registry (Spec, Register, Lookup), endpoints.go where a client dials
+// (Endpoints), auth.go the credentials it logs in with (Auth, formatted by
+// internal/credentials), config.go the options every constructor gets.
 package locks

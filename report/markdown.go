@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -239,6 +240,9 @@ func setupTable(r *Result) *docTable {
 		t.add(false, "server versions", "not recorded")
 	}
 	t.add(false, "fencing", r.Fencing)
+	if p := proxiedString(r.Runs); p != "" {
+		t.add(false, "proxied links", p)
+	}
 	t.add(false, "workload", workloadString(r))
 	if cs := clientValues(r.Runs); len(cs) > 1 {
 		t.add(false, "clients sweep", strings.Trim(fmt.Sprint(cs), "[]"))
@@ -265,6 +269,42 @@ func setupTable(r *Result) *docTable {
 	}
 	t.add(!r.Complete, "status", status)
 	return t
+}
+
+// proxiedString says which links went through proxies, over every run that
+// recorded it: the servers whose client links were proxied (every
+// client's), and how many peer links were; "" when no run recorded it.
+func proxiedString(runs []Run) string {
+	recorded := false
+	var servers []string
+	peers := 0
+	for _, run := range runs {
+		if run.ProxiedLinks == nil {
+			continue
+		}
+		recorded = true
+		n := 0
+		for _, l := range run.ProxiedLinks {
+			from, to, _ := strings.Cut(l, "->")
+			if !strings.HasPrefix(from, "client-") {
+				n++
+			} else if !slices.Contains(servers, to) {
+				servers = append(servers, to)
+			}
+		}
+		peers = max(peers, n)
+	}
+	if !recorded {
+		return ""
+	}
+	s := "clients connect directly (no fault acts on a client link)"
+	if len(servers) > 0 {
+		s = "every client's link to " + strings.Join(servers, ", ")
+	}
+	if peers > 0 {
+		s += fmt.Sprintf("; %d peer links", peers)
+	}
+	return s
 }
 
 func workloadString(r *Result) string {

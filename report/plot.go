@@ -328,23 +328,6 @@ type series struct {
 	Style seriesStyle
 }
 
-// seriesKey names a run's series: its lock label and every parameter other
-// than clients ("redis-cad keys=4").
-func seriesKey(run *Run) string {
-	keys := make([]string, 0, len(run.Params))
-	for k := range run.Params {
-		if k != "clients" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	s := run.Lock
-	for _, k := range keys {
-		s += " " + k + "=" + run.Params[k]
-	}
-	return s
-}
-
 // runLabel names one run: its series and, within a sweep, its clients.
 func runLabel(run *Run, sweep bool) string {
 	if sweep {

@@ -103,6 +103,10 @@ type Run struct {
 	ExpectMet    *bool              `json:"expect_met,omitempty"`
 	Expectations []Expectation      `json:"expectations,omitempty"`
 	StartupMs    map[string]float64 `json:"startup_ms,omitempty"`
+	// ProxiedLinks names every link that went through a proxy ("A->B":
+	// client links only to the servers a fault could act on, peer links);
+	// empty when none did, nil in results that did not record it.
+	ProxiedLinks []string `json:"proxied_links"`
 	// Complete is false when the run was cut short.
 	Complete bool `json:"complete"`
 	// Error is why the run failed (cluster did not start, ...).

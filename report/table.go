@@ -118,25 +118,3 @@ func ErrorsString(errs map[string]int64) string {
 	}
 	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
 }
-
-// RunLabel is the run's lock label followed by its sweep parameters other
-// than clients (which has its own column), fault fields shortened to their
-// name: "etcd-recipe for=2s".
-func RunLabel(run Run) string {
-	keys := make([]string, 0, len(run.Params))
-	for k := range run.Params {
-		if k != "clients" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	label := run.Lock
-	for _, k := range keys {
-		short := k
-		if i := strings.LastIndexByte(k, '.'); i >= 0 {
-			short = k[i+1:]
-		}
-		label += " " + short + "=" + run.Params[k]
-	}
-	return label
-}

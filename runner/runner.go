@@ -99,6 +99,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			n := v.Workload.Clients
 			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
 			fs := relevantFaults(v.Faults, cs)
+			cs.ClientProxies = faults.ClientProxies(cs, sc.Workload.ProcessPerClient, fs)
 			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
 				return nil, err
 			}
@@ -275,6 +276,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	}
 	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
 	cspec.Logger = r.log
+	cspec.ClientProxies = faults.ClientProxies(cspec, r.sc.Workload.ProcessPerClient, pt.Faults)
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
 	cl, err := cluster.Start(ctx, cspec)
 	if err != nil {
@@ -283,6 +285,10 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		return out
 	}
 	defer cl.Close()
+	out.ProxiedLinks = []string{}
+	for _, l := range cl.AllLinks() {
+		out.ProxiedLinks = append(out.ProxiedLinks, l.Name)
+	}
 	info := cl.Info()
 	for k, v := range info.Versions {
 		r.versions[k] = v

@@ -2,6 +2,17 @@
 // embeds the built-in ones. Every error names the file, the line and the
 // field, and says what is allowed; a scenario that loads is ready to run.
 //
+// It owns the YAML contract and its line-accurate validation; the fault
+// table belongs to package faults (it decodes faults into faults.Fault) and
+// the model of nodes and links to cluster.PlanOf. It imports faults,
+// cluster and locks (the registry) only: never runner, workload, checker or
+// report.
+//
+// Files: parse.go the top level and workload, cluster.go, locks.go,
+// faults.go (fault parsing), faults_check.go (fault validation),
+// topology.go (node names over the plan), sweep.go, expect.go and
+// condition.go, one per section; yamlnode.go YAML helpers.
+//
 // # Entry points
 //
 // Parse(file, data) and Load(path) read one file; Resolve(arg) takes what a
@@ -60,20 +71,11 @@
 //
 // # Faults
 //
-// One table (faultSpecs in faults.go) says what each fault type takes; at
-// is required everywhere, for only where the fault heals:
-//
-//	latency       link | node, latency, [jitter], [for]
-//	bandwidth     link | node, rate_kbps, [for]
-//	partition     groups: [[A, B], [C]] | isolate: N, [for]
-//	reset         link | node, [for]
-//	pause         node (a server), [for]
-//	kill          node (a server)
-//	restart       node (a server), [delay]; it restarts on the same data
-//	              dir, so what survives follows cluster.redis.persistence
-//	failover      node (redis-N); needs sentinels >= 1 and replicas >= 1
-//	pause-client  client: holder | N | client-N, [for]; sets process_per_client
-//	clock-jump    node (redis-N or redis-N-rM), offset > 0
+// Package faults owns the fault table (faults.Lookup: each type's fields,
+// targets and doc; `chaos list` prints it). at is required everywhere, for
+// only where the fault heals; pause-client sets process_per_client;
+// failover needs sentinels >= 1 and replicas >= 1; restart restarts on the
+// same data dir, so what survives follows cluster.redis.persistence.
 //
 // Node names must exist in the scenario's cluster: redis-0..redis-{P-1},
 // redis-N-r0.., sentinel-N, zk-N, etcd-N, and the clients: clients,
@@ -87,8 +89,8 @@
 // name it, so [[zk-leader], [zk-0, zk-1, zk-2, clients]] isolates the
 // leader, and [[zk-leader, zk-0], [zk-1, zk-2, zk-3, zk-4, clients]] cuts
 // off the leader with zk-0 (zk-0 alone when it leads).
-// A link A->B must be one the cluster proxies (the model package faults
-// acts on): from a client (clients, client-N, holder) to any server, from a
+// A link A->B must be one the cluster proxies (cluster.PlanOf, the model
+// package faults acts on): from a client (clients, client-N, holder) to any server, from a
 // replica to its primary (redis-0-r0->redis-0), from a sentinel to a Redis
 // server or another sentinel (sentinel-1->redis-0, sentinel-1->sentinel-0),
 // with sentinels from any server of a master group to another

@@ -2,101 +2,56 @@ package scenarios
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"gopkg.in/yaml.v3"
 )
 
-// Fault types (contract, DESIGN.md §4), the values of a fault's type field.
+// Fault types (contract, DESIGN.md §4): package faults owns the fault
+// table; these are its names under the spelling scenarios has always
+// exported.
 const (
-	FaultLatency     = "latency"
-	FaultBandwidth   = "bandwidth"
-	FaultPartition   = "partition"
-	FaultReset       = "reset"
-	FaultPause       = "pause"
-	FaultKill        = "kill"
-	FaultRestart     = "restart"
-	FaultFailover    = "failover"
-	FaultPauseClient = "pause-client"
-	FaultClockJump   = "clock-jump"
+	FaultLatency     = faults.Latency
+	FaultBandwidth   = faults.Bandwidth
+	FaultPartition   = faults.Partition
+	FaultReset       = faults.Reset
+	FaultPause       = faults.Pause
+	FaultKill        = faults.Kill
+	FaultRestart     = faults.Restart
+	FaultFailover    = faults.Failover
+	FaultPauseClient = faults.PauseClient
+	FaultClockJump   = faults.ClockJump
 )
 
-// target is how a fault type says what it acts on.
-type target int
-
-const (
-	onLinkOrNode target = iota // link: A->B, or node: N (every link touching N)
-	onServer                   // node: a server of the kinds in faultSpec.kinds
-	onPartition                // groups: [[..],[..]] or isolate: N
-	onClient                   // client: holder or an index
-)
-
-// faultSpec is one row of the fault table: the fields a fault type takes
-// and what it may act on. It is the one place that knows this; parsing,
-// validation, sweeps and the package doc follow it.
-type faultSpec struct {
-	target   target
-	kinds    nodeKind // onServer: the node kinds accepted
-	required []string // value fields besides at, type and the target
-	optional []string
-	heals    bool // takes for: the fault ends after it
-	external bool // possible with provider external (client links only)
-}
-
-var faultSpecs = map[string]faultSpec{
-	FaultLatency:     {target: onLinkOrNode, required: []string{"latency"}, optional: []string{"jitter"}, heals: true, external: true},
-	FaultBandwidth:   {target: onLinkOrNode, required: []string{"rate_kbps"}, heals: true, external: true},
-	FaultPartition:   {target: onPartition, heals: true, external: true},
-	FaultReset:       {target: onLinkOrNode, heals: true, external: true},
-	FaultPause:       {target: onServer, kinds: kServer, heals: true},
-	FaultKill:        {target: onServer, kinds: kServer},
-	FaultRestart:     {target: onServer, kinds: kServer, optional: []string{"delay"}},
-	FaultFailover:    {target: onServer, kinds: kPrimary},
-	FaultPauseClient: {target: onClient, heals: true, external: true},
-	FaultClockJump:   {target: onServer, kinds: kPrimary | kReplica, required: []string{"offset"}},
-}
-
-// faultFields is every field any fault type takes.
-var faultFields = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
-	"latency", "jitter", "rate_kbps", "delay", "offset"}
-
-// FaultTypes returns the fault type names, sorted.
-func FaultTypes() []string {
-	out := make([]string, 0, len(faultSpecs))
-	for t := range faultSpecs {
-		out = append(out, t)
+// nodeKinds converts a fault type's cluster kinds to the node kinds a
+// name may have.
+func nodeKinds(kinds []string) nodeKind {
+	var k nodeKind
+	for _, c := range kinds {
+		switch c {
+		case cluster.KindRedis:
+			k |= kPrimary
+		case cluster.KindReplica:
+			k |= kReplica
+		case cluster.KindSentinel:
+			k |= kSentinel
+		case cluster.KindZooKeeper:
+			k |= kZK
+		case cluster.KindEtcd:
+			k |= kEtcd
+		}
 	}
-	sort.Strings(out)
-	return out
-}
-
-// fields lists the fields a type accepts, in the order the doc shows them.
-func (fs faultSpec) fields() []string {
-	out := []string{"type", "at"}
-	if fs.heals {
-		out = append(out, "for")
-	}
-	switch fs.target {
-	case onLinkOrNode:
-		out = append(out, "link", "node")
-	case onServer:
-		out = append(out, "node")
-	case onPartition:
-		out = append(out, "groups", "isolate")
-	case onClient:
-		out = append(out, "client")
-	}
-	out = append(out, fs.required...)
-	return append(out, fs.optional...)
+	return k
 }
 
 // sweepable reports whether a fault field can be swept: every scalar field
 // except type.
 func sweepable(field string) bool {
-	return field != "type" && field != "groups" && contains(faultFields, field)
+	return field != "type" && field != "groups" && contains(faults.FieldNames, field)
 }
 
 // pos is where a field of a fault was written: its line and the field path
@@ -133,34 +88,23 @@ func (fi *faultInfo) clone() faultInfo {
 // setFaultField converts n into the named scalar field of f; it returns a
 // message saying what is allowed when n does not fit.
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
+	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "latency": &f.Latency,
+		"jitter": &f.Jitter, "delay": &f.Delay, "offset": &f.Offset}
+	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate}
 	var msg string
-	switch name {
-	case "type":
-		f.Type, msg = asString(n)
-	case "at":
-		f.At, msg = asDuration(n)
-	case "for":
-		f.For, msg = asDuration(n)
-	case "latency":
-		f.Latency, msg = asDuration(n)
-	case "jitter":
-		f.Jitter, msg = asDuration(n)
-	case "delay":
-		f.Delay, msg = asDuration(n)
-	case "offset":
-		f.Offset, msg = asDuration(n)
-	case "rate_kbps":
+	switch {
+	case durations[name] != nil:
+		*durations[name], msg = asDuration(n)
+	case texts[name] != nil:
+		*texts[name], msg = asString(n)
+	case name == "rate_kbps":
 		f.RateKbps, msg = asInt(n)
-	case "link":
+	case name == "link":
 		f.Link, msg = asString(n)
 		if a, b, ok := strings.Cut(f.Link, "->"); ok {
 			f.Link = strings.TrimSpace(a) + "->" + strings.TrimSpace(b)
 		}
-	case "node":
-		f.Node, msg = asString(n)
-	case "isolate":
-		f.Isolate, msg = asString(n)
-	case "client":
+	case name == "client":
 		f.Client, msg = asClient(n)
 	default:
 		msg = "not a scalar fault field"
@@ -191,27 +135,27 @@ func asClient(n *yaml.Node) (string, string) {
 func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 	fi := faultInfo{path: index("faults", i), line: n.Line, has: map[string]pos{}, bad: map[string]bool{}}
 	es, _ := p.mapping(n, fi.path)
-	var spec *faultSpec
+	var spec *faults.Type
 	for _, e := range es {
 		if e.name == "type" {
 			t, ok := get(p, e, join(fi.path, "type"), asString)
 			if !ok {
 				break
 			}
-			if s, known := faultSpecs[t]; known {
+			if s, known := faults.Lookup(t); known {
 				spec = &s
 				fi.f.Type = t
 			} else {
-				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(FaultTypes(), ", "))
+				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(faults.Types(), ", "))
 			}
 		}
 	}
 	for _, e := range es {
 		field := join(fi.path, e.name)
-		if !contains(faultFields, e.name) {
-			allowed := faultFields
+		if !contains(faults.FieldNames, e.name) {
+			allowed := faults.FieldNames
 			if spec != nil {
-				allowed = spec.fields()
+				allowed = spec.Fields()
 			}
 			p.add(e.key.Line, field, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
 			continue
@@ -234,7 +178,7 @@ func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 		}
 	}
 	if _, ok := fi.has["type"]; !ok {
-		p.add(fi.line, join(fi.path, "type"), "required (one of %s)", strings.Join(FaultTypes(), ", "))
+		p.add(fi.line, join(fi.path, "type"), "required (one of %s)", strings.Join(faults.Types(), ", "))
 	}
 	return fi
 }
@@ -276,334 +220,4 @@ func (p *parser) parseGroups(e entry, fi *faultInfo) bool {
 		fi.groupLines = append(fi.groupLines, lines)
 	}
 	return good
-}
-
-// checkFault validates one fault against its type and the topology.
-func (p *parser) checkFault(fi *faultInfo) {
-	spec, ok := faultSpecs[fi.f.Type]
-	if !ok {
-		return
-	}
-	f := &fi.f
-	typ := f.Type
-	allowed := spec.fields()
-	names := make([]string, 0, len(fi.has))
-	for name := range fi.has {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if contains(allowed, name) {
-			continue
-		}
-		at := fi.has[name]
-		if name == "for" {
-			p.add(at.line, at.field, "a %s fault does not heal, so it takes no for (allowed: %s)", typ, strings.Join(allowed, ", "))
-		} else {
-			p.add(at.line, at.field, "not a field of a %s fault (allowed: %s)", typ, strings.Join(allowed, ", "))
-		}
-	}
-	has := func(name string) bool { _, ok := fi.has[name]; return ok }
-	good := func(name string) bool { return has(name) && !fi.bad[name] }
-	need := func(name, hint string) bool {
-		if !has(name) {
-			p.add(fi.line, join(fi.path, name), "required by a %s fault (%s)", typ, hint)
-			return false
-		}
-		return !fi.bad[name]
-	}
-	at := func(name string) (int, string) { x := fi.has[name]; return x.line, x.field }
-	bad := func(name, format string, args ...any) {
-		line, field := at(name)
-		p.add(line, field, format, args...)
-	}
-
-	if need("at", "when it starts, counted from the workload's start, e.g. at: 5s") {
-		switch d := p.s.Workload.Duration; {
-		case f.At < 0:
-			bad("at", "must be >= 0 (got %s)", f.At)
-		case d > 0 && f.At >= d:
-			bad("at", "%s is not before the workload ends (workload.duration %s)", f.At, d)
-		}
-	}
-	if good("for") && spec.heals && f.For <= 0 {
-		bad("for", "must be > 0 (got %s); leave for out to last until the end", f.For)
-	}
-	for _, r := range spec.required {
-		need(r, valueHint[r])
-	}
-	positive := func(name string, v int64, show string) {
-		if good(name) && v <= 0 {
-			bad(name, "must be > 0 (got %s)", show)
-		}
-	}
-	nonNegative := func(name string, v int64, show string) {
-		if good(name) && v < 0 {
-			bad(name, "must be >= 0 (got %s)", show)
-		}
-	}
-	// latency 0 is allowed: the baseline point of a latency sweep.
-	nonNegative("latency", int64(f.Latency), f.Latency.String())
-	nonNegative("jitter", int64(f.Jitter), f.Jitter.String())
-	positive("rate_kbps", int64(f.RateKbps), strconv.Itoa(f.RateKbps))
-	nonNegative("delay", int64(f.Delay), f.Delay.String())
-	positive("offset", int64(f.Offset), f.Offset.String())
-
-	t := &p.topo
-	if t.external && !spec.external {
-		bad("type", "a %s fault is not possible with provider external, which allows only client-side faults "+
-			"(latency, bandwidth, partition and reset on client links; pause-client)", typ)
-		return
-	}
-	switch spec.target {
-	case onLinkOrNode:
-		switch {
-		case !has("link") && !has("node"):
-			p.add(fi.line, fi.path, "a %s fault needs link: A->B or node: NAME", typ)
-		case has("link") && has("node"):
-			bad("node", "set link or node, not both")
-		case good("link"):
-			if _, msg := t.checkLink(f.Link); msg != "" {
-				bad("link", "%s", msg)
-			}
-		case good("node"):
-			// A bare node name means every link touching it (DESIGN §3);
-			// clients, client-N and holder name the client ends.
-			if _, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder); msg != "" {
-				bad("node", "%s", msg)
-			}
-		}
-	case onServer:
-		if !need("node", "the server it acts on: "+spec.kinds.describe()) {
-			break
-		}
-		if _, msg := t.checkNode(f.Node, spec.kinds); msg != "" {
-			bad("node", "%s", msg)
-			break
-		}
-		if typ == FaultFailover && t.unsure&kPrimary == 0 {
-			if t.sentinel == 0 {
-				bad("node", "failover needs Sentinel to promote a replica: set cluster.redis.sentinels (e.g. 3)")
-			}
-			if t.replicas == 0 {
-				bad("node", "failover needs a replica to promote: set cluster.redis.replicas >= 1")
-			}
-		}
-	case onPartition:
-		switch {
-		case !has("groups") && !has("isolate"):
-			p.add(fi.line, fi.path, "a partition needs groups: [[A, B], [C]] or isolate: NAME")
-		case has("groups") && has("isolate"):
-			bad("isolate", "set groups or isolate, not both")
-		case good("isolate"):
-			p.checkIsolate(fi)
-		case good("groups"):
-			p.checkGroups(fi)
-		}
-	case onClient:
-		if need("client", "holder or a client index") && f.Client != "holder" {
-			if i, _ := strconv.Atoi(f.Client); t.clients > 0 && i >= t.clients {
-				bad("client", "no client %d (clients are 0..%d)", i, t.clients-1)
-			}
-		}
-	}
-}
-
-// valueHint says what a required value field means, for "required" errors.
-var valueHint = map[string]string{
-	"latency":   "the delay to add, e.g. latency: 500ms",
-	"rate_kbps": "the bandwidth limit in kB/s, e.g. rate_kbps: 64",
-	"offset":    "how far the clock jumps forward, e.g. offset: 10s",
-}
-
-// member is one node of a partition group.
-type member struct {
-	n     node
-	name  string
-	group int
-}
-
-// checkIsolate checks isolate: x, which is groups [[x], [every other
-// server, and clients unless x is a client]].
-func (p *parser) checkIsolate(fi *faultInfo) {
-	t := &p.topo
-	at := fi.has["isolate"]
-	x := fi.f.Isolate
-	n, msg := t.checkNode(x, kAny)
-	if msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-		return
-	}
-	if t.unsure != 0 {
-		return // the other servers are not known
-	}
-	ms := []member{{n, x, 0}}
-	for _, s := range t.servers() {
-		if s != x {
-			o, _ := parseNode(s)
-			ms = append(ms, member{o, s, 1})
-		}
-	}
-	if !n.isClient() {
-		ms = append(ms, member{node{kind: kClients}, "clients", 1})
-	}
-	if msg := t.partitionLeaders(ms, 2); msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-	}
-}
-
-// checkGroups checks a partition's groups: known nodes, each in one group,
-// and at least one link to cut.
-func (p *parser) checkGroups(fi *faultInfo) {
-	t := &p.topo
-	groups := fi.f.Groups
-	at := fi.has["groups"]
-	if len(groups) < 2 {
-		p.add(at.line, at.field, "needs at least two groups to cut apart (got %d)", len(groups))
-		return
-	}
-	var ms []member
-	seen := map[string]int{}
-	valid := true
-	for i, g := range groups {
-		for j, name := range g {
-			mline, mfield := fi.groupLines[i][j], index(index(at.field, i), j)
-			n, msg := t.checkNode(name, kAny)
-			if msg == "" {
-				if prev, dup := seen[name]; dup {
-					msg = fmt.Sprintf("%s is already in %s", name, index(at.field, prev))
-				}
-			}
-			if msg != "" {
-				p.add(mline, mfield, "%s", msg)
-				valid = false
-				continue
-			}
-			seen[name] = i
-			ms = append(ms, member{n, name, i})
-		}
-	}
-	if !valid {
-		return
-	}
-	if msg := t.partitionLeaders(ms, len(groups)); msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-	}
-}
-
-// partitionLeaders is partition for groups that may name leader selectors:
-// they are checked for every member that may lead, as package faults
-// resolves them when the fault starts (a selector takes its member out of
-// every other place the groups name it). ngroups is the number of groups.
-func (t *topology) partitionLeaders(ms []member, ngroups int) string {
-	var sels []nodeKind
-	for _, m := range ms {
-		if m.n.isLeader() && !slices.Contains(sels, m.n.kind) {
-			sels = append(sels, m.n.kind)
-		}
-	}
-	if len(sels) == 0 {
-		return t.partition(ms)
-	}
-	choices := []map[nodeKind]node{{}}
-	for _, k := range sels {
-		var next []map[nodeKind]node
-		for _, a := range choices {
-			for _, c := range t.candidates(node{kind: k}) {
-				b := map[nodeKind]node{k: c}
-				for kk, v := range a {
-					b[kk] = v
-				}
-				next = append(next, b)
-			}
-		}
-		choices = next
-	}
-	for _, a := range choices {
-		placed := map[node]bool{}
-		for _, c := range a {
-			placed[c] = true
-		}
-		var resolved []member
-		seen := map[node]int{}
-		size := make([]int, ngroups)
-		for _, m := range ms {
-			n := m.n
-			if c, ok := a[n.kind]; ok {
-				n = c
-			} else if placed[n] {
-				continue // the selector places it
-			}
-			if g, dup := seen[n]; dup && g == m.group {
-				continue
-			}
-			seen[n] = m.group
-			size[m.group]++
-			resolved = append(resolved, member{n, n.name(), m.group})
-			if !m.n.isLeader() {
-				resolved[len(resolved)-1].name = m.name
-			}
-		}
-		var leads []string
-		for _, k := range sels {
-			if a[k].i >= 0 {
-				leads = append(leads, a[k].name())
-			}
-		}
-		when := ""
-		if len(leads) > 0 {
-			when = "when " + strings.Join(leads, " and ") + " leads: "
-		}
-		for g, n := range size {
-			if n == 0 {
-				return fmt.Sprintf("%sgroup %d is empty (a leader selector takes its member out of every other group)", when, g)
-			}
-		}
-		if msg := t.partition(resolved); msg != "" {
-			return when + msg
-		}
-	}
-	return ""
-}
-
-// partition checks the members of a partition's groups against the
-// proxied links and returns what is wrong, or "".
-func (t *topology) partition(ms []member) string {
-	etcdIn := map[int]int{} // group -> etcd members in it
-	for _, m := range ms {
-		if m.n.kind == kEtcd {
-			etcdIn[m.group]++
-		}
-	}
-	if len(etcdIn) > 1 && !t.etcdPairs {
-		for g, n := range etcdIn {
-			if n > 1 {
-				return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; without "+
-					"per-pair etcd peer links (etcd-N->etcd-M) peer traffic is proxied per destination only (etcd-peers->etcd-N), so traffic between the groups "+
-					"could be cut in one direction only; put at most one etcd member in each group that faces other etcd members", g, n)
-			}
-		}
-	}
-	cuts := false
-	for a := range ms {
-		for b := a + 1; b < len(ms); b++ {
-			x, y := ms[a], ms[b]
-			if x.group == y.group {
-				continue
-			}
-			switch {
-			case x.n.isClient() && y.n.isClient() && (x.n.kind == kClients || y.n.kind == kClients):
-				return fmt.Sprintf("%s and %s are in different groups, but clients includes every client", x.name, y.name)
-			case t.external && !x.n.isClient() && !y.n.isClient() && x.n.kind == y.n.kind && x.n.kind&(kZK|kEtcd) != 0:
-				return fmt.Sprintf("%s and %s are in different groups, but with provider external their peer traffic is not "+
-					"proxied: only client links can be cut", x.name, y.name)
-			case t.cut(x.n, y.n):
-				cuts = true
-			}
-		}
-	}
-	if !cuts {
-		return fmt.Sprintf("no proxied link runs between the groups, so the partition cuts nothing (%s)", linkRules)
-	}
-	return ""
 }

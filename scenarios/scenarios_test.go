@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all" // the locks the built-in scenarios use
 )
@@ -475,7 +476,7 @@ faults:
 	for _, f := range s.Faults {
 		types = append(types, f.Type)
 	}
-	for _, typ := range FaultTypes() {
+	for _, typ := range faults.Types() {
 		if !contains(types, typ) {
 			t.Errorf("no %s fault in the test", typ)
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/faults"
 	"gopkg.in/yaml.v3"
 )
 
@@ -136,4 +137,117 @@ func (s *Scenario) clone() *Scenario {
 		}
 	}
 	return &c
+}
+
+func (p *parser) sweep(e entry) {
+	es, ok := p.mapping(e.val, "sweep")
+	sw := &Sweep{}
+	clientsOK := true
+	for _, x := range es {
+		path := join("sweep", x.name)
+		if x.name == "clients" {
+			items, _ := p.sequence(x.val, path)
+			seen := map[int]bool{}
+			for j, it := range items {
+				v, msg := asInt(it)
+				switch {
+				case msg != "":
+				case v < 1:
+					msg = fmt.Sprintf("must be >= 1 (got %d)", v)
+				case seen[v]:
+					msg = fmt.Sprintf("duplicate value %d", v)
+				}
+				if msg != "" {
+					p.add(it.Line, index(path, j), "%s", msg)
+					clientsOK = false
+					continue
+				}
+				seen[v] = true
+				sw.Clients = append(sw.Clients, v)
+			}
+			if len(items) == 0 {
+				p.add(x.line(), path, "needs at least one value, e.g. clients: [1, 4, 16]")
+			}
+			continue
+		}
+		m := sweepKeyRE.FindStringSubmatch(x.name)
+		if m == nil {
+			p.add(x.key.Line, path, `unknown field (allowed: clients, faults[N].FIELD such as "faults[0].for")`)
+			continue
+		}
+		i, _ := strconv.Atoi(m[1])
+		field := m[2]
+		if i >= len(p.faults) {
+			p.add(x.key.Line, path, "no fault %d (faults has %d entries)", i, len(p.faults))
+			continue
+		}
+		if !sweepable(field) {
+			var fields []string
+			for _, f := range faults.FieldNames {
+				if sweepable(f) {
+					fields = append(fields, f)
+				}
+			}
+			p.add(x.key.Line, path, "%s cannot be swept (sweepable fault fields: %s)", field, strings.Join(fields, ", "))
+			continue
+		}
+		if spec, ok := faults.Lookup(p.faults[i].f.Type); ok && !contains(spec.Fields(), field) {
+			p.add(x.key.Line, path, "a %s fault has no field %s (allowed: %s)", p.faults[i].f.Type, field, strings.Join(spec.Fields(), ", "))
+			continue
+		}
+		items, _ := p.sequence(x.val, path)
+		if len(items) == 0 {
+			p.add(x.line(), path, "needs at least one value, e.g. [1s, 5s]")
+			continue
+		}
+		param := SweepParam{Fault: i, Field: field, Line: x.key.Line}
+		seen := map[string]bool{}
+		var nodes []*yaml.Node
+		for j, it := range items {
+			v, msg := scalar(it, "a value")
+			if msg == "" {
+				// Store client and link values the way the fault field
+				// stores them, so "client-3" and 3 sweep the same client.
+				var f Fault
+				if setFaultField(&f, field, it) == "" {
+					switch field {
+					case "client":
+						v = f.Client
+					case "link":
+						v = f.Link
+					}
+				}
+			}
+			if msg == "" && seen[v] {
+				msg = fmt.Sprintf("duplicate value %q", v)
+			}
+			if msg != "" {
+				p.add(it.Line, index(path, j), "%s", msg)
+				continue
+			}
+			seen[v] = true
+			param.Values = append(param.Values, v)
+			nodes = append(nodes, resolve(it))
+		}
+		if len(nodes) > 0 {
+			sw.Params = append(sw.Params, param)
+			p.sweepVals = append(p.sweepVals, nodes)
+		}
+	}
+	if !clientsOK {
+		p.clientsOK = false
+	}
+	if ok && len(es) == 0 {
+		p.add(e.line(), "sweep", `empty: set clients: [1, 4] and/or "faults[N].FIELD": [values]`)
+	}
+	runs := max(1, len(sw.Clients))
+	for _, sp := range sw.Params {
+		runs = min(runs*len(sp.Values), MaxSweepRuns+1)
+	}
+	if runs > MaxSweepRuns {
+		p.add(e.key.Line, "sweep", "more than %d runs per lock (every combination of the values runs); sweep fewer values", MaxSweepRuns)
+	}
+	if len(sw.Clients) > 0 || len(sw.Params) > 0 {
+		p.s.Sweep = sw
+	}
 }

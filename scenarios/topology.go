@@ -1,13 +1,15 @@
 package scenarios
 
-// Node and link names (DESIGN.md §3, contract) checked against the cluster a
-// scenario describes.
-
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/locklab/locklab/cluster"
 )
+
+// Node and link names (DESIGN.md §3, contract) checked against the cluster a
+// scenario describes.
 
 // nodeKind is a bit set of node kinds, so a fault can say which it accepts.
 type nodeKind uint16
@@ -124,17 +126,18 @@ func (n node) base() nodeKind {
 // isLeader reports whether n is a leader selector.
 func (n node) isLeader() bool { _, ok := leaderOf[n.kind]; return ok }
 
-// topology is the set of nodes a scenario's cluster and workload have.
+// topology is the set of nodes and proxied links a scenario's cluster and
+// workload have: the cluster's plan (cluster.PlanOf, the one model of
+// nodes and links), plus what validation must allow for when sections had
+// errors.
 type topology struct {
+	plan     cluster.Plan
 	external bool
-	// etcdPairs: etcd peer links exist per directed pair ("etcd-1->etcd-0",
-	// provider local); otherwise only per destination ("etcd-peers->etcd-0").
-	etcdPairs bool
-	redis     int // primaries
-	replicas  int // per primary
-	sentinel  int
-	zk        int
-	etcd      int
+	redis    int // primaries
+	replicas int // per primary
+	sentinel int
+	zk       int
+	etcd     int
 	// clients is the fewest clients any run of the scenario has (sweeps
 	// included), so client-N must be below it; 0 means unknown (the
 	// workload had errors) and client-N is not range-checked.
@@ -159,29 +162,15 @@ func (t *topology) exists(n node) bool {
 		return true
 	}
 	switch n.kind {
-	case kPrimary:
-		return n.i < t.redis
-	case kReplica:
-		return n.i < t.redis && n.j < t.replicas
-	case kSentinel:
-		return n.i < t.sentinel
-	case kZK:
-		return n.i < t.zk
-	case kEtcd:
-		return n.i < t.etcd
+	case kPrimary, kReplica, kSentinel, kZK, kEtcd:
+		_, ok := t.plan.Node(n.name())
+		return ok
 	case kEtcdPeers:
 		return t.etcd > 0
 	case kRedisPeers:
 		return t.redis > 0 || t.unsure&kPrimary != 0
 	}
 	return false
-}
-
-// redisPeers reports whether the Redis nodes have peer addresses, and so
-// peer links per directed pair (cluster/redispeers.go): with replicas or
-// sentinels, not with provider external.
-func (t *topology) redisPeers() bool {
-	return !t.external && (t.replicas > 0 || t.sentinel > 0 || t.unsure&(kReplica|kSentinel) != 0)
 }
 
 // names lists the topology's node names compactly for messages.
@@ -259,61 +248,51 @@ func (t *topology) candidates(n node) []node {
 	return out
 }
 
-// name is a member's node name (a candidate of a leader selector).
+// name is the node's name: for a leader selector's candidate its member,
+// for clients and holder client-0 (every client has the same links).
 func (n node) name() string {
 	switch n.kind {
+	case kPrimary:
+		return "redis-" + strconv.Itoa(n.i)
+	case kReplica:
+		return fmt.Sprintf("redis-%d-r%d", n.i, n.j)
+	case kSentinel:
+		return "sentinel-" + strconv.Itoa(n.i)
 	case kZK:
 		return "zk-" + strconv.Itoa(n.i)
 	case kEtcd:
 		return "etcd-" + strconv.Itoa(n.i)
+	case kClient:
+		return "client-" + strconv.Itoa(n.i)
+	case kClients, kHolder:
+		return "client-0"
+	case kEtcdPeers:
+		return cluster.EtcdPeers
+	case kRedisPeers:
+		return cluster.RedisPeers
 	}
 	return "?"
 }
 
-// proxied reports whether the cluster has a proxied link a->b, the
-// links faults can act on (the model of package faults, DESIGN.md §3): a
-// client to any server; in a Redis topology with replicas or sentinels, a
-// replica to its primary (replication connections are the replica's), a
-// sentinel to every Redis server and every other sentinel, with sentinels
-// every server of a master group to every other one (failovers change
-// roles), and redis-peers to any of its nodes; one ZooKeeper member to
-// another; etcd-peers to an etcd member, and one etcd member to another.
-// With provider external only client links exist. a and b are not leader
-// selectors (see candidates).
+// proxied reports whether the cluster's plan has the proxied link a->b,
+// the links faults can act on. An end whose kind had errors in the
+// cluster section, or a leader selector's unknown member, may have any
+// link. a and b are not leader selectors (see candidates).
 func (t *topology) proxied(a, b node) bool {
-	redisServer := kPrimary | kReplica
-	switch {
-	case a.isClient():
-		return b.base()&kServer != 0
-	case t.external:
-		return false
-	case a.kind == kRedisPeers:
-		return t.redisPeers() && b.kind&(redisServer|kSentinel) != 0
-	case a.kind == kSentinel:
-		return b.kind&redisServer != 0 || b.kind == kSentinel && a.i != b.i
-	case a.kind&redisServer != 0:
-		if b.kind&redisServer == 0 || a.i != b.i || a == b {
-			return false
-		}
-		if t.sentinel > 0 || t.unsure&kSentinel != 0 {
+	for _, n := range []node{a, b} {
+		if t.unsure&n.kind != 0 || n.i < 0 || n.kind == kRedisPeers && t.unsure&(kReplica|kSentinel) != 0 {
 			return true
 		}
-		return a.kind == kReplica && b.kind == kPrimary
-	case a.kind == kZK:
-		return b.kind == kZK && a.i != b.i
-	case a.kind == kEtcdPeers:
-		return b.base() == kEtcd && (t.etcd > 1 || t.unsure&kEtcd != 0)
-	case a.kind == kEtcd:
-		return t.etcdPairs && b.kind == kEtcd && a.i != b.i
 	}
-	return false
+	return t.plan.HasLink(a.name(), b.name())
 }
 
 // cut reports whether separating a and b (in different partition groups)
-// cuts a proxied link between them.
+// cuts a proxied link between them: one either way, or etcd-peers->b, which
+// carries a's traffic to b.
 func (t *topology) cut(a, b node) bool {
-	if a.kind == kEtcd && b.kind == kEtcd && !t.external {
-		return a.i != b.i // etcd-peers->b carries a's traffic to b
+	if a.kind == kEtcd && b.kind == kEtcd && a != b && t.proxied(node{kind: kEtcdPeers}, b) {
+		return true
 	}
 	return t.proxied(a, b) || t.proxied(b, a)
 }
@@ -324,22 +303,8 @@ func (n node) isClient() bool { return n.kind&kAnyClient != 0 }
 // servers lists every server node of the topology, in cluster order.
 func (t *topology) servers() []string {
 	var out []string
-	for i := 0; i < t.redis; i++ {
-		out = append(out, "redis-"+strconv.Itoa(i))
-	}
-	for i := 0; i < t.redis; i++ {
-		for j := 0; j < t.replicas; j++ {
-			out = append(out, fmt.Sprintf("redis-%d-r%d", i, j))
-		}
-	}
-	for i := 0; i < t.sentinel; i++ {
-		out = append(out, "sentinel-"+strconv.Itoa(i))
-	}
-	for i := 0; i < t.zk; i++ {
-		out = append(out, "zk-"+strconv.Itoa(i))
-	}
-	for i := 0; i < t.etcd; i++ {
-		out = append(out, "etcd-"+strconv.Itoa(i))
+	for _, n := range t.plan.Nodes {
+		out = append(out, n.Name)
 	}
 	return out
 }
@@ -396,4 +361,35 @@ func (t *topology) checkLink(s string) (string, string) {
 		return "", fmt.Sprintf("no link %s: etcd-peers links exist only to etcd members of a cluster of 3 or 5", link)
 	}
 	return "", fmt.Sprintf("no link %s (%s)", link, linkRules)
+}
+
+func (p *parser) buildTopology() {
+	c := &p.s.Cluster
+	t := topology{external: c.Provider == "external", unsure: p.unsure}
+	if t.external {
+		if x := c.External; x != nil {
+			t.redis, t.zk, t.etcd = len(x.Redis), len(x.ZooKeeper), len(x.Etcd)
+		}
+	} else {
+		if r := c.Redis; r != nil {
+			t.redis, t.replicas, t.sentinel = r.Primaries, r.Replicas, r.Sentinels
+		}
+		if z := c.ZooKeeper; z != nil {
+			t.zk = z.Nodes
+		}
+		if e := c.Etcd; e != nil {
+			t.etcd = e.Nodes
+		}
+	}
+	if p.clientsOK {
+		t.clients = p.s.Workload.Clients
+		if sw := p.s.Sweep; sw != nil && len(sw.Clients) > 0 {
+			t.clients = sw.Clients[0]
+			for _, n := range sw.Clients {
+				t.clients = min(t.clients, n)
+			}
+		}
+	}
+	t.plan = cluster.PlanOf(p.clusterSpec(t.clients))
+	p.topo = t
 }

@@ -1,6 +1,10 @@
 package scenarios
 
-import "time"
+import (
+	"time"
+
+	"github.com/locklab/locklab/faults"
+)
 
 // Scenario is one parsed and validated scenario file (DESIGN.md §4).
 // Durations are already parsed; defaults already applied.
@@ -113,23 +117,9 @@ type SweepParam struct {
 	Line   int      // the sweep entry's line
 }
 
-// Fault is one scheduled fault. Fields irrelevant to Type are zero.
-type Fault struct {
-	Type     string
-	At       time.Duration
-	For      time.Duration // 0: lasts to the end
-	Link     string        // "A->B", spaces around the arrow removed
-	Node     string
-	Groups   [][]string
-	Isolate  string
-	Client   string // "holder" or an index in decimal ("client-3" and 3 become "3")
-	Latency  time.Duration
-	Jitter   time.Duration
-	RateKbps int
-	Delay    time.Duration
-	Offset   time.Duration
-	Line     int
-}
+// Fault is one scheduled fault (package faults owns the type and its
+// table); Line is where it was written.
+type Fault = faults.Fault
 
 // Resource is the resource section.
 type Resource struct {

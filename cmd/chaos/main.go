@@ -16,8 +16,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/scenarios"
 )
 
 func main() { cli.Main(run) }
@@ -69,24 +69,11 @@ func list(args []string, stdout, stderr io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT TYPES\tfields\teffect")
-	for _, ft := range scenarios.FaultTypes() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", ft, strings.Join(scenarios.FaultFields(ft), ", "), faultDoc[ft])
+	for _, name := range faults.Types() {
+		ft, _ := faults.Lookup(name)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", name, strings.Join(ft.Fields(), ", "), ft.Doc)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
 	return cli.List(nil, stdout, stderr, "chaos")
-}
-
-// faultDoc is the effect column of DESIGN.md §4's fault table.
-var faultDoc = map[string]string{
-	"latency":      "delay on the link(s)",
-	"bandwidth":    "throttle the link(s)",
-	"partition":    "cut every link between the groups (blackhole: requests hang)",
-	"reset":        "reset live connections",
-	"pause":        "SIGSTOP the server, SIGCONT after for",
-	"kill":         "SIGKILL the server",
-	"restart":      "kill, wait delay, start again on the same data dir",
-	"failover":     "kill a Redis primary, wait until Sentinel promotes a replica",
-	"pause-client": "SIGSTOP a client process (holder: the one in the critical section)",
-	"clock-jump":   "the server's clock jumps forward by offset: keys expire early (emulated)",
 }

@@ -1,6 +1,9 @@
 // Package cli holds what cmd/bench and cmd/chaos share: exit codes, the
-// signal-aware context, loading scenario arguments, and the locks and
-// servers every command registers.
+// signal-aware context, loading scenario arguments, the list, run and
+// cleanup verbs, and what every command does first in main (register every
+// lock through locks/all; become a client process when started as one,
+// workload.MaybeWorker). It starts no server itself: runs go through
+// runner. Only the commands import it.
 package cli
 
 import (

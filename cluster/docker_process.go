@@ -1,0 +1,187 @@
+package cluster
+
+// Docker provider: a running container as a process (pause, kill, wait, logs).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// dockerProcess is one launch of a node's container.
+type dockerProcess struct {
+	p       *dockerProvider
+	n       *Node
+	id      string
+	name    string
+	hostPid int
+	started string
+	doneCh  chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+// pid is the host pid of the container's init process (docker-init), 0
+// when the engine does not say.
+func (pr *dockerProcess) pid() int { return pr.hostPid }
+
+func opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+func (pr *dockerProcess) exited() bool {
+	select {
+	case <-pr.doneCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// ignoreStopped drops the errors of acting on a container that is not
+// running (any more), as signals to a reaped process are dropped.
+func (pr *dockerProcess) ignoreStopped(err error) error {
+	if err == nil {
+		return nil
+	}
+	s := strings.ToLower(err.Error())
+	if pr.exited() || strings.Contains(s, "is not running") || strings.Contains(s, "not paused") || isNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (pr *dockerProcess) pause() error {
+	ctx, cancel := opCtx()
+	defer cancel()
+	_, err := pr.p.cli.ContainerPause(ctx, pr.id, client.ContainerPauseOptions{})
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already paused") {
+		return nil
+	}
+	return pr.ignoreStopped(err)
+}
+
+func (pr *dockerProcess) resume() error {
+	ctx, cancel := opCtx()
+	defer cancel()
+	_, err := pr.p.cli.ContainerUnpause(ctx, pr.id, client.ContainerUnpauseOptions{})
+	return pr.ignoreStopped(err)
+}
+
+func (pr *dockerProcess) signal(sig string) error {
+	if pr.exited() {
+		return nil
+	}
+	ctx, cancel := opCtx()
+	defer cancel()
+	_, err := pr.p.cli.ContainerKill(ctx, pr.id, client.ContainerKillOptions{Signal: sig})
+	return pr.ignoreStopped(err)
+}
+
+// kill is docker kill. The engine kills a paused container too (SIGKILL
+// needs no unfreezing), so a paused server never runs again before it dies.
+func (pr *dockerProcess) kill() error { return pr.signal("SIGKILL") }
+
+func (pr *dockerProcess) terminate() error {
+	if err := pr.signal("SIGTERM"); err != nil {
+		return err
+	}
+	// A frozen server cannot act on SIGTERM.
+	return pr.resume()
+}
+
+func (pr *dockerProcess) shutdown() error { return pr.kill() }
+
+func (pr *dockerProcess) done() <-chan struct{} { return pr.doneCh }
+
+func (pr *dockerProcess) exitErr() error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.err
+}
+
+// run copies this launch's output to the node's log and waits for the
+// container to stop; done is closed after the last line was written.
+func (pr *dockerProcess) run(f *os.File, since time.Time) {
+	logsDone := make(chan struct{})
+	go func() {
+		defer close(logsDone)
+		rc, err := pr.p.cli.ContainerLogs(context.Background(), pr.id, client.ContainerLogsOptions{
+			ShowStdout: true, ShowStderr: true, Follow: true,
+			Since: strconv.FormatInt(since.Unix(), 10),
+		})
+		if err != nil {
+			fmt.Fprintf(f, "=== locklab: cannot follow the container's output: %v\n", err)
+			return
+		}
+		defer rc.Close()
+		if _, err := stdcopy.StdCopy(f, f, rc); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(f, "=== locklab: container output: %v\n", err)
+		}
+	}()
+	code, err := pr.wait()
+	// The log stream ends when the container stops; do not wait for ever
+	// on an engine that keeps it open.
+	select {
+	case <-logsDone:
+	case <-time.After(3 * time.Second):
+	}
+	if err == nil && code != 0 {
+		err = fmt.Errorf("container exited with status %d", code)
+	}
+	pr.mu.Lock()
+	pr.err = err
+	pr.mu.Unlock()
+	fmt.Fprintf(f, "=== locklab %s: exited: %v\n", time.Now().Format(time.RFC3339Nano), exitString(err))
+	f.Close()
+	pr.p.watch.exited(pr)
+	close(pr.doneCh)
+}
+
+// linkUpstreams are the upstreams of l's proxies.
+func linkUpstreams(l *Link) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.upstreams...)
+}
+
+// wait returns when the container is not running any more (or was
+// removed), with its exit status.
+func (pr *dockerProcess) wait() (int64, error) {
+	ctx := context.Background()
+	res := pr.p.cli.ContainerWait(ctx, pr.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case r := <-res.Result:
+		if r.Error != nil && r.Error.Message != "" {
+			return r.StatusCode, errors.New(r.Error.Message)
+		}
+		return r.StatusCode, nil
+	case err := <-res.Error:
+		if isNotFound(err) {
+			return -1, errors.New("container removed")
+		}
+		// The wait connection broke: poll instead.
+		for {
+			insp, ierr := pr.p.cli.ContainerInspect(ctx, pr.id, client.ContainerInspectOptions{})
+			if ierr != nil {
+				if isNotFound(ierr) {
+					return -1, errors.New("container removed")
+				}
+			} else if st := insp.Container.State; st != nil && !st.Running {
+				return int64(st.ExitCode), nil
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

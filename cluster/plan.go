@@ -1,0 +1,273 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Plan is the topology Start builds from a Spec, computed from the spec
+// alone: every node (DESIGN.md §3 names) and every proxied link. Start
+// builds exactly its plan (and fails when it did not), so fault and
+// scenario validation can ask it before anything starts.
+type Plan struct {
+	Provider string
+	Clients  int
+	// Nodes in start order: Redis primaries, replicas, sentinels, then
+	// ZooKeeper, then etcd members.
+	Nodes []PlanNode
+	// Links are every proxied link: peer links per backend, client links
+	// (client-N->node, to the servers of Spec.ClientProxies) last.
+	Links []PlanLink
+}
+
+// PlanNode is one server of a Plan.
+type PlanNode struct {
+	Name    string
+	Kind    string // Kind*
+	Backend string // Backend*
+}
+
+// PlanLink is one proxied link of a Plan, traffic From->To.
+type PlanLink struct{ From, To string }
+
+// Name is the link's contract name, "From->To".
+func (l PlanLink) Name() string { return l.From + "->" + l.To }
+
+// PlanOf returns the plan of spec, with Start's defaults applied (provider
+// local, one client, one primary or member per declared backend).
+func PlanOf(spec Spec) Plan {
+	s := spec.sized()
+	p := Plan{Provider: s.Provider, Clients: s.Clients}
+	if s.Provider == ProviderExternal {
+		if e := s.External; e != nil {
+			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
+			p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, len(e.ZooKeeper))
+			p.addNumbered("etcd-", KindEtcd, BackendEtcd, len(e.Etcd))
+		}
+	} else {
+		if r := s.Redis; r != nil {
+			p.planRedis(*r)
+		}
+		if z := s.ZooKeeper; z != nil {
+			zk := p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes)
+			p.pairLinks(zk)
+		}
+		if e := s.Etcd; e != nil {
+			etcd := p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes)
+			if len(etcd) > 1 {
+				// One link per destination (etcdpeers.go), and per directed
+				// pair through the demultiplexer that names each sender.
+				for _, n := range etcd {
+					p.Links = append(p.Links, PlanLink{EtcdPeers, n})
+				}
+				p.pairLinks(etcd)
+			}
+		}
+	}
+	for i := range p.Clients {
+		for _, n := range p.Nodes {
+			if s.ClientProxies == nil || slices.Contains(s.ClientProxies, n.Name) {
+				p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
+			}
+		}
+	}
+	return p
+}
+
+// addNumbered adds count nodes prefix0.. and returns their names.
+func (p *Plan) addNumbered(prefix, kind, backend string, count int) []string {
+	var names []string
+	for i := range count {
+		names = append(names, prefix+strconv.Itoa(i))
+		p.Nodes = append(p.Nodes, PlanNode{names[i], kind, backend})
+	}
+	return names
+}
+
+// pairLinks adds a link between every ordered pair of distinct names, by
+// destination.
+func (p *Plan) pairLinks(names []string) {
+	for _, to := range names {
+		for _, from := range names {
+			if from != to {
+				p.Links = append(p.Links, PlanLink{from, to})
+			}
+		}
+	}
+}
+
+// planRedis adds redis-<i> primaries, redis-<i>-r<j> replicas of each,
+// sentinel-<k>, and, with replicas or sentinels, their peer links
+// (redispeers.go): for each node, a link from every node that dials its
+// peer address, then redis-peers->node.
+func (p *Plan) planRedis(r RedisSpec) {
+	first := len(p.Nodes)
+	primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
+	for _, prim := range primaries {
+		for j := range r.Replicas {
+			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
+		}
+	}
+	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+	if r.Replicas == 0 && r.Sentinels == 0 {
+		return // independent primaries: nothing dials a peer address
+	}
+	all := p.Nodes[first:]
+	for _, to := range all {
+		for _, from := range all {
+			if redisPeerFrom(from, to, r.Sentinels > 0) {
+				p.Links = append(p.Links, PlanLink{from.Name, to.Name})
+			}
+		}
+		p.Links = append(p.Links, PlanLink{RedisPeers, to.Name})
+	}
+}
+
+// redisGroup is the master group a server belongs to: "redis-0" for
+// redis-0 and its replicas redis-0-r<j>.
+func redisGroup(name string) string { return strings.SplitN(name, "-r", 2)[0] }
+
+// redisPeerFrom reports whether from dials to's peer address, so that the
+// link from->to exists: a sentinel dials every server and every other
+// sentinel; a server dials only servers of its own master group (as a
+// replica, its primary), any of them when sentinels may change the roles,
+// else a replica its primary.
+func redisPeerFrom(from, to PlanNode, sentinels bool) bool {
+	switch {
+	case from.Name == to.Name:
+		return false
+	case from.Kind == KindSentinel:
+		return true
+	case to.Kind == KindSentinel:
+		return false
+	case redisGroup(from.Name) != redisGroup(to.Name):
+		return false
+	case sentinels:
+		return true
+	default:
+		return from.Kind == KindReplica && to.Kind == KindRedis
+	}
+}
+
+// Node returns the node called name.
+func (p Plan) Node(name string) (PlanNode, bool) {
+	i := slices.IndexFunc(p.Nodes, func(n PlanNode) bool { return n.Name == name })
+	if i < 0 {
+		return PlanNode{}, false
+	}
+	return p.Nodes[i], true
+}
+
+// Kind returns the kind of the node called name, "" when there is none.
+func (p Plan) Kind(name string) string {
+	n, _ := p.Node(name)
+	return n.Kind
+}
+
+// NodesOf returns the nodes of backend, in start order.
+func (p Plan) NodesOf(backend string) []PlanNode {
+	var out []PlanNode
+	for _, n := range p.Nodes {
+		if n.Backend == backend {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Count returns how many nodes are of kind.
+func (p Plan) Count(kind string) int {
+	k := 0
+	for _, n := range p.Nodes {
+		if n.Kind == kind {
+			k++
+		}
+	}
+	return k
+}
+
+// HasLink reports whether the link from->to is proxied.
+func (p Plan) HasLink(from, to string) bool {
+	return slices.Contains(p.Links, PlanLink{from, to})
+}
+
+// EtcdPairs reports whether etcd peer links exist per directed pair
+// ("etcd-1->etcd-0"); without them (a single member, provider external)
+// a partition can cut etcd peer traffic only per destination
+// ("etcd-peers->etcd-0").
+func (p Plan) EtcdPairs() bool {
+	for _, l := range p.Links {
+		if p.Kind(l.From) == KindEtcd {
+			return true
+		}
+	}
+	return false
+}
+
+// ReplicasOf counts the replicas of primary.
+func (p Plan) ReplicasOf(primary string) int {
+	k := 0
+	for _, n := range p.Nodes {
+		if n.Kind == KindReplica && redisGroup(n.Name) == primary {
+			k++
+		}
+	}
+	return k
+}
+
+// etcdOneWay is why EtcdSplit refuses a partition.
+const etcdOneWay = "etcd peer links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups " +
+	"could be cut in one direction only; put at most one etcd member in each group that faces other etcd members"
+
+// EtcdSplit checks how a partition places etcd members: etcdIn counts the
+// etcd members of each group. Without pair links a group holding two or
+// more members while another group holds any cannot be cut apart (their
+// shared incoming proxy cannot be cut for one sender only); EtcdSplit then
+// says why, else it returns "".
+func (p Plan) EtcdSplit(etcdIn map[int]int) string {
+	if len(etcdIn) < 2 || p.EtcdPairs() {
+		return ""
+	}
+	for g, n := range etcdIn {
+		if n > 1 {
+			return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; %s", g, n, etcdOneWay)
+		}
+	}
+	return ""
+}
+
+// diff returns what differs between the nodes and links c holds and p.
+func (p Plan) diff(nodes []*Node, links []*Link) error {
+	var got, want []string
+	for _, n := range nodes {
+		got = append(got, "node "+n.Name+" "+n.Kind)
+	}
+	for _, l := range links {
+		got = append(got, "link "+l.Name)
+	}
+	for _, n := range p.Nodes {
+		want = append(want, "node "+n.Name+" "+n.Kind)
+	}
+	for _, l := range p.Links {
+		want = append(want, "link "+l.Name())
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if slices.Equal(got, want) {
+		return nil
+	}
+	var extra, missing []string
+	for _, g := range got {
+		if _, ok := slices.BinarySearch(want, g); !ok {
+			extra = append(extra, g)
+		}
+	}
+	for _, w := range want {
+		if _, ok := slices.BinarySearch(got, w); !ok {
+			missing = append(missing, w)
+		}
+	}
+	return fmt.Errorf("cluster: built topology differs from its plan: extra %v, missing %v", extra, missing)
+}

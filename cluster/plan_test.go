@@ -1,0 +1,73 @@
+package cluster_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testenv"
+)
+
+func planLinks(p cluster.Plan) []string {
+	var out []string
+	for _, l := range p.Links {
+		out = append(out, l.Name())
+	}
+	return out
+}
+
+func TestPlanOf(t *testing.T) {
+	p := cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 2})
+	var nodes []string
+	for _, n := range p.Nodes {
+		nodes = append(nodes, n.Name+":"+n.Kind)
+	}
+	if want := []string{"redis-0:redis", "redis-0-r0:replica"}; !slices.Equal(nodes, want) {
+		t.Errorf("nodes %v, want %v", nodes, want)
+	}
+	want := []string{"redis-0-r0->redis-0", "redis-peers->redis-0", "redis-peers->redis-0-r0",
+		"client-0->redis-0", "client-0->redis-0-r0", "client-1->redis-0", "client-1->redis-0-r0"}
+	if got := planLinks(p); !slices.Equal(got, want) {
+		t.Errorf("links %v, want %v", got, want)
+	}
+
+	// etcd pairs exist for local and docker, not for external servers.
+	for _, prov := range []string{cluster.ProviderLocal, cluster.ProviderDocker} {
+		if !cluster.PlanOf(cluster.Spec{Provider: prov, Etcd: &cluster.EtcdSpec{Nodes: 3}}).EtcdPairs() {
+			t.Errorf("%s etcd plan has no pair links", prov)
+		}
+	}
+	ext := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
+		External: &cluster.ExternalSpec{Etcd: []string{"a:1", "b:2", "c:3"}}})
+	if ext.EtcdPairs() || len(ext.Links) != 3 {
+		t.Errorf("external etcd plan: links %v", planLinks(ext))
+	}
+	if msg := ext.EtcdSplit(map[int]int{0: 2, 1: 1}); msg == "" {
+		t.Error("EtcdSplit accepts two members against one without pair links")
+	}
+
+	// ClientProxies keeps every client's link to the servers it names.
+	only := cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 2, ClientProxies: []string{"redis-0-r0"}})
+	if !only.HasLink("client-1", "redis-0-r0") || only.HasLink("client-1", "redis-0") || !only.HasLink("redis-0-r0", "redis-0") {
+		t.Errorf("ClientProxies [redis-0-r0]: links %v", planLinks(only))
+	}
+}
+
+// TestDirectClients: a server without client proxies is reached at its
+// real address.
+func TestDirectClients(t *testing.T) {
+	c := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}, Clients: 2, ClientProxies: []string{}})
+	ctx := ctxT(t, 60*time.Second)
+	n := mustNode(t, c, "redis-0")
+	if ls := c.AllLinks(); len(ls) != 0 {
+		t.Errorf("links %v, want none", ls)
+	}
+	ep := c.Endpoints(1)
+	if len(ep.Redis) != 1 || ep.Redis[0] != n.Addr() {
+		t.Fatalf("endpoints %+v: want the real address %s", ep, n.Addr())
+	}
+	if err := redisClient(t, ep.Redis[0], 2*time.Second).Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,65 @@
+package cluster
+
+// Which node leads: ZooKeeper/etcd leaders, the Redis primary Sentinel reports.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Leader returns the current leader among the nodes of kind (KindZooKeeper
+// or KindEtcd), asking each running member its Role. It fails when no
+// member says it leads (during an election, or without quorum).
+func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
+	var errs []error
+	for _, n := range c.Nodes() {
+		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
+			continue
+		}
+		r, err := n.Role(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if r == "leader" || r == "standalone" {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster: no %s leader: %w", kind, errors.Join(append(errs, ErrNoLeader)...))
+}
+
+// ErrNoLeader means no member reported being the leader.
+var ErrNoLeader = errors.New("cluster: no leader")
+
+// Primary returns the node Sentinel currently reports as the primary for
+// master (a primary's node name, "redis-0"): after a failover, the promoted
+// replica's node. It asks the sentinels in order and returns the first
+// answer that names a known node.
+func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
+	var errs []error
+	for _, s := range c.Nodes() {
+		if s.Kind != KindSentinel || !s.Alive() {
+			continue
+		}
+		v, err := respDo(ctx, s.Addr(), "SENTINEL", "get-master-addr-by-name", master)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+			continue
+		}
+		a, ok := v.([]any)
+		if !ok || len(a) != 2 {
+			errs = append(errs, fmt.Errorf("%s: no master %q", s.Name, master))
+			continue
+		}
+		addr := fmt.Sprintf("%v:%v", a[0], a[1])
+		if n, ok := c.NodeAt(addr); ok && (n.Kind == KindRedis || n.Kind == KindReplica) {
+			return n, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: master at unknown address %s", s.Name, addr))
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("cluster: primary of %s: no sentinel running", master)
+	}
+	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
+}

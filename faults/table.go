@@ -1,0 +1,119 @@
+package faults
+
+import (
+	"slices"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Fault types (contract, DESIGN.md §4), the values of a fault's type field.
+const (
+	Latency     = "latency"
+	Bandwidth   = "bandwidth"
+	Partition   = "partition"
+	Reset       = "reset"
+	Pause       = "pause"
+	Kill        = "kill"
+	Restart     = "restart"
+	Failover    = "failover"
+	PauseClient = "pause-client"
+	ClockJump   = "clock-jump"
+)
+
+// Target is how a fault type says what it acts on.
+type Target int
+
+// Targets of Type.Target.
+const (
+	OnLinkOrNode Target = iota // link: A->B, or node: N (every link touching N)
+	OnServer                   // node: a server of the kinds in Type.Kinds
+	OnPartition                // groups: [[..],[..]] or isolate: N
+	OnClient                   // client: holder or an index
+)
+
+// Type is one row of the fault table: a fault type's name, the fields it
+// takes, what it may act on, its one-line doc and the action performing
+// it. The table is the one place that knows this: Check and Run, scenario
+// parsing and validation, and `chaos list` follow it. Adding a fault type
+// is one row plus its action.
+type Type struct {
+	Name     string
+	Target   Target
+	Kinds    []string // OnServer: the cluster.Kind* of the nodes accepted
+	Required []string // value fields besides at, type and the target
+	Optional []string
+	Heals    bool // takes for: the fault ends after it
+	External bool // possible with provider external (client links only)
+	Doc      string
+	action   action
+}
+
+var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
+	cluster.KindZooKeeper, cluster.KindEtcd}
+
+var table = []Type{
+	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true,
+		Doc: "delay on the link(s)", action: latencyAction{}},
+	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true,
+		Doc: "throttle the link(s)", action: bandwidthAction{}},
+	{Name: Partition, Target: OnPartition, Heals: true, External: true,
+		Doc: "cut every link between the groups (blackhole: requests hang)", action: partitionAction{}},
+	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
+		Doc: "reset live connections", action: resetAction{}},
+	{Name: Pause, Target: OnServer, Kinds: serverKinds, Heals: true,
+		Doc: "SIGSTOP the server, SIGCONT after for", action: pauseAction{}},
+	{Name: Kill, Target: OnServer, Kinds: serverKinds,
+		Doc: "SIGKILL the server", action: killAction{}},
+	{Name: Restart, Target: OnServer, Kinds: serverKinds, Optional: []string{"delay"},
+		Doc: "kill, wait delay, start again on the same data dir", action: restartAction{}},
+	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
+		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", action: failoverAction{}},
+	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
+		Doc: "SIGSTOP a client process (holder: the one in the critical section)", action: pauseClientAction{}},
+	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Required: []string{"offset"},
+		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", action: clockJumpAction{}},
+}
+
+// FieldNames is every field any fault type takes.
+var FieldNames = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
+	"latency", "jitter", "rate_kbps", "delay", "offset"}
+
+// Lookup returns the row of the fault type called name.
+func Lookup(name string) (Type, bool) {
+	i := slices.IndexFunc(table, func(t Type) bool { return t.Name == name })
+	if i < 0 {
+		return Type{}, false
+	}
+	return table[i], true
+}
+
+// Types returns the fault type names, sorted.
+func Types() []string {
+	out := make([]string, len(table))
+	for i, t := range table {
+		out[i] = t.Name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Fields lists the fields the type accepts, in the order the doc shows
+// them.
+func (t Type) Fields() []string {
+	out := []string{"type", "at"}
+	if t.Heals {
+		out = append(out, "for")
+	}
+	switch t.Target {
+	case OnLinkOrNode:
+		out = append(out, "link", "node")
+	case OnServer:
+		out = append(out, "node")
+	case OnPartition:
+		out = append(out, "groups", "isolate")
+	case OnClient:
+		out = append(out, "client")
+	}
+	out = append(out, t.Required...)
+	return append(out, t.Optional...)
+}

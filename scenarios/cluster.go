@@ -1,0 +1,213 @@
+package scenarios
+
+// The cluster section, its defaults from the locks' needs, and its cluster.Spec.
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
+)
+
+func (p *parser) cluster(e entry) {
+	before := len(p.list)
+	c := &p.s.Cluster
+	c.Provider = DefaultProvider
+	f, _ := p.fields(e.val, "cluster", clusterFields)
+	if x, ok := f["provider"]; ok {
+		if v, ok := get(p, x, "cluster.provider", oneOf("local", "docker", "external")); ok {
+			c.Provider = v
+		}
+	}
+	if len(p.list) > before {
+		p.unsure = kServer // provider or section shape unknown
+	}
+	section := func(name string, kinds nodeKind, parse func(entry)) {
+		if x, ok := f[name]; ok {
+			n := len(p.list)
+			parse(x)
+			if len(p.list) > n {
+				p.unsure |= kinds
+			}
+		}
+	}
+	section("redis", kPrimary|kReplica|kSentinel, func(x entry) { c.Redis = p.redis(x) })
+	section("zookeeper", kZK, func(x entry) { c.ZooKeeper = p.ensemble(x, "cluster.zookeeper") })
+	section("etcd", kEtcd, func(x entry) { c.Etcd = p.ensemble(x, "cluster.etcd") })
+	section("external", kServer, func(x entry) { c.External = p.external(x) })
+	if c.Provider == "external" {
+		for _, name := range []string{"redis", "zookeeper", "etcd"} {
+			if x, ok := f[name]; ok {
+				p.add(x.key.Line, "cluster."+name, "not used with provider external: list the servers under cluster.external.%s", name)
+			}
+		}
+		if c.External == nil {
+			p.add(e.line(), "cluster.external", "required with provider external: {redis: [host:port], zookeeper: [...], etcd: [...]}")
+		}
+	} else if x, ok := f["external"]; ok {
+		p.add(x.key.Line, "cluster.external", "only used with provider: external (provider is %s)", c.Provider)
+	}
+}
+
+func (p *parser) redis(e entry) *Redis {
+	r := &Redis{Persistence: "none"}
+	f, _ := p.fields(e.val, "cluster.redis", redisFields)
+	if x, ok := f["primaries"]; ok {
+		p.primaries = &x
+		p.optInt(f, "cluster.redis", "primaries", 1, &r.Primaries)
+	}
+	p.optInt(f, "cluster.redis", "replicas", 0, &r.Replicas)
+	p.optInt(f, "cluster.redis", "sentinels", 0, &r.Sentinels)
+	if x, ok := f["persistence"]; ok {
+		if v, ok := get(p, x, "cluster.redis.persistence", oneOf("none", "everysec", "always")); ok {
+			r.Persistence = v
+		}
+	}
+	if x, ok := f["image"]; ok {
+		r.Image, _ = get(p, x, "cluster.redis.image", asString)
+	}
+	return r
+}
+
+func (p *parser) ensemble(e entry, path string) *Nodes {
+	n := &Nodes{Nodes: 1}
+	f, _ := p.fields(e.val, path, ensembleFields)
+	if x, ok := f["nodes"]; ok {
+		if v, ok := get(p, x, join(path, "nodes"), asInt); ok {
+			if v == 1 || v == 3 || v == 5 {
+				n.Nodes = v
+			} else {
+				p.add(x.line(), join(path, "nodes"), "must be 1, 3 or 5 (got %d)", v)
+			}
+		}
+	}
+	if x, ok := f["image"]; ok {
+		n.Image, _ = get(p, x, join(path, "image"), asString)
+	}
+	return n
+}
+
+func (p *parser) external(e entry) *External {
+	x := &External{}
+	f, _ := p.fields(e.val, "cluster.external", externalFields)
+	for _, b := range []struct {
+		name string
+		dst  *[]string
+	}{{"redis", &x.Redis}, {"zookeeper", &x.ZooKeeper}, {"etcd", &x.Etcd}} {
+		fe, ok := f[b.name]
+		if !ok {
+			continue
+		}
+		path := "cluster.external." + b.name
+		items, _ := p.sequence(fe.val, path)
+		for i, it := range items {
+			s, msg := asString(it)
+			if msg == "" {
+				msg = checkHostPort(s)
+			}
+			if msg != "" {
+				p.add(it.Line, index(path, i), "%s", msg)
+				if p.extBad == nil {
+					p.extBad = map[string]bool{}
+				}
+				p.extBad[b.name] = true
+				continue
+			}
+			*b.dst = append(*b.dst, s)
+		}
+	}
+	return x
+}
+
+func checkHostPort(s string) string {
+	host, port, err := net.SplitHostPort(s)
+	if err == nil && host != "" {
+		if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65536 {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%q is not host:port (e.g. 10.0.0.5:6379)", s)
+}
+
+// clusterDefaults adds the backend sections locks need and checks the ones
+// given: a missing section becomes a single node (Redis: as many primaries
+// as the locks need), a given one must be big enough.
+func (p *parser) clusterDefaults() {
+	c := &p.s.Cluster
+	need := map[locks.Backend]string{} // backend -> first lock needing it
+	minRedis, minLock := 1, ""
+	for i, m := range p.locks {
+		if !m.known {
+			continue
+		}
+		if _, ok := need[m.spec.Backend]; !ok {
+			need[m.spec.Backend] = p.s.Locks[i].Name
+		}
+		if m.spec.MinRedis > minRedis {
+			minRedis, minLock = m.spec.MinRedis, m.spec.Name
+		}
+	}
+	if c.Provider == "external" {
+		x := c.External
+		if x == nil {
+			return
+		}
+		for _, b := range []struct {
+			backend locks.Backend
+			field   string
+			list    []string
+		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}, {locks.Etcd, "etcd", x.Etcd}} {
+			lock, ok := need[b.backend]
+			switch {
+			case p.extBad[b.field]:
+				// the list has entries that are not host:port, already reported
+			case ok && len(b.list) == 0:
+				p.add(p.lockLine(lock), "cluster.external."+b.field, "lock %s needs %s servers: list them as host:port", lock, b.field)
+			case b.backend == locks.Redis && minLock != "" && len(b.list) < minRedis:
+				p.add(p.lockLine(minLock), "cluster.external.redis", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, len(b.list))
+			}
+		}
+		return
+	}
+	if _, ok := need[locks.Redis]; ok && c.Redis == nil {
+		c.Redis = &Redis{Persistence: "none"}
+	}
+	if r := c.Redis; r != nil {
+		switch {
+		case p.primaries == nil:
+			r.Primaries = minRedis
+		case r.Primaries == 0:
+			r.Primaries = 1 // invalid as written, already reported
+		case r.Primaries < minRedis && minLock != "":
+			p.add(p.primaries.line(), "cluster.redis.primaries", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, r.Primaries)
+		}
+	}
+	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
+		c.ZooKeeper = &Nodes{Nodes: 1}
+	}
+	if _, ok := need[locks.Etcd]; ok && c.Etcd == nil {
+		c.Etcd = &Nodes{Nodes: 1}
+	}
+}
+
+// clusterSpec is the cluster section as a cluster.Spec with every backend
+// it declares, for clients clients (at least one).
+func (p *parser) clusterSpec(clients int) cluster.Spec {
+	c := p.s.Cluster
+	cs := cluster.Spec{Provider: c.Provider, Clients: max(clients, 1)}
+	if r := c.Redis; r != nil {
+		cs.Redis = &cluster.RedisSpec{Primaries: r.Primaries, Replicas: r.Replicas, Sentinels: r.Sentinels}
+	}
+	if z := c.ZooKeeper; z != nil {
+		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: z.Nodes}
+	}
+	if e := c.Etcd; e != nil {
+		cs.Etcd = &cluster.EtcdSpec{Nodes: e.Nodes}
+	}
+	if x := c.External; x != nil {
+		cs.External = &cluster.ExternalSpec{Redis: x.Redis, ZooKeeper: x.ZooKeeper, Etcd: x.Etcd}
+	}
+	return cs
+}

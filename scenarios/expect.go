@@ -1,0 +1,68 @@
+package scenarios
+
+// The expect section.
+
+import (
+	"strings"
+)
+
+func (p *parser) expect(e entry) {
+	es, _ := p.mapping(e.val, "expect")
+	known := map[string]bool{"default": true}
+	var names []string
+	for _, l := range p.s.Locks {
+		for _, k := range []string{l.Label, l.Name} {
+			if k != "" && !known[k] {
+				known[k] = true
+				names = append(names, k)
+			}
+		}
+	}
+	fencing := p.s.Resource.Fencing
+	for _, x := range es {
+		path := join("expect", x.name)
+		if !known[x.name] {
+			p.add(x.key.Line, path, "no lock or label %q in locks (known: default, %s)", x.name, strings.Join(names, ", "))
+		}
+		f, _ := p.fields(x.val, path, expectFields)
+		ex := Expect{Line: x.key.Line}
+		for _, name := range expectFields {
+			fe, ok := f[name]
+			if !ok {
+				continue
+			}
+			field := join(path, name)
+			s, msg := scalar(fe.val, "a condition ("+conditionHint+")")
+			if msg != "" {
+				p.add(fe.line(), field, "%s", msg)
+				continue
+			}
+			c, err := ParseCondition(s)
+			if err != nil {
+				p.add(fe.line(), field, "%v", err)
+				continue
+			}
+			if name == "stale_rejected" && fencing != "enforce" && !c.Check(0) {
+				p.add(fe.line(), field, "%s can never hold: tokens are only rejected with resource.fencing: enforce (fencing is %s)", c, fencing)
+			}
+			switch name {
+			case "violations":
+				ex.Violations = c.String()
+			case "stale_tokens":
+				ex.StaleTokens = c.String()
+			case "stale_rejected":
+				ex.StaleRejected = c.String()
+			case "stale_accepted":
+				ex.StaleAccepted = c.String()
+			case "lost_updates":
+				ex.LostUpdates = c.String()
+			case "errors":
+				ex.Errors = c.String()
+			}
+		}
+		if p.s.Expect == nil {
+			p.s.Expect = map[string]Expect{}
+		}
+		p.s.Expect[x.name] = ex
+	}
+}
