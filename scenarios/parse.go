@@ -35,9 +35,10 @@ var (
 	ensembleFields = []string{"nodes", "image"}
 	externalFields = []string{"redis", "zookeeper", "etcd"}
 	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
-		"process_per_client", "acquire_timeout"}
+		"process_per_client", "acquire_timeout", "on_lost"}
 	resourceFields = []string{"fencing"}
-	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors"}
+	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
+		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
 	lockFields     = []string{"name", "ttl", "retry", "key", "label"}
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
@@ -322,6 +323,9 @@ func (p *parser) workload(e entry) {
 		w.ProcessPerClient, _ = get(p, x, "workload.process_per_client", asBool)
 	}
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
+	if x, ok := f["on_lost"]; ok {
+		w.OnLost, _ = get(p, x, "workload.on_lost", oneOf("ignore", "abort"))
+	}
 }
 
 func (p *parser) resource(e entry) {
@@ -872,9 +876,10 @@ func (p *parser) expect(e entry) {
 		}
 		f, _ := p.fields(x.val, path, expectFields)
 		ex := Expect{Line: x.key.Line}
+		p.optInt(f, path, "min_visits", 0, &ex.MinVisits)
 		for _, name := range expectFields {
 			fe, ok := f[name]
-			if !ok {
+			if !ok || name == "min_visits" {
 				continue
 			}
 			field := join(path, name)
@@ -891,19 +896,8 @@ func (p *parser) expect(e entry) {
 			if name == "stale_rejected" && fencing != "enforce" && !c.Check(0) {
 				p.add(fe.line(), field, "%s can never hold: tokens are only rejected with resource.fencing: enforce (fencing is %s)", c, fencing)
 			}
-			switch name {
-			case "violations":
-				ex.Violations = c.String()
-			case "stale_tokens":
-				ex.StaleTokens = c.String()
-			case "stale_rejected":
-				ex.StaleRejected = c.String()
-			case "stale_accepted":
-				ex.StaleAccepted = c.String()
-			case "lost_updates":
-				ex.LostUpdates = c.String()
-			case "errors":
-				ex.Errors = c.String()
+			if dst := ex.field(name); dst != nil {
+				*dst = c.String()
 			}
 		}
 		if p.s.Expect == nil {
