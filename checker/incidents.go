@@ -176,6 +176,24 @@ type grant struct {
 	token     uint64
 	requested time.Duration
 	acquired  time.Duration
+	unbounded bool
+	estimated bool
+}
+
+func promiseKind(grants []grant) string {
+	if len(grants) == 0 {
+		return ""
+	}
+	kind := "measured"
+	for _, g := range grants {
+		if g.unbounded {
+			return "unbounded"
+		}
+		if g.estimated {
+			kind = "estimated"
+		}
+	}
+	return kind
 }
 
 // tokenFigures returns duplicate tokens (a visit presenting a non-zero

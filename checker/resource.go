@@ -112,6 +112,10 @@ type Summary struct {
 	TokenRegressions int
 	// IncidentList is the first MaxIncidents incidents, in order of Start.
 	IncidentList []Incident
+	// Promise is "unbounded" when some visit promised no time bound, else
+	// "estimated" when some promise was an adapter's estimate, else
+	// "measured"; "" without visits.
+	Promise string
 }
 
 // Visit describes one entry into the resource. It is also the wire format
@@ -202,6 +206,7 @@ type Shared struct {
 	incidents    []*incident
 	overlapTotal time.Duration
 	grants       []grant
+	entries      []int // visits begun per entryBucket
 	history      *History
 	// clock returns the time since base; tests replace it.
 	clock func() time.Duration
@@ -268,7 +273,8 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if requested == 0 || requested > v.promise.acquired {
 		requested = v.promise.acquired
 	}
-	s.grants = append(s.grants, grant{lock: lock, client: client, token: token, requested: requested, acquired: v.promise.acquired})
+	s.grants = append(s.grants, grant{lock: lock, client: client, token: token, requested: requested, acquired: v.promise.acquired,
+		unbounded: in.Unbounded, estimated: in.Estimated})
 	s.history.visit(in, v.id, requested, v.promise.acquired, now)
 	l := s.lock(lock)
 	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
@@ -304,6 +310,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	}
 	l.inside[v.id] = v
 	s.visits[v.id] = v
+	s.countEntry(now)
 	s.nvisits++
 	s.wake()
 	return v.id, nil
@@ -432,6 +439,7 @@ func (s *Shared) Summary() Summary {
 	}
 	s.incidentFigures(&sum, now)
 	sum.DuplicateTokens, sum.TokenRegressions = tokenFigures(s.grants)
+	sum.Promise = promiseKind(s.grants)
 	return sum
 }
 
