@@ -127,13 +127,13 @@ type Run struct {
 	ViolationEventsDropped int           `json:"violation_events_dropped,omitempty"`
 	Faults                 []FaultWindow `json:"faults"`
 
-	ExpectMet    *bool              `json:"expect_met,omitempty"`
-	Expectations []Expectation      `json:"expectations,omitempty"`
+	ExpectMet    *bool         `json:"expect_met,omitempty"`
+	Expectations []Expectation `json:"expectations,omitempty"`
 	// Verdict is "met", "failed" or "inconclusive"; VerdictReason says why
 	// when it is not met.
-	Verdict       string `json:"verdict,omitempty"`
-	VerdictReason string `json:"verdict_reason,omitempty"`
-	StartupMs    map[string]float64 `json:"startup_ms,omitempty"`
+	Verdict       string             `json:"verdict,omitempty"`
+	VerdictReason string             `json:"verdict_reason,omitempty"`
+	StartupMs     map[string]float64 `json:"startup_ms,omitempty"`
 	// Complete is false when the run was cut short.
 	Complete bool `json:"complete"`
 	// Error is why the run failed (cluster did not start, ...).
