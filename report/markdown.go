@@ -188,6 +188,9 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 		if p, ok := byName[names[i]]; ok {
 			d.img(p)
 		}
+		if p, ok := byName[strings.Replace(names[i], "timeline-", "holds-", 1)]; ok {
+			d.img(p)
+		}
 		if len(run.Faults) > 0 {
 			d.h(4, "Fault windows")
 			d.tab(faultTable(run))
