@@ -195,12 +195,24 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 		if err := hist.Flush(); err != nil {
 			t.Fatal(err)
 		}
+		lines := append([]byte(nil), buf.Bytes()...)
 		sums, err := Replay(&buf, FencingObserve)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r := figuresOf(sums[0]); len(vs) > 0 && r != got {
 			t.Fatalf("history %d: replay %+v, live %+v", h, r, got)
+		}
+		// porcupine's second opinion: no strictly increasing order of the
+		// tokens consistent with real time exactly when the checker counts
+		// a duplicate or a regression.
+		orders, err := CheckTokenOrder(bytes.NewReader(lines), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantViolation := got.Duplicates+got.Regressions > 0
+		if v := orders[0].Verdict; (v == TokenOrderViolation) != wantViolation || v == TokenOrderUnknown {
+			t.Fatalf("history %d: porcupine says %q, checker %d duplicates %d regressions\n%+v", h, v, got.Duplicates, got.Regressions, vs)
 		}
 	}
 }
@@ -339,4 +351,29 @@ func distinct(g []genVisit) map[uint64]bool {
 		m[v.Token] = true
 	}
 	return m
+}
+
+// TestTokenOrderVisualization: a regression found by porcupine comes with
+// its HTML visualisation.
+func TestTokenOrderVisualization(t *testing.T) {
+	f := newFake(t, FencingObserve)
+	var buf bytes.Buffer
+	h := NewHistory(&buf, 3)
+	f.s.SetHistory(h)
+	f.at(0).enter("a", lease(0, 3, 1, 100)).at(10).exit("a").at(20).enter("b", lease(1, 2, 20, 100)).at(30).exit("b")
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	orders, err := CheckTokenOrder(&buf, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := orders[3]
+	if o.Verdict != TokenOrderViolation || o.Visualize == nil {
+		t.Fatalf("verdict %q", o.Verdict)
+	}
+	var html bytes.Buffer
+	if err := o.Visualize(&html); err != nil || !bytes.Contains(html.Bytes(), []byte("<html")) {
+		t.Fatalf("visualisation: %v, %d bytes", err, html.Len())
+	}
 }

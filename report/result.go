@@ -109,7 +109,13 @@ type Run struct {
 	TokenRegressions int `json:"token_regressions"`
 	// Promise says what the lease's promised validity is: "measured",
 	// "estimated" (an adapter's conservative estimate) or "unbounded".
-	Promise        string          `json:"promise,omitempty"`
+	Promise string `json:"promise,omitempty"`
+	// TokenOrder is porcupine's second opinion on the fencing tokens (a
+	// strictly increasing counter in real-time order): "ok", "violation",
+	// "unknown" (out of time) or why it was skipped; TokenOrderHTML names
+	// its visualisation beside the report when it found a violation.
+	TokenOrder     string          `json:"token_order,omitempty"`
+	TokenOrderHTML string          `json:"token_order_html,omitempty"`
 	IncidentEvents []IncidentEvent `json:"incident_events,omitempty"`
 
 	Acquire Latency `json:"acquire"`

@@ -24,8 +24,8 @@ func safetySection(d *doc, r *Result) {
 	d.h(2, "Safety")
 	t := &docTable{
 		head: []string{"lock", "clients", "incidents", "lock faults", "client faults", "overlap ms", "violations (pairs)",
-			"dup tokens", "token regressions", "promise", "client model", "verdict"},
-		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false},
+			"dup tokens", "token regressions", "token order (porcupine)", "promise", "client model", "verdict"},
+		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false, false},
 	}
 	model := r.Workload.OnLost
 	if model == "" {
@@ -43,7 +43,7 @@ func safetySection(d *doc, r *Result) {
 		t.addClass(rowClass(run), seriesKey(run), fmt.Sprint(run.Clients), fmt.Sprint(run.Incidents),
 			fmt.Sprint(run.LockFaults), fmt.Sprint(run.ClientFaults), fmtNum(run.OverlapMsTotal),
 			fmt.Sprint(run.Violations), fmt.Sprint(run.DuplicateTokens), fmt.Sprint(run.TokenRegressions),
-			orDash(run.Promise), model, v)
+			tokenOrder(run), orDash(run.Promise), model, v)
 	}
 	d.tab(t)
 	d.list(LockFaultMeaning, ClientFaultMeaning,
@@ -86,6 +86,13 @@ func expectVerdict(e Expectation) (string, string) {
 		return "yes", ""
 	}
 	return strings.TrimSuffix("NO "+e.Reason, " "), "bad"
+}
+
+func tokenOrder(run *Run) string {
+	if run.TokenOrderHTML != "" {
+		return run.TokenOrder + " (see " + run.TokenOrderHTML + ")"
+	}
+	return orDash(run.TokenOrder)
 }
 
 func orDash(s string) string {

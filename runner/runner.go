@@ -229,6 +229,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if ctx.Err() != nil {
 		res.Interrupted = "interrupted: " + context.Cause(ctx).Error()
 	}
+	hf.Close() // every point flushed its history: read it back
+	if err := secondOpinion(dir, res); err != nil {
+		log.Warn("porcupine", "err", err)
+	}
 	evaluate(sc, res)
 	if err := report.Write(dir, res); err != nil {
 		return res, dir, err
