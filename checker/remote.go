@@ -131,6 +131,11 @@ func (h *Handler) Exit(visit uint64, _ *struct{}) error {
 	return h.res.Exit(context.Background(), visit)
 }
 
+// Record is the RPC form of Shared.Record.
+func (h *Handler) Record(op Op, _ *struct{}) error {
+	return h.res.Record(context.Background(), op)
+}
+
 func (h *Handler) exitAll() {
 	h.mu.Lock()
 	ids := make([]uint64, 0, len(h.open))
@@ -147,7 +152,10 @@ func (h *Handler) exitAll() {
 // Remote is a Resource reached over loopback.
 type Remote struct{ c *rpc.Client }
 
-var _ Resource = (*Remote)(nil)
+var (
+	_ Resource   = (*Remote)(nil)
+	_ OpRecorder = (*Remote)(nil)
+)
 
 // Dial connects to a Server.
 func Dial(ctx context.Context, addr string) (*Remote, error) {
@@ -199,6 +207,11 @@ func (r *Remote) Write(ctx context.Context, visit uint64, value int64) error {
 		return fmt.Errorf("write visit %d: %w", visit, ErrStaleToken)
 	}
 	return nil
+}
+
+// Record implements OpRecorder.
+func (r *Remote) Record(ctx context.Context, op Op) error {
+	return r.call(ctx, "Record", op, &struct{}{})
 }
 
 // Exit implements Resource.

@@ -95,12 +95,37 @@ type Summary struct {
 	StaleRejected int   // of those, rejected by enforce
 	StaleAccepted int   // of those, applied
 	MaxOverlap    time.Duration
-	TotalOverlap  time.Duration
-	Events        []Violation // every violation, in order of At
-	Inside        int         // visits not yet exited
+	TotalOverlap  time.Duration // sum over violation pairs
+	Events        []Violation   // every violation, in order of At
+	Inside        int           // visits not yet exited
+
+	// Incidents counts maximal groups of overlapping visits (Incident);
+	// each is a lock fault or a client fault.
+	Incidents    int
+	LockFaults   int
+	ClientFaults int
+	// OverlapTotal is how long, summed over locks, two or more visits were
+	// inside one lock's resource at once (each instant counted once).
+	OverlapTotal time.Duration
+	// DuplicateTokens and TokenRegressions: see tokenFigures.
+	DuplicateTokens  int
+	TokenRegressions int
+	// IncidentList is the first MaxIncidents incidents, in order of Start.
+	IncidentList []Incident
+	// Promise is "unbounded" when some visit promised no time bound, else
+	// "estimated" when some promise was an adapter's estimate, else
+	// "measured"; "" without visits.
+	Promise string
 }
 
-// Visit describes one entry into the resource.
+// Visit describes one entry into the resource. It is also the wire format
+// of remote clients (net/rpc, gob: fields are matched by name), so a client
+// in any process or language reports its grant and promise here.
+//
+// Times named "harness clock" are offsets from the run's base: a client in
+// its own process learns the base from the "start <ns>" line of the worker
+// protocol (workload/process.go) and converts its monotonic readings with
+// it, never comparing wall clocks.
 type Visit struct {
 	Lock   string
 	Client int
@@ -110,6 +135,27 @@ type Visit struct {
 	// hand-off (the client was already waiting when the previous holder
 	// left) from an uncontended acquisition.
 	Waited time.Duration
+
+	// Requested is when the client sent its acquiring request (harness
+	// clock): the grant happened after it.
+	Requested time.Duration
+	// Acquired is when Acquire returned (harness clock): the grant happened
+	// no later. 0 means unknown: the resource uses the Enter time.
+	Acquired time.Duration
+	// ValidUntil is when the lease's promised validity runs out (harness
+	// clock), measured conservatively by the holder (locks.Promise). A
+	// renewal moves it later through an OpRenew line sent with Record.
+	// Ignored when Unbounded.
+	//
+	// A client that reports no promise (ValidUntil 0, Unbounded false)
+	// promises nothing: its overlaps are never blamed on the lock.
+	ValidUntil time.Duration
+	// Unbounded says the lease promises validity with no time bound (a
+	// lock without expiry): any overlap with it is the lock's fault.
+	Unbounded bool
+	// Estimated says the promise was computed by an adapter from outside a
+	// library that does not expose it.
+	Estimated bool
 }
 
 type visit struct {
@@ -121,6 +167,8 @@ type visit struct {
 	read    bool // the visit has read the counter: truly mid-section
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
+	promise  promise
+	inc      *incident // the incident this visit belongs to, if any
 }
 
 type lockState struct {
@@ -129,6 +177,11 @@ type lockState struct {
 	writes   int
 	maxTok   uint64
 	lastExit time.Duration // -1: nobody has left yet
+	// inc is the open incident while two or more visits are (or were,
+	// without the resource emptying since) inside; multiSince is when the
+	// current stretch of two or more inside began.
+	inc        *incident
+	multiSince time.Duration
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -149,6 +202,14 @@ type Shared struct {
 	waiters chan struct{} // closed at the next Enter; see WaitInside
 	onViol  func(Violation)
 	handoff []time.Duration // samples since the last TakeHandoffs
+
+	incidents    []*incident
+	overlapTotal time.Duration
+	grants       []grant
+	entries      []int // visits begun per entryBucket
+	history      *History
+	// clock returns the time since base; tests replace it.
+	clock func() time.Duration
 }
 
 var _ Resource = (*Shared)(nil)
@@ -156,12 +217,14 @@ var _ Resource = (*Shared)(nil)
 // New returns an empty resource. base is the run's time origin: every time
 // in a Violation counts from it.
 func New(fencing Fencing, base time.Time) *Shared {
-	return &Shared{
+	s := &Shared{
 		fencing: fencing,
 		base:    base,
 		visits:  map[uint64]*visit{},
 		locks:   map[string]*lockState{},
 	}
+	s.clock = func() time.Duration { return time.Since(s.base) }
+	return s
 }
 
 // SetBase moves the resource's time origin to base (the workload's real
@@ -199,9 +262,20 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	lock, client, token := in.Lock, in.Client, in.Token
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Since(s.base)
+	now := s.clock()
 	s.nextID++
 	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now}
+	v.promise = promise{acquired: in.Acquired, validUntil: in.ValidUntil, unbounded: in.Unbounded}
+	if in.Acquired == 0 {
+		v.promise.acquired = now
+	}
+	requested := in.Requested
+	if requested == 0 || requested > v.promise.acquired {
+		requested = v.promise.acquired
+	}
+	s.grants = append(s.grants, grant{lock: lock, client: client, token: token, requested: requested, acquired: v.promise.acquired,
+		unbounded: in.Unbounded, estimated: in.Estimated})
+	s.history.visit(in, v.id, requested, v.promise.acquired, now)
 	l := s.lock(lock)
 	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
 		s.handoff = append(s.handoff, now-l.lastExit)
@@ -228,11 +302,15 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 			s.onViol(ev)
 		}
 	}
+	if len(others) > 0 {
+		s.joinIncident(l, v, others, now)
+	}
 	if token > l.maxTok {
 		l.maxTok = token
 	}
 	l.inside[v.id] = v
 	s.visits[v.id] = v
+	s.countEntry(now)
 	s.nvisits++
 	s.wake()
 	return v.id, nil
@@ -250,7 +328,9 @@ func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
 		v.read = true
 		s.wake()
 	}
-	return s.locks[v.lock].counter, nil
+	val := s.locks[v.lock].counter
+	s.history.op(v, OpRead, s.clock(), "ok", val)
+	return val, nil
 }
 
 // Write implements Resource.
@@ -266,6 +346,7 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 		s.stale++
 		if s.fencing == FencingEnforce {
 			s.reject++
+			s.history.op(v, OpWrite, s.clock(), "stale_rejected", value)
 			return fmt.Errorf("write token %d < seen %d on %s: %w", v.token, l.maxTok, v.lock, ErrStaleToken)
 		}
 	}
@@ -274,6 +355,7 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 	}
 	l.counter = value
 	l.writes++
+	s.history.op(v, OpWrite, s.clock(), "ok", value)
 	return nil
 }
 
@@ -281,11 +363,12 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 func (s *Shared) Exit(_ context.Context, id uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Since(s.base)
+	now := s.clock()
 	v := s.visits[id]
 	if v == nil {
 		return fmt.Errorf("exit visit %d: %w", id, ErrUnknownVisit)
 	}
+	s.history.op(v, OpExit, now, "ok", 0)
 	for _, idx := range v.overlaps {
 		ev := &s.events[idx]
 		if ev.Open {
@@ -299,6 +382,7 @@ func (s *Shared) Exit(_ context.Context, id uint64) error {
 	if len(l.inside) == 0 {
 		l.lastExit = now
 	}
+	s.leaveIncident(l, now)
 	return nil
 }
 
@@ -320,88 +404,12 @@ func (s *Shared) wake() {
 	}
 }
 
-// Inside returns the clients inside some lock's resource now, in the order
-// they entered.
-func (s *Shared) Inside() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.insideLocked()
-}
-
-func (s *Shared) insideLocked() []int {
-	vs := make([]*visit, 0, len(s.visits))
-	for _, v := range s.visits {
-		vs = append(vs, v)
-	}
-	sort.Slice(vs, func(i, j int) bool { return vs[i].id < vs[j].id })
-	out := make([]int, len(vs))
-	for i, v := range vs {
-		out[i] = v.client
-	}
-	return out
-}
-
-// WaitInside blocks until some client is inside the resource and has read
-// the counter (it is mid-critical-section, holding data it will write
-// back), and returns the one that entered first among those: the "holder"
-// of fault scenarios. Waiting for the read makes a fault on the holder
-// deterministic: pausing a client between Enter and Read would let it read
-// fresh data after the pause and lose no update.
-func (s *Shared) WaitInside(ctx context.Context) (int, error) {
-	for {
-		s.mu.Lock()
-		if c, ok := s.firstReader(); ok {
-			s.mu.Unlock()
-			return c, nil
-		}
-		if s.waiters == nil {
-			s.waiters = make(chan struct{})
-		}
-		ch := s.waiters
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return 0, fmt.Errorf("wait for a holder: %w", ctx.Err())
-		}
-	}
-}
-
-func (s *Shared) firstReader() (int, bool) {
-	var best *visit
-	for _, v := range s.visits {
-		if v.read && (best == nil || v.id < best.id) {
-			best = v
-		}
-	}
-	if best == nil {
-		return 0, false
-	}
-	return best.client, true
-}
-
-// ExitClient exits every visit of client still inside: a client process
-// that died (or was killed) cannot exit on its own.
-func (s *Shared) ExitClient(client int) {
-	s.mu.Lock()
-	var ids []uint64
-	for id, v := range s.visits {
-		if v.client == client {
-			ids = append(ids, id)
-		}
-	}
-	s.mu.Unlock()
-	for _, id := range ids {
-		_ = s.Exit(context.Background(), id)
-	}
-}
-
 // Summary returns the ground truth so far. Overlaps still open are measured
 // up to now and marked Open.
 func (s *Shared) Summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Since(s.base)
+	now := s.clock()
 	sum := Summary{
 		Visits:        s.nvisits,
 		Violations:    len(s.events),
@@ -429,6 +437,9 @@ func (s *Shared) Summary() Summary {
 	if lost := int64(sum.Writes) - sum.Counter; lost > 0 {
 		sum.LostUpdates = int(lost)
 	}
+	s.incidentFigures(&sum, now)
+	sum.DuplicateTokens, sum.TokenRegressions = tokenFigures(s.grants)
+	sum.Promise = promiseKind(s.grants)
 	return sum
 }
 

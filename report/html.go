@@ -19,7 +19,7 @@ h3{font-size:16px;margin:22px 0 6px}h4{font-size:14px;margin:14px 0 4px;color:#4
 table{border-collapse:collapse;margin:6px 0 10px;font-size:12.5px}
 th,td{border:1px solid #d6d6d6;padding:3px 7px;vertical-align:top}
 th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-tr.bad td{background:#fde2e2}
+tr.bad td{background:#fde2e2}tr.inconclusive td{background:#e4e9f7}
 .note{background:#fff4ce;border-left:4px solid #e0a800;padding:8px 12px;font-weight:600}
 figure{margin:10px 0 18px}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:12px;color:#555}
@@ -68,8 +68,8 @@ func (d *doc) html(w *bufio.Writer, dir string) error {
 				w.WriteString("</tr>\n")
 			}
 			for i, r := range t.rows {
-				if t.bad[i] {
-					w.WriteString("<tr class=\"bad\">")
+				if t.cls[i] != "" {
+					fmt.Fprintf(w, "<tr class=%q>", t.cls[i])
 				} else {
 					w.WriteString("<tr>")
 				}

@@ -43,11 +43,21 @@ type docTable struct {
 	num  []bool
 	rows [][]string
 	bad  []bool
+	cls  []string // per row: "", "bad" or "inconclusive" (own colour)
 }
 
 func (t *docTable) add(bad bool, cells ...string) {
+	cls := ""
+	if bad {
+		cls = "bad"
+	}
+	t.addClass(cls, cells...)
+}
+
+func (t *docTable) addClass(cls string, cells ...string) {
 	t.rows = append(t.rows, cells)
-	t.bad = append(t.bad, bad)
+	t.bad = append(t.bad, cls == "bad")
+	t.cls = append(t.cls, cls)
 }
 
 func (d *doc) h(level int, text string) {
@@ -88,18 +98,21 @@ func (d *doc) markdown(w *bufio.Writer) error {
 			fmt.Fprintf(w, "![%s](%s)\n", mdEscape(b.text), b.file)
 		case bTable:
 			t := b.table
-			row := func(cells []string, bad bool) {
+			row := func(cells []string, bad bool, cls string) {
 				w.WriteString("|")
 				for i, c := range cells {
 					c = mdCell(c)
 					if bad && i == 0 {
 						c = "**" + c + "**"
 					}
+					if cls == "inconclusive" && i == 0 {
+						c = "_" + c + "_ (inconclusive)"
+					}
 					fmt.Fprintf(w, " %s |", c)
 				}
 				w.WriteString("\n")
 			}
-			row(t.head, false)
+			row(t.head, false, "")
 			w.WriteString("|")
 			for i := range t.head {
 				if i < len(t.num) && t.num[i] {
@@ -110,7 +123,7 @@ func (d *doc) markdown(w *bufio.Writer) error {
 			}
 			w.WriteString("\n")
 			for i, r := range t.rows {
-				row(r, t.bad[i])
+				row(r, t.bad[i], t.cls[i])
 			}
 		}
 	}
@@ -138,16 +151,11 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 	case !r.Complete:
 		d.note("Partial result: some runs did not complete (see Status).")
 	}
-	if r.ExpectMet != nil {
-		if *r.ExpectMet {
-			d.p("Expectations: every run met the scenario's expectations.")
-		} else {
-			d.note("Expectations NOT met: see the Expectations section.")
-		}
-	}
+	verdictNote(d, r)
 	if r.Description != "" {
 		d.p("%s", strings.TrimSpace(r.Description))
 	}
+	safetySection(d, r)
 
 	d.h(2, "Setup")
 	d.tab(setupTable(r))
@@ -179,6 +187,9 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 		d.h(3, runLabel(run, sweep))
 		d.p("%s", runStatus(run))
 		if p, ok := byName[names[i]]; ok {
+			d.img(p)
+		}
+		if p, ok := byName[strings.Replace(names[i], "timeline-", "holds-", 1)]; ok {
 			d.img(p)
 		}
 		if len(run.Faults) > 0 {
@@ -393,11 +404,8 @@ func expectTable(r *Result) *docTable {
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		for _, e := range run.Expectations {
-			met := "yes"
-			if !e.Met {
-				met = "NO"
-			}
-			t.add(!e.Met, seriesKey(run), fmt.Sprint(run.Clients), e.Field, e.Want, fmt.Sprint(e.Got), met)
+			met, cls := expectVerdict(e)
+			t.addClass(cls, seriesKey(run), fmt.Sprint(run.Clients), e.Field, e.Want, fmt.Sprint(e.Got), met)
 		}
 	}
 	return t

@@ -20,6 +20,15 @@ type SafetyCell struct {
 	// ExpectMissed is true when a run of this lock did not meet its
 	// expectations.
 	ExpectMissed bool
+	// Incidents are maximal groups of overlapping visits, each a lock or a
+	// client fault.
+	Incidents    int
+	LockFaults   int
+	ClientFaults int
+	// Inconclusive is true when a run's verdict was inconclusive (and
+	// none failed); Reason is the first such run's reason.
+	Inconclusive bool
+	Reason       string
 }
 
 // Unsafe reports whether the cell saw damage: an update lost, a stale write
@@ -41,7 +50,11 @@ func (c *SafetyCell) String() string {
 	if c.Failed == c.Runs {
 		return "failed"
 	}
-	s := fmt.Sprintf("%d / %d / %d", c.Violations, c.StaleAccepted, c.StaleRejected)
+	s := fmt.Sprintf("%d inc (%d lock, %d client) · %d / %d / %d", c.Incidents, c.LockFaults, c.ClientFaults,
+		c.Violations, c.StaleAccepted, c.StaleRejected)
+	if c.Inconclusive && !c.ExpectMissed {
+		s += " ?"
+	}
 	if c.LostUpdates > 0 {
 		s += fmt.Sprintf(" +%d lost", c.LostUpdates)
 	}
@@ -87,8 +100,20 @@ func Safety(results []*Result, cols []string) *SafetyMatrix {
 			cell.LostUpdates += run.LostUpdates
 			cell.StaleAccepted += run.StaleAccepted
 			cell.StaleRejected += run.StaleRejected
-			if run.ExpectMet != nil && !*run.ExpectMet {
-				cell.ExpectMissed = true
+			cell.Incidents += run.Incidents
+			cell.LockFaults += run.LockFaults
+			cell.ClientFaults += run.ClientFaults
+			switch run.Verdict {
+			case VerdictInconclusive:
+				if !cell.Inconclusive {
+					cell.Reason = run.VerdictReason
+				}
+				cell.Inconclusive = true
+			case VerdictMet:
+			default:
+				if run.ExpectMet != nil && !*run.ExpectMet {
+					cell.ExpectMissed = true
+				}
 			}
 		}
 	}
@@ -128,15 +153,26 @@ func safetyFigure(m *SafetyMatrix, name, title string) (figure, bool) {
 		}
 	}
 	notes := []string{
-		"cell: violations / stale writes accepted / stale writes rejected by fencing (+ lost updates); ! = expectation not met",
-		"red: mutual exclusion broken or damage accepted   yellow: only fencing kept the resource safe   green: no violation   grey: not run or failed",
+		"cell: incidents (lock faults, client faults) · violations / stale writes accepted / stale writes rejected by fencing (+ lost updates); ! = expectation not met; ? = inconclusive",
+		"lock fault: granted twice within the lock's own promise, nothing on the client side repairs it   client fault: holder inside past its promise, fencing repairs it",
+		"red: mutual exclusion broken or damage accepted   yellow: only fencing kept the resource safe   green: no violation   blue: inconclusive (no evidence)   grey: not run or failed",
+	}
+	for ri, row := range m.Rows {
+		for ci, col := range m.Cols {
+			if c := m.Cells[ri][ci]; c != nil && c.Inconclusive && c.Reason != "" {
+				notes = append(notes, fmt.Sprintf("? %s / %s: %s", row, col, c.Reason))
+			}
+		}
 	}
 	const rowH, headH, titleH, left, top = 22.0, 26.0, 30.0, 10.0, 10.0
 	tableW := rowW
 	for _, w := range colW {
 		tableW += w
 	}
-	w := max(tableW+vg.Points(2*left), width(noteSty, notes[1])+vg.Points(2*left), width(titleSty, title)+vg.Points(2*left))
+	w := max(tableW+vg.Points(2*left), width(titleSty, title)+vg.Points(2*left))
+	for _, n := range notes {
+		w = max(w, width(noteSty, n)+vg.Points(2*left))
+	}
 	noteH := float64(len(notes)) * 14
 	h := vg.Points(top + titleH + headH + rowH*float64(len(m.Rows)) + noteH + 16)
 	return figure{
@@ -162,6 +198,8 @@ func safetyFigure(m *SafetyMatrix, name, title string) (figure, bool) {
 					case cell == nil || cell.Failed == cell.Runs:
 					case cell.Unsafe():
 						fill = colorBad
+					case cell.Inconclusive && !cell.ExpectMissed:
+						fill = colorInconclusive
 					case cell.StaleRejected > 0:
 						fill = colorWarn
 					default:
@@ -183,3 +221,6 @@ func safetyFigure(m *SafetyMatrix, name, title string) (figure, bool) {
 		},
 	}, true
 }
+
+// colorInconclusive fills cells whose safety claim had no evidence.
+var colorInconclusive = rgb(0xb9c6ea)

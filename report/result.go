@@ -11,8 +11,10 @@ import (
 )
 
 // Schema is the version of result.json written by this code. Readers
-// accept any "locklab/result/v1" file; new fields are added, none renamed.
-const Schema = "locklab/result/v1"
+// accept any "locklab/result/vN" file; new fields are added, none renamed.
+// v2 added the verdict fields (incidents, lock_faults, client_faults,
+// overlap_ms_total, duplicate_tokens, token_regressions, verdict, ...).
+const Schema = "locklab/result/v2"
 
 // Result is one scenario run: every lock (and sweep point) it ran.
 type Result struct {
@@ -35,6 +37,9 @@ type Result struct {
 	// ExpectMet is set when the scenario has expectations: true when every
 	// run met its own.
 	ExpectMet *bool `json:"expect_met,omitempty"`
+	// Verdict is "met", "failed" or "inconclusive" over every run, when the
+	// scenario has expectations.
+	Verdict string `json:"verdict,omitempty"`
 	// Interrupted says why the run stopped early (Ctrl-C, error).
 	Interrupted string `json:"interrupted,omitempty"`
 }
@@ -59,6 +64,8 @@ type Workload struct {
 	Mode             string  `json:"mode"`
 	Rate             float64 `json:"rate,omitempty"`
 	ProcessPerClient bool    `json:"process_per_client,omitempty"`
+	// OnLost is the client model that ran: "ignore" or "abort".
+	OnLost string `json:"on_lost,omitempty"`
 }
 
 // Run is one lock on one fresh cluster (one sweep point).
@@ -85,6 +92,32 @@ type Run struct {
 	MaxOverlapMs  float64          `json:"max_overlap_ms"`
 	Visits        int              `json:"visits"`
 
+	// Incidents counts maximal groups of overlapping visits; each is a
+	// lock fault (the lock granted again within the earlier holder's
+	// promise: nothing on the client side repairs this) or a client fault
+	// (the earlier holder stayed inside past its promise: fencing repairs
+	// this).
+	Incidents    int `json:"incidents"`
+	LockFaults   int `json:"lock_faults"`
+	ClientFaults int `json:"client_faults"`
+	// OverlapMsTotal is how long two or more visits were inside at once.
+	OverlapMsTotal float64 `json:"overlap_ms_total"`
+	// DuplicateTokens counts visits presenting a non-zero token another
+	// holder presented before; TokenRegressions grants whose token is not
+	// greater than one granted earlier in real time.
+	DuplicateTokens  int `json:"duplicate_tokens"`
+	TokenRegressions int `json:"token_regressions"`
+	// Promise says what the lease's promised validity is: "measured",
+	// "estimated" (an adapter's conservative estimate) or "unbounded".
+	Promise string `json:"promise,omitempty"`
+	// TokenOrder is porcupine's second opinion on the fencing tokens (a
+	// strictly increasing counter in real-time order): "ok", "violation",
+	// "unknown" (out of time) or why it was skipped; TokenOrderHTML names
+	// its visualisation beside the report when it found a violation.
+	TokenOrder     string          `json:"token_order,omitempty"`
+	TokenOrderHTML string          `json:"token_order_html,omitempty"`
+	IncidentEvents []IncidentEvent `json:"incident_events,omitempty"`
+
 	Acquire Latency `json:"acquire"`
 	Release Latency `json:"release"`
 	Handoff Latency `json:"handoff"`
@@ -100,9 +133,13 @@ type Run struct {
 	ViolationEventsDropped int           `json:"violation_events_dropped,omitempty"`
 	Faults                 []FaultWindow `json:"faults"`
 
-	ExpectMet    *bool              `json:"expect_met,omitempty"`
-	Expectations []Expectation      `json:"expectations,omitempty"`
-	StartupMs    map[string]float64 `json:"startup_ms,omitempty"`
+	ExpectMet    *bool         `json:"expect_met,omitempty"`
+	Expectations []Expectation `json:"expectations,omitempty"`
+	// Verdict is "met", "failed" or "inconclusive"; VerdictReason says why
+	// when it is not met.
+	Verdict       string             `json:"verdict,omitempty"`
+	VerdictReason string             `json:"verdict_reason,omitempty"`
+	StartupMs     map[string]float64 `json:"startup_ms,omitempty"`
 	// ProxiedLinks names every link that went through a proxy ("A->B":
 	// client links only to the servers a fault could act on, peer links);
 	// empty when none did, nil in results that did not record it.
@@ -183,6 +220,18 @@ type FaultWindow struct {
 	// Method says how it was done when that matters ("emulated").
 	Method string `json:"method,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// VisitsAfter is how many visits began after the fault's start.
+	VisitsAfter int `json:"visits_after"`
+}
+
+// IncidentEvent is one incident: a maximal group of overlapping visits.
+type IncidentEvent struct {
+	Lock    string  `json:"lock"`
+	StartS  float64 `json:"start_s"`
+	EndS    float64 `json:"end_s"`
+	Clients []int   `json:"clients"`
+	Pairs   int     `json:"pairs"`
+	Fault   string  `json:"fault"` // "lock" or "client"
 }
 
 // Expectation is one checked expectation.
@@ -191,6 +240,10 @@ type Expectation struct {
 	Want  string `json:"want"`
 	Got   int    `json:"got"`
 	Met   bool   `json:"met"`
+	// Verdict is "met", "failed" or "inconclusive"; Reason says why when
+	// not met.
+	Verdict string `json:"verdict,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Write stores r as dir/result.json atomically (temp file + rename), so a

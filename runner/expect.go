@@ -1,54 +1,117 @@
 package runner
 
 import (
+	"fmt"
+	"github.com/locklab/locklab/checker"
+	"strings"
+
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/workload"
 )
 
-// evaluate checks every run against its expectations and sets ExpectMet on
-// runs and result. A run that failed or was cut short never meets them.
+// evaluate checks every run against its expectations (scenarios'
+// Expect.Evaluate, the one evaluator) and sets each run's verdict and the
+// result's. A run that failed or was cut short never meets them.
 func evaluate(sc *scenarios.Scenario, res *report.Result) {
 	if len(sc.Expect) == 0 {
 		return
 	}
-	all := true
+	var verdicts []scenarios.Check
 	for i := range res.Runs {
 		run := &res.Runs[i]
 		e, ok := sc.ExpectFor(scenarios.Lock{Name: run.LockName, Label: run.Lock})
 		if !ok {
 			continue
 		}
-		var errs int
-		for _, n := range run.Errors {
-			errs += int(n)
-		}
-		met := run.Error == "" && run.Complete
+		checks := e.Evaluate(countsOf(run), noEvidence(run, e.MinVisits))
 		run.Expectations = nil
-		for _, f := range []struct {
-			name, cond string
-			got        int
-		}{
-			{"violations", e.Violations, run.Violations},
-			{"stale_tokens", e.StaleTokens, run.StaleTokens},
-			{"stale_rejected", e.StaleRejected, run.StaleRejected},
-			{"stale_accepted", e.StaleAccepted, run.StaleAccepted},
-			{"lost_updates", e.LostUpdates, run.LostUpdates},
-			{"errors", e.Errors, errs},
-		} {
-			if f.cond == "" {
-				continue
-			}
-			c, err := scenarios.ParseCondition(f.cond)
-			ok := err == nil && c.Check(f.got)
-			want := f.cond
-			if err == nil {
-				want = c.String()
-			}
-			run.Expectations = append(run.Expectations, report.Expectation{Field: f.name, Want: want, Got: f.got, Met: ok})
-			met = met && ok
+		for _, c := range checks {
+			run.Expectations = append(run.Expectations, report.Expectation{
+				Field: c.Field, Want: c.Want, Got: c.Got, Met: c.Verdict == scenarios.Met,
+				Verdict: c.Verdict, Reason: c.Reason,
+			})
 		}
+		run.Verdict, run.VerdictReason = scenarios.Verdict(checks), reasons(checks)
+		if run.Error != "" || !run.Complete {
+			run.Verdict = scenarios.Failed
+			run.VerdictReason = strings.TrimPrefix(strings.Join([]string{run.VerdictReason, "run did not complete: " + run.Error}, "; "), "; ")
+		}
+		met := run.Verdict == scenarios.Met
 		run.ExpectMet = &met
-		all = all && met
+		verdicts = append(verdicts, scenarios.Check{Verdict: run.Verdict})
 	}
-	res.ExpectMet = &all
+	all := scenarios.Verdict(verdicts)
+	met := all == scenarios.Met
+	res.ExpectMet, res.Verdict = &met, all
+}
+
+func countsOf(run *report.Run) scenarios.Counts {
+	var errs int
+	for _, n := range run.Errors {
+		errs += int(n)
+	}
+	return scenarios.Counts{
+		Violations: run.Violations, StaleTokens: run.StaleTokens, StaleRejected: run.StaleRejected,
+		StaleAccepted: run.StaleAccepted, LostUpdates: run.LostUpdates, Errors: errs,
+		Incidents: run.Incidents, LockFaults: run.LockFaults, ClientFaults: run.ClientFaults,
+		DuplicateTokens: run.DuplicateTokens, TokenRegressions: run.TokenRegressions,
+	}
+}
+
+// noEvidence says why run cannot support a safety claim, "" when it can:
+// every planned fault applied without error, at least minVisits visits
+// began after each fault's start, and no resource call failed.
+func noEvidence(run *report.Run, minVisits int) string {
+	if minVisits <= 0 {
+		minVisits = scenarios.DefaultMinVisits
+	}
+	var why []string
+	for i, f := range run.Faults {
+		switch {
+		case f.Error != "":
+			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
+		case f.VisitsAfter < minVisits:
+			why = append(why, fmt.Sprintf("%d visits after fault %d (%s %s) at %.1fs, min_visits %d",
+				f.VisitsAfter, i, f.Type, f.Target, f.StartS, minVisits))
+		}
+	}
+	if len(run.Faults) == 0 && run.Visits < minVisits {
+		why = append(why, fmt.Sprintf("%d visits, min_visits %d", run.Visits, minVisits))
+	}
+	if n := run.Errors[workload.ErrResource]; n > 0 {
+		why = append(why, fmt.Sprintf("%d resource-call errors: visits went unchecked", n))
+	}
+	return strings.Join(why, "; ")
+}
+
+func reasons(checks []scenarios.Check) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range checks {
+		if c.Verdict == scenarios.Met || seen[c.Reason] {
+			continue
+		}
+		seen[c.Reason] = true
+		if c.Verdict == scenarios.Failed {
+			out = append(out, c.Field+": "+c.Reason)
+		} else {
+			out = append(out, c.Reason)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// verdictFields copies the checker's incident and token figures into out.
+func verdictFields(out *report.Run, truth checker.Summary) {
+	out.Incidents, out.LockFaults, out.ClientFaults = truth.Incidents, truth.LockFaults, truth.ClientFaults
+	out.OverlapMsTotal = msf(truth.OverlapTotal)
+	out.DuplicateTokens, out.TokenRegressions = truth.DuplicateTokens, truth.TokenRegressions
+	out.Promise = truth.Promise
+	for _, in := range truth.IncidentList {
+		out.IncidentEvents = append(out.IncidentEvents, report.IncidentEvent{
+			Lock: in.Lock, StartS: in.Start.Seconds(), EndS: in.End.Seconds(),
+			Clients: in.Clients, Pairs: in.Pairs, Fault: in.Fault,
+		})
+	}
 }

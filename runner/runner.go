@@ -196,6 +196,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 			Clients: wl.Clients, DurationS: wl.Duration.Seconds(), Ops: wl.Ops,
 			TTLMs: msf(wl.TTL), CriticalMs: msf(wl.CriticalSection), Keys: wl.Keys,
 			Mode: orDefault(wl.Mode, "closed"), Rate: wl.Rate, ProcessPerClient: wl.ProcessPerClient,
+			OnLost: orDefault(wl.OnLost, workload.OnLostIgnore),
 		},
 		Runs: []report.Run{},
 	}
@@ -203,7 +204,12 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts), versions: res.Versions}
+	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return nil, "", fmt.Errorf("history: %w", err)
+	}
+	defer hf.Close()
+	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts), versions: res.Versions, history: hf}
 	for i, pt := range pts {
 		if ctx.Err() != nil {
 			break
@@ -225,6 +231,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if ctx.Err() != nil {
 		res.Interrupted = "interrupted: " + context.Cause(ctx).Error()
 	}
+	hf.Close() // every point flushed its history: read it back
+	if err := secondOpinion(dir, res); err != nil {
+		log.Warn("porcupine", "err", err)
+	}
 	evaluate(sc, res)
 	if err := report.Write(dir, res); err != nil {
 		return res, dir, err
@@ -233,6 +243,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 }
 
 type run struct {
+	history  io.Writer // history.jsonl of the result folder
 	sc       *scenarios.Scenario
 	opts     Options
 	seed     int64
@@ -299,6 +310,15 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	}
 
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
+	hist := checker.NewHistory(r.history, r.index)
+	resource.SetHistory(hist)
+	// Runs after drv.close (deferred later, so run earlier): the exits of
+	// client processes killed at the end are in the file too.
+	defer func() {
+		if err := hist.Flush(); err != nil {
+			r.log.Warn("history", "err", err)
+		}
+	}()
 	lcfg := func(i int) locks.Config {
 		return locks.Config{
 			Endpoints: endpoints.ForLocks(cl.Endpoints(i)),
@@ -313,7 +333,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	wcfg := workload.Config{
 		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
 		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
-		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed,
+		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed, OnLost: r.wl.OnLost,
 	}
 	if r.wl.Mode == "open" {
 		wcfg.Rate = r.wl.Rate
@@ -363,8 +383,12 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		}
 		out.Faults = append(out.Faults, report.FaultWindow{
 			Type: w.Type, Target: w.Target, StartS: w.Start.Seconds(), EndS: end.Seconds(),
-			Detail: w.Detail, Method: w.Method, Error: w.Err,
+			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 		})
+	}
+	for _, f := range pt.Faults[min(len(out.Faults), len(pt.Faults)):] {
+		out.Faults = append(out.Faults, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client,
+			StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "never started (the run ended first)"})
 	}
 	counters, serr := drv.finish(wcfg, rec)
 	if werr == nil {
@@ -392,6 +416,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	out.StaleAccepted = truth.StaleAccepted
 	out.MaxOverlapMs = msf(truth.MaxOverlap)
 	out.Visits = truth.Visits
+	verdictFields(&out, truth)
 	out.Acquire = report.LatencyOf(sum.Acquire)
 	out.Release = report.LatencyOf(sum.Release)
 	out.Handoff = report.LatencyOf(handoff)

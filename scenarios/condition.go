@@ -63,14 +63,133 @@ func (c Condition) String() string {
 }
 
 // Counts are the safety and error counts of one run that expectations are
-// checked against (result fields of DESIGN.md §6).
+// checked against (result fields of DESIGN.md §6 and §7).
 type Counts struct {
-	Violations    int
-	StaleTokens   int
-	StaleRejected int
-	StaleAccepted int
-	LostUpdates   int
-	Errors        int // all kinds together
+	Violations       int
+	StaleTokens      int
+	StaleRejected    int
+	StaleAccepted    int
+	LostUpdates      int
+	Errors           int // all kinds together
+	Incidents        int
+	LockFaults       int
+	ClientFaults     int
+	DuplicateTokens  int
+	TokenRegressions int
+}
+
+// DefaultMinVisits is the default of expect's min_visits.
+const DefaultMinVisits = 3
+
+// Verdicts of one expectation (contract values).
+const (
+	Met          = "met"
+	Failed       = "failed"
+	Inconclusive = "inconclusive"
+)
+
+// Check is one evaluated condition.
+type Check struct {
+	Field   string
+	Want    string // the condition, canonical
+	Got     int
+	Verdict string // Met, Failed or Inconclusive
+	Reason  string // why, when not met
+}
+
+// field returns the condition field of e named as in expect:, nil for an
+// unknown name (min_visits is not a condition).
+func (e *Expect) field(name string) *string {
+	switch name {
+	case "violations":
+		return &e.Violations
+	case "stale_tokens":
+		return &e.StaleTokens
+	case "stale_rejected":
+		return &e.StaleRejected
+	case "stale_accepted":
+		return &e.StaleAccepted
+	case "lost_updates":
+		return &e.LostUpdates
+	case "errors":
+		return &e.Errors
+	case "incidents":
+		return &e.Incidents
+	case "lock_faults":
+		return &e.LockFaults
+	case "client_faults":
+		return &e.ClientFaults
+	case "duplicate_tokens":
+		return &e.DuplicateTokens
+	case "token_regressions":
+		return &e.TokenRegressions
+	}
+	return nil
+}
+
+// safetyFields are the counts of unsafety: a zero there is a claim that
+// needs evidence (faults applied, visits after them, no resource error).
+var safetyFields = map[string]bool{
+	"violations": true, "incidents": true, "lock_faults": true, "client_faults": true,
+	"lost_updates": true, "stale_tokens": true, "stale_accepted": true,
+	"duplicate_tokens": true, "token_regressions": true,
+}
+
+func (c Counts) get(name string) int {
+	return map[string]int{
+		"violations": c.Violations, "stale_tokens": c.StaleTokens, "stale_rejected": c.StaleRejected,
+		"stale_accepted": c.StaleAccepted, "lost_updates": c.LostUpdates, "errors": c.Errors,
+		"incidents": c.Incidents, "lock_faults": c.LockFaults, "client_faults": c.ClientFaults,
+		"duplicate_tokens": c.DuplicateTokens, "token_regressions": c.TokenRegressions,
+	}[name]
+}
+
+// Evaluate checks the counts against e, one Check per condition set, in
+// the order of expect's fields. noEvidence, when not "", says why the run
+// cannot support a safety claim (a fault that did not apply, too few
+// visits after a fault, a resource-call error): then a safety count that
+// came out 0 proves nothing, and its condition is Inconclusive with that
+// reason instead of met or failed. A non-zero safety count is evidence by
+// itself and is judged as usual. This is the one evaluator of expectations.
+func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
+	var out []Check
+	for _, name := range expectFields {
+		f := e.field(name)
+		if f == nil || *f == "" {
+			continue
+		}
+		ch := Check{Field: name, Want: *f, Got: c.get(name)}
+		cond, err := ParseCondition(*f)
+		switch {
+		case err != nil:
+			ch.Verdict, ch.Reason = Failed, err.Error()
+		case safetyFields[name] && ch.Got == 0 && noEvidence != "":
+			ch.Want = cond.String()
+			ch.Verdict, ch.Reason = Inconclusive, noEvidence
+		case cond.Check(ch.Got):
+			ch.Want, ch.Verdict = cond.String(), Met
+		default:
+			ch.Want, ch.Verdict = cond.String(), Failed
+			ch.Reason = fmt.Sprintf("got %d, want %s", ch.Got, cond)
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// Verdict combines checks: Failed when any failed, else Inconclusive when
+// any is, else Met (also for no checks).
+func Verdict(checks []Check) string {
+	v := Met
+	for _, c := range checks {
+		switch c.Verdict {
+		case Failed:
+			return Failed
+		case Inconclusive:
+			v = Inconclusive
+		}
+	}
+	return v
 }
 
 // Unmet checks the counts against e and returns one line per condition not
@@ -78,28 +197,9 @@ type Counts struct {
 // fields are not checked.
 func (e Expect) Unmet(c Counts) []string {
 	var out []string
-	for _, f := range []struct {
-		name string
-		cond string
-		got  int
-	}{
-		{"violations", e.Violations, c.Violations},
-		{"stale_tokens", e.StaleTokens, c.StaleTokens},
-		{"stale_rejected", e.StaleRejected, c.StaleRejected},
-		{"stale_accepted", e.StaleAccepted, c.StaleAccepted},
-		{"lost_updates", e.LostUpdates, c.LostUpdates},
-		{"errors", e.Errors, c.Errors},
-	} {
-		if f.cond == "" {
-			continue
-		}
-		cond, err := ParseCondition(f.cond)
-		if err != nil {
-			out = append(out, fmt.Sprintf("%s: %v", f.name, err))
-			continue
-		}
-		if !cond.Check(f.got) {
-			out = append(out, fmt.Sprintf("%s: got %d, want %s", f.name, f.got, cond))
+	for _, ch := range e.Evaluate(c, "") {
+		if ch.Verdict != Met {
+			out = append(out, ch.Field+": "+ch.Reason)
 		}
 	}
 	return out
@@ -107,21 +207,16 @@ func (e Expect) Unmet(c Counts) []string {
 
 // merge returns e with its empty fields taken from base.
 func (e Expect) merge(base Expect) Expect {
-	pick := func(a, b string) string {
-		if a != "" {
-			return a
+	out := e
+	for _, name := range expectFields {
+		if f := out.field(name); f != nil && *f == "" {
+			*f = *base.field(name)
 		}
-		return b
 	}
-	return Expect{
-		Violations:    pick(e.Violations, base.Violations),
-		StaleTokens:   pick(e.StaleTokens, base.StaleTokens),
-		StaleRejected: pick(e.StaleRejected, base.StaleRejected),
-		StaleAccepted: pick(e.StaleAccepted, base.StaleAccepted),
-		LostUpdates:   pick(e.LostUpdates, base.LostUpdates),
-		Errors:        pick(e.Errors, base.Errors),
-		Line:          e.Line,
+	if out.MinVisits == 0 {
+		out.MinVisits = base.MinVisits
 	}
+	return out
 }
 
 // ExpectFor returns the expectations that apply to one entry of Locks: the

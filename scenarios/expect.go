@@ -26,9 +26,10 @@ func (p *parser) expect(e entry) {
 		}
 		f, _ := p.fields(x.val, path, expectFields)
 		ex := Expect{Line: x.key.Line}
+		p.optInt(f, path, "min_visits", 0, &ex.MinVisits)
 		for _, name := range expectFields {
 			fe, ok := f[name]
-			if !ok {
+			if !ok || name == "min_visits" {
 				continue
 			}
 			field := join(path, name)
@@ -45,19 +46,8 @@ func (p *parser) expect(e entry) {
 			if name == "stale_rejected" && fencing != "enforce" && !c.Check(0) {
 				p.add(fe.line(), field, "%s can never hold: tokens are only rejected with resource.fencing: enforce (fencing is %s)", c, fencing)
 			}
-			switch name {
-			case "violations":
-				ex.Violations = c.String()
-			case "stale_tokens":
-				ex.StaleTokens = c.String()
-			case "stale_rejected":
-				ex.StaleRejected = c.String()
-			case "stale_accepted":
-				ex.StaleAccepted = c.String()
-			case "lost_updates":
-				ex.LostUpdates = c.String()
-			case "errors":
-				ex.Errors = c.String()
+			if dst := ex.field(name); dst != nil {
+				*dst = c.String()
 			}
 		}
 		if p.s.Expect == nil {

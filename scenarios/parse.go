@@ -30,10 +30,11 @@ var (
 	ensembleFields = []string{"nodes", "image"}
 	externalFields = []string{"redis", "zookeeper", "etcd"}
 	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
-		"process_per_client", "acquire_timeout"}
+		"process_per_client", "acquire_timeout", "on_lost"}
 	resourceFields = []string{"fencing"}
-	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors"}
-	lockFields     = []string{"name", "ttl", "retry", "key", "label"}
+	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
+		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
+	lockFields = []string{"name", "ttl", "retry", "key", "label"}
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
 	sweepKeyRE = regexp.MustCompile(`^faults\[(0|[1-9][0-9]{0,5})\]\.([a-z_]+)$`)
@@ -187,6 +188,9 @@ func (p *parser) workload(e entry) {
 		w.ProcessPerClient, _ = get(p, x, "workload.process_per_client", asBool)
 	}
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
+	if x, ok := f["on_lost"]; ok {
+		w.OnLost, _ = get(p, x, "workload.on_lost", oneOf("ignore", "abort"))
+	}
 }
 
 func (p *parser) resource(e entry) {

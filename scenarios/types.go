@@ -99,6 +99,8 @@ type Workload struct {
 	// AcquireTimeout bounds each Acquire call; default max(2*ttl, 10s),
 	// with ttl the longest of workload.ttl and every lock's ttl.
 	AcquireTimeout time.Duration
+	// OnLost is the client model: "ignore" (also when "") or "abort".
+	OnLost string
 }
 
 // Sweep is the optional sweep section: one run per value.
@@ -138,5 +140,15 @@ type Expect struct {
 	StaleAccepted string // stale writes the resource applied
 	LostUpdates   string
 	Errors        string
-	Line          int
+	// Incidents, LockFaults, ClientFaults, DuplicateTokens and
+	// TokenRegressions are the verdict fields of DESIGN.md §7.
+	Incidents        string
+	LockFaults       string
+	ClientFaults     string
+	DuplicateTokens  string
+	TokenRegressions string
+	// MinVisits is how many visits must begin after each fault's start for
+	// a safety claim to count as tested; 0 means DefaultMinVisits.
+	MinVisits int
+	Line      int
 }

@@ -35,7 +35,18 @@ type Config struct {
 	Seed int64
 	// Base is the run's time origin, shared with the resource.
 	Base time.Time
+	// OnLost is the client model: OnLostIgnore (default) writes whatever
+	// happened to the lease; OnLostAbort checks the lease just before the
+	// write and skips it (and leaves) when the lease is lost or its
+	// promise ran out.
+	OnLost string
 }
+
+// Client models (contract values of workload.on_lost).
+const (
+	OnLostIgnore = "ignore"
+	OnLostAbort  = "abort"
+)
 
 func (c Config) withDefaults() Config {
 	if c.Clients <= 0 {
@@ -52,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Base.IsZero() {
 		c.Base = time.Now()
+	}
+	if c.OnLost == "" {
+		c.OnLost = OnLostIgnore
 	}
 	return c
 }
@@ -103,7 +117,9 @@ func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
 // RunClient is one client's loop until ctx ends or the schedule is spent.
 // It records into rec and touches res inside each critical section. The
 // client never returns an error for one failed operation: it counts it and
-// goes on, backing off briefly after backend errors.
+// goes on, backing off briefly after backend errors. A resource-call error
+// ends the client: it must never go on locking while the checker cannot
+// see what it does.
 func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res checker.Resource, sched *Schedule, rec *Recorder) {
 	cfg = cfg.withDefaults()
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1))
@@ -121,7 +137,11 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		if cfg.KeyPerClient {
 			k = id % cfg.Keys
 		}
-		if err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended); err != nil {
+		err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended)
+		if errors.Is(err, errResource) {
+			return
+		}
+		if err != nil {
 			// Back off after backend failures so a dead server does not
 			// turn the client into a busy loop; reset on success.
 			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
@@ -133,11 +153,16 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 	}
 }
 
-// errBackend marks an operation that failed in a way worth backing off.
-var errBackend = errors.New("backend error")
+// errBackend marks an operation that failed in a way worth backing off;
+// errResource one whose resource call failed (the client stops).
+var (
+	errBackend  = errors.New("backend error")
+	errResource = errors.New("resource error")
+)
 
 func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res checker.Resource, rec *Recorder, intended time.Time) error {
-	start := time.Now()
+	requested := time.Now()
+	start := requested
 	if !intended.IsZero() {
 		start = intended
 	}
@@ -166,30 +191,38 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	// inside, a client always exits, so the checker never sees a phantom
 	// holder.
 	rctx := context.WithoutCancel(ctx)
-	visit, err := res.Enter(rctx, checker.Visit{Lock: name, Client: id, Token: lease.Token(), Waited: acquired.Sub(start)})
+	h := holding{cfg: cfg, id: id, lock: name, lease: lease, res: res}
+	v := h.visit(requested, acquired)
+	v.Waited = acquired.Sub(start)
+	visit, err := res.Enter(rctx, v)
 	if err != nil {
 		rec.Error(ErrResource, time.Now())
-		releaseLease(ctx, cfg, lease, rec)
-		return errBackend
+		h.release(ctx, rec)
+		return errResource
 	}
+	h.visitID = visit
 	value, err := res.Read(rctx, visit)
 	completed := false
 	if err == nil && sleepCtx(ctx, cfg.CriticalSection) {
-		werr := res.Write(rctx, visit, value+1)
+		h.renewed(rctx)
 		switch {
-		case werr == nil:
-			completed = true
-		case errors.Is(werr, checker.ErrStaleToken):
-			rec.Error(ErrStaleRejected, time.Now())
+		case cfg.OnLost == OnLostAbort && !h.held():
+			rec.Error(ErrAbortedLost, time.Now())
 		default:
-			err = werr
+			werr := res.Write(rctx, visit, value+1)
+			switch {
+			case werr == nil:
+				completed = true
+			case errors.Is(werr, checker.ErrStaleToken):
+				rec.Error(ErrStaleRejected, time.Now())
+			default:
+				err = werr
+			}
 		}
 	}
+	h.renewed(rctx)
 	if xerr := res.Exit(rctx, visit); xerr != nil && err == nil {
 		err = xerr
-	}
-	if err != nil {
-		rec.Error(ErrResource, time.Now())
 	}
 	if completed {
 		rec.Completed(time.Now())
@@ -197,25 +230,15 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	select {
 	case <-lease.Lost():
 		rec.Error(ErrLostWhileHeld, time.Now())
+		h.record(rctx, checker.Op{Op: checker.OpLost, Outcome: ErrLostWhileHeld}, time.Now(), time.Now())
 	default:
 	}
-	releaseLease(ctx, cfg, lease, rec)
+	h.release(ctx, rec)
+	if err != nil {
+		rec.Error(ErrResource, time.Now())
+		return errResource
+	}
 	return nil
-}
-
-func releaseLease(ctx context.Context, cfg Config, lease locks.Lease, rec *Recorder) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReleaseTimeout)
-	defer cancel()
-	start := time.Now()
-	err := lease.Release(rctx)
-	rec.Released(time.Since(start))
-	switch {
-	case err == nil:
-	case errors.Is(err, locks.ErrNotHeld):
-		rec.Error(ErrReleaseNotHeld, time.Now())
-	default:
-		rec.Error(ErrRelease, time.Now())
-	}
 }
 
 // ended reports whether the run is over. Besides ctx.Err() it checks the

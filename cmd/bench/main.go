@@ -23,6 +23,8 @@ const usage = `bench: compare distributed locks on real servers.
 Usage:
   bench run [flags] SCENARIO...   run scenarios, print a table, write results/
   bench report [--out DIR] DIR... re-render a results folder; compare several
+  bench check DIR...              recompute every safety figure from history.jsonl
+                                  and compare with result.json (exit 1 if they differ)
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         measure the harness against redis-benchmark
   bench cleanup [--all]           remove containers left by interrupted docker runs
@@ -42,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.RunCommand(ctx, "bench", args[1:], stdout, stderr, cli.RunBench)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr)
 	case "list":
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":

@@ -3,7 +3,8 @@
 // loses the key, a holder paused past its lease, ...) becomes a reproducible
 // regression test.
 //
-//	chaos run [--runs N] [--out DIR] SCENARIO...   exit 1 when an expectation fails, 2 on bad input
+//	chaos run [--runs N] [--out DIR] SCENARIO...   exit 1 when an expectation fails, 2 on bad input,
+//	                                               3 when none failed but some were inconclusive
 //	chaos list                                     fault types and built-in fault scenarios
 package main
 
@@ -26,13 +27,15 @@ const usage = `chaos: run fault scenarios against real servers and check their e
 
 Usage:
   chaos run [flags] SCENARIO...   run each scenario (--runs N times), print the
-                                  pass/fail matrix; exit 1 when an expectation fails
+                                  verdict matrix; exit 1 when an expectation fails
   chaos list                      fault types and built-in scenarios
   chaos cleanup [--all]           remove containers left by interrupted docker runs
   chaos help                      this text
 
 SCENARIO is a .yaml file or a built-in name. Exit codes: 0 every expectation
-met, 1 one failed (or a run failed), 2 bad input (nothing was started).
+met, 1 one failed (or a run failed), 2 bad input (nothing was started), 3 none
+failed but some safety claim was inconclusive (a fault did not apply, fewer
+than min_visits visits after a fault, a resource-call error).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -19,7 +19,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestExitCodes: the same run passes with the right expectation (exit 0)
-// and fails with its opposite (exit 1); a bad file exits 2.
+// and fails with its opposite (exit 1); a bad file exits 2; a safety claim
+// without enough visits is inconclusive (exit 3).
 func TestExitCodes(t *testing.T) {
 	testenv.RequireBinaries(t, "redis-server")
 	const head = "name: exit-codes\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad, redis-set-del]\n" +
@@ -31,6 +32,7 @@ func TestExitCodes(t *testing.T) {
 		{"right", "expect:\n  default: {violations: \">0\"}\n", cli.ExitOK},
 		{"opposite", "expect:\n  default: {violations: 0}\n", cli.ExitFailed},
 		{"bad", "expect:\n  default: {violations: \"~3\"}\n", cli.ExitBadInput},
+		{"inconclusive", "expect:\n  redis-cad: {lock_faults: 0, min_visits: 1000000}\n  redis-set-del: {violations: \">0\"}\n", cli.ExitInconclusive},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +48,9 @@ func TestExitCodes(t *testing.T) {
 			}
 			if tt.code == cli.ExitFailed && !strings.Contains(stdout.String(), "FAIL") {
 				t.Errorf("no FAIL cell in the matrix:\n%s", stdout.String())
+			}
+			if tt.code == cli.ExitInconclusive && !strings.Contains(stdout.String(), "INCONCLUSIVE 0/1") {
+				t.Errorf("no INCONCLUSIVE cell in the matrix:\n%s", stdout.String())
 			}
 		})
 	}

@@ -28,6 +28,10 @@ const (
 	ExitOK       = 0
 	ExitFailed   = 1 // a run failed or an expectation was not met
 	ExitBadInput = 2 // bad flags or scenario files; nothing was started
+	// ExitInconclusive: nothing failed, but some safety claim had no
+	// evidence (a fault did not apply, too few visits after a fault, a
+	// resource-call error).
+	ExitInconclusive = 3
 )
 
 // UsageError is bad input: the command prints it and exits ExitBadInput.
@@ -44,6 +48,10 @@ func Usagef(format string, args ...any) error {
 // ErrFailed marks a completed command whose outcome is a failure (exit 1);
 // the command has already printed why.
 var ErrFailed = errors.New("failed")
+
+// ErrInconclusive marks a completed command none of whose expectations
+// failed but some were inconclusive (exit 3); already printed.
+var ErrInconclusive = errors.New("inconclusive")
 
 // Main runs a command's run function with a context cancelled by SIGINT or
 // SIGTERM and exits with its code. A second signal exits at once (the
@@ -75,6 +83,8 @@ func Code(err error, stderr io.Writer) int {
 		return ExitBadInput
 	case errors.Is(err, ErrFailed):
 		return ExitFailed
+	case errors.Is(err, ErrInconclusive):
+		return ExitInconclusive
 	}
 	fmt.Fprintln(stderr, "error:", err)
 	return ExitFailed

@@ -10,18 +10,27 @@ import (
 	"github.com/locklab/locklab/report"
 )
 
-// Matrix prints the pass/fail matrix of chaos results (lock x scenario,
-// each cell "PASS v=0 s=0/0" over every run) and reports whether every
-// expectation was met.
-func Matrix(w io.Writer, results []*report.Result) bool {
+// Verdicts of a matrix (and of chaos as a whole).
+const (
+	VerdictMet          = "met"
+	VerdictFailed       = "failed"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Matrix prints the verdict matrix of chaos results (lock x scenario, each
+// cell "PASS", "FAIL" or "INCONCLUSIVE" over every run, with incidents as
+// lock/client faults and the reason of a cell that is not met) and returns
+// the overall verdict: failed when any run failed, else inconclusive when
+// any run was, else met.
+func Matrix(w io.Writer, results []*report.Result) string {
 	type cell struct {
-		pass, total int
-		lines       []string
+		pass, fail, inconclusive, total int
+		lines, reasons                  []string
 	}
 	cells := map[[2]string]*cell{}
 	var scen, lks []string
 	seen := map[string]bool{}
-	ok := true
+	verdict := VerdictMet
 	for _, r := range results {
 		if !seen["s:"+r.Scenario] {
 			seen["s:"+r.Scenario] = true
@@ -39,21 +48,29 @@ func Matrix(w io.Writer, results []*report.Result) bool {
 				cells[k] = c
 			}
 			c.total++
-			met := run.ExpectMet == nil || *run.ExpectMet
-			if run.Error != "" {
-				met = false
-			}
-			if met {
+			switch runVerdict(run) {
+			case VerdictFailed:
+				c.fail++
+				verdict = VerdictFailed
+			case VerdictInconclusive:
+				c.inconclusive++
+				if verdict == VerdictMet {
+					verdict = VerdictInconclusive
+				}
+			default:
 				c.pass++
-			} else {
-				ok = false
 			}
-			c.lines = append(c.lines, fmt.Sprintf("v=%d st=%d rej=%d lost=%d", run.Violations, run.StaleTokens, run.StaleRejected, run.LostUpdates))
+			if run.VerdictReason != "" {
+				c.reasons = append(c.reasons, run.VerdictReason)
+			}
+			c.lines = append(c.lines, fmt.Sprintf("inc=%d lock=%d client=%d v=%d st=%d lost=%d",
+				run.Incidents, run.LockFaults, run.ClientFaults, run.Violations, run.StaleTokens, run.LostUpdates))
 		}
 	}
 	sort.Strings(lks)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\nlock\t%s\n", strings.Join(scen, "\t"))
+	var notes []string
 	for _, l := range lks {
 		row := []string{l}
 		for _, s := range scen {
@@ -63,20 +80,48 @@ func Matrix(w io.Writer, results []*report.Result) bool {
 				continue
 			}
 			status := "PASS"
-			if c.pass < c.total {
+			switch {
+			case c.fail > 0:
 				status = "FAIL"
+			case c.inconclusive > 0:
+				status = "INCONCLUSIVE"
 			}
 			row = append(row, fmt.Sprintf("%s %d/%d (%s)", status, c.pass, c.total, strings.Join(uniq(c.lines), "; ")))
+			for _, r := range uniq(c.reasons) {
+				notes = append(notes, fmt.Sprintf("%s / %s: %s", l, s, r))
+			}
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	if ok {
+	for _, n := range notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+	fmt.Fprintln(w, "\nlock fault: the lock granted twice within its own promise; nothing on the client side repairs this.")
+	fmt.Fprintln(w, "client fault: a holder stayed inside after its promise ran out; fencing repairs this.")
+	switch verdict {
+	case VerdictMet:
 		fmt.Fprintln(w, "\nevery expectation met")
-	} else {
+	case VerdictInconclusive:
+		fmt.Fprintln(w, "\nINCONCLUSIVE: no expectation failed, but some safety claims have no evidence (see the reasons above)")
+	default:
 		fmt.Fprintln(w, "\nFAILED: some expectations were not met (see the FAIL cells and each result's expectations)")
 	}
-	return ok
+	return verdict
+}
+
+// runVerdict is a run's verdict; results written before verdicts existed
+// only have expect_met.
+func runVerdict(run report.Run) string {
+	switch {
+	case run.Error != "":
+		return VerdictFailed
+	case run.Verdict != "":
+		return run.Verdict
+	case run.ExpectMet != nil && !*run.ExpectMet:
+		return VerdictFailed
+	}
+	return VerdictMet
 }
 
 func uniq(ss []string) []string {

@@ -153,8 +153,13 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		}
 	}
 	if mode == RunChaos {
-		if !Matrix(stdout, results) {
+		switch Matrix(stdout, results) {
+		case VerdictFailed:
 			return ErrFailed
+		case VerdictInconclusive:
+			if !failed {
+				return ErrInconclusive
+			}
 		}
 	}
 	if failed {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,6 +98,7 @@ type bsmLocker struct {
 func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	c := l.c
 	for {
+		start := time.Now()
 		try, cancel := context.WithTimeout(ctx, c.ttl)
 		lock, err := c.lc.Obtain(try, l.key, c.ttl, &redislock.Options{
 			RetryStrategy: redislock.LinearBackoff(c.retry),
@@ -105,7 +107,7 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		cancel()
 		switch {
 		case err == nil:
-			return l.lease(lock), nil
+			return l.lease(lock, start), nil
 		case ctxDone(ctx) != nil:
 			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxDone(ctx), err)
 		case budgetSpent || errors.Is(err, redislock.ErrNotObtained):
@@ -116,12 +118,19 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 }
 
-func (l *bsmLocker) lease(lock *redislock.Lock) *bsmLease {
+func (l *bsmLocker) lease(lock *redislock.Lock, start time.Time) *bsmLease {
 	c := l.c
-	s := &bsmLease{lock: lock, key: l.key, lost: neverLost}
+	s := &bsmLease{lock: lock, key: l.key, lost: neverLost, ttl: c.ttl, sent: start}
 	if c.renew {
 		s.ext = extendEvery(c.ttl/3, func(ctx context.Context) error {
-			return lock.Refresh(ctx, c.ttl, nil)
+			sent := time.Now()
+			err := lock.Refresh(ctx, c.ttl, nil)
+			if err == nil {
+				s.mu.Lock()
+				s.sent = sent
+				s.mu.Unlock()
+			}
+			return err
 		}, c.log.With("key", l.key))
 		s.lost = s.ext.lost
 	}
@@ -129,6 +138,9 @@ func (l *bsmLocker) lease(lock *redislock.Lock) *bsmLease {
 }
 
 type bsmLease struct {
+	ttl  time.Duration
+	mu   sync.Mutex
+	sent time.Time // Obtain's call, or the last successful Refresh's send
 	lock *redislock.Lock
 	key  string
 	ext  *extender
@@ -138,6 +150,18 @@ type bsmLease struct {
 func (s *bsmLease) Token() uint64 { return 0 }
 
 func (s *bsmLease) Lost() <-chan struct{} { return s.lost }
+
+// Promise is sent + ttl - drift where sent is when Obtain was called (the
+// library retries inside it, so the successful SET was sent then or later:
+// the promise may be shorter than the key's life), moved by each
+// successful Refresh from its send time. Estimated.
+func (s *bsmLease) Promise() locks.Promise {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := locks.TTLPromise(s.sent, s.ttl)
+	p.Estimated = true
+	return p
+}
 
 // Release stops the refresh, then Release; the library's ErrLockNotHeld is
 // locks.ErrNotHeld.

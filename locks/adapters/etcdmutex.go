@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -182,6 +183,7 @@ func (l *etcdMutexLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		return nil, fmt.Errorf("etcd-mutex %s: %w", l.pfx, err)
 	}
 	m := concurrency.NewMutex(s, l.pfx)
+	start := time.Now()
 	if err := m.Lock(ctx); err != nil {
 		<-l.sem
 		if errors.Is(err, concurrency.ErrSessionExpired) {
@@ -191,10 +193,12 @@ func (l *etcdMutexLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 	owner := m.IsOwner()
 	rev := owner.GetCompare().GetCreateRevision()
-	return &etcdMutexLease{l: l, m: m, s: s, token: uint64(rev)}, nil
+	ttl := time.Duration(l.c.ttl) * time.Second
+	return &etcdMutexLease{l: l, m: m, s: s, token: uint64(rev), until: start.Add(ttl - ttl/3)}, nil
 }
 
 type etcdMutexLease struct {
+	until time.Time
 	l     *etcdMutexLocker
 	m     *concurrency.Mutex
 	s     *concurrency.Session
@@ -202,7 +206,16 @@ type etcdMutexLease struct {
 	once  sync.Once
 }
 
-func (ls *etcdMutexLease) Token() uint64         { return ls.token }
+func (ls *etcdMutexLease) Token() uint64 { return ls.token }
+
+// Promise is an estimate: clientv3 keeps the session's lease alive every
+// ttl/3 and shows the adapter none of it, so while keep-alives flow at least
+// 2/3 of the TTL remains at any moment; counted from before Lock was sent,
+// not moved by later keep-alives. Estimated.
+func (ls *etcdMutexLease) Promise() locks.Promise {
+	return locks.Promise{Until: ls.until, Estimated: true}
+}
+
 func (ls *etcdMutexLease) Lost() <-chan struct{} { return ls.s.Done() }
 
 // Release calls Mutex.Unlock, which deletes the lock key whatever happened

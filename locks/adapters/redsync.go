@@ -179,6 +179,14 @@ type redsyncLease struct {
 
 func (s *redsyncLease) Token() uint64 { return 0 }
 
+// Promise is redsync's own Mutex.Until (the successful attempt's start +
+// expiry - drift, moved by each Extend), less locklab's 2ms drift
+// allowance that redsync does not subtract. Estimated: the adapter reads
+// the library's figure, it does not measure it.
+func (s *redsyncLease) Promise() locks.Promise {
+	return locks.Promise{Until: s.m.Until().Add(-2 * time.Millisecond), Estimated: true}
+}
+
 func (s *redsyncLease) Lost() <-chan struct{} { return s.lost }
 
 // Release stops the extension, then UnlockContext. Fewer than a quorum of

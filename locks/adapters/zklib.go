@@ -100,8 +100,9 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		if err != nil {
 			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 		}
-		lost, untrack := l.s.Track(l.s.Epoch())
-		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack}, nil
+		epoch := l.s.Epoch()
+		lost, untrack := l.s.Track(epoch)
+		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch}, nil
 	case <-ctx.Done():
 		l.s.Background(func() {
 			if <-done == nil {
@@ -113,6 +114,8 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 }
 
 type zkLibLease struct {
+	s       *zklock.Session
+	epoch   uint64
 	lk      *zk.Lock
 	path    string
 	lost    <-chan struct{}
@@ -120,7 +123,17 @@ type zkLibLease struct {
 	once    sync.Once
 }
 
-func (ls *zkLibLease) Token() uint64         { return 0 }
+func (ls *zkLibLease) Token() uint64 { return 0 }
+
+// Promise is the session's (zklock.Session.Promise) for the epoch the lock
+// was seen held in: zk.Lock's own requests are invisible to the adapter, so
+// it counts from the session's heartbeat and other requests. Estimated.
+func (ls *zkLibLease) Promise() locks.Promise {
+	p := ls.s.Promise(ls.epoch)
+	p.Estimated = true
+	return p
+}
+
 func (ls *zkLibLease) Lost() <-chan struct{} { return ls.lost }
 
 // Release unlocks; ErrNotHeld when the node was gone (session expired) or

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/locklab/locklab/locks"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -18,6 +21,18 @@ type keeper struct {
 	lost chan struct{} // closed when the lease is, or may be, gone
 	stop context.CancelFunc
 	done chan struct{} // closed when the loop has exited
+
+	mu    sync.Mutex
+	until time.Time // last successful keep-alive (or grant) send + TTL
+}
+
+// promise is the send time of the last successful keep-alive (or of the
+// grant) plus the lease's TTL: the server keeps the lease at least that
+// long.
+func (k *keeper) promise() locks.Promise {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return locks.Promise{Until: k.until}
 }
 
 // grant creates a lease and starts keeping it alive.
@@ -37,7 +52,8 @@ func (c *Client) grant(ctx context.Context) (*keeper, error) {
 		stop: stop,
 		done: make(chan struct{}),
 	}
-	go k.run(loopCtx, sent.Add(k.ttl))
+	k.until = sent.Add(k.ttl)
+	go k.run(loopCtx, k.until)
 	return k, nil
 }
 
@@ -70,6 +86,9 @@ func (k *keeper) run(ctx context.Context, deadline time.Time) {
 			return
 		case err == nil:
 			deadline = sent.Add(time.Duration(resp.TTL) * time.Second)
+			k.mu.Lock()
+			k.until = deadline
+			k.mu.Unlock()
 			expire.Reset(time.Until(deadline))
 			next.Reset(k.ttl / 3)
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):

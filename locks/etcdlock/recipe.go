@@ -139,6 +139,9 @@ type lease struct {
 // Token is the key's create revision.
 func (ls *lease) Token() uint64 { return uint64(ls.rev) }
 
+// Promise is the etcd lease's: last successful keep-alive send + TTL.
+func (ls *lease) Promise() locks.Promise { return ls.k.promise() }
+
 // Lost closes when the lease is, or may be, gone (see the package doc).
 func (ls *lease) Lost() <-chan struct{} { return ls.k.lost }
 

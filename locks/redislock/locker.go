@@ -112,7 +112,7 @@ func (l *Locker) trySet(ctx context.Context) (*Lease, time.Duration, error) {
 	if res[0] == 0 {
 		return nil, time.Duration(res[1]) * time.Millisecond, nil
 	}
-	lease := &Lease{l: l, token: uint64(res[1]), owner: owner}
+	lease := &Lease{l: l, token: uint64(res[1]), owner: owner, sent: start}
 	if c.waitReplicas > 0 && (c.variant == CAD || c.variant == Watchdog) {
 		acks, err := c.rdb.Wait(ctx, c.waitReplicas, c.waitTimeout).Result()
 		if err != nil || int(acks) < c.waitReplicas {
@@ -146,12 +146,30 @@ type Lease struct {
 	l        *Locker
 	token    uint64
 	owner    string
-	keeper   *keeper  // redis-watchdog's renewal
-	hold     *holding // redis-reentrant's shared holding
+	keeper   *keeper   // redis-watchdog's renewal
+	hold     *holding  // redis-reentrant's shared holding
+	sent     time.Time // before the acquiring command was sent
 	released atomic.Bool
 }
 
-var _ locks.Lease = (*Lease)(nil)
+var (
+	_ locks.Lease    = (*Lease)(nil)
+	_ locks.Promiser = (*Lease)(nil)
+)
+
+// Promise is sent + ttl - drift from the acquiring command's send time,
+// moved by the renewal's last success for redis-watchdog and
+// redis-reentrant (whose holding may be older than this Lease: re-entry
+// keeps the outer holding's key and renewal).
+func (s *Lease) Promise() locks.Promise {
+	switch {
+	case s.keeper != nil:
+		return s.keeper.promise()
+	case s.hold != nil:
+		return s.hold.keeper.promise()
+	}
+	return locks.TTLPromise(s.sent, s.l.c.ttl)
+}
 
 // never is the Lost channel of the variants without renewal: their holder
 // has no way to learn that its key expired.

@@ -89,7 +89,7 @@ func (l *Locker) tryReentrant(ctx context.Context) (*Lease, time.Duration, error
 		stale.keeper.markLost()
 		stale.keeper.stop()
 	}
-	return &Lease{l: l, token: token, owner: l.owner, hold: h}, 0, nil
+	return &Lease{l: l, token: token, owner: l.owner, hold: h, sent: start}, 0, nil
 }
 
 func (l *Locker) renewReentrant(ctx context.Context) (bool, error) {

@@ -18,6 +18,7 @@ import (
 func (l *Locker) trySetNX(ctx context.Context) (*Lease, time.Duration, error) {
 	c := l.c
 	owner := newOwner()
+	sent := time.Now()
 	ok, err := c.rdb.SetNX(ctx, l.key, owner, 0).Result()
 	if err != nil {
 		return nil, 0, err
@@ -45,5 +46,5 @@ func (l *Locker) trySetNX(ctx context.Context) (*Lease, time.Duration, error) {
 	if err := c.rdb.PExpire(ctx, l.key, c.ttl).Err(); err != nil {
 		return nil, 0, fmt.Errorf("pexpire %s after setnx: %w", l.key, err)
 	}
-	return &Lease{l: l, token: uint64(token), owner: owner}, 0, nil
+	return &Lease{l: l, token: uint64(token), owner: owner, sent: sent}, 0, nil
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // keeper is a watchdog: it renews a held key every ttl/3 until stopped, and
@@ -12,6 +14,9 @@ import (
 // no renewal has succeeded for a whole TTL (the key may have expired: the
 // holder must assume it did).
 type keeper struct {
+	ttl      time.Duration
+	mu       sync.Mutex
+	okSent   time.Time // send time of the acquisition or the last successful renewal
 	lost     chan struct{}
 	lostOnce sync.Once
 	cancel   context.CancelFunc
@@ -26,7 +31,7 @@ type renewFunc func(ctx context.Context) (bool, error)
 // expiry is at least start+ttl, the bound the keeper counts from).
 func startKeeper(start time.Time, ttl time.Duration, renew renewFunc, log *slog.Logger) *keeper {
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &keeper{lost: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	k := &keeper{ttl: ttl, okSent: start, lost: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	go k.run(ctx, start, ttl, renew, log)
 	return k
 }
@@ -66,10 +71,20 @@ func (k *keeper) run(ctx context.Context, lastOK time.Time, ttl time.Duration, r
 			return
 		default:
 			lastOK = start
+			k.mu.Lock()
+			k.okSent = start
+			k.mu.Unlock()
 			next = start.Add(every)
 		}
 		timer.Reset(time.Until(minTime(next, lastOK.Add(ttl))))
 	}
+}
+
+// promise is the last successful send + ttl - drift.
+func (k *keeper) promise() locks.Promise {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return locks.TTLPromise(k.okSent, k.ttl)
 }
 
 func (k *keeper) markLost() { k.lostOnce.Do(func() { close(k.lost) }) }

@@ -73,6 +73,10 @@ func (s *Lease) ValidUntil() time.Time {
 	return s.until
 }
 
+// Promise is ValidUntil: start + ttl - drift, moved by each renewal that
+// reached a quorum, from that renewal's send time.
+func (s *Lease) Promise() locks.Promise { return locks.Promise{Until: s.ValidUntil()} }
+
 // Nodes names the primaries ("redis-0", ...) that took the key when the
 // lock was acquired.
 func (s *Lease) Nodes() []string {

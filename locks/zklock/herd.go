@@ -104,6 +104,7 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 			czxid := stat.Czxid
 			lost, untrack := l.s.Track(epoch)
 			return &lease{
+				s: l.s, epoch: epoch,
 				token:   uint64(czxid),
 				lost:    lost,
 				untrack: untrack,

@@ -214,6 +214,7 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 		if pred == "" {
 			lost, untrack := l.s.Track(epoch)
 			return &lease{
+				s: l.s, epoch: epoch,
 				token:   uint64(stat.Czxid),
 				lost:    lost,
 				untrack: untrack,

@@ -37,7 +37,11 @@ type Session struct {
 	log  *slog.Logger
 	acl  []zk.ACL // of every node the session creates
 
+	timeout time.Duration // as requested (see Promise)
+
 	mu        sync.Mutex
+	okSent    time.Time            // send time of the current epoch's last successful request
+	ended     map[uint64]time.Time // promise end of each ended epoch
 	epoch     uint64
 	connected bool
 	up        chan struct{} // closed while connected; replaced on loss
@@ -102,6 +106,9 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 		acl:     zk.WorldACL(zk.PermAll),
 		up:      make(chan struct{}),
 		tracked: map[*tracker]struct{}{},
+		timeout: timeout,
+		okSent:  time.Now(),
+		ended:   map[uint64]time.Time{},
 	}
 	user, password, digest := cfg.Endpoints.Auth.ZooKeeperUser()
 	if digest {
@@ -127,6 +134,7 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 	}()
 	s.conn = conn
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.background(s.heartbeat)
 	select {
 	case <-s.Up():
 	case <-ctx.Done():
@@ -192,6 +200,7 @@ func (s *Session) onEvent(ev zk.Event) {
 		s.connected = false
 		s.up = make(chan struct{})
 	}
+	s.ended[s.epoch] = s.okSent.Add(s.timeout)
 	s.epoch++
 	s.losses.Add(1)
 	for t := range s.tracked {
@@ -264,6 +273,7 @@ func (s *Session) Counters() map[string]int64 {
 // reads afterwards.
 func (s *Session) call(ctx context.Context, op func() error) error {
 	s.requests.Add(1)
+	op = s.noting(op)
 	if ctx.Done() == nil {
 		return op()
 	}

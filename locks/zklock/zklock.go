@@ -145,6 +145,8 @@ func (c *Client) Close() error {
 
 // lease is one holding, common to both recipes.
 type lease struct {
+	s       *Session
+	epoch   uint64 // the session epoch the holding was established in
 	token   uint64
 	lost    <-chan struct{}
 	untrack func()
@@ -152,8 +154,9 @@ type lease struct {
 	release func(ctx context.Context) error
 }
 
-func (l *lease) Token() uint64         { return l.token }
-func (l *lease) Lost() <-chan struct{} { return l.lost }
+func (l *lease) Token() uint64          { return l.token }
+func (l *lease) Promise() locks.Promise { return l.s.Promise(l.epoch) }
+func (l *lease) Lost() <-chan struct{}  { return l.lost }
 func (l *lease) Release(ctx context.Context) error {
 	err := fmt.Errorf("zklock: released twice: %w", locks.ErrNotHeld)
 	l.once.Do(func() {

@@ -1,0 +1,379 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+)
+
+// fake drives a Shared with a clock the test sets: no server, no sleeping.
+type fake struct {
+	t   *testing.T
+	s   *Shared
+	now time.Duration
+	ids map[string]uint64
+}
+
+func newFake(t *testing.T, f Fencing) *fake {
+	fk := &fake{t: t, s: New(f, time.Time{}), ids: map[string]uint64{}}
+	fk.s.clock = func() time.Duration { return fk.now }
+	return fk
+}
+
+func (f *fake) at(ms int) *fake { f.now = time.Duration(ms) * time.Millisecond; return f }
+
+func (f *fake) enter(name string, v Visit) *fake {
+	f.t.Helper()
+	id, err := f.s.Enter(context.Background(), v)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.ids[name] = id
+	return f
+}
+
+func (f *fake) exit(name string) *fake {
+	f.t.Helper()
+	if err := f.s.Exit(context.Background(), f.ids[name]); err != nil {
+		f.t.Fatal(err)
+	}
+	return f
+}
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// lease is a visit granted at acq (requested 1ms before) promising ttl.
+func lease(client int, token uint64, acq, ttl int) Visit {
+	return Visit{Lock: "L", Client: client, Token: token, Requested: ms(acq - 1), Acquired: ms(acq), ValidUntil: ms(acq - 1 + ttl)}
+}
+
+type figures struct {
+	Violations, Incidents, LockFaults, ClientFaults, Duplicates, Regressions int
+	Overlap                                                                  time.Duration
+}
+
+func figuresOf(s Summary) figures {
+	return figures{s.Violations, s.Incidents, s.LockFaults, s.ClientFaults, s.DuplicateTokens, s.TokenRegressions, s.OverlapTotal}
+}
+
+func TestClassification(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(f *fake)
+		want figures
+	}{{
+		name: "perfect mutex: nothing",
+		run: func(f *fake) {
+			for i := 0; i < 50; i++ {
+				f.at(10*i).enter("a", lease(i%3, uint64(i+1), 10*i, 100)).at(10*i + 9).exit("a")
+			}
+		},
+	}, {
+		// an always-grant lock: three holders inside at once, each granted
+		// while the others' promises ran: one incident, the lock's fault.
+		name: "always-grant lock is caught as a lock fault",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 1, 0, 1000)).at(10).enter("b", lease(1, 2, 10, 1000)).
+				at(20).enter("c", lease(2, 3, 20, 1000)).at(30).exit("a").at(40).exit("b").at(50).exit("c")
+		},
+		want: figures{Violations: 3, Incidents: 1, LockFaults: 1, Overlap: ms(30)},
+	}, {
+		// a holder paused inside past its promise, overlapped by three
+		// short visits of others: one incident (not three), the client's.
+		name: "paused holder inside: one client fault",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 1, 0, 100))
+			for i, t := range []int{200, 300, 400} {
+				f.at(t).enter("b", lease(1, uint64(2+i), t, 100)).at(t + 10).exit("b")
+			}
+			f.at(450).exit("a")
+		},
+		want: figures{Violations: 3, Incidents: 1, ClientFaults: 1, Overlap: ms(30)},
+	}, {
+		// a granted at 0, paused between Acquire and Enter; b granted at 150
+		// after a's promise (100) ran out, then a enters on its old grant
+		// while b is inside: a's fault, though a entered second.
+		name: "holder paused between acquire and enter: client fault",
+		run: func(f *fake) {
+			f.at(150).enter("b", lease(1, 2, 150, 100)).at(160).enter("a", lease(0, 1, 2, 100)).
+				at(170).exit("a").at(200).exit("b")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(10)},
+	}, {
+		name: "a renewal extends the promise: overlap within it is the lock's",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 1, 0, 100)).at(90)
+			if err := f.s.Record(context.Background(), Op{Op: OpRenew, Visit: f.ids["a"], ValidUntil: int64(ms(190))}); err != nil {
+				t.Fatal(err)
+			}
+			f.at(150).enter("b", lease(1, 2, 150, 100)).at(160).exit("a").at(170).exit("b")
+		},
+		want: figures{Violations: 1, Incidents: 1, LockFaults: 1, Overlap: ms(10)},
+	}, {
+		name: "no time bound: any overlap is the lock's",
+		run: func(f *fake) {
+			a := Visit{Lock: "L", Client: 0, Token: 1, Acquired: ms(1), Unbounded: true}
+			f.at(0).enter("a", a).at(5000).enter("b", lease(1, 2, 5000, 100)).at(5001).exit("b").at(5002).exit("a")
+		},
+		want: figures{Violations: 1, Incidents: 1, LockFaults: 1, Overlap: ms(1)},
+	}, {
+		// a failover lost the INCR counter: the next holders get 3 again
+		// (duplicate) and then 2 (regression), serially, with no overlap.
+		name: "duplicate and regressing tokens without any overlap",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 3, 0, 100)).at(10).exit("a").
+				at(20).enter("b", lease(1, 3, 20, 100)).at(30).exit("b").
+				at(40).enter("c", lease(2, 2, 40, 100)).at(50).exit("c")
+		},
+		want: figures{Duplicates: 1, Regressions: 2},
+	}, {
+		name: "separate incidents on one lock count apart",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 1, 0, 100)).at(1).enter("b", lease(1, 2, 1, 100)).at(2).exit("a").at(3).exit("b").
+				at(10).enter("a", lease(0, 3, 10, 100)).at(11).enter("b", lease(1, 4, 11, 100)).at(12).exit("a").at(13).exit("b")
+		},
+		want: figures{Violations: 2, Incidents: 2, LockFaults: 2, Overlap: ms(2)},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, FencingObserve)
+			tt.run(f)
+			if got := figuresOf(f.s.Summary()); got != tt.want {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRandomAgainstBruteForce compares the resource's online figures with
+// a brute-force computation over the intervals of >= 10,000 generated
+// histories, and checks that replaying the history reproduces them.
+func TestRandomAgainstBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	for h := 0; h < n; h++ {
+		vs := genHistory(rng)
+		f := newFake(t, FencingObserve)
+		var buf bytes.Buffer
+		hist := NewHistory(&buf, 0)
+		f.s.SetHistory(hist)
+		// events in time order; times are distinct by construction
+		type ev struct {
+			t     time.Duration
+			enter bool
+			i     int
+		}
+		var evs []ev
+		for i, v := range vs {
+			evs = append(evs, ev{v.enter, true, i}, ev{v.exit, false, i})
+		}
+		sort.Slice(evs, func(a, b int) bool { return evs[a].t < evs[b].t })
+		ids := make([]uint64, len(vs))
+		for _, e := range evs {
+			f.now = e.t
+			if e.enter {
+				id, err := f.s.Enter(context.Background(), vs[e.i].Visit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[e.i] = id
+			} else if err := f.s.Exit(context.Background(), ids[e.i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := figuresOf(f.s.Summary())
+		want := brute(vs)
+		if got != want {
+			t.Fatalf("history %d (%d visits): checker %+v, brute force %+v\n%+v", h, len(vs), got, want, vs)
+		}
+		if err := hist.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		lines := append([]byte(nil), buf.Bytes()...)
+		sums, err := Replay(&buf, FencingObserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := figuresOf(sums[0]); len(vs) > 0 && r != got {
+			t.Fatalf("history %d: replay %+v, live %+v", h, r, got)
+		}
+		// porcupine's second opinion: no strictly increasing order of the
+		// tokens consistent with real time exactly when the checker counts
+		// a duplicate or a regression.
+		orders, err := CheckTokenOrder(bytes.NewReader(lines), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantViolation := got.Duplicates+got.Regressions > 0
+		if v := orders[0].Verdict; (v == TokenOrderViolation) != wantViolation || v == TokenOrderUnknown {
+			t.Fatalf("history %d: porcupine says %q, checker %d duplicates %d regressions\n%+v", h, v, got.Duplicates, got.Regressions, vs)
+		}
+	}
+}
+
+type genVisit struct {
+	Visit
+	enter, exit time.Duration
+}
+
+// genHistory makes up to 12 visits on up to 2 locks with distinct times,
+// random promises (some unbounded, some expired before entry) and small
+// random tokens (so duplicates and regressions happen).
+func genHistory(rng *rand.Rand) []genVisit {
+	n := rng.IntN(12)
+	times := rng.Perm(4 * (n + 1))
+	out := make([]genVisit, n)
+	for i := range out {
+		a, b := time.Duration(times[2*i]+1), time.Duration(times[2*i+1]+1)
+		if a > b {
+			a, b = b, a
+		}
+		acq := a - time.Duration(rng.IntN(5))
+		if acq < 1 {
+			acq = 1
+		}
+		req := acq - time.Duration(rng.IntN(3))
+		if req < 1 {
+			req = 1
+		}
+		v := Visit{
+			Lock: []string{"L", "M"}[rng.IntN(2)], Client: rng.IntN(4), Token: uint64(rng.IntN(6)),
+			Requested: req, Acquired: acq, ValidUntil: acq + time.Duration(rng.IntN(30)), Unbounded: rng.IntN(8) == 0,
+		}
+		out[i] = genVisit{Visit: v, enter: a, exit: b}
+	}
+	return out
+}
+
+// brute computes the figures of intervals by definition: O(n²) pairs,
+// components by union-find, union length by scanning every instant.
+func brute(vs []genVisit) figures {
+	var f figures
+	parent := make([]int, len(vs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	overlaps := func(a, b genVisit) bool {
+		return a.Lock == b.Lock && a.enter < b.exit && b.enter < a.exit
+	}
+	lockPair := map[[2]int]bool{}
+	for i := range vs {
+		for j := i + 1; j < len(vs); j++ {
+			if !overlaps(vs[i], vs[j]) {
+				continue
+			}
+			f.Violations++
+			parent[find(i)] = find(j)
+			a, b := vs[i].Visit, vs[j].Visit
+			cov := func(a, b Visit) bool { return a.Acquired <= b.Acquired && (a.Unbounded || b.Acquired < a.ValidUntil) }
+			if cov(a, b) || cov(b, a) {
+				lockPair[[2]int{i, j}] = true
+			}
+		}
+	}
+	comps := map[int]bool{} // root -> has a lock-fault pair
+	for i := range vs {
+		for j := i + 1; j < len(vs); j++ {
+			if overlaps(vs[i], vs[j]) {
+				comps[find(i)] = comps[find(i)] || lockPair[[2]int{i, j}]
+			}
+		}
+	}
+	for _, lock := range comps {
+		f.Incidents++
+		if lock {
+			f.LockFaults++
+		} else {
+			f.ClientFaults++
+		}
+	}
+	for _, lock := range []string{"L", "M"} {
+		for t := time.Duration(0); t < 200; t++ {
+			in := 0
+			for _, v := range vs {
+				if v.Lock == lock && v.enter <= t && t < v.exit {
+					in++
+				}
+			}
+			if in >= 2 {
+				f.Overlap++
+			}
+		}
+	}
+	seen := map[string]map[uint64]bool{}
+	for i, v := range vs {
+		if v.Token == 0 {
+			continue
+		}
+		if seen[v.Lock] == nil {
+			seen[v.Lock] = map[uint64]bool{}
+		}
+		// duplicates count in order of entry, as the resource sees them
+		_ = i
+		seen[v.Lock][v.Token] = true
+	}
+	byLock := map[string][]genVisit{}
+	for _, v := range vs {
+		if v.Token != 0 {
+			byLock[v.Lock] = append(byLock[v.Lock], v)
+		}
+	}
+	for _, g := range byLock {
+		f.Duplicates += len(g) - len(distinct(g))
+		for _, b := range g {
+			for _, a := range g {
+				if a.Acquired < b.Requested && a.Token >= b.Token {
+					f.Regressions++
+					break
+				}
+			}
+		}
+	}
+	return f
+}
+
+func distinct(g []genVisit) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, v := range g {
+		m[v.Token] = true
+	}
+	return m
+}
+
+// TestTokenOrderVisualization: a regression found by porcupine comes with
+// its HTML visualisation.
+func TestTokenOrderVisualization(t *testing.T) {
+	f := newFake(t, FencingObserve)
+	var buf bytes.Buffer
+	h := NewHistory(&buf, 3)
+	f.s.SetHistory(h)
+	f.at(0).enter("a", lease(0, 3, 1, 100)).at(10).exit("a").at(20).enter("b", lease(1, 2, 20, 100)).at(30).exit("b")
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	orders, err := CheckTokenOrder(&buf, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := orders[3]
+	if o.Verdict != TokenOrderViolation || o.Visualize == nil {
+		t.Fatalf("verdict %q", o.Verdict)
+	}
+	var html bytes.Buffer
+	if err := o.Visualize(&html); err != nil || !bytes.Contains(html.Bytes(), []byte("<html")) {
+		t.Fatalf("visualisation: %v, %d bytes", err, html.Len())
+	}
+}

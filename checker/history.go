@@ -1,0 +1,131 @@
+package checker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Operations of a history line (Op.Op).
+const (
+	OpAcquire = "acquire" // a grant as it reached the resource: invoke = request sent, return = granted
+	OpEnter   = "enter"
+	OpRead    = "read"
+	OpWrite   = "write"
+	OpExit    = "exit"
+	OpRelease = "release"
+	OpRenew   = "renew" // the holder's promise moved to ValidUntil
+	OpLost    = "lost"  // the holder learnt it no longer holds the lock
+)
+
+// Op is one line of history.jsonl: one client operation. Times are on the
+// harness clock in nanoseconds. Operations the resource performs (enter,
+// read, write, exit) happen at one instant of its clock: invoke = return.
+// Lines are written in the resource's order (Seq), which is the order of
+// its one mutex, so replaying them reproduces every figure (Replay).
+type Op struct {
+	Run    int    `json:"run"` // index of the run in result.json's runs[]
+	Seq    uint64 `json:"seq"`
+	Client int    `json:"client"`
+	Lock   string `json:"lock"`
+	Op     string `json:"op"`
+	Visit  uint64 `json:"visit,omitempty"`
+	Invoke int64  `json:"invoke_ns"`
+	Return int64  `json:"return_ns"`
+	Token  uint64 `json:"token,omitempty"`
+	// ValidUntil is the promise (harness clock) on acquire and renew lines.
+	ValidUntil int64 `json:"valid_until_ns,omitempty"`
+	Unbounded  bool  `json:"unbounded,omitempty"`
+	Estimated  bool  `json:"estimated,omitempty"`
+	Value      int64 `json:"value,omitempty"` // counter read or written
+	// Outcome is "ok", "stale_rejected", or an error kind.
+	Outcome string `json:"outcome"`
+}
+
+// OpRecorder is implemented by resources that also take the client-side
+// operations (release, lost, renew) into the history; Shared and Remote do.
+type OpRecorder interface {
+	Record(ctx context.Context, op Op) error
+}
+
+// History streams history lines to a writer as they happen; nothing is
+// kept in memory beyond the writer's buffer. A nil *History records
+// nothing.
+type History struct {
+	run int
+	w   *bufio.Writer
+	enc *json.Encoder
+	seq uint64
+	err error
+}
+
+// NewHistory returns a history writing the lines of run index run to w.
+func NewHistory(w io.Writer, run int) *History {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &History{run: run, w: bw, enc: json.NewEncoder(bw)}
+}
+
+func (h *History) write(op Op) {
+	if h == nil || h.err != nil {
+		return
+	}
+	h.seq++
+	op.Run, op.Seq = h.run, h.seq
+	if err := h.enc.Encode(op); err != nil {
+		h.err = fmt.Errorf("history: %w", err)
+	}
+}
+
+// Flush writes what is buffered and returns the first write error.
+func (h *History) Flush() error {
+	if h == nil {
+		return nil
+	}
+	if err := h.w.Flush(); err != nil && h.err == nil {
+		h.err = fmt.Errorf("history: %w", err)
+	}
+	return h.err
+}
+
+func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration) {
+	if h == nil {
+		return
+	}
+	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
+		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated, Outcome: "ok"})
+	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token, Outcome: "ok"})
+}
+
+func (h *History) op(v *visit, op string, now time.Duration, outcome string, value int64) {
+	if h == nil {
+		return
+	}
+	h.write(Op{Client: v.client, Lock: v.lock, Op: op, Visit: v.id, Invoke: int64(now), Return: int64(now),
+		Token: v.token, Value: value, Outcome: outcome})
+}
+
+// SetHistory makes the resource stream every operation to h (nil: none).
+// Call it before the first visit.
+func (s *Shared) SetHistory(h *History) {
+	s.mu.Lock()
+	s.history = h
+	s.mu.Unlock()
+}
+
+// Record implements OpRecorder: a client-side operation goes into the
+// history in the resource's order. A renew line also moves the promise of
+// the visit it names (as Renew does).
+func (s *Shared) Record(_ context.Context, op Op) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if op.Op == OpRenew && op.Visit != 0 {
+		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded && time.Duration(op.ValidUntil) > v.promise.validUntil {
+			v.promise.validUntil = time.Duration(op.ValidUntil)
+		}
+	}
+	s.history.write(op)
+	return nil
+}

@@ -1,0 +1,83 @@
+package checker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Replay recomputes every run's Summary from history lines alone (bench
+// check): the lines are fed, in their order, to a fresh resource per run
+// whose clock reads each line's time. It agrees with the live resource
+// because the live one wrote the lines in its own order.
+func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
+	type replay struct {
+		s       *Shared
+		now     time.Duration
+		pending map[uint64]Visit
+		ids     map[uint64]uint64 // history visit id -> replayed id
+	}
+	runs := map[int]*replay{}
+	ctx := context.Background()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var op Op
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
+		}
+		rp := runs[op.Run]
+		if rp == nil {
+			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}}
+			rp.s.clock = func() time.Duration { return rp.now }
+			runs[op.Run] = rp
+		}
+		if t := time.Duration(op.Return); t > rp.now && op.Op != OpAcquire {
+			rp.now = t
+		}
+		id := rp.ids[op.Visit]
+		var err error
+		switch op.Op {
+		case OpAcquire:
+			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
+				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
+				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated}
+		case OpEnter:
+			v, ok := rp.pending[op.Visit]
+			if !ok {
+				return nil, fmt.Errorf("history line %d: enter of visit %d without its acquire line", n, op.Visit)
+			}
+			delete(rp.pending, op.Visit)
+			rp.ids[op.Visit], err = rp.s.Enter(ctx, v)
+		case OpRead:
+			_, err = rp.s.Read(ctx, id)
+		case OpWrite:
+			if werr := rp.s.Write(ctx, id, op.Value); werr != nil && (op.Outcome == "ok" || !isStale(werr)) {
+				err = werr
+			}
+		case OpExit:
+			err = rp.s.Exit(ctx, id)
+			delete(rp.ids, op.Visit)
+		case OpRenew:
+			op.Visit = id
+			err = rp.s.Record(ctx, op)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("history line %d (%s of visit %d): %w", n, op.Op, op.Visit, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	out := make(map[int]Summary, len(runs))
+	for i, rp := range runs {
+		out[i] = rp.s.Summary()
+	}
+	return out, nil
+}
+
+func isStale(err error) bool { return errors.Is(err, ErrStaleToken) }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/workload"
+)
+
+func TestMain(m *testing.M) {
+	workload.MaybeWorker() // this test binary is also the client process
+	os.Exit(m.Run())
+}
+
+// TestCheck: bench check reproduces every safety figure of a run with
+// overlaps (in-process and process-per-client clients) from its history,
+// and says so when result.json is tampered with.
+func TestCheck(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	for _, ppc := range []string{"false", "true"} {
+		t.Run("process_per_client="+ppc, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "s.yaml")
+			src := "name: check\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad, redis-set-del]\nresource: {fencing: enforce}\n" +
+				"workload: {clients: 3, duration: 2s, ttl: 200ms, critical_section: 300ms, process_per_client: " + ppc + "}\n"
+			if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			var stdout, stderr bytes.Buffer
+			if err := run(context.Background(), []string{"run", "-q", "--out", out, file}, &stdout, &stderr); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			stdout.Reset()
+			if code := cli.Code(run(context.Background(), []string{"check", out}, &stdout, &stderr), &stderr); code != 0 {
+				t.Fatalf("check exit %d:\n%s%s", code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), "client_faults") {
+				t.Errorf("no figures printed:\n%s", stdout.String())
+			}
+			// tamper: one incident more than the history shows
+			path := filepath.Join(out, "result.json")
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw map[string]any
+			if err := json.Unmarshal(data, &raw); err != nil {
+				t.Fatal(err)
+			}
+			runs := raw["runs"].([]any)
+			r0 := runs[0].(map[string]any)
+			if r0["violations"].(float64) == 0 {
+				t.Fatalf("no violations with ttl < critical section: nothing to check\n%s", data)
+			}
+			r0["incidents"] = r0["incidents"].(float64) + 1
+			data, _ = json.Marshal(raw)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout.Reset()
+			if code := cli.Code(run(context.Background(), []string{"check", out}, &stdout, &stderr), &stderr); code != cli.ExitFailed {
+				t.Fatalf("check of a tampered result: exit %d, want 1\n%s", code, stdout.String())
+			}
+		})
+	}
+}

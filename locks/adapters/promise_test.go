@@ -1,0 +1,66 @@
+package adapters_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks"
+	_ "github.com/locklab/locklab/locks/all"
+)
+
+// TestPromise acquires each lock that is not a single-instance Redis
+// variant (those have their own test in redislock) on real servers and
+// checks that its lease reports a time-bounded promise that still runs right
+// after Acquire returned and never reaches past a TTL from then; the
+// library adapters say that theirs is estimated.
+func TestPromise(t *testing.T) {
+	const ttl = 2 * time.Second
+	redis := locks.Endpoints{Redis: []string{testenv.Redis(t), testenv.Redis(t), testenv.Redis(t)}}
+	zk := newLabEnv(t, 1, locks.ZooKeeper).endpoints(0)
+	etcd := newLabEnv(t, 1, locks.Etcd).endpoints(0)
+	for _, tc := range []struct {
+		lock      string
+		ep        locks.Endpoints
+		estimated bool
+	}{
+		{"redlock", redis, false},
+		{"redsync", redis, true},
+		{"bsm-redislock", locks.Endpoints{Redis: redis.Redis[:1]}, true},
+		{"zk-recipe", zk, false},
+		{"zk-herd", zk, false},
+		{"zk-lib", zk, true},
+		{"etcd-recipe", etcd, false},
+		{"etcd-mutex", etcd, true},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			spec, ok := locks.Lookup(tc.lock)
+			if !ok {
+				t.Fatalf("%s not registered", tc.lock)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := spec.New(ctx, locks.Config{Endpoints: tc.ep, TTL: ttl, Prefix: "promise-test/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			lease, err := c.Locker("p").Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := time.Now()
+			p := locks.PromiseOf(lease)
+			if p.Unbounded || p.Estimated != tc.estimated {
+				t.Errorf("promise %+v: want bounded, estimated=%v", p, tc.estimated)
+			}
+			if !p.Until.After(after) || p.Until.After(after.Add(ttl)) {
+				t.Errorf("promise ends %v after Acquire returned, want within (0, %v]", p.Until.Sub(after), ttl)
+			}
+			if err := lease.Release(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

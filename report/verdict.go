@@ -1,0 +1,103 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The two classes of incident, one sentence each for a design review.
+const (
+	LockFaultMeaning   = "lock fault: the lock granted a second holder while the first one's promised validity still ran; nothing on the client side repairs this."
+	ClientFaultMeaning = "client fault: a holder stayed inside after its promise had run out (a pause, a partition); fencing repairs this (the resource rejects the older token)."
+)
+
+// Verdict values of runs and expectations.
+const (
+	VerdictMet          = "met"
+	VerdictFailed       = "failed"
+	VerdictInconclusive = "inconclusive"
+)
+
+// safetySection leads a report: incidents and their classification per
+// run, the meaning of each class, and the verdicts.
+func safetySection(d *doc, r *Result) {
+	d.h(2, "Safety")
+	t := &docTable{
+		head: []string{"lock", "clients", "incidents", "lock faults", "client faults", "overlap ms", "violations (pairs)",
+			"dup tokens", "token regressions", "token order (porcupine)", "promise", "client model", "verdict"},
+		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false, false},
+	}
+	model := r.Workload.OnLost
+	if model == "" {
+		model = "ignore"
+	}
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		v := run.Verdict
+		if v == "" {
+			v = "-"
+		}
+		if run.VerdictReason != "" {
+			v += ": " + run.VerdictReason
+		}
+		t.addClass(rowClass(run), seriesKey(run), fmt.Sprint(run.Clients), fmt.Sprint(run.Incidents),
+			fmt.Sprint(run.LockFaults), fmt.Sprint(run.ClientFaults), fmtNum(run.OverlapMsTotal),
+			fmt.Sprint(run.Violations), fmt.Sprint(run.DuplicateTokens), fmt.Sprint(run.TokenRegressions),
+			tokenOrder(run), orDash(run.Promise), model, v)
+	}
+	d.tab(t)
+	d.list(LockFaultMeaning, ClientFaultMeaning,
+		"An incident is a maximal group of overlapping visits (one paused holder overlapped by many others counts once); violations count the overlapping pairs.",
+		"Inconclusive: a safety claim without evidence (a fault that did not apply, fewer than min_visits visits after a fault, a resource-call error).")
+}
+
+// rowClass is "bad" for damage or a failed verdict, "inconclusive" for an
+// inconclusive one, "" otherwise.
+func rowClass(run *Run) string {
+	switch {
+	case run.Verdict == VerdictFailed, run.Error != "":
+		return "bad"
+	case run.Verdict == VerdictInconclusive:
+		return "inconclusive"
+	case run.Verdict == "" && (run.Incidents > 0 || run.LostUpdates > 0):
+		return "bad"
+	}
+	return ""
+}
+
+// verdictNote is the report's headline on its expectations.
+func verdictNote(d *doc, r *Result) {
+	switch {
+	case r.Verdict == VerdictInconclusive:
+		d.note("Expectations INCONCLUSIVE: none failed, but some safety claims have no evidence (see Safety).")
+	case r.ExpectMet == nil:
+	case *r.ExpectMet:
+		d.p("Expectations: every run met the scenario's expectations.")
+	default:
+		d.note("Expectations NOT met: see the Expectations section.")
+	}
+}
+
+func expectVerdict(e Expectation) (string, string) {
+	switch {
+	case e.Verdict == VerdictInconclusive:
+		return "inconclusive: " + e.Reason, "inconclusive"
+	case e.Met:
+		return "yes", ""
+	}
+	return strings.TrimSuffix("NO "+e.Reason, " "), "bad"
+}
+
+func tokenOrder(run *Run) string {
+	if run.TokenOrderHTML != "" {
+		return run.TokenOrder + " (see " + run.TokenOrderHTML + ")"
+	}
+	return orDash(run.TokenOrder)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

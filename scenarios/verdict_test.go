@@ -1,0 +1,58 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestVerdictFields(t *testing.T) {
+	s := mustParse(t, `name: t
+cluster: {redis: {primaries: 1}}
+locks: [redis-cad]
+workload: {on_lost: abort}
+expect:
+  default: {violations: 0, lock_faults: 0, client_faults: ">0", incidents: "<=2", duplicate_tokens: 0, token_regressions: 0, min_visits: 5}
+`)
+	if s.Workload.OnLost != "abort" {
+		t.Errorf("on_lost = %q", s.Workload.OnLost)
+	}
+	e, ok := s.ExpectFor(Lock{Name: "redis-cad"})
+	if !ok || e.LockFaults != "0" || e.ClientFaults != ">0" || e.Incidents != "<=2" || e.MinVisits != 5 || e.TokenRegressions != "0" {
+		t.Fatalf("expect %+v", e)
+	}
+	// enough evidence: judged as usual
+	checks := e.Evaluate(Counts{ClientFaults: 1, Incidents: 1, Violations: 1}, "")
+	if v := Verdict(checks); v != Failed {
+		t.Errorf("verdict %s, want failed (violations 1): %+v", v, checks)
+	}
+	// no evidence: zero safety counts are inconclusive, a non-zero one is judged
+	checks = e.Evaluate(Counts{}, "fault 0 did not apply")
+	for _, c := range checks {
+		if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "did not apply") {
+			t.Errorf("check %+v: want inconclusive with the reason", c)
+		}
+	}
+	if v := Verdict(checks); v != Inconclusive {
+		t.Errorf("verdict %s, want inconclusive", v)
+	}
+	if v := Verdict(e.Evaluate(Counts{Violations: 3, ClientFaults: 1, Incidents: 1}, "too few visits")); v != Failed {
+		t.Errorf("verdict %s, want failed: non-zero violations are evidence", v)
+	}
+	if v := Verdict(e.Evaluate(Counts{ClientFaults: 2, Incidents: 2}, "")); v != Met {
+		t.Errorf("verdict %s, want met", v)
+	}
+	for _, bad := range []string{"{on_lost: maybe}", "{lock_faults: x}"} {
+		src := "name: t\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad]\n"
+		if strings.Contains(bad, "on_lost") {
+			src += "workload: " + bad + "\n"
+		} else {
+			src += "expect:\n  default: " + bad + "\n"
+		}
+		if _, err := Parse("x.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
+			t.Errorf("%s: error %v, want one naming the file and line", bad, err)
+		}
+	}
+	if _, err := Parse("x.yaml", []byte("name: t\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad]\nexpect:\n  default: {min_visits: -1}\n")); err == nil {
+		t.Error("min_visits: -1 accepted")
+	}
+}
