@@ -18,8 +18,8 @@ import (
 func TestPromise(t *testing.T) {
 	const ttl = 2 * time.Second
 	redis := locks.Endpoints{Redis: []string{testenv.Redis(t), testenv.Redis(t), testenv.Redis(t)}}
-	zk := newLabEnv(t, 1, locks.ZooKeeper).endpoints(0)
-	etcd := newLabEnv(t, 1, locks.Etcd).endpoints(0)
+	zk := testenv.NewEnsemble(t, locks.ZooKeeper, 1).Endpoints(0)
+	etcd := testenv.NewEnsemble(t, locks.Etcd, 1).Endpoints(0)
 	for _, tc := range []struct {
 		lock      string
 		ep        locks.Endpoints
