@@ -94,6 +94,9 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
 		}
+		if spec.InProcess && sc.Workload.ProcessPerClient {
+			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
+		}
 		for _, v := range variants {
 			n := v.Workload.Clients
 			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
@@ -462,6 +465,9 @@ func describe(cs cluster.Spec) string {
 	if cs.Etcd != nil {
 		parts = append(parts, fmt.Sprintf("etcd x%d", cs.Etcd.Nodes))
 	}
+	if len(parts) == 0 {
+		return "no servers (in process)"
+	}
 	return strings.Join(parts, ", ") + " (" + cs.Provider + ")"
 }
 
@@ -529,6 +535,9 @@ func host() report.Host {
 // startupString says how long each backend took to be ready, e.g.
 // "local: zookeeper ready in 1.3s".
 func startupString(provider string, startup map[string]time.Duration) string {
+	if len(startup) == 0 {
+		return "no servers"
+	}
 	kinds := make([]string, 0, len(startup))
 	for k := range startup {
 		kinds = append(kinds, k)
