@@ -369,44 +369,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	stop()
 	<-progressDone
 
-	sum := rec.Summary()
-	truth := resource.Summary()
-	handoff := workload.NewHistogram()
-	for _, d := range resource.TakeHandoffs() {
-		workload.RecordDuration(handoff, d)
-	}
-	out.DurationS = elapsed.Seconds()
-	out.Ops = sum.Ops
-	if elapsed > 0 {
-		out.Throughput = float64(sum.Ops) / elapsed.Seconds()
-	}
-	out.Errors = sum.Errors
-	out.Violations = truth.Violations
-	out.LostUpdates = truth.LostUpdates
-	out.StaleTokens = truth.StaleTokens
-	out.StaleRejected = truth.StaleRejected
-	out.StaleAccepted = truth.StaleAccepted
-	out.MaxOverlapMs = msf(truth.MaxOverlap)
-	out.Visits = truth.Visits
-	out.Acquire = report.LatencyOf(sum.Acquire)
-	out.Release = report.LatencyOf(sum.Release)
-	out.Handoff = report.LatencyOf(handoff)
-	out.Counters = counters
-	for _, b := range sum.Timeline {
-		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
-	}
-	const maxEvents = 1000
-	for i, ev := range truth.Events {
-		if i == maxEvents {
-			out.ViolationEventsDropped = len(truth.Events) - maxEvents
-			break
-		}
-		out.ViolationEvents = append(out.ViolationEvents, report.ViolationEvent{
-			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
-			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
-			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
-		})
-	}
+	collect(&out, rec, resource, elapsed, counters)
 	out.Complete = werr == nil && ctx.Err() == nil
 	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()

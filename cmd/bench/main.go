@@ -24,7 +24,7 @@ Usage:
   bench run [flags] SCENARIO...   run scenarios, print a table, write results/
   bench report [--out DIR] DIR... re-render a results folder; compare several
   bench list                      built-in scenarios and lock names
-  bench calibrate [flags]         measure the harness against redis-benchmark
+  bench calibrate [flags]         the harness against each backend's own limit
   bench cleanup [--all]           remove containers left by interrupted docker runs
   bench help                      this text
 
@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "list":
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":
-		return calibrate(ctx, args[1:], stdout, stderr)
+		return calibrateCmd(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
 	case "help", "-h", "--help":
