@@ -100,6 +100,18 @@ type Run struct {
 	ViolationEventsDropped int           `json:"violation_events_dropped,omitempty"`
 	Faults                 []FaultWindow `json:"faults"`
 
+	// Harness cost (calibration): PeakRSSMB is the harness process's peak
+	// resident memory during the run (in-process clients, proxies, checker;
+	// not the servers or client processes), 0 when unknown. In open-loop
+	// runs RateRequested is the scheduled rate, RateAchieved the rate at
+	// which operations actually started, StartLagMs the p99 of how late
+	// they started, and RateWarning says when the harness fell behind.
+	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
+	RateRequested float64 `json:"rate_requested,omitempty"`
+	RateAchieved  float64 `json:"rate_achieved,omitempty"`
+	StartLagMs    float64 `json:"start_lag_p99_ms,omitempty"`
+	RateWarning   string  `json:"rate_warning,omitempty"`
+
 	ExpectMet    *bool              `json:"expect_met,omitempty"`
 	Expectations []Expectation      `json:"expectations,omitempty"`
 	StartupMs    map[string]float64 `json:"startup_ms,omitempty"`

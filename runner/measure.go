@@ -24,6 +24,7 @@ func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg fu
 		Clients: wcfg.Clients, Errors: map[string]int64{}, TimelineBucketMs: int(workload.BucketWidth / time.Millisecond),
 		Timeline: []report.TimelineBucket{}, ViolationEvents: []report.ViolationEvent{}, Faults: []report.FaultWindow{},
 	}
+	resetPeakRSS()
 	drv, err := connectInProcess(ctx, spec, wcfg, lcfg)
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", spec.Name, err)
@@ -75,6 +76,7 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.Release = report.LatencyOf(sum.Release)
 	out.Handoff = report.LatencyOf(handoff)
 	out.Counters = counters
+	out.PeakRSSMB = peakRSSMB()
 	for _, b := range sum.Timeline {
 		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
 	}

@@ -275,6 +275,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	for _, k := range keys {
 		name += "_" + unsafeChars.ReplaceAllString(k+"="+pt.Params[k], "_")
 	}
+	resetPeakRSS()
 	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
 	cspec.Logger = r.log
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))

@@ -107,10 +107,11 @@ func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
 func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res checker.Resource, sched *Schedule, rec *Recorder) {
 	cfg = cfg.withDefaults()
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1))
-	lockers := make([]locks.Locker, cfg.Keys)
-	for k := range lockers {
-		lockers[k] = lc.Locker(LockName(k))
-	}
+	// Lockers are made on a key's first use and kept (a reentrant lock's
+	// Locker is its owner): a client holds the few keys it touches, not
+	// one Locker per key of the run (clients x keys would grow
+	// quadratically with one key per client).
+	lockers := map[int]locks.Locker{}
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		intended, ok := sched.take(ctx)
@@ -121,7 +122,12 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		if cfg.KeyPerClient {
 			k = id % cfg.Keys
 		}
-		if err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended); err != nil {
+		l, ok := lockers[k]
+		if !ok {
+			l = lc.Locker(LockName(k))
+			lockers[k] = l
+		}
+		if err := oneOp(ctx, cfg, id, k, l, res, rec, intended); err != nil {
 			// Back off after backend failures so a dead server does not
 			// turn the client into a busy loop; reset on success.
 			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
