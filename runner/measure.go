@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
@@ -39,7 +41,7 @@ func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg fu
 	werr := drv.drive(ctx, wcfg, resource, rec)
 	elapsed := time.Since(base)
 	counters, serr := drv.finish(wcfg, rec)
-	collect(&out, rec, resource, elapsed, counters)
+	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
 	if werr == nil {
 		werr = serr
 	}
@@ -51,8 +53,9 @@ func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg fu
 }
 
 // collect fills out with what the recorder and the resource measured over
-// elapsed: the one place a run's figures are assembled.
-func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, elapsed time.Duration, counters map[string]int64) {
+// elapsed, rate being the open-loop rate requested (0: closed loop): the
+// one place a run's figures are assembled.
+func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, elapsed time.Duration, counters map[string]int64, rate float64) {
 	sum := rec.Summary()
 	truth := resource.Summary()
 	handoff := workload.NewHistogram()
@@ -77,6 +80,9 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.Handoff = report.LatencyOf(handoff)
 	out.Counters = counters
 	out.PeakRSSMB = peakRSSMB()
+	if rate > 0 && elapsed > 0 {
+		openLoop(out, rate, sum.Started, sum.Lag, elapsed)
+	}
 	for _, b := range sum.Timeline {
 		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
 	}
@@ -97,3 +103,22 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 // LockEndpoints converts one client's cluster endpoints for the lock
 // packages, as a run hands them to its clients.
 func LockEndpoints(e cluster.Endpoints) locks.Endpoints { return lockEndpoints(e) }
+
+// RateShortfall is how far below the requested rate an open-loop run may
+// start its operations before the result warns.
+const RateShortfall = 0.95
+
+// openLoop records an open-loop run's requested and achieved rates and
+// warns when operations started late: every client was busy (the backend
+// is slower than clients/rate allows) or the harness itself fell behind.
+func openLoop(out *report.Run, rate float64, started int64, lag *hdrhistogram.Histogram, elapsed time.Duration) {
+	out.RateRequested = rate
+	out.RateAchieved = float64(started) / elapsed.Seconds()
+	p99 := float64(lag.ValueAtQuantile(99)) / 1000
+	out.StartLagMs = p99
+	if out.RateAchieved < RateShortfall*rate {
+		out.RateWarning = fmt.Sprintf("operations started at %.0f/s of the %.0f/s requested (p99 %.1f ms late): "+
+			"every client was busy or the harness could not keep up; latencies still count from the scheduled start",
+			out.RateAchieved, rate, p99)
+	}
+}

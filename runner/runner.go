@@ -370,7 +370,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	stop()
 	<-progressDone
 
-	collect(&out, rec, resource, elapsed, counters)
+	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
 	out.Complete = werr == nil && ctx.Err() == nil
 	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()
@@ -378,6 +378,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d  (%s)",
 		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations,
 		startupString(r.provider, info.Startup))
+	if out.RateWarning != "" {
+		r.progressDone("[%d/%d] %s: warning: %s", r.index+1, r.total, out.Lock, out.RateWarning)
+	}
 	return out
 }
 

@@ -118,6 +118,9 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		if !ok {
 			return
 		}
+		if !intended.IsZero() {
+			rec.Started(time.Since(intended))
+		}
 		k := rng.IntN(cfg.Keys)
 		if cfg.KeyPerClient {
 			k = id % cfg.Keys
