@@ -59,6 +59,8 @@ type Workload struct {
 	Mode             string  `json:"mode"`
 	Rate             float64 `json:"rate,omitempty"`
 	ProcessPerClient bool    `json:"process_per_client,omitempty"`
+	// KeyPerClient: client i used key i only (keys >= clients).
+	KeyPerClient bool `json:"key_per_client,omitempty"`
 }
 
 // Run is one lock on one fresh cluster (one sweep point).

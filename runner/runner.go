@@ -197,6 +197,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 			Clients: wl.Clients, DurationS: wl.Duration.Seconds(), Ops: wl.Ops,
 			TTLMs: msf(wl.TTL), CriticalMs: msf(wl.CriticalSection), Keys: wl.Keys,
 			Mode: orDefault(wl.Mode, "closed"), Rate: wl.Rate, ProcessPerClient: wl.ProcessPerClient,
+			KeyPerClient: wl.KeyPerClient,
 		},
 		Runs: []report.Run{},
 	}
@@ -311,6 +312,10 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
 		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
 		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed,
+		KeyPerClient: r.wl.KeyPerClient,
+	}
+	if wcfg.KeyPerClient {
+		wcfg.Keys = max(wcfg.Keys, pt.Clients)
 	}
 	if r.wl.Mode == "open" {
 		wcfg.Rate = r.wl.Rate

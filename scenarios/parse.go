@@ -35,7 +35,7 @@ var (
 	ensembleFields = []string{"nodes", "image"}
 	externalFields = []string{"redis", "zookeeper", "etcd"}
 	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
-		"process_per_client", "acquire_timeout"}
+		"process_per_client", "acquire_timeout", "key_per_client"}
 	resourceFields = []string{"fencing"}
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors"}
 	lockFields     = []string{"name", "ttl", "retry", "key", "label"}
@@ -320,6 +320,9 @@ func (p *parser) workload(e entry) {
 	}
 	if x, ok := f["process_per_client"]; ok {
 		w.ProcessPerClient, _ = get(p, x, "workload.process_per_client", asBool)
+	}
+	if x, ok := f["key_per_client"]; ok {
+		w.KeyPerClient, _ = get(p, x, "workload.key_per_client", asBool)
 	}
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
 }

@@ -107,11 +107,13 @@ func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
 func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res checker.Resource, sched *Schedule, rec *Recorder) {
 	cfg = cfg.withDefaults()
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1))
-	// Lockers are made on a key's first use and kept (a reentrant lock's
-	// Locker is its owner): a client holds the few keys it touches, not
-	// one Locker per key of the run (clients x keys would grow
-	// quadratically with one key per client).
-	lockers := map[int]locks.Locker{}
+	// The Locker of the last key used is kept (a reentrant lock's Locker is
+	// its owner, so one key keeps one owner); another key gets a new one.
+	// Keeping one per key would cost clients x keys Lockers.
+	var (
+		locker locks.Locker
+		lastK  = -1
+	)
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		intended, ok := sched.take(ctx)
@@ -125,12 +127,10 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		if cfg.KeyPerClient {
 			k = id % cfg.Keys
 		}
-		l, ok := lockers[k]
-		if !ok {
-			l = lc.Locker(LockName(k))
-			lockers[k] = l
+		if k != lastK {
+			locker, lastK = lc.Locker(LockName(k)), k
 		}
-		if err := oneOp(ctx, cfg, id, k, l, res, rec, intended); err != nil {
+		if err := oneOp(ctx, cfg, id, k, locker, res, rec, intended); err != nil {
 			// Back off after backend failures so a dead server does not
 			// turn the client into a busy loop; reset on success.
 			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
