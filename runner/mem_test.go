@@ -20,6 +20,9 @@ workload: {clients: 4, duration: 500ms, critical_section: 0s, keys: 1}
 	if !r.Complete || r.Ops == 0 || r.Violations != 0 || r.LostUpdates != 0 || r.StaleTokens != 0 {
 		t.Errorf("mem run: complete %v ops %d violations %d lost %d stale %d", r.Complete, r.Ops, r.Violations, r.LostUpdates, r.StaleTokens)
 	}
+	if r.PeakRSSMB <= 0 {
+		t.Errorf("peak_rss_mb = %v, want the harness's peak RSS", r.PeakRSSMB)
+	}
 }
 
 // TestMemRefusesClientProcesses: a mem lock is shared only inside the
