@@ -92,6 +92,13 @@ func Run(ctx context.Context, opts Options) (*Figures, error) {
 	opts = opts.withDefaults()
 	f := &Figures{DurationS: opts.Duration.Seconds()}
 	for _, b := range opts.Backends {
+		switch b {
+		case "mem", "redis", "zookeeper", "etcd":
+		default:
+			return nil, fmt.Errorf("calibrate: unknown backend %q (allowed: mem, redis, zookeeper, etcd)", b)
+		}
+	}
+	for _, b := range opts.Backends {
 		var err error
 		switch b {
 		case "mem":
@@ -102,8 +109,6 @@ func Run(ctx context.Context, opts Options) (*Figures, error) {
 			f.ZooKeeper, err = measureZooKeeper(ctx, opts)
 		case "etcd":
 			f.Etcd, err = measureEtcd(ctx, opts)
-		default:
-			err = fmt.Errorf("unknown backend %q (allowed: mem, redis, zookeeper, etcd)", b)
 		}
 		if err != nil {
 			return f, fmt.Errorf("calibrate %s: %w", b, err)
