@@ -112,8 +112,13 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 	// Keeping one per key would cost clients x keys Lockers.
 	var (
 		locker locks.Locker
+		name   string
 		lastK  = -1
 	)
+	// The resource calls and Release use a context that survives the
+	// run's end: once inside, a client always exits and gives the lock
+	// back, so the checker never sees a phantom holder.
+	stay := context.WithoutCancel(ctx)
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		intended, ok := sched.take(ctx)
@@ -128,9 +133,10 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 			k = id % cfg.Keys
 		}
 		if k != lastK {
-			locker, lastK = lc.Locker(LockName(k)), k
+			name, lastK = LockName(k), k
+			locker = lc.Locker(name)
 		}
-		if err := oneOp(ctx, cfg, id, k, locker, res, rec, intended); err != nil {
+		if err := oneOp(ctx, stay, cfg, id, name, locker, res, rec, intended); err != nil {
 			// Back off after backend failures so a dead server does not
 			// turn the client into a busy loop; reset on success.
 			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
@@ -145,7 +151,9 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 // errBackend marks an operation that failed in a way worth backing off.
 var errBackend = errors.New("backend error")
 
-func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res checker.Resource, rec *Recorder, intended time.Time) error {
+// oneOp is one operation on lock name; stay is ctx without its end (see
+// RunClient).
+func oneOp(ctx, stay context.Context, cfg Config, id int, name string, l locks.Locker, res checker.Resource, rec *Recorder, intended time.Time) error {
 	start := time.Now()
 	if !intended.IsZero() {
 		start = intended
@@ -170,21 +178,16 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	acquired := time.Now()
 	rec.Acquired(acquired.Sub(start))
 
-	name := LockName(k)
-	// The resource calls use a context that survives the run's end: once
-	// inside, a client always exits, so the checker never sees a phantom
-	// holder.
-	rctx := context.WithoutCancel(ctx)
-	visit, err := res.Enter(rctx, checker.Visit{Lock: name, Client: id, Token: lease.Token(), Waited: acquired.Sub(start)})
+	visit, err := res.Enter(stay, checker.Visit{Lock: name, Client: id, Token: lease.Token(), Waited: acquired.Sub(start)})
 	if err != nil {
 		rec.Error(ErrResource, time.Now())
-		releaseLease(ctx, cfg, lease, rec)
+		releaseLease(stay, cfg, lease, rec)
 		return errBackend
 	}
-	value, err := res.Read(rctx, visit)
+	value, err := res.Read(stay, visit)
 	completed := false
 	if err == nil && sleepCtx(ctx, cfg.CriticalSection) {
-		werr := res.Write(rctx, visit, value+1)
+		werr := res.Write(stay, visit, value+1)
 		switch {
 		case werr == nil:
 			completed = true
@@ -194,7 +197,7 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 			err = werr
 		}
 	}
-	if xerr := res.Exit(rctx, visit); xerr != nil && err == nil {
+	if xerr := res.Exit(stay, visit); xerr != nil && err == nil {
 		err = xerr
 	}
 	if err != nil {
@@ -208,12 +211,14 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 		rec.Error(ErrLostWhileHeld, time.Now())
 	default:
 	}
-	releaseLease(ctx, cfg, lease, rec)
+	releaseLease(stay, cfg, lease, rec)
 	return nil
 }
 
-func releaseLease(ctx context.Context, cfg Config, lease locks.Lease, rec *Recorder) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ReleaseTimeout)
+// releaseLease gives lease back within cfg.ReleaseTimeout; stay is the
+// client's context without the run's end.
+func releaseLease(stay context.Context, cfg Config, lease locks.Lease, rec *Recorder) {
+	rctx, cancel := context.WithTimeout(stay, cfg.ReleaseTimeout)
 	defer cancel()
 	start := time.Now()
 	err := lease.Release(rctx)
