@@ -32,6 +32,8 @@ const (
 	Redis     Backend = "redis"
 	ZooKeeper Backend = "zookeeper"
 	Etcd      Backend = "etcd"
+	// Memory is no server at all: the in-process calibration lock "mem".
+	Memory Backend = "mem"
 )
 
 // Option documents one backend-specific option a lock accepts.
@@ -58,6 +60,10 @@ type Spec struct {
 	LeaseBased bool
 	// Broken marks variants that are unsafe by design (kept to show why).
 	Broken bool
+	// InProcess marks locks that are real only among the clients of one
+	// process (the calibration lock "mem"): they cannot run with
+	// process_per_client or pause-client faults.
+	InProcess bool
 	// MinRedis is the least number of Redis primaries the lock needs (redlock).
 	MinRedis int
 	// Options lists the accepted backend-specific options.

@@ -169,10 +169,16 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 		byName[p.Name] = p
 	}
 	d.h(2, "Plots")
-	for _, n := range []string{"throughput", "latency", "handoff", "safety"} {
+	for _, n := range []string{"throughput", "scale", "latency", "handoff", "safety"} {
 		if p, ok := byName[n]; ok {
 			d.img(p)
 		}
+	}
+
+	if t := scaleTable(r); len(t.rows) > 0 {
+		d.h(2, "Scale")
+		d.tab(t)
+		d.p("Peak RSS is the harness process's (clients, proxies, checker), not the servers'.")
 	}
 
 	if t := expectTable(r); len(t.rows) > 0 {

@@ -31,6 +31,7 @@ func WritePlots(dir string, r *Result) ([]Plot, error) {
 		}
 	}
 	add(throughputFigure(r))
+	add(scaleFigure(r))
 	add(latencyFigure(r, "latency", "Acquire", func(run *Run) *Latency { return &run.Acquire }))
 	add(latencyFigure(r, "handoff", "Hand-off", func(run *Run) *Latency { return &run.Handoff }))
 	add(safetyFigure(Safety([]*Result{r}, []string{r.Scenario}), "safety", "Safety: "+r.Scenario))

@@ -66,6 +66,8 @@ type Workload struct {
 	ProcessPerClient bool    `json:"process_per_client,omitempty"`
 	// OnLost is the client model that ran: "ignore" or "abort".
 	OnLost string `json:"on_lost,omitempty"`
+	// KeyPerClient: client i used key i only (keys >= clients).
+	KeyPerClient bool `json:"key_per_client,omitempty"`
 }
 
 // Run is one lock on one fresh cluster (one sweep point).
@@ -132,6 +134,18 @@ type Run struct {
 	// ViolationEventsDropped counts events beyond the kept maximum.
 	ViolationEventsDropped int           `json:"violation_events_dropped,omitempty"`
 	Faults                 []FaultWindow `json:"faults"`
+
+	// Harness cost (calibration): PeakRSSMB is the harness process's peak
+	// resident memory during the run (in-process clients, proxies, checker;
+	// not the servers or client processes), 0 when unknown. In open-loop
+	// runs RateRequested is the scheduled rate, RateAchieved the rate at
+	// which operations actually started, StartLagMs the p99 of how late
+	// they started, and RateWarning says when the harness fell behind.
+	PeakRSSMB     float64 `json:"peak_rss_mb,omitempty"`
+	RateRequested float64 `json:"rate_requested,omitempty"`
+	RateAchieved  float64 `json:"rate_achieved,omitempty"`
+	StartLagMs    float64 `json:"start_lag_p99_ms,omitempty"`
+	RateWarning   string  `json:"rate_warning,omitempty"`
 
 	ExpectMet    *bool         `json:"expect_met,omitempty"`
 	Expectations []Expectation `json:"expectations,omitempty"`

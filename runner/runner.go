@@ -95,6 +95,9 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
 		}
+		if spec.InProcess && sc.Workload.ProcessPerClient {
+			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
+		}
 		for _, v := range variants {
 			n := v.Workload.Clients
 			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
@@ -196,7 +199,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 			Clients: wl.Clients, DurationS: wl.Duration.Seconds(), Ops: wl.Ops,
 			TTLMs: msf(wl.TTL), CriticalMs: msf(wl.CriticalSection), Keys: wl.Keys,
 			Mode: orDefault(wl.Mode, "closed"), Rate: wl.Rate, ProcessPerClient: wl.ProcessPerClient,
-			OnLost: orDefault(wl.OnLost, workload.OnLostIgnore),
+			OnLost:       orDefault(wl.OnLost, workload.OnLostIgnore),
+			KeyPerClient: wl.KeyPerClient,
 		},
 		Runs: []report.Run{},
 	}
@@ -285,6 +289,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	for _, k := range keys {
 		name += "_" + unsafeChars.ReplaceAllString(k+"="+pt.Params[k], "_")
 	}
+	resetPeakRSS()
 	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
 	cspec.Logger = r.log
 	cspec.ClientProxies = faults.ClientProxies(cspec, r.sc.Workload.ProcessPerClient, pt.Faults)
@@ -334,6 +339,10 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
 		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
 		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed, OnLost: r.wl.OnLost,
+		KeyPerClient: r.wl.KeyPerClient,
+	}
+	if wcfg.KeyPerClient {
+		wcfg.Keys = max(wcfg.Keys, pt.Clients)
 	}
 	if r.wl.Mode == "open" {
 		wcfg.Rate = r.wl.Rate
@@ -397,45 +406,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	stop()
 	<-progressDone
 
-	sum := rec.Summary()
-	truth := resource.Summary()
-	handoff := workload.NewHistogram()
-	for _, d := range resource.TakeHandoffs() {
-		workload.RecordDuration(handoff, d)
-	}
-	out.DurationS = elapsed.Seconds()
-	out.Ops = sum.Ops
-	if elapsed > 0 {
-		out.Throughput = float64(sum.Ops) / elapsed.Seconds()
-	}
-	out.Errors = sum.Errors
-	out.Violations = truth.Violations
-	out.LostUpdates = truth.LostUpdates
-	out.StaleTokens = truth.StaleTokens
-	out.StaleRejected = truth.StaleRejected
-	out.StaleAccepted = truth.StaleAccepted
-	out.MaxOverlapMs = msf(truth.MaxOverlap)
-	out.Visits = truth.Visits
-	verdictFields(&out, truth)
-	out.Acquire = report.LatencyOf(sum.Acquire)
-	out.Release = report.LatencyOf(sum.Release)
-	out.Handoff = report.LatencyOf(handoff)
-	out.Counters = counters
-	for _, b := range sum.Timeline {
-		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
-	}
-	const maxEvents = 1000
-	for i, ev := range truth.Events {
-		if i == maxEvents {
-			out.ViolationEventsDropped = len(truth.Events) - maxEvents
-			break
-		}
-		out.ViolationEvents = append(out.ViolationEvents, report.ViolationEvent{
-			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
-			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
-			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
-		})
-	}
+	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
 	out.Complete = werr == nil && ctx.Err() == nil
 	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()
@@ -443,6 +414,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d  (%s)",
 		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations,
 		startupString(r.provider, info.Startup))
+	if out.RateWarning != "" {
+		r.progressDone("[%d/%d] %s: warning: %s", r.index+1, r.total, out.Lock, out.RateWarning)
+	}
 	return out
 }
 
@@ -493,6 +467,9 @@ func describe(cs cluster.Spec) string {
 	}
 	if cs.Etcd != nil {
 		parts = append(parts, fmt.Sprintf("etcd x%d", cs.Etcd.Nodes))
+	}
+	if len(parts) == 0 {
+		return "no servers (in process)"
 	}
 	return strings.Join(parts, ", ") + " (" + cs.Provider + ")"
 }
@@ -550,6 +527,9 @@ func host() report.Host {
 // startupString says how long each backend took to be ready, e.g.
 // "local: zookeeper ready in 1.3s".
 func startupString(provider string, startup map[string]time.Duration) string {
+	if len(startup) == 0 {
+		return "no servers"
+	}
 	kinds := make([]string, 0, len(startup))
 	for k := range startup {
 		kinds = append(kinds, k)

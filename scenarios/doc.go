@@ -46,6 +46,7 @@
 //	workload.keys             1
 //	workload.mode             closed (open needs rate > 0; rate is only for open)
 //	workload.process_per_client  false; true when a pause-client fault needs it
+//	workload.key_per_client   false; true: client i always uses key i (keys >= clients)
 //	workload.acquire_timeout  max(2 × the longest ttl, 10s)
 //	resource.fencing          off
 //	locks[i].label            the lock name; when the same lock appears more

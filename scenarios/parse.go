@@ -30,7 +30,7 @@ var (
 	ensembleFields = []string{"nodes", "image"}
 	externalFields = []string{"redis", "zookeeper", "etcd"}
 	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
-		"process_per_client", "acquire_timeout", "on_lost"}
+		"process_per_client", "acquire_timeout", "on_lost", "key_per_client"}
 	resourceFields = []string{"fencing"}
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
 		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
@@ -186,6 +186,9 @@ func (p *parser) workload(e entry) {
 	}
 	if x, ok := f["process_per_client"]; ok {
 		w.ProcessPerClient, _ = get(p, x, "workload.process_per_client", asBool)
+	}
+	if x, ok := f["key_per_client"]; ok {
+		w.KeyPerClient, _ = get(p, x, "workload.key_per_client", asBool)
 	}
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
 	if x, ok := f["on_lost"]; ok {

@@ -96,6 +96,9 @@ type Workload struct {
 	// ProcessPerClient runs each client as its own OS process; Parse sets
 	// it when a pause-client fault needs it.
 	ProcessPerClient bool
+	// KeyPerClient gives client i key i of its own (keys becomes at least
+	// clients): no two clients contend, the harness's cost per client shows.
+	KeyPerClient bool
 	// AcquireTimeout bounds each Acquire call; default max(2*ttl, 10s),
 	// with ttl the longest of workload.ttl and every lock's ttl.
 	AcquireTimeout time.Duration

@@ -65,6 +65,10 @@ type Recorder struct {
 	ops      int64
 	attempts int64
 	timeline []Bucket
+	// Open-loop runs: operations started and how late each started
+	// against its schedule.
+	started int64
+	lag     *hdrhistogram.Histogram
 }
 
 // NewRecorder returns an empty recorder whose timeline starts at base.
@@ -73,6 +77,7 @@ func NewRecorder(base time.Time) *Recorder {
 		base:    base,
 		acquire: NewHistogram(),
 		release: NewHistogram(),
+		lag:     NewHistogram(),
 		errors:  map[string]int64{},
 	}
 }
@@ -93,6 +98,15 @@ func (r *Recorder) Acquired(d time.Duration) {
 	r.mu.Lock()
 	RecordDuration(r.acquire, d)
 	r.attempts++
+	r.mu.Unlock()
+}
+
+// Started records an open-loop operation starting lag after its
+// scheduled time.
+func (r *Recorder) Started(lag time.Duration) {
+	r.mu.Lock()
+	r.started++
+	RecordDuration(r.lag, lag)
 	r.mu.Unlock()
 }
 
@@ -144,6 +158,8 @@ type Snapshot struct {
 	Errors   map[string]int64       `json:"errors"`
 	Ops      int64                  `json:"ops"`
 	Timeline []Bucket               `json:"timeline"`
+	Started  int64                  `json:"started,omitempty"`
+	Lag      *hdrhistogram.Snapshot `json:"lag,omitempty"`
 }
 
 // Snapshot copies the recorder's content.
@@ -160,6 +176,8 @@ func (r *Recorder) Snapshot() Snapshot {
 		Errors:   errs,
 		Ops:      r.ops,
 		Timeline: append([]Bucket(nil), r.timeline...),
+		Started:  r.started,
+		Lag:      r.lag.Export(),
 	}
 }
 
@@ -178,6 +196,10 @@ func (r *Recorder) Merge(s Snapshot) {
 		r.errors[k] += v
 	}
 	r.ops += s.Ops
+	r.started += s.Started
+	if s.Lag != nil {
+		r.lag.Merge(hdrhistogram.Import(s.Lag))
+	}
 	for i, b := range s.Timeline {
 		for len(r.timeline) <= i {
 			r.timeline = append(r.timeline, Bucket{})
@@ -195,6 +217,10 @@ type Summary struct {
 	Acquire  *hdrhistogram.Histogram
 	Release  *hdrhistogram.Histogram
 	Timeline []Bucket
+	// Started counts open-loop operations started; Lag is how late they
+	// started against their schedule (µs).
+	Started int64
+	Lag     *hdrhistogram.Histogram
 }
 
 // Summary returns copies of the recorder's content.
@@ -206,5 +232,7 @@ func (r *Recorder) Summary() Summary {
 		Acquire:  hdrhistogram.Import(s.Acquire),
 		Release:  hdrhistogram.Import(s.Release),
 		Timeline: s.Timeline,
+		Started:  s.Started,
+		Lag:      hdrhistogram.Import(s.Lag),
 	}
 }

@@ -123,21 +123,30 @@ func (s *Schedule) take(ctx context.Context) (time.Time, bool) {
 func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res checker.Resource, sched *Schedule, rec *Recorder) {
 	cfg = cfg.withDefaults()
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)+1))
-	lockers := make([]locks.Locker, cfg.Keys)
-	for k := range lockers {
-		lockers[k] = lc.Locker(LockName(k))
-	}
+	// The Locker of the last key used is kept (a reentrant lock's Locker is
+	// its owner, so one key keeps one owner); another key gets a new one.
+	// Keeping one per key would cost clients x keys Lockers.
+	var (
+		locker locks.Locker
+		lastK  = -1
+	)
 	backoff := time.Duration(0)
 	for ctx.Err() == nil {
 		intended, ok := sched.take(ctx)
 		if !ok {
 			return
 		}
+		if !intended.IsZero() {
+			rec.Started(time.Since(intended))
+		}
 		k := rng.IntN(cfg.Keys)
 		if cfg.KeyPerClient {
 			k = id % cfg.Keys
 		}
-		err := oneOp(ctx, cfg, id, k, lockers[k], res, rec, intended)
+		if k != lastK {
+			locker, lastK = lc.Locker(LockName(k)), k
+		}
+		err := oneOp(ctx, cfg, id, k, locker, res, rec, intended)
 		if errors.Is(err, errResource) {
 			return
 		}

@@ -26,7 +26,7 @@ Usage:
   bench check DIR...              recompute every safety figure from history.jsonl
                                   and compare with result.json (exit 1 if they differ)
   bench list                      built-in scenarios and lock names
-  bench calibrate [flags]         measure the harness against redis-benchmark
+  bench calibrate [flags]         the harness against each backend's own limit
   bench cleanup [--all]           remove containers left by interrupted docker runs
   bench help                      this text
 
@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "list":
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":
-		return calibrate(ctx, args[1:], stdout, stderr)
+		return calibrateCmd(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
 	case "help", "-h", "--help":

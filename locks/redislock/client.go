@@ -224,6 +224,9 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 			MaxRetries:            -1,
 			ContextTimeoutEnabled: true,
 			PoolSize:              poolSize,
+			ReadBufferSize:        connBuffer,
+			Protocol:              protocol,
+			WriteBufferSize:       connBuffer,
 			DisableIdentity:       true,
 		})
 	} else {
@@ -239,6 +242,9 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 			MaxRetries:            -1,
 			ContextTimeoutEnabled: true,
 			PoolSize:              poolSize,
+			ReadBufferSize:        connBuffer,
+			Protocol:              protocol,
+			WriteBufferSize:       connBuffer,
 			DisableIdentity:       true,
 			MaintNotificationsConfig: &maintnotifications.Config{
 				Mode: maintnotifications.ModeDisabled,
@@ -292,6 +298,19 @@ func dialer(e locks.Endpoints) (func(ctx context.Context, network, addr string) 
 // poolSize covers one acquire, one release and a few watchdog renewals at
 // once; a harness client holds a handful of locks at most.
 const poolSize = 8
+
+// protocol is RESP2: the locks need nothing of RESP3, and go-redis checks
+// a RESP3 connection for pending push notifications before every command,
+// a read system call that cost a fifth of the harness's CPU at 1,000
+// clients. Pub/sub (redis-reentrant) has its own connection either way.
+const protocol = 2
+
+// connBuffer is each connection's read and write buffer: the lock commands
+// and their replies are a few hundred bytes, and go-redis's default (32 KiB
+// each way) made buffers most of a harness client's memory at 1,000 clients.
+// A longer reply still reads correctly (go-redis reads bulk strings and
+// lines past a full buffer), only with more system calls.
+const connBuffer = 4 << 10
 
 var quietOnce sync.Once
 

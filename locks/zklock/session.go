@@ -122,6 +122,8 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 		zk.WithLogger(zkLogger{s.log}),
 		zk.WithLogInfo(false),
 		zk.WithEventCallback(s.onEvent),
+		zk.WithMaxBufferSize(maxRecvBuffer),
+		zk.WithMaxConnBufferSize(sendBuffer),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("connect zookeeper: %w", err)
@@ -413,3 +415,12 @@ type zkLogger struct{ l *slog.Logger }
 func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug(fmt.Sprintf(format, args...), "lib", "go-zookeeper")
 }
+
+// The ZooKeeper client's buffers. go-zookeeper's defaults (1.5 MiB each
+// way) made a harness client cost 3 MiB. A reply is bounded like the Java
+// client's (jute.maxbuffer, 1 MiB: a lock directory's children list with
+// ~20,000 waiters); requests carry one path and no data.
+const (
+	maxRecvBuffer = 1 << 20
+	sendBuffer    = 64 << 10
+)

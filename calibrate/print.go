@@ -1,0 +1,69 @@
+package calibrate
+
+import (
+	"fmt"
+	"io"
+)
+
+// Targets of the harness (issue "the harness is never the bottleneck").
+const (
+	TargetMemRate      = 200000 // critical sections/s with MemClients clients
+	TargetMemNsPerOp   = 5000   // wall ns of harness per critical section
+	TargetDirectRatio  = 0.9    // redis-cad direct / redis-benchmark raw cycle
+	TargetProxiedRatio = 0.8    // the same through the proxies
+	TargetBeyondCommit = 2      // hand-off - one commit, in round trips
+)
+
+// WriteText prints f for a reader, each figure beside its target.
+func (f *Figures) WriteText(w io.Writer) error {
+	p := &printer{w: w}
+	if m := f.Mem; m != nil {
+		p.f("mem (harness ceiling, %d clients, zero critical section): %.0f critical sections/s %s, %.0f ns wall %s and %.0f ns CPU of harness per critical section\n",
+			m.Clients, m.Rate, meets(m.Rate >= TargetMemRate, ">= 200000"), m.WallNsPerOp, meets(m.WallNsPerOp <= TargetMemNsPerOp, "<= 5000"), m.CPUNsPerOp)
+	}
+	if r := f.Redis; r != nil {
+		p.f("\nredis-benchmark (%d connections): SET NX PX %.0f/s, EVALSHA compare-and-delete %.0f/s => raw cycle %.0f/s\n",
+			r.Clients, r.SetRate, r.ReleaseRate, r.RawCycle)
+		p.f("redis-benchmark, redis-cad's own acquire script (SET NX PX + INCR fence): %.0f/s => cycle %.0f/s\n", r.AcquireRate, r.OwnCycle)
+		p.f("harness redis-cad direct   %d clients x %d keys: %.0f ops/s = %.2f of the raw cycle %s (%.2f of the own-script cycle)\n",
+			r.Clients, r.Clients, r.Direct, r.DirectRatio, meets(r.DirectRatio >= TargetDirectRatio, ">= 0.9"), r.Direct/r.OwnCycle)
+		p.f("harness redis-cad proxied  %d clients x %d keys: %.0f ops/s = %.2f of the raw cycle %s (%.2f of the own-script cycle)\n",
+			r.Clients, r.Clients, r.Proxied, r.ProxiedRatio, meets(r.ProxiedRatio >= TargetProxiedRatio, ">= 0.8"), r.Proxied/r.OwnCycle)
+		p.f("Redis round trip through a proxy: PING p50 %.3f ms\n", r.PingMs)
+		for _, h := range r.Handoff {
+			p.f("hand-off p50 on one key, 4 clients: %-16s %.3f ms = %.1f round trips (%d hand-offs)\n", h.Lock, h.P50Ms, h.RoundTrips, h.Count)
+		}
+	}
+	for _, c := range []struct {
+		name, write string
+		f           *CommitFigures
+	}{{"ZooKeeper", "create ephemeral", f.ZooKeeper}, {"etcd", "put with lease", f.Etcd}} {
+		if c.f == nil {
+			continue
+		}
+		h := c.f.Handoff
+		p.f("\n%s (%d nodes, through a proxy): %s p50 %.3f ms (one commit), delete p50 %.3f ms, read p50 %.3f ms (one round trip)\n",
+			c.name, c.f.Nodes, c.write, c.f.WriteMs, c.f.DeleteMs, c.f.ReadMs)
+		p.f("hand-off p50 on one key, 4 clients: %-12s %.3f ms = %.2f commits = 1 commit + %.1f round trips %s (%d hand-offs)\n",
+			h.Lock, h.P50Ms, h.Commits, h.Beyond, meets(h.Beyond <= TargetBeyondCommit, "<= 1 commit + 2 round trips"), h.Count)
+	}
+	return p.err
+}
+
+func meets(ok bool, target string) string {
+	if ok {
+		return "[target " + target + ": met]"
+	}
+	return "[target " + target + ": NOT met]"
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}

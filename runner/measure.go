@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/workload"
+)
+
+// Measure runs one lock's workload with its clients in this process, on
+// servers the caller started, and returns what a result records for it:
+// the same connect -> drive -> collect path as a scenario's run, without a
+// cluster of its own, faults or progress line. lcfg gives client i its
+// config (so the caller chooses direct or proxied addresses). Calibration
+// uses it; the error is a connection failure or ctx's end.
+func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg func(int) locks.Config) (report.Run, error) {
+	out := report.Run{
+		Lock: spec.Name, LockName: spec.Name, Backend: string(spec.Backend), Fences: spec.Fencing,
+		Clients: wcfg.Clients, Errors: map[string]int64{}, TimelineBucketMs: int(workload.BucketWidth / time.Millisecond),
+		Timeline: []report.TimelineBucket{}, ViolationEvents: []report.ViolationEvent{}, Faults: []report.FaultWindow{},
+	}
+	resetPeakRSS()
+	drv, err := connectInProcess(ctx, spec, wcfg, lcfg)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	defer drv.close()
+	resource := checker.New(checker.FencingOff, time.Now())
+	base := time.Now()
+	resource.SetBase(base)
+	rec := workload.NewRecorder(base)
+	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
+	wcfg.Base = base
+	werr := drv.drive(ctx, wcfg, resource, rec)
+	elapsed := time.Since(base)
+	counters, serr := drv.finish(wcfg, rec)
+	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
+	if werr == nil {
+		werr = serr
+	}
+	if werr == nil {
+		werr = ctx.Err()
+	}
+	out.Complete = werr == nil
+	return out, werr
+}
+
+// collect fills out with what the recorder and the resource measured over
+// elapsed, rate being the open-loop rate requested (0: closed loop): the
+// one place a run's figures are assembled.
+func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, elapsed time.Duration, counters map[string]int64, rate float64) {
+	sum := rec.Summary()
+	truth := resource.Summary()
+	handoff := workload.NewHistogram()
+	for _, d := range resource.TakeHandoffs() {
+		workload.RecordDuration(handoff, d)
+	}
+	out.DurationS = elapsed.Seconds()
+	out.Ops = sum.Ops
+	if elapsed > 0 {
+		out.Throughput = float64(sum.Ops) / elapsed.Seconds()
+	}
+	out.Errors = sum.Errors
+	out.Violations = truth.Violations
+	out.LostUpdates = truth.LostUpdates
+	out.StaleTokens = truth.StaleTokens
+	out.StaleRejected = truth.StaleRejected
+	out.StaleAccepted = truth.StaleAccepted
+	out.MaxOverlapMs = msf(truth.MaxOverlap)
+	out.Visits = truth.Visits
+	verdictFields(out, truth)
+	out.Acquire = report.LatencyOf(sum.Acquire)
+	out.Release = report.LatencyOf(sum.Release)
+	out.Handoff = report.LatencyOf(handoff)
+	out.Counters = counters
+	out.PeakRSSMB = peakRSSMB()
+	if rate > 0 && elapsed > 0 {
+		openLoop(out, rate, sum.Started, sum.Lag, elapsed)
+	}
+	for _, b := range sum.Timeline {
+		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
+	}
+	const maxEvents = 1000
+	for i, ev := range truth.Events {
+		if i == maxEvents {
+			out.ViolationEventsDropped = len(truth.Events) - maxEvents
+			break
+		}
+		out.ViolationEvents = append(out.ViolationEvents, report.ViolationEvent{
+			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
+			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
+			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
+		})
+	}
+}
+
+// RateShortfall is how far below the requested rate an open-loop run may
+// start its operations before the result warns.
+const RateShortfall = 0.95
+
+// openLoop records an open-loop run's requested and achieved rates and
+// warns when operations started late: every client was busy (the backend
+// is slower than clients/rate allows) or the harness itself fell behind.
+func openLoop(out *report.Run, rate float64, started int64, lag *hdrhistogram.Histogram, elapsed time.Duration) {
+	out.RateRequested = rate
+	out.RateAchieved = float64(started) / elapsed.Seconds()
+	p99 := float64(lag.ValueAtQuantile(99)) / 1000
+	out.StartLagMs = p99
+	if out.RateAchieved < RateShortfall*rate {
+		out.RateWarning = fmt.Sprintf("operations started at %.0f/s of the %.0f/s requested (p99 %.1f ms late): "+
+			"every client was busy or the harness could not keep up; latencies still count from the scheduled start",
+			out.RateAchieved, rate, p99)
+	}
+}
