@@ -134,6 +134,39 @@ def run(make_adapter, library):
         close()
 
 
+def poll_acquire(try_once, wait, timeout):
+    """Acquire by non-blocking attempts, waiting between them.
+
+    python-etcd3 0.12's blocking Lock.acquire breaks with Debian's tenacity
+    8 (TypeError: wait() missing 'delay_since_first_attempt') on every
+    contended acquire; tooz's etcd3 driver inherits it. Its clients call
+    try_once (acquire with timeout 0, which never reaches that wait) and
+    wait(seconds) between attempts as the library intends (watch_once on
+    the lock key), at most 1s at a time so a missed event costs 1s, not the
+    whole acquire timeout.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if try_once():
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        wait(min(left, 1.0))
+
+
+def etcd_waiter(client, key):
+    """wait(seconds) for poll_acquire: until the etcd key changes."""
+    import etcd3.exceptions
+
+    def wait(seconds):
+        try:
+            client.watch_once(key, timeout=seconds)
+        except etcd3.exceptions.WatchTimedOut:
+            pass
+    return wait
+
+
 def env(name):
     """A LOCKLAB_* credential from the environment, None when unset."""
     return os.environ.get(name) or None
