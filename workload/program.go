@@ -118,9 +118,7 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 		close(p.exited)
 	}()
 	s.Config.Op = "config"
-	if err := p.send(s.Config); err != nil {
-		return p, p.errorf("send config: %v", err)
-	}
+	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
 	return p, nil
 }
 

@@ -114,9 +114,9 @@ func (ps *Programs) Err() error {
 }
 
 // Stop ends the run: no more work is handed out; a program inside its
-// critical section or releasing gets up to grace to finish, and one
-// waiting in Acquire is killed after stopWait (its acquisition no longer
-// counts). Every program is gone when Stop returns. It returns Err.
+// critical section or releasing gets up to grace to finish; one waiting
+// in Acquire (its acquisition would no longer count) or still running
+// after stop (a library's slow teardown) is killed after stopWait. Every program is gone when Stop returns. It returns Err.
 func (ps *Programs) Stop(grace time.Duration) error {
 	for _, p := range ps.progs {
 		if p.isPaused() {
@@ -129,7 +129,7 @@ func (ps *Programs) Stop(grace time.Duration) error {
 	case <-ps.done:
 	case <-time.After(stopWait):
 		for _, p := range ps.progs {
-			if phase(p.phase.Load()) == acquiring || phase(p.phase.Load()) == idle {
+			if ph := phase(p.phase.Load()); ph == acquiring || ph == idle || ph == stopping {
 				p.kill()
 			}
 		}

@@ -106,7 +106,11 @@ public class CuratorClient {
             us = (System.nanoTime() - t0) / 1000.0;
             send("{\"op\":\"released\",\"outcome\":\"" + outcome + "\",\"us\":" + us + "}");
         }
-        c.close();
+        Thread closer = new Thread(c::close);
+        closer.setDaemon(true);
+        closer.start();
+        closer.join(1000);
+        System.exit(0);
     }
 
     static String zkPath(String name) {

@@ -17,6 +17,7 @@ Run with /usr/bin/python3: Debian's lock libraries are installed for it.
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -131,7 +132,13 @@ def run(make_adapter, library):
         h.send(op="released", outcome=outcome, us=(time.perf_counter() - t0) * 1e6)
     close = getattr(adapter, "close", None)
     if close:
-        close()
+        # A library's teardown may block (tooz's stop releasing a lock it
+        # lost): give it a moment, then leave regardless.
+        t = threading.Thread(target=close, daemon=True)
+        t.start()
+        t.join(1.0)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def poll_acquire(try_once, wait, timeout):
