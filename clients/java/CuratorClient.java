@@ -2,7 +2,8 @@
 //
 // Speaks locklab's client protocol (docs/client-protocol.md) on
 // stdin/stdout. Fencing token: the sequence number of this holder's lock
-// node (strictly increasing per lock path while the path exists).
+// node + 1 (strictly increasing per lock path while the path exists; + 1
+// because the first node's is 0, which the protocol reads as "no token").
 // Promised validity: none (the lock lasts as long as the session; Curator
 // reports SUSPENDED/LOST connection states, sent as "lost").
 import java.io.BufferedReader;
@@ -119,12 +120,13 @@ public class CuratorClient {
         return sb.toString();
     }
 
-    /** The sequence suffix of a lock node ("..-lock-0000000042" -> 42); 0 without one. */
+    /** The token of a lock node: its sequence suffix + 1 ("..-lock-0000000042" -> 43;
+     *  the first node's sequence is 0, and token 0 means none); 0 without a suffix. */
     static long sequence(String node) {
         if (node == null) return 0;
         int i = node.length();
         while (i > 0 && Character.isDigit(node.charAt(i - 1))) i--;
-        return i == node.length() ? 0 : Long.parseLong(node.substring(i));
+        return i == node.length() ? 0 : Long.parseLong(node.substring(i)) + 1;
     }
 
     static double num(Map<String, Object> m, String k, double def) {

@@ -1,7 +1,8 @@
 """locklab client: kazoo's Lock (ZooKeeper ephemeral sequential node).
 
-Fencing token: the sequence number of this holder's lock node (strictly
-increasing per lock path). Promised validity: none (the lock lasts as long
+Fencing token: the sequence number of this holder's lock node + 1
+(strictly increasing per lock path; + 1 because the first node's is 0,
+which the protocol reads as "no token"). Promised validity: none (the lock lasts as long
 as the session; the session timeout is the TTL). A SUSPENDED or LOST
 connection state while holding is reported as "lost".
 """
@@ -12,13 +13,14 @@ import locklab_client as lc
 
 
 def sequence(node):
-    """The sequence suffix of a lock node name; 0 without one."""
+    """The token of a lock node: its sequence suffix + 1 (the first node's
+    sequence is 0, and token 0 means none); 0 without a suffix."""
     digits = ""
     for ch in reversed(node or ""):
         if not ch.isdigit():
             break
         digits = ch + digits
-    return int(digits) if digits else 0
+    return int(digits) + 1 if digits else 0
 
 
 class Adapter:

@@ -141,7 +141,7 @@ func init() {
 		"redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)", false, true,
 		locks.Option{Name: "extend", Default: "0", Doc: "Lock.extend by this many ms after acquiring"})
 	py("kazoo", locks.ZooKeeper, "kazoo_lock.py", "kazoo 2.8 (python3-kazoo)",
-		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number", true, true)
+		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1", true, true)
 	py("etcd3-py", locks.Etcd, "etcd3_lock.py", "python-etcd3 0.12 (python3-etcd3)",
 		"python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)", true, true)
 	for _, b := range []locks.Backend{locks.Redis, locks.ZooKeeper, locks.Etcd} {
@@ -150,5 +150,5 @@ func init() {
 	}
 	register(program{lang: "java", file: "CuratorClient", library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: locks.Spec{
 		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true,
-		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number"}})
+		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1"}})
 }
