@@ -14,7 +14,7 @@ NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:r
 TEST_BINS := chromium:chromium
 TEST_TIMEOUT ?= 60m
 
-.PHONY: all deps test-deps apt-install FORCE build test test-short bench calibrate report lint clean help images
+.PHONY: all deps test-deps apt-install clients FORCE build test test-short bench calibrate report lint clean help images
 
 all: build
 
@@ -50,6 +50,27 @@ apt-install:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
+
+# --- h14: library clients (client protocol, locks/external) ---
+# clients installs the Debian packages the reference library clients need
+# when missing: the Python lock modules (for /usr/bin/python3), Curator's
+# jars and a JDK (javac compiles CuratorClient on first use).
+CLIENT_DEB_PKGS := python3-redis python3-kazoo python3-etcd3 python3-tooz libcurator-recipes-java default-jdk-headless
+clients:
+	@missing=""; \
+	for m in redis:python3-redis kazoo:python3-kazoo etcd3:python3-etcd3 tooz:python3-tooz; do \
+	  /usr/bin/python3 -c "import $${m%%:*}" 2>/dev/null || missing="$$missing $${m##*:}"; \
+	done; \
+	[ -f /usr/share/java/curator-recipes.jar ] || missing="$$missing libcurator-recipes-java"; \
+	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi; \
+	echo "clients: ok (redis-py $$(/usr/bin/python3 -c 'import redis; print(redis.__version__)'), $$(javac -version 2>&1))"
+# --- end h14 ---
 
 # images builds the docker provider's server images from Debian packages
 # (locklab/base, locklab/redis, locklab/zookeeper, locklab/etcd) with
