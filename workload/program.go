@@ -70,10 +70,11 @@ type program struct {
 	library string       // what the program said it runs, from "ready"
 	phase   atomic.Int32 // a phase, set by its session
 
-	mu     sync.Mutex
-	paused bool
-	killed bool
-	wmu    sync.Mutex // serializes writes to stdin
+	drainOnce sync.Once
+	mu        sync.Mutex
+	paused    bool
+	killed    bool
+	wmu       sync.Mutex // serializes writes to stdin
 }
 
 // startProgram starts s, logs its stderr to logDir/client-N.log and sends
@@ -220,6 +221,12 @@ func (p *program) kill() {
 	}
 	// Its children may outlive it in the group (a JVM's, a shell's).
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.drainOnce.Do(func() {
+		go func() {
+			for range p.lines { // unblock the reader until the pipe's EOF
+			}
+		}()
+	})
 }
 
 func (p *program) wasKilled() bool {
