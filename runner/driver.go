@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -188,6 +189,16 @@ func startPrograms(ctx context.Context, lock string, options map[string]string, 
 
 func (p *programs) control() faults.ClientControl { return p.ps }
 
+// versions adds what the programs said they run ("redis-py 4.3.4") to the
+// result's versions, keyed by the library's name.
+func (p *programs) versions(into map[string]string) {
+	for _, lib := range p.ps.Libraries() {
+		if name, _, ok := strings.Cut(lib, " "); ok && lib != "" {
+			into[name] = lib
+		}
+	}
+}
+
 func (p *programs) drive(ctx context.Context, cfg workload.Config, res *checker.Shared, rec *workload.Recorder) error {
 	p.ps.Run(cfg, res, rec)
 	var timer <-chan time.Time
@@ -207,7 +218,7 @@ func (p *programs) drive(ctx context.Context, cfg workload.Config, res *checker.
 }
 
 func (p *programs) finish(cfg workload.Config, rec *workload.Recorder) (map[string]int64, error) {
-	return nil, p.ps.Stop(cfg.CriticalSection+15*time.Second)
+	return nil, p.ps.Stop(cfg.CriticalSection + 15*time.Second)
 }
 
 func (p *programs) close() { p.ps.Kill() }

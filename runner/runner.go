@@ -329,6 +329,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		return out
 	}
 	defer drv.close()
+	if pd, ok := drv.(*programs); ok {
+		pd.versions(r.versions) // the library each client program said it runs
+	}
 
 	// The workload starts now: the resource, the timeline and every fault's
 	// `at` count from here.
