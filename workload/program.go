@@ -66,7 +66,7 @@ type program struct {
 	lines   chan []byte   // stdout lines; closed at EOF
 	exited  chan struct{} // closed when the process was reaped
 	waitErr error
-	stderr  *tail
+	stderr  *stderrTail
 	library string       // what the program said it runs, from "ready"
 	phase   atomic.Int32 // a phase, set by its session
 
@@ -88,7 +88,7 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 		return nil, fmt.Errorf("client log: %w", err)
 	}
 	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16),
-		exited: make(chan struct{}), stderr: &tail{w: logf}}
+		exited: make(chan struct{}), stderr: &stderrTail{w: logf}}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stderr = p.stderr
@@ -236,7 +236,7 @@ func (p *program) wasKilled() bool {
 }
 
 // tail writes to w and keeps the last bytes written, for error messages.
-type tail struct {
+type stderrTail struct {
 	w   io.Writer
 	mu  sync.Mutex
 	buf []byte
@@ -244,7 +244,7 @@ type tail struct {
 
 const tailMax = 600
 
-func (t *tail) Write(b []byte) (int, error) {
+func (t *stderrTail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	t.buf = append(t.buf, b...)
 	if len(t.buf) > tailMax {
@@ -255,7 +255,7 @@ func (t *tail) Write(b []byte) (int, error) {
 }
 
 // String is the tail on one line.
-func (t *tail) String() string {
+func (t *stderrTail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "?"))

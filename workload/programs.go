@@ -129,7 +129,7 @@ func (ps *Programs) Stop(grace time.Duration) error {
 	case <-ps.done:
 	case <-time.After(stopWait):
 		for _, p := range ps.progs {
-			if ph := phase(p.phase.Load()); ph == acquiring || ph == idle || ph == stopping {
+			if ph := phase(p.phase.Load()); ph == phAcquiring || ph == phIdle || ph == phStopping {
 				p.kill()
 			}
 		}
@@ -138,7 +138,7 @@ func (ps *Programs) Stop(grace time.Duration) error {
 		case <-time.After(grace):
 			var stuck []error
 			for _, p := range ps.progs {
-				if ph := phase(p.phase.Load()); ph != finished {
+				if ph := phase(p.phase.Load()); ph != phFinished {
 					stuck = append(stuck, p.errorf("did not stop within %s (%s): killed", grace+stopWait, ph))
 				}
 			}

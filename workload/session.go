@@ -13,12 +13,12 @@ import (
 type phase int32
 
 const (
-	idle      phase = iota // between operations: the next message is next
-	acquiring              // go sent: acquired or acquire_failed expected
-	held                   // holding the lock, outside the resource
-	inside                 // entered the resource
-	stopping               // stop sent: the program exits
-	finished               // gone
+	phIdle      phase = iota // between operations: the next message is next
+	phAcquiring              // go sent: acquired or acquire_failed expected
+	phHeld                   // holding the lock, outside the resource
+	phInside                 // entered the resource
+	phStopping               // stop sent: the program exits
+	phFinished               // gone
 )
 
 var phaseNames = [...]string{"idle", "acquiring", "holding the lock", "inside the critical section", "stopping", "finished"}
@@ -72,7 +72,7 @@ func (s *session) serve() error {
 				return p.errorf("%v", err)
 			}
 		case <-tick.C:
-			if s.phase() == acquiring && !p.isPaused() && time.Since(s.goAt) > hang {
+			if s.phase() == phAcquiring && !p.isPaused() && time.Since(s.goAt) > hang {
 				s.abandon()
 				return p.errorf("no acquired or acquire_failed within %s of go: hung", hang)
 			}
@@ -86,9 +86,9 @@ func (s *session) eof() error {
 	ph := s.phase()
 	s.abandon()
 	switch {
-	case ph == stopping || s.p.wasKilled():
+	case ph == phStopping || s.p.wasKilled():
 		return nil
-	case ph == inside:
+	case ph == phInside:
 		return s.p.errorf("exited inside the critical section of %s (%s)", LockName(s.key), status)
 	default:
 		return s.p.errorf("exited early while %s (%s)", ph, status)
@@ -98,10 +98,10 @@ func (s *session) eof() error {
 // abandon makes the resource forget a visit the program can no longer
 // end: a dead client holds nothing.
 func (s *session) abandon() {
-	if s.phase() == inside {
+	if s.phase() == phInside {
 		s.res.Exit(context.Background(), s.visit)
 	}
-	s.setPhase(finished)
+	s.setPhase(phFinished)
 }
 
 func (s *session) send(v any) { s.p.send(v) } // a dead program shows as EOF
@@ -123,22 +123,22 @@ func (s *session) handle(line []byte) error {
 	}
 	switch m.op {
 	case "next":
-		if err := s.want(m, idle); err != nil {
+		if err := s.want(m, phIdle); err != nil {
 			return err
 		}
 		s.next()
 	case "acquired":
-		if err := s.want(m, acquiring); err != nil {
+		if err := s.want(m, phAcquiring); err != nil {
 			return err
 		}
 		return s.acquired(m)
 	case "acquire_failed":
-		if err := s.want(m, acquiring); err != nil {
+		if err := s.want(m, phAcquiring); err != nil {
 			return err
 		}
 		return s.acquireFailed(m)
 	case "enter":
-		if err := s.want(m, held); err != nil {
+		if err := s.want(m, phHeld); err != nil {
 			return err
 		}
 		if s.entered {
@@ -146,12 +146,12 @@ func (s *session) handle(line []byte) error {
 		}
 		s.enter()
 	case "read", "write", "exit":
-		if err := s.want(m, inside); err != nil {
+		if err := s.want(m, phInside); err != nil {
 			return err
 		}
 		return s.resource(m)
 	case "lost":
-		if err := s.want(m, held, inside); err != nil {
+		if err := s.want(m, phHeld, phInside); err != nil {
 			return err
 		}
 		if !s.lost {
@@ -159,7 +159,7 @@ func (s *session) handle(line []byte) error {
 			s.rec.Error(ErrLostWhileHeld, time.Now())
 		}
 	case "released":
-		if err := s.want(m, held); err != nil {
+		if err := s.want(m, phHeld); err != nil {
 			return err
 		}
 		return s.released(m)
@@ -177,7 +177,7 @@ func (s *session) next() {
 	}
 	intended, ok := s.sched.take(s.stop)
 	if !ok || s.stop.Err() != nil {
-		s.setPhase(stopping)
+		s.setPhase(phStopping)
 		s.send(map[string]string{"op": "stop"})
 		return
 	}
@@ -186,7 +186,7 @@ func (s *session) next() {
 		s.key = s.p.client % s.cfg.Keys
 	}
 	s.goAt, s.intended = time.Now(), intended
-	s.setPhase(acquiring)
+	s.setPhase(phAcquiring)
 	s.send(map[string]string{"op": "go", "key": LockName(s.key)})
 }
 
@@ -225,7 +225,7 @@ func (s *session) acquired(m message) error {
 	s.entered, s.completed, s.lost = false, false, false
 	s.backoff = 0
 	s.rec.Acquired(d)
-	s.setPhase(held)
+	s.setPhase(phHeld)
 	return nil
 }
 
@@ -234,7 +234,7 @@ func (s *session) acquireFailed(m message) error {
 	if err != nil {
 		return err
 	}
-	s.setPhase(idle)
+	s.setPhase(phIdle)
 	if s.stop.Err() != nil {
 		return nil // the run ended while it waited: not an error
 	}
@@ -262,7 +262,7 @@ func (s *session) enter() {
 		return
 	}
 	s.visit, s.entered = v, true
-	s.setPhase(inside)
+	s.setPhase(phInside)
 	s.send(map[string]any{"ok": true})
 }
 
@@ -301,7 +301,7 @@ func (s *session) resource(m message) error {
 		if s.completed {
 			s.rec.Completed(time.Now())
 		}
-		s.setPhase(held)
+		s.setPhase(phHeld)
 		s.send(map[string]any{"ok": true})
 	}
 	return nil
@@ -325,6 +325,6 @@ func (s *session) released(m message) error {
 	case "error":
 		s.rec.Error(ErrRelease, time.Now())
 	}
-	s.setPhase(idle)
+	s.setPhase(phIdle)
 	return nil
 }
