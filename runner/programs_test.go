@@ -70,13 +70,15 @@ resource: {fencing: observe}
 // TestLibraryClientsPausedHolder: the holder's whole process (its
 // library's heartbeat threads too) is stopped past its TTL/session: every
 // library lets another client in, and the resumed holder's token (where
-// the library gives one) is stale.
+// the library gives one) is stale. The pause is 4s: etcd raises a 1s lease
+// to its minimum (1.5 election timeouts, rounded up to 2s) and expires it
+// on a 500ms tick, late on a loaded machine.
 func TestLibraryClientsPausedHolder(t *testing.T) {
 	requireLibraries(t)
 	sc := parse(t, `name: libraries-pause`+libraryScenario(`
-workload: {clients: 3, duration: 5s, ttl: 1s, critical_section: 200ms}
+workload: {clients: 3, duration: 6s, ttl: 1s, critical_section: 200ms}
 faults:
-  - {at: 1s, for: 3s, type: pause-client, client: holder}
+  - {at: 1s, for: 4s, type: pause-client, client: holder}
 resource: {fencing: observe}
 `))
 	res := runScenario(t, sc)
@@ -86,7 +88,7 @@ resource: {fencing: observe}
 			continue
 		}
 		if r.Violations == 0 {
-			t.Errorf("%s: holder paused 3s past a 1s TTL: no violation seen", r.Lock)
+			t.Errorf("%s: holder paused 4s past a 1s TTL: no violation seen", r.Lock)
 		}
 		spec, _ := locks.Lookup(r.Lock)
 		if spec.Fencing && r.StaleTokens == 0 {
