@@ -58,9 +58,9 @@ func startFake(t *testing.T, n int, script string) (*workload.Programs, error) {
 	return workload.StartPrograms(ctx, specs, filepath.Join(dir, "logs"))
 }
 
-// runFake runs script as one client for at most d and returns the error
-// the run stopped with, the resource and the recorder.
-func runFake(t *testing.T, script string, d time.Duration) (error, *checker.Shared, *workload.Recorder) {
+// runFake runs script as one client for at most d and returns the
+// resource, the recorder and the error the run stopped with.
+func runFake(t *testing.T, script string, d time.Duration) (*checker.Shared, *workload.Recorder, error) {
 	t.Helper()
 	ps, err := startFake(t, 1, prelude+script)
 	if err != nil {
@@ -77,7 +77,7 @@ func runFake(t *testing.T, script string, d time.Duration) (error, *checker.Shar
 	}
 	err = ps.Stop(5 * time.Second)
 	assertGone(t, ps)
-	return err, res, rec
+	return res, rec, err
 }
 
 // assertGone fails when a program's process is still alive.
@@ -107,7 +107,7 @@ func wantErr(t *testing.T, err error, parts ...string) {
 }
 
 func TestProgramGoodClient(t *testing.T) {
-	err, res, rec := runFake(t, goodLoop, 500*time.Millisecond)
+	res, rec, err := runFake(t, goodLoop, 500*time.Millisecond)
 	if err != nil {
 		t.Fatalf("good client: %v", err)
 	}
@@ -122,37 +122,37 @@ func TestProgramGoodClient(t *testing.T) {
 }
 
 func TestProgramUnknownMessage(t *testing.T) {
-	err, _, _ := runFake(t, `echo '{"op":"hello"}'; sleep 30`, 10*time.Second)
+	_, _, err := runFake(t, `echo '{"op":"hello"}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "client-0 (fake)", `unknown op "hello"`)
 }
 
 func TestProgramNotJSON(t *testing.T) {
-	err, _, _ := runFake(t, `echo 'acquired 5'; sleep 30`, 10*time.Second)
+	_, _, err := runFake(t, `echo 'acquired 5'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "client-0 (fake)", `said "acquired 5": not a JSON object`)
 }
 
 func TestProgramMissingField(t *testing.T) {
-	err, _, _ := runFake(t, `echo '{"op":"next"}'; read w
+	_, _, err := runFake(t, `echo '{"op":"next"}'; read w
 echo '{"op":"acquired","us":3}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "client-0 (fake)", "acquired message", "missing field token")
 }
 
 func TestProgramWrongTokenType(t *testing.T) {
-	err, _, _ := runFake(t, `echo '{"op":"next"}'; read w
+	_, _, err := runFake(t, `echo '{"op":"next"}'; read w
 echo '{"op":"acquired","token":"abc"}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "client-0 (fake)", `field token must be an integer >= 0 (got "abc")`)
-	err, _, _ = runFake(t, `echo '{"op":"next"}'; read w
+	_, _, err = runFake(t, `echo '{"op":"next"}'; read w
 echo '{"op":"acquired","token":-1}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "field token must be an integer >= 0 (got -1)")
 }
 
 func TestProgramOutOfOrder(t *testing.T) {
-	err, _, _ := runFake(t, `echo '{"op":"enter"}'; sleep 30`, 10*time.Second)
+	_, _, err := runFake(t, `echo '{"op":"enter"}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "enter message", "not allowed while idle")
 }
 
 func TestProgramExitsInsideCriticalSection(t *testing.T) {
-	err, res, _ := runFake(t, `echo '{"op":"next"}'; read w
+	res, _, err := runFake(t, `echo '{"op":"next"}'; read w
 echo '{"op":"acquired","token":7}'
 echo '{"op":"enter"}'; read r
 echo 'dying with the lock' >&2
@@ -164,7 +164,7 @@ exit 3`, 10*time.Second)
 }
 
 func TestProgramExitsEarly(t *testing.T) {
-	err, _, _ := runFake(t, `echo '{"op":"next"}'; read w; exit 0`, 10*time.Second)
+	_, _, err := runFake(t, `echo '{"op":"next"}'; read w; exit 0`, 10*time.Second)
 	wantErr(t, err, "client-0 (fake)", "exited early while acquiring", "exit status 0")
 }
 
@@ -188,7 +188,7 @@ func TestProgramStartFailures(t *testing.T) {
 // of the run is killed, without an error: its acquisition no longer counts.
 func TestProgramStopKillsWaiters(t *testing.T) {
 	start := time.Now()
-	err, _, rec := runFake(t, `echo '{"op":"next"}'; read w; sleep 60`, 300*time.Millisecond)
+	_, rec, err := runFake(t, `echo '{"op":"next"}'; read w; sleep 60`, 300*time.Millisecond)
 	if err != nil {
 		t.Fatalf("stuck acquirer at the end: %v", err)
 	}
