@@ -25,7 +25,7 @@ TEST_P ?= 2
 TEST_FLAGS = -race -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT)
 N ?= 10
 
-.PHONY: all deps test-deps apt-install FORCE build test test-short test-stress bench calibrate report lint clean help images
+.PHONY: all deps test-deps apt-install clients FORCE build test test-short test-stress bench calibrate report lint clean help images
 
 all: build
 
@@ -40,13 +40,16 @@ help:
 	@echo "make lint       gofmt and go vet"
 
 # deps installs the Debian packages whose binaries are missing (ZooKeeper's
-# jar is checked too: the java binary alone does not prove it is there);
-# test-deps also what only the tests need.
+# jar is checked too: the java binary alone does not prove it is there) and
+# what the library clients need (clients); test-deps also what only the
+# tests need.
 deps:
 	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS)"
+	@$(MAKE) --no-print-directory clients
 
 test-deps:
 	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS) $(TEST_BINS)"
+	@$(MAKE) --no-print-directory clients
 
 apt-install:
 	@missing=""; \
@@ -62,6 +65,24 @@ apt-install:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi; \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
+
+# clients installs the Debian packages the reference library clients need
+# when missing: the Python lock modules (for /usr/bin/python3), Curator's
+# jars and a JDK (javac compiles CuratorClient on first use).
+clients:
+	@missing=""; \
+	for m in redis:python3-redis kazoo:python3-kazoo etcd3:python3-etcd3 tooz:python3-tooz; do \
+	  /usr/bin/python3 -c "import $${m%%:*}" 2>/dev/null || missing="$$missing $${m##*:}"; \
+	done; \
+	[ -f /usr/share/java/curator-recipes.jar ] || missing="$$missing libcurator-recipes-java"; \
+	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi; \
+	echo "clients: ok (redis-py $$(/usr/bin/python3 -c 'import redis; print(redis.__version__)'), $$(javac -version 2>&1))"
 
 # images builds the docker provider's server images from Debian packages
 # (locklab/base, locklab/redis, locklab/zookeeper, locklab/etcd) with

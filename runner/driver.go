@@ -1,14 +1,17 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -139,3 +142,83 @@ func ignoreCancel(err error) error {
 	}
 	return err
 }
+
+// programs runs each client as an external program speaking the client
+// protocol (locks/external: library clients in other languages, exec).
+// The harness serves their resource calls and records for them.
+type programs struct {
+	ps *workload.Programs
+}
+
+// startPrograms starts one program per client with the client's own
+// (proxied) endpoints and waits until each said ready.
+func startPrograms(ctx context.Context, lock string, options map[string]string, cfg workload.Config, lcfg func(int) locks.Config, logDir string) (*programs, error) {
+	argv, backend, err := external.Command(lock, options)
+	if err != nil {
+		return nil, err
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	specs := make([]workload.ProgramSpec, cfg.Clients)
+	for i := range specs {
+		lc := lcfg(i)
+		ep := lc.Endpoints
+		if lc.Options == nil {
+			lc.Options = map[string]string{} // {} on the wire, not null
+		}
+		specs[i] = workload.ProgramSpec{
+			Client: i, Name: lock, Command: argv, Env: external.Env(ep.Auth),
+			Config: workload.ProgramConfig{
+				Client: i, Lock: lock, Backend: string(backend),
+				Endpoints: workload.ProgramEndpoints{Redis: ep.Redis, Sentinels: ep.Sentinels,
+					MasterNames: ep.MasterNames, ZooKeeper: ep.ZooKeeper, Etcd: ep.Etcd},
+				TTLMs: ms(lc.TTL), RetryMs: ms(lc.Retry), Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed,
+				CriticalSectionMs: ms(cfg.CriticalSection),
+				AcquireTimeoutMs:  ms(cmp.Or(cfg.AcquireTimeout, 10*time.Second)),
+				ReleaseTimeoutMs:  ms(cmp.Or(cfg.ReleaseTimeout, 5*time.Second)),
+			},
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	ps, err := workload.StartPrograms(sctx, specs, logDir)
+	if err != nil {
+		return nil, fmt.Errorf("client programs: %w", err)
+	}
+	return &programs{ps: ps}, nil
+}
+
+func (p *programs) control() faults.ClientControl { return p.ps }
+
+// versions adds what the programs said they run ("redis-py 4.3.4") to the
+// result's versions, keyed by the library's name.
+func (p *programs) versions(into map[string]string) {
+	for _, lib := range p.ps.Libraries() {
+		if name, _, ok := strings.Cut(lib, " "); ok && lib != "" {
+			into[name] = lib
+		}
+	}
+}
+
+func (p *programs) drive(ctx context.Context, cfg workload.Config, res *checker.Shared, rec *workload.Recorder) error {
+	p.ps.Run(cfg, res, rec)
+	var timer <-chan time.Time
+	if cfg.Ops <= 0 {
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+	case <-p.ps.Done():
+	case <-p.ps.Failed():
+		return p.ps.Err()
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func (p *programs) finish(cfg workload.Config, rec *workload.Recorder) (map[string]int64, error) {
+	return nil, p.ps.Stop(cfg.CriticalSection + 15*time.Second)
+}
+
+func (p *programs) close() { p.ps.Kill() }

@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/endpoints"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/workload"
@@ -265,6 +266,9 @@ var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._=-]+`)
 // point runs one lock at one sweep value on a fresh cluster.
 func (r *run) point(ctx context.Context, pt Point) report.Run {
 	spec, _ := locks.Lookup(pt.Lock.Name)
+	if pt.Lock.Name == external.Exec {
+		spec.Backend = locks.Backend(pt.Lock.Options["backend"]) // exec: the entry names its backend
+	}
 	ttl := pt.Lock.TTL
 	if ttl == 0 {
 		ttl = r.wl.TTL
@@ -348,7 +352,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		wcfg.Rate = r.wl.Rate
 	}
 	var drv driver
-	if r.wl.ProcessPerClient {
+	if external.IsProgram(pt.Lock.Name) {
+		drv, err = startPrograms(ctx, pt.Lock.Name, pt.Lock.Options, wcfg, lcfg, filepath.Join(cspec.Dir, "clients"))
+	} else if r.wl.ProcessPerClient {
 		drv, err = startProcesses(ctx, pt.Lock.Name, wcfg, lcfg, resource, filepath.Join(cspec.Dir, "clients"))
 	} else {
 		drv, err = connectInProcess(ctx, spec, wcfg, lcfg)
@@ -359,6 +365,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		return out
 	}
 	defer drv.close()
+	if pd, ok := drv.(*programs); ok {
+		pd.versions(r.versions) // the library each client program said it runs
+	}
 
 	// The workload starts now: the resource, the timeline and every fault's
 	// `at` count from here.

@@ -100,6 +100,12 @@ func (p *parser) lock(n *yaml.Node, i int) {
 				if v, ok := get(p, e, field, asString); ok {
 					l.Label, m.explicit = v, true
 				}
+			case "command":
+				if l.Name != execName {
+					opts = append(opts, e) // reported as an unknown field
+					break
+				}
+				p.execCommand(&l, &m, e, field)
 			default:
 				opts = append(opts, e)
 			}
@@ -108,6 +114,7 @@ func (p *parser) lock(n *yaml.Node, i int) {
 	default:
 		p.add(n.Line, path, "must be a lock name or {name: NAME, ttl: ..., <options>} (got %s)", kindName(rn))
 	}
+	p.execLock(&l, &m)
 	p.s.Locks = append(p.s.Locks, l)
 	p.locks = append(p.locks, m)
 }

@@ -1,0 +1,49 @@
+"""locklab client: redis-py's Lock (SET NX PX, Lua compare-and-delete release).
+
+Fencing token: none (0). Promised validity: the lock's timeout (the TTL).
+Option extend=<ms>: call Lock.extend by that much after acquiring.
+"""
+import redis
+from redis.exceptions import LockNotOwnedError
+
+import locklab_client as lc
+
+
+class Adapter:
+    def __init__(self, config):
+        host, port = lc.redis_endpoint(config)
+        self.r = redis.Redis(host=host, port=port,
+                             username=lc.env("LOCKLAB_REDIS_USERNAME"),
+                             password=lc.env("LOCKLAB_REDIS_PASSWORD"),
+                             ssl=bool(lc.env("LOCKLAB_REDIS_TLS")),
+                             ssl_ca_certs=lc.env("LOCKLAB_REDIS_CACERT"),
+                             socket_timeout=10)
+        self.r.ping()
+        self.ttl = config["ttl_ms"] / 1000.0
+        self.sleep = (config.get("retry_ms") or 5) / 1000.0
+        self.extend = float((config.get("options") or {}).get("extend") or 0) / 1000.0
+
+    def acquire(self, name, timeout):
+        lock = self.r.lock(name, timeout=self.ttl, sleep=self.sleep,
+                           blocking_timeout=timeout, thread_local=False)
+        if not lock.acquire():
+            return None
+        validity = self.ttl * 1000
+        if self.extend > 0:
+            lock.extend(self.extend)
+            validity += self.extend * 1000
+        return lock, 0, validity
+
+    def release(self, lock):
+        try:
+            lock.release()
+            return "ok"
+        except LockNotOwnedError:
+            return "not_held"
+
+    def lost(self, lock):
+        return False
+
+
+if __name__ == "__main__":
+    lc.run(Adapter, "redis-py " + redis.__version__)

@@ -1,0 +1,77 @@
+"""locklab client: OpenStack tooz's get_lock on one driver.
+
+Usage: tooz_lock.py redis|zookeeper|etcd3
+
+tooz locks give no fencing token (0). The coordinator's heartbeat thread
+keeps the lock alive (redis: re-sets the key's expiry; etcd3: refreshes the
+lease; zookeeper: the session), so the TTL (lock_timeout / session
+timeout, whole seconds) only runs out when the holder stops: promised
+validity is that TTL.
+"""
+import sys
+import uuid
+
+import tooz
+from tooz import coordination
+
+import locklab_client as lc
+
+try:
+    from importlib.metadata import version
+    TOOZ_VERSION = version("tooz")
+except Exception:
+    TOOZ_VERSION = "3.1"
+
+
+def url(driver, config):
+    ttl = max(1, int(round(config["ttl_ms"] / 1000.0)))
+    if driver == "redis":
+        host, port = lc.redis_endpoint(config)
+        auth = ""
+        if lc.env("LOCKLAB_REDIS_PASSWORD"):
+            auth = "%s:%s@" % (lc.env("LOCKLAB_REDIS_USERNAME") or "", lc.env("LOCKLAB_REDIS_PASSWORD"))
+        return "redis://%s%s:%d?lock_timeout=%d&timeout=10" % (auth, host, port, ttl), ttl
+    if driver == "zookeeper":
+        return "zookeeper://%s?timeout=%d" % (lc.zk_hosts(config), ttl), ttl
+    if driver == "etcd3":
+        host, port = lc.etcd_endpoint(config)
+        return "etcd3://%s:%d?lock_timeout=%d&timeout=10" % (host, port, ttl), ttl
+    raise SystemExit("unknown tooz driver %r (want redis, zookeeper or etcd3)" % driver)
+
+
+class Adapter:
+    def __init__(self, config):
+        driver = sys.argv[1] if len(sys.argv) > 1 else ""
+        u, self.ttl = url(driver, config)
+        member = ("locklab-client-%d-%s" % (config["client"], uuid.uuid4().hex[:8])).encode()
+        self.coord = coordination.get_coordinator(u, member)
+        self.coord.start(start_heart=True)
+        self.locks = {}
+        self.etcd = driver == "etcd3"
+
+    def acquire(self, name, timeout):
+        lock = self.locks.get(name)
+        if lock is None:
+            lock = self.locks[name] = self.coord.get_lock(name.encode())
+        if self.etcd:
+            # tooz's etcd3 lock wraps python-etcd3's: see lc.poll_acquire.
+            got = lc.poll_acquire(lambda: lock.acquire(blocking=False),
+                                  lc.etcd_waiter(self.coord.client, lock._lock.key), timeout)
+        else:
+            got = lock.acquire(blocking=timeout)
+        if not got:
+            return None
+        return lock, 0, self.ttl * 1000
+
+    def release(self, lock):
+        return "ok" if lock.release() else "not_held"
+
+    def lost(self, lock):
+        return False
+
+    def close(self):
+        self.coord.stop()
+
+
+if __name__ == "__main__":
+    lc.run(Adapter, "tooz " + TOOZ_VERSION + " (" + (sys.argv[1] if len(sys.argv) > 1 else "?") + ")")

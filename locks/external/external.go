@@ -1,0 +1,154 @@
+// Package external registers locks whose clients are programs in other
+// languages speaking locklab's client protocol (docs/client-protocol.md):
+// the reference library clients shipped in clients/ (redis-py, kazoo,
+// etcd3-py, tooz-*, curator) and exec, any program a scenario names.
+//
+// Their locks.Spec constructors cannot run in-process: the runner asks
+// Command for the program and runs it through workload.StartPrograms.
+package external
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Exec is the lock name of a scenario-supplied program.
+const Exec = "exec"
+
+// program is one reference client.
+type program struct {
+	spec    locks.Spec
+	lang    string // "python" or "java"
+	file    string // script name under clients/python, or Java class
+	args    []string
+	library string // library and Debian package, for docs and errors
+}
+
+var programs = map[string]program{}
+
+// ErrProgram is what a program lock's in-process constructor returns.
+var ErrProgram = errors.New("runs as a client program (client protocol), not in-process")
+
+func register(p program) {
+	name := p.spec.Name
+	p.spec.New = func(context.Context, locks.Config) (locks.Client, error) {
+		return nil, fmt.Errorf("lock %s: %w", name, ErrProgram)
+	}
+	programs[name] = p
+	locks.Register(p.spec)
+}
+
+// IsProgram reports whether name is a lock run as a client program.
+func IsProgram(name string) bool {
+	_, ok := programs[name]
+	return ok
+}
+
+// Command returns the argv of lock name's program and the backend it runs
+// against. For exec both come from the entry's options (backend, command:
+// a JSON list, as the scenario parser stores it). Reference clients are
+// written to a cache directory on first use (Java compiled there).
+func Command(name string, options map[string]string) ([]string, locks.Backend, error) {
+	p, ok := programs[name]
+	if !ok {
+		return nil, "", fmt.Errorf("lock %s is not a client program", name)
+	}
+	if name == Exec {
+		argv, err := ParseCommand(options["command"])
+		if err != nil {
+			return nil, "", fmt.Errorf("lock exec: command: %w", err)
+		}
+		b := locks.Backend(options["backend"])
+		if err := checkBackend(string(b)); err != nil {
+			return nil, "", fmt.Errorf("lock exec: backend: %w", err)
+		}
+		return argv, b, nil
+	}
+	argv, err := materialize(p)
+	if err != nil {
+		return nil, "", fmt.Errorf("lock %s (%s): %w", name, p.library, err)
+	}
+	return argv, p.spec.Backend, nil
+}
+
+// ParseCommand decodes an exec command option: a JSON list of strings,
+// the first one the program.
+func ParseCommand(s string) ([]string, error) {
+	var argv []string
+	if err := json.Unmarshal([]byte(s), &argv); err != nil {
+		return nil, fmt.Errorf("want a list of strings (got %q)", s)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("needs at least the program")
+	}
+	return argv, nil
+}
+
+func checkBackend(s string) error {
+	switch locks.Backend(s) {
+	case locks.Redis, locks.ZooKeeper, locks.Etcd:
+		return nil
+	}
+	return fmt.Errorf("must be redis, zookeeper or etcd (got %q)", s)
+}
+
+// Env returns the LOCKLAB_* credential variables of a, for a program's
+// environment (the names cluster.ExternalCredentialsFromEnv reads).
+func Env(a locks.Auth) []string {
+	var out []string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	add("LOCKLAB_REDIS_USERNAME", a.RedisUsername)
+	add("LOCKLAB_REDIS_PASSWORD", a.RedisPassword)
+	if a.RedisTLS {
+		add("LOCKLAB_REDIS_TLS", "1")
+	}
+	add("LOCKLAB_REDIS_CACERT", a.RedisCACert)
+	add("LOCKLAB_ETCD_USERNAME", a.EtcdUsername)
+	add("LOCKLAB_ETCD_PASSWORD", a.EtcdPassword)
+	add("LOCKLAB_ETCD_CACERT", a.EtcdCACert)
+	add("LOCKLAB_ETCD_CERT", a.EtcdCert)
+	add("LOCKLAB_ETCD_KEY", a.EtcdKey)
+	add("LOCKLAB_ZK_DIGEST", a.ZooKeeperDigest)
+	return out
+}
+
+// toozDriver is tooz's driver name (URL scheme) for a backend.
+var toozDriver = map[locks.Backend]string{locks.Redis: "redis", locks.ZooKeeper: "zookeeper", locks.Etcd: "etcd3"}
+
+func init() {
+	register(program{spec: locks.Spec{Name: Exec, Summary: "any program speaking the client protocol: {name: exec, backend: redis|zookeeper|etcd, command: [...]}; fencing as the program reports",
+		Options: []locks.Option{
+			{Name: "backend", Doc: "redis | zookeeper | etcd: the cluster the program needs", Check: checkBackend},
+			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
+		}}})
+	py := func(name string, b locks.Backend, file, lib, summary string, fencing, lease bool, opts ...locks.Option) {
+		args := []string(nil)
+		if file == "tooz_lock.py" {
+			args = []string{toozDriver[b]}
+		}
+		register(program{lang: "python", file: file, args: args, library: lib, spec: locks.Spec{
+			Name: name, Backend: b, Summary: summary, Fencing: fencing, LeaseBased: lease, Options: opts}})
+	}
+	py("redis-py", locks.Redis, "redis_py.py", "redis-py 4.3 (python3-redis)",
+		"redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)", false, true,
+		locks.Option{Name: "extend", Default: "0", Doc: "Lock.extend by this many ms after acquiring"})
+	py("kazoo", locks.ZooKeeper, "kazoo_lock.py", "kazoo 2.8 (python3-kazoo)",
+		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1", true, true)
+	py("etcd3-py", locks.Etcd, "etcd3_lock.py", "python-etcd3 0.12 (python3-etcd3)",
+		"python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)", true, true)
+	for _, b := range []locks.Backend{locks.Redis, locks.ZooKeeper, locks.Etcd} {
+		py("tooz-"+string(b), b, "tooz_lock.py", "tooz 3.1 (python3-tooz)",
+			"OpenStack tooz get_lock on its "+toozDriver[b]+" driver (python3-tooz 3.1); token 0 (none)", false, true)
+	}
+	register(program{lang: "java", file: "CuratorClient", library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: locks.Spec{
+		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true,
+		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1"}})
+}

@@ -1,0 +1,263 @@
+package workload
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ProgramSpec is one client run by an external program speaking the
+// client protocol (docs/client-protocol.md): any language, any library.
+type ProgramSpec struct {
+	Client  int
+	Name    string   // the lock's label, for messages ("redis-py")
+	Command []string // argv; Command[0] is looked up in PATH
+	Env     []string // added to the harness's environment (credentials)
+	Config  ProgramConfig
+}
+
+// ProgramConfig is the first line the harness writes to a program's stdin.
+// Durations are milliseconds (floats), so no language needs Go's duration
+// syntax. Credentials are not in it: they come from the environment
+// (LOCKLAB_*), as for the harness itself.
+type ProgramConfig struct {
+	Op                string            `json:"op"` // "config"
+	Client            int               `json:"client"`
+	Lock              string            `json:"lock"`
+	Backend           string            `json:"backend"`
+	Endpoints         ProgramEndpoints  `json:"endpoints"`
+	TTLMs             float64           `json:"ttl_ms"`
+	RetryMs           float64           `json:"retry_ms"`
+	Prefix            string            `json:"prefix"`
+	Options           map[string]string `json:"options"`
+	Seed              int64             `json:"seed"`
+	CriticalSectionMs float64           `json:"critical_section_ms"`
+	AcquireTimeoutMs  float64           `json:"acquire_timeout_ms"`
+	ReleaseTimeoutMs  float64           `json:"release_timeout_ms"`
+}
+
+// ProgramEndpoints are the addresses the program must dial: its own
+// proxied addresses, so client-link faults act on it.
+type ProgramEndpoints struct {
+	Redis       []string `json:"redis,omitempty"`
+	Sentinels   []string `json:"sentinels,omitempty"`
+	MasterNames []string `json:"master_names,omitempty"`
+	ZooKeeper   []string `json:"zookeeper,omitempty"`
+	Etcd        []string `json:"etcd,omitempty"`
+}
+
+// program is one running client program.
+type program struct {
+	client  int
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	lines   chan []byte   // stdout lines; closed at EOF
+	exited  chan struct{} // closed when the process was reaped
+	waitErr error
+	stderr  *stderrTail
+	library string       // what the program said it runs, from "ready"
+	phase   atomic.Int32 // a phase, set by its session
+
+	drainOnce sync.Once
+	mu        sync.Mutex
+	paused    bool
+	killed    bool
+	wmu       sync.Mutex // serializes writes to stdin
+}
+
+// startProgram starts s, logs its stderr to logDir/client-N.log and sends
+// its configuration line.
+func startProgram(s ProgramSpec, logDir string) (*program, error) {
+	if len(s.Command) == 0 {
+		return nil, fmt.Errorf("client-%d (%s): empty command", s.Client, s.Name)
+	}
+	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("client-%d.log", s.Client)))
+	if err != nil {
+		return nil, fmt.Errorf("client log: %w", err)
+	}
+	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16),
+		exited: make(chan struct{}), stderr: &stderrTail{w: logf}}
+	cmd := exec.Command(s.Command[0], s.Command[1:]...)
+	cmd.Env = append(os.Environ(), s.Env...)
+	cmd.Stderr = p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		logf.Close()
+		stdout.Close()
+		return nil, fmt.Errorf("client-%d (%s): start %q: %w", s.Client, s.Name, s.Command[0], err)
+	}
+	p.cmd, p.stdin = cmd, stdin
+	go p.read(stdout)
+	go func() {
+		p.waitErr = cmd.Wait()
+		logf.Close()
+		close(p.exited)
+	}()
+	s.Config.Op = "config"
+	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
+	return p, nil
+}
+
+func (p *program) read(r io.ReadCloser) {
+	defer r.Close()
+	defer close(p.lines)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		l := append([]byte(nil), sc.Bytes()...)
+		if len(strings.TrimSpace(string(l))) == 0 {
+			continue
+		}
+		p.lines <- l
+	}
+}
+
+// send writes v as one JSON line.
+func (p *program) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_, err = p.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// errorf is an error naming the client and ending with its stderr tail.
+func (p *program) errorf(format string, args ...any) error {
+	msg := fmt.Sprintf("client-%d (%s): %s", p.client, p.name, fmt.Sprintf(format, args...))
+	if t := p.stderr.String(); t != "" {
+		msg += "; stderr: " + t
+	}
+	return errors.New(msg)
+}
+
+// exitStatus describes how the process ended, once it has.
+func (p *program) exitStatus() string {
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+		return "still running"
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	return p.waitErr.Error()
+}
+
+// waitReady waits for the program's ready message.
+func (p *program) waitReady(ctx context.Context) error {
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			return p.errorf("exited before ready (%s)", p.exitStatus())
+		}
+		m, err := decode(l)
+		if err != nil {
+			return p.errorf("%v", err)
+		}
+		if m.op != "ready" {
+			return p.errorf("said %q before ready, want {\"op\":\"ready\"}", l)
+		}
+		p.library, _ = m.str("library")
+		return nil
+	case <-ctx.Done():
+		return p.errorf("no ready message: %v", ctx.Err())
+	}
+}
+
+func (p *program) signal(sig syscall.Signal, paused bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("client-%d: %s: %w", p.client, sig, err)
+	}
+	p.paused = paused
+	return nil
+}
+
+func (p *program) isPaused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// kill kills the program's process group and waits until it was reaped.
+func (p *program) kill() {
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
+	select {
+	case <-p.exited:
+	default:
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+	// Its children may outlive it in the group (a JVM's, a shell's).
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.drainOnce.Do(func() {
+		go func() {
+			for range p.lines { // unblock the reader until the pipe's EOF
+			}
+		}()
+	})
+}
+
+func (p *program) wasKilled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
+}
+
+// tail writes to w and keeps the last bytes written, for error messages.
+type stderrTail struct {
+	w   io.Writer
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailMax = 600
+
+func (t *stderrTail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > tailMax {
+		t.buf = t.buf[len(t.buf)-tailMax:]
+	}
+	t.mu.Unlock()
+	return t.w.Write(b)
+}
+
+// String is the tail on one line.
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "?"))
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+}

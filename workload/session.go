@@ -1,0 +1,330 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/locklab/locklab/checker"
+)
+
+// phase is where a client program is in its loop, as the harness sees it.
+type phase int32
+
+const (
+	phIdle      phase = iota // between operations: the next message is next
+	phAcquiring              // go sent: acquired or acquire_failed expected
+	phHeld                   // holding the lock, outside the resource
+	phInside                 // entered the resource
+	phStopping               // stop sent: the program exits
+	phFinished               // gone
+)
+
+var phaseNames = [...]string{"idle", "acquiring", "holding the lock", "inside the critical section", "stopping", "finished"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// session serves one program's messages: the harness side of the client
+// protocol (docs/client-protocol.md).
+type session struct {
+	p     *program
+	cfg   Config
+	res   checker.Resource
+	rec   *Recorder
+	sched *Schedule
+	stop  context.Context // ends when no more work is handed out
+	rng   *rand.Rand
+
+	key       int
+	goAt      time.Time // when go was sent
+	intended  time.Time // open-loop intended start, else zero
+	token     uint64
+	waited    time.Duration
+	validity  time.Duration // promised validity from acquired; 0 = none
+	visit     uint64
+	entered   bool
+	completed bool
+	lost      bool
+	backoff   time.Duration
+}
+
+func (s *session) setPhase(ph phase) { s.p.phase.Store(int32(ph)) }
+func (s *session) phase() phase      { return phase(s.p.phase.Load()) }
+
+// serve runs until the program exits; it returns the reason when that was
+// not a clean stop.
+func (s *session) serve() error {
+	p := s.p
+	s.rng = rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(p.client)+1))
+	s.send(map[string]string{"op": "start"})
+	hang := 2*s.cfg.AcquireTimeout + 30*time.Second
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				return s.eof()
+			}
+			if err := s.handle(l); err != nil {
+				s.abandon()
+				return p.errorf("%v", err)
+			}
+		case <-tick.C:
+			if s.phase() == phAcquiring && !p.isPaused() && time.Since(s.goAt) > hang {
+				s.abandon()
+				return p.errorf("no acquired or acquire_failed within %s of go: hung", hang)
+			}
+		}
+	}
+}
+
+// eof handles the end of the program's stdout: the process ended.
+func (s *session) eof() error {
+	status := s.p.exitStatus()
+	ph := s.phase()
+	s.abandon()
+	switch {
+	case ph == phStopping || s.p.wasKilled():
+		return nil
+	case ph == phInside:
+		return s.p.errorf("exited inside the critical section of %s (%s)", LockName(s.key), status)
+	default:
+		return s.p.errorf("exited early while %s (%s)", ph, status)
+	}
+}
+
+// abandon makes the resource forget a visit the program can no longer
+// end: a dead client holds nothing.
+func (s *session) abandon() {
+	if s.phase() == phInside {
+		s.res.Exit(context.Background(), s.visit)
+	}
+	s.setPhase(phFinished)
+}
+
+func (s *session) send(v any) { s.p.send(v) } // a dead program shows as EOF
+
+func (s *session) want(m message, phases ...phase) error {
+	ph := s.phase()
+	for _, w := range phases {
+		if ph == w {
+			return nil
+		}
+	}
+	return m.errorf("not allowed while %s", ph)
+}
+
+func (s *session) handle(line []byte) error {
+	m, err := decode(line)
+	if err != nil {
+		return err
+	}
+	switch m.op {
+	case "next":
+		if err := s.want(m, phIdle); err != nil {
+			return err
+		}
+		s.next()
+	case "acquired":
+		if err := s.want(m, phAcquiring); err != nil {
+			return err
+		}
+		return s.acquired(m)
+	case "acquire_failed":
+		if err := s.want(m, phAcquiring); err != nil {
+			return err
+		}
+		return s.acquireFailed(m)
+	case "enter":
+		if err := s.want(m, phHeld); err != nil {
+			return err
+		}
+		if s.entered {
+			return m.errorf("second enter in one holding")
+		}
+		s.enter()
+	case "read", "write", "exit":
+		if err := s.want(m, phInside); err != nil {
+			return err
+		}
+		return s.resource(m)
+	case "lost":
+		if err := s.want(m, phHeld, phInside); err != nil {
+			return err
+		}
+		if !s.lost {
+			s.lost = true
+			s.rec.Error(ErrLostWhileHeld, time.Now())
+		}
+	case "released":
+		if err := s.want(m, phHeld); err != nil {
+			return err
+		}
+		return s.released(m)
+	default:
+		return m.errorf("unknown op %q (known: next, acquired, acquire_failed, enter, read, write, exit, lost, released)", m.op)
+	}
+	return nil
+}
+
+// next hands out the next operation, or stop.
+func (s *session) next() {
+	if s.backoff > 0 {
+		jitter := time.Duration(s.rng.Int64N(int64(s.backoff)/2 + 1))
+		sleepCtx(s.stop, s.backoff/2+jitter)
+	}
+	intended, ok := s.sched.take(s.stop)
+	if !ok || s.stop.Err() != nil {
+		s.setPhase(phStopping)
+		s.send(map[string]string{"op": "stop"})
+		return
+	}
+	s.key = s.rng.IntN(s.cfg.Keys)
+	if s.cfg.KeyPerClient {
+		s.key = s.p.client % s.cfg.Keys
+	}
+	s.goAt, s.intended = time.Now(), intended
+	s.setPhase(phAcquiring)
+	s.send(map[string]string{"op": "go", "key": LockName(s.key)})
+}
+
+// since returns how long the operation has taken: the program's own
+// measure us (µs) when it gave one, from the intended start in open-loop
+// runs.
+func (s *session) since(m message, field string) (time.Duration, error) {
+	us, ok, err := m.duration(field, float64(time.Microsecond))
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(s.goAt)
+	if ok {
+		d = time.Duration(us)
+	}
+	if !s.intended.IsZero() {
+		d += s.goAt.Sub(s.intended)
+	}
+	return d, nil
+}
+
+func (s *session) acquired(m message) error {
+	token, err := m.uint("token")
+	if err != nil {
+		return err
+	}
+	d, err := s.since(m, "us")
+	if err != nil {
+		return err
+	}
+	v, _, err := m.duration("validity_ms", float64(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	s.token, s.waited, s.validity = token, d, time.Duration(v)
+	s.entered, s.completed, s.lost = false, false, false
+	s.backoff = 0
+	s.rec.Acquired(d)
+	s.setPhase(phHeld)
+	return nil
+}
+
+func (s *session) acquireFailed(m message) error {
+	reason, err := m.oneOf("reason", "timeout", "not_obtained", "error")
+	if err != nil {
+		return err
+	}
+	s.setPhase(phIdle)
+	if s.stop.Err() != nil {
+		return nil // the run ended while it waited: not an error
+	}
+	switch reason {
+	case "timeout":
+		s.rec.Error(ErrAcquireTimeout, time.Now())
+		s.backoff = 0
+	case "not_obtained":
+		s.rec.Error(ErrNotObtained, time.Now())
+		s.backoff = 0
+	default:
+		s.rec.Error(ErrAcquire, time.Now())
+		s.backoff = min(max(2*s.backoff, 5*time.Millisecond), 500*time.Millisecond)
+	}
+	return nil
+}
+
+func (s *session) enter() {
+	v, err := s.res.Enter(context.Background(), checker.Visit{
+		Lock: LockName(s.key), Client: s.p.client, Token: s.token, Waited: s.waited,
+	})
+	if err != nil {
+		s.rec.Error(ErrResource, time.Now())
+		s.send(map[string]any{"ok": false, "error": err.Error()})
+		return
+	}
+	s.visit, s.entered = v, true
+	s.setPhase(phInside)
+	s.send(map[string]any{"ok": true})
+}
+
+// resource serves read, write and exit.
+func (s *session) resource(m message) error {
+	ctx := context.Background()
+	switch m.op {
+	case "read":
+		v, err := s.res.Read(ctx, s.visit)
+		if err != nil {
+			s.rec.Error(ErrResource, time.Now())
+			s.send(map[string]any{"ok": false, "error": err.Error()})
+			return nil
+		}
+		s.send(map[string]any{"ok": true, "value": v})
+	case "write":
+		v, err := m.int("value")
+		if err != nil {
+			return err
+		}
+		switch err := s.res.Write(ctx, s.visit, v); {
+		case err == nil:
+			s.completed = true
+			s.send(map[string]any{"ok": true})
+		case errors.Is(err, checker.ErrStaleToken):
+			s.rec.Error(ErrStaleRejected, time.Now())
+			s.send(map[string]any{"ok": false, "stale": true, "error": err.Error()})
+		default:
+			s.rec.Error(ErrResource, time.Now())
+			s.send(map[string]any{"ok": false, "error": err.Error()})
+		}
+	case "exit":
+		if err := s.res.Exit(ctx, s.visit); err != nil {
+			s.rec.Error(ErrResource, time.Now())
+		}
+		if s.completed {
+			s.rec.Completed(time.Now())
+		}
+		s.setPhase(phHeld)
+		s.send(map[string]any{"ok": true})
+	}
+	return nil
+}
+
+func (s *session) released(m message) error {
+	outcome, err := m.oneOf("outcome", "ok", "not_held", "error")
+	if err != nil {
+		return err
+	}
+	us, ok, err := m.duration("us", float64(time.Microsecond))
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.rec.Released(time.Duration(us))
+	}
+	switch outcome {
+	case "not_held":
+		s.rec.Error(ErrReleaseNotHeld, time.Now())
+	case "error":
+		s.rec.Error(ErrRelease, time.Now())
+	}
+	s.setPhase(phIdle)
+	return nil
+}
