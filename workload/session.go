@@ -36,17 +36,18 @@ type session struct {
 	stop  context.Context // ends when no more work is handed out
 	rng   *rand.Rand
 
-	key       int
-	goAt      time.Time // when go was sent
-	intended  time.Time // open-loop intended start, else zero
-	token     uint64
-	waited    time.Duration
-	validity  time.Duration // promised validity from acquired; 0 = none
-	visit     uint64
-	entered   bool
-	completed bool
-	lost      bool
-	backoff   time.Duration
+	key        int
+	goAt       time.Time // when go was sent
+	intended   time.Time // open-loop intended start, else zero
+	token      uint64
+	waited     time.Duration
+	validity   time.Duration // promised validity from acquired; 0 = none
+	acquiredAt time.Time     // when the acquired line arrived
+	visit      uint64
+	entered    bool
+	completed  bool
+	lost       bool
+	backoff    time.Duration
 }
 
 func (s *session) setPhase(ph phase) { s.p.phase.Store(int32(ph)) }
@@ -221,7 +222,7 @@ func (s *session) acquired(m message) error {
 	if err != nil {
 		return err
 	}
-	s.token, s.waited, s.validity = token, d, time.Duration(v)
+	s.token, s.waited, s.validity, s.acquiredAt = token, d, time.Duration(v), time.Now()
 	s.entered, s.completed, s.lost = false, false, false
 	s.backoff = 0
 	s.rec.Acquired(d)
@@ -253,9 +254,18 @@ func (s *session) acquireFailed(m message) error {
 }
 
 func (s *session) enter() {
-	v, err := s.res.Enter(context.Background(), checker.Visit{
+	// The program's request went out after go was sent and its grant came
+	// no later than its acquired line: the promise counts from go, which is
+	// conservative whether the program measured it from its request or
+	// from the grant.
+	vis := checker.Visit{
 		Lock: LockName(s.key), Client: s.p.client, Token: s.token, Waited: s.waited,
-	})
+		Requested: s.goAt.Sub(s.cfg.Base), Acquired: s.acquiredAt.Sub(s.cfg.Base),
+	}
+	if s.validity > 0 {
+		vis.ValidUntil = vis.Requested + s.validity
+	}
+	v, err := s.res.Enter(context.Background(), vis)
 	if err != nil {
 		s.rec.Error(ErrResource, time.Now())
 		s.send(map[string]any{"ok": false, "error": err.Error()})
