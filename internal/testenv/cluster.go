@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -85,17 +84,5 @@ func (w tWriter) Write(p []byte) (int, error) {
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
-	return err == nil
-}
-
-// HasZooKeeper reports whether java and the ZooKeeper jar are installed.
-func HasZooKeeper() bool {
-	_, err := exec.LookPath("java")
-	return err == nil && fileExists(cluster.ZooKeeperJar)
-}
-
-// HasEtcd reports whether etcd is on PATH.
-func HasEtcd() bool {
-	_, err := exec.LookPath("etcd")
 	return err == nil
 }

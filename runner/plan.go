@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Point is one run of a scenario: a lock at one sweep value.
+type Point struct {
+	Lock    scenarios.Lock
+	Clients int
+	Params  map[string]string
+	Faults  []scenarios.Fault
+}
+
+// Plan lists the runs of sc after applying opts, in order.
+func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
+	lks := sc.Locks
+	if len(opts.Locks) > 0 {
+		lks = nil
+		for _, want := range opts.Locks {
+			found := false
+			for _, l := range sc.Locks {
+				if l.Name == want || l.Label == want {
+					lks = append(lks, l)
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("--locks: %q is not among the scenario's locks (%s)", want, strings.Join(labels(sc.Locks), ", "))
+			}
+		}
+	}
+	if providerOf(sc, opts) == cluster.ProviderExternal && sc.Cluster.External == nil {
+		return nil, fmt.Errorf("%s: provider external needs cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario", sc.File)
+	}
+	// One variant per sweep combination (scenarios.Expand); --clients
+	// replaces the clients dimension, so variants differing only in it
+	// collapse into one.
+	var variants []*scenarios.Scenario
+	seen := map[string]bool{}
+	for _, v := range sc.Expand() {
+		if opts.Clients > 0 {
+			v.Workload.Clients = opts.Clients
+			delete(v.Params, "clients")
+			key := fmt.Sprint(v.Params)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		variants = append(variants, v)
+	}
+	var pts []Point
+	for _, l := range lks {
+		spec, ok := locks.Lookup(l.Name)
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
+		}
+		if spec.InProcess && sc.Workload.ProcessPerClient {
+			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
+		}
+		for _, v := range variants {
+			n := v.Workload.Clients
+			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
+			fs := relevantFaults(v.Faults, cs)
+			cs.ClientProxies = faults.ClientProxies(cs, sc.Workload.ProcessPerClient, fs)
+			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
+				return nil, err
+			}
+			var params map[string]string
+			if len(v.Params) > 0 {
+				params = v.Params
+			}
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
+		}
+	}
+	return pts, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func providerOf(sc *scenarios.Scenario, opts Options) string {
+	switch {
+	case opts.Provider != "":
+		return opts.Provider
+	case sc.Cluster.Provider != "":
+		return sc.Cluster.Provider
+	}
+	return cluster.ProviderLocal
+}
+
+func labels(ls []scenarios.Lock) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = label(l)
+	}
+	return out
+}
+
+func label(l scenarios.Lock) string {
+	if l.Label != "" {
+		return l.Label
+	}
+	return l.Name
+}
