@@ -133,19 +133,11 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 // someone else's while the session is the same, our earlier delete was
 // applied.
 func (l *herdLocker) release(ctx context.Context, node string, owner []byte, czxid int64) error {
-	var err error
-	sid, retried := l.s.conn.SessionID(), false
-	for {
-		err = l.deleteOwned(ctx, node, owner, czxid)
-		if !connLoss(err) || ctx.Err() != nil || l.s.waitUp(ctx) != nil {
-			break
-		}
-		retried = true
-	}
+	same, err := l.s.retryDelete(ctx, func() error { return l.deleteOwned(ctx, node, owner, czxid) })
 	switch {
 	case err == nil:
 		return nil
-	case retried && errors.Is(err, locks.ErrNotHeld) && l.s.conn.SessionID() == sid:
+	case same && errors.Is(err, locks.ErrNotHeld):
 		return nil
 	case errors.Is(err, locks.ErrNotHeld):
 		return fmt.Errorf("zk-herd %s: %w", l.dir, err)

@@ -266,19 +266,13 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 // session is the same (an ephemeral node of a live session goes only by a
 // delete), and an expired session otherwise (ErrNotHeld).
 func (l *recipeLocker) release(ctx context.Context, node string) error {
-	var err error
-	sid, retried := l.s.conn.SessionID(), false
-	for {
-		err = l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
-		if !connLoss(err) || ctx.Err() != nil || l.s.waitUp(ctx) != nil {
-			break
-		}
-		retried = true
-	}
+	same, err := l.s.retryDelete(ctx, func() error {
+		return l.s.call(ctx, func() error { return l.s.conn.Delete(node, -1) })
+	})
 	switch {
 	case err == nil:
 		return nil
-	case retried && errors.Is(err, zk.ErrNoNode) && l.s.conn.SessionID() == sid:
+	case same && errors.Is(err, zk.ErrNoNode):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
 		return fmt.Errorf("zk-recipe %s: node gone (session expired): %w", l.dir, locks.ErrNotHeld)

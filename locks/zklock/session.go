@@ -292,6 +292,24 @@ func (s *Session) call(ctx context.Context, op func() error) error {
 	}
 }
 
+// retryDelete runs del, a delete of one of our ephemeral nodes, again each
+// time a lost connection cut it short, once the session is back, until ctx
+// ends: as Curator's guaranteed delete. It returns whether a retry ran in
+// the same session as the first attempt, and del's last error. After such
+// a retry a node found gone (or someone else's) was removed by our own
+// earlier attempt: an ephemeral node of a live session goes only by a
+// delete.
+func (s *Session) retryDelete(ctx context.Context, del func() error) (sameSessionRetry bool, err error) {
+	sid, retried := s.conn.SessionID(), false
+	for {
+		err = del()
+		if !connLoss(err) || ctx.Err() != nil || s.waitUp(ctx) != nil {
+			return retried && s.conn.SessionID() == sid, err
+		}
+		retried = true
+	}
+}
+
 // Background runs f (clean-up after an abandoned acquisition) without a
 // caller; Close waits for it, after closing the connection.
 func (s *Session) Background(f func()) { s.background(f) }
