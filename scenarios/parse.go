@@ -37,8 +37,7 @@ var (
 	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
 		"process_per_client", "acquire_timeout", "on_lost"}
 	resourceFields = []string{"fencing"}
-	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
-		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
+	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors", "incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
 	lockFields     = []string{"name", "ttl", "retry", "key", "label"}
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
