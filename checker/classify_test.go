@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -375,5 +376,23 @@ func TestTokenOrderVisualization(t *testing.T) {
 	var html bytes.Buffer
 	if err := o.Visualize(&html); err != nil || !bytes.Contains(html.Bytes(), []byte("<html")) {
 		t.Fatalf("visualisation: %v, %d bytes", err, html.Len())
+	}
+}
+
+// TestOpJSON: the hand-written encoding of a history line is what
+// encoding/json writes.
+func TestOpJSON(t *testing.T) {
+	for _, op := range []Op{
+		{Run: 1, Seq: 2, Client: 3, Lock: "lock-0", Op: OpAcquire, Visit: 7, Invoke: -5, Return: 9, Token: 4, ValidUntil: 100, Estimated: true, Outcome: "ok"},
+		{Lock: "a\"b<é>\n", Op: OpWrite, Value: -3, Unbounded: true, Outcome: "stale_rejected"},
+		{},
+	} {
+		want, err := json.Marshal(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := op.appendJSON(nil); string(got) != string(want)+"\n" {
+			t.Errorf("appendJSON\n got %s\nwant %s", got, want)
+		}
 	}
 }

@@ -18,6 +18,18 @@
 //     is rejected with ErrStaleToken and counted as rejected. Token 0 means
 //     the lock gives no token: such visits are never called stale.
 //
+// Beyond those counts (DESIGN.md §7) it groups overlapping visits into
+// incidents (a maximal group of overlapping visits counts once) and
+// classifies each as a lock fault (the lock granted a second holder while
+// the first one's promised validity still ran: Visit carries the grant and
+// the promise the holder measured) or a client fault (the earlier holder
+// stayed inside after its promise ran out); it measures the time two or
+// more were inside, and from every grant (whether or not a write carried
+// its token) counts duplicate tokens and token regressions. With a History
+// set, every operation streams to history.jsonl in the resource's order;
+// Replay recomputes all figures from those lines alone, and CheckTokenOrder
+// asks porcupine for a second opinion on the token sequence.
+//
 // The checker does not import the lock packages: it knows clients by index
 // and locks by name only. Remote clients (one OS process per client) reach it
 // through the Server and Dial in this package.

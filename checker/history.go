@@ -3,7 +3,6 @@ package checker
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -57,15 +56,14 @@ type OpRecorder interface {
 type History struct {
 	run int
 	w   *bufio.Writer
-	enc *json.Encoder
+	buf []byte
 	seq uint64
 	err error
 }
 
 // NewHistory returns a history writing the lines of run index run to w.
 func NewHistory(w io.Writer, run int) *History {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	return &History{run: run, w: bw, enc: json.NewEncoder(bw)}
+	return &History{run: run, w: bufio.NewWriterSize(w, 64<<10)}
 }
 
 func (h *History) write(op Op) {
@@ -74,7 +72,8 @@ func (h *History) write(op Op) {
 	}
 	h.seq++
 	op.Run, op.Seq = h.run, h.seq
-	if err := h.enc.Encode(op); err != nil {
+	h.buf = op.appendJSON(h.buf[:0])
+	if _, err := h.w.Write(h.buf); err != nil {
 		h.err = fmt.Errorf("history: %w", err)
 	}
 }

@@ -81,3 +81,11 @@ func (s *Shared) ExitClient(client int) {
 		_ = s.Exit(context.Background(), id)
 	}
 }
+
+// ViolationCount returns the number of violations so far (cheap, for
+// progress lines).
+func (s *Shared) ViolationCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events)
+}

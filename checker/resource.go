@@ -442,11 +442,3 @@ func (s *Shared) Summary() Summary {
 	sum.Promise = promiseKind(s.grants)
 	return sum
 }
-
-// ViolationCount returns the number of violations so far (cheap, for
-// progress lines).
-func (s *Shared) ViolationCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.events)
-}

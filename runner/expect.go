@@ -115,3 +115,15 @@ func verdictFields(out *report.Run, truth checker.Summary) {
 		})
 	}
 }
+
+// neverStarted are the fault windows of the faults of fs beyond the first
+// started (the run ended before their time): each with an error, so no
+// safety claim of the run reads as tested.
+func neverStarted(fs []scenarios.Fault, started int) []report.FaultWindow {
+	var out []report.FaultWindow
+	for _, f := range fs[min(started, len(fs)):] {
+		out = append(out, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client,
+			StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "never started (the run ended first)"})
+	}
+	return out
+}

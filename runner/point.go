@@ -93,15 +93,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	}
 
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
-	hist := checker.NewHistory(r.history, r.index)
-	resource.SetHistory(hist)
-	// Runs after drv.close (deferred later, so run earlier): the exits of
-	// client processes killed at the end are in the file too.
-	defer func() {
-		if err := hist.Flush(); err != nil {
-			r.log.Warn("history", "err", err)
-		}
-	}()
+	// Flushed after drv.close (deferred later, so run earlier): the exits
+	// of client processes killed at the end are in the file too.
+	defer r.recordHistory(resource)()
 	lcfg := func(i int) locks.Config {
 		return locks.Config{
 			Endpoints: endpoints.ForLocks(cl.Endpoints(i)),
@@ -178,10 +172,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 		})
 	}
-	for _, f := range pt.Faults[min(len(out.Faults), len(pt.Faults)):] {
-		out.Faults = append(out.Faults, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client,
-			StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "never started (the run ended first)"})
-	}
+	out.Faults = append(out.Faults, neverStarted(pt.Faults, len(out.Faults))...)
 	counters, serr := drv.finish(wcfg, rec)
 	if werr == nil {
 		werr = serr

@@ -67,3 +67,15 @@ func writeWith(path string, write func(w io.Writer) error) error {
 	}
 	return nil
 }
+
+// recordHistory streams resource's operations into the result folder's
+// history.jsonl as run r.index; the returned function flushes them.
+func (r *run) recordHistory(resource *checker.Shared) func() {
+	hist := checker.NewHistory(r.history, r.index)
+	resource.SetHistory(hist)
+	return func() {
+		if err := hist.Flush(); err != nil {
+			r.log.Warn("history", "err", err)
+		}
+	}
+}

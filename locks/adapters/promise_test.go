@@ -24,15 +24,16 @@ func TestPromise(t *testing.T) {
 		lock      string
 		ep        locks.Endpoints
 		estimated bool
+		moves     bool // a heartbeat or keep-alive moves the promise while held
 	}{
-		{"redlock", redis, false},
-		{"redsync", redis, true},
-		{"bsm-redislock", locks.Endpoints{Redis: redis.Redis[:1]}, true},
-		{"zk-recipe", zk, false},
-		{"zk-herd", zk, false},
-		{"zk-lib", zk, true},
-		{"etcd-recipe", etcd, false},
-		{"etcd-mutex", etcd, true},
+		{"redlock", redis, false, false},
+		{"redsync", redis, true, false},
+		{"bsm-redislock", locks.Endpoints{Redis: redis.Redis[:1]}, true, false},
+		{"zk-recipe", zk, false, true},
+		{"zk-herd", zk, false, true},
+		{"zk-lib", zk, true, true},
+		{"etcd-recipe", etcd, false, true},
+		{"etcd-mutex", etcd, true, false},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			spec, ok := locks.Lookup(tc.lock)
@@ -57,6 +58,16 @@ func TestPromise(t *testing.T) {
 			}
 			if !p.Until.After(after) || p.Until.After(after.Add(ttl)) {
 				t.Errorf("promise ends %v after Acquire returned, want within (0, %v]", p.Until.Sub(after), ttl)
+			}
+			if tc.moves {
+				// the session heartbeat / lease keep-alive runs every ttl/3
+				deadline := time.Now().Add(ttl)
+				for !locks.PromiseOf(lease).Until.After(p.Until) {
+					if time.Now().After(deadline) {
+						t.Fatalf("promise did not move within a ttl of holding: %v", locks.PromiseOf(lease))
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
 			}
 			if err := lease.Release(ctx); err != nil {
 				t.Error(err)
