@@ -114,12 +114,26 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 			c.watchListeners(c.watchStop)
 		}()
 	}
-	if err := c.start(ctx); err != nil {
+	// A start never waits forever (a node that died after answering once,
+	// a readiness that never comes): without a deadline of the caller's it
+	// ends after DefaultStartTimeout with what it waited for.
+	sctx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
+		defer cancel()
+	}
+	if err := c.start(sctx); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
+
+// DefaultStartTimeout bounds Start when its context has no deadline: far
+// above the slowest topology's start on a loaded 2-core machine (a 5-node
+// ZooKeeper ensemble in containers takes about 20 s).
+const DefaultStartTimeout = 3 * time.Minute
 
 // sized is s with the defaults that decide its topology (PlanOf): provider
 // local, one client, one primary or member per declared backend. It
