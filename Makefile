@@ -13,13 +13,14 @@ NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:r
 # What only the tests need besides the servers: Chromium loads report.html.
 TEST_BINS := chromium:chromium
 TEST_TIMEOUT ?= 60m
-# Package parallelism of `make test`: 2 (one package per core). Measured on
-# a 2-core machine: 2 packages at a time take ~6 min, 1 at a time ~9 min,
-# and both hold once the tests that depend on the machine's speed take
-# their bounds from what they measure (lease TTLs far above a loaded
-# machine's stalls where loss is not the subject, latencies in units of the
-# toxic or the round trip): `make test-stress N=10` runs the suite under
-# this setting and must report no failure. -count=1: the server-backed
+# Package parallelism of `make test`: 2 (one package per core), chosen by
+# measurement on a 2-core machine. The packages' own times in one -p 2 run
+# add up to 11 min 45 s, which is what -p 1 would take at least; -p 2 took
+# 8 min 7 s wall, and holds since the tests that depend on the machine's
+# speed take their bounds from what they measure (lease TTLs far above a
+# loaded machine's stalls where loss is not the subject, latencies in units
+# of the toxic or the round trip). `make test-stress N=10` runs the suite
+# with these flags and must report no failure. -count=1: server-backed
 # tests must never be answered from Go's test cache.
 TEST_P ?= 2
 TEST_FLAGS = -race -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT)
@@ -33,7 +34,7 @@ help:
 	@echo "make bench      default comparison of the Redis locks on local servers (installs deps)"
 	@echo "make test       the whole test suite on real servers (installs deps)"
 	@echo "make test-stress N=10  the whole suite N times, each failed test with its failure rate"
-	@echo "make calibrate  harness throughput vs redis-benchmark, hand-off in round trips"
+	@echo "make calibrate  the harness against each backend's own limit (mem ceiling, redis-benchmark, commit cost)"
 	@echo "make report     regenerate results/reference/ (compare-all + fault library, ~20 min)"
 	@echo "make deps       apt-get install the servers when missing"
 	@echo "make build      bin/bench and bin/chaos"
