@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,10 +139,9 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Reader
-	done   chan struct{} // closed when Wait returned
+	sp     *spawned // its done closes when Wait returned
 	// closeOut closes our end of the stdout pipe (after Kill).
 	closeOut func() error
-	err      error
 
 	mu     sync.Mutex
 	paused bool
@@ -177,41 +175,14 @@ func StartProcesses(ctx context.Context, exe string, specs []WorkerSpec, logDir 
 }
 
 func startProc(exe string, s WorkerSpec, logDir string) (*proc, error) {
-	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("client-%d.log", s.Client)))
-	if err != nil {
-		return nil, fmt.Errorf("client log: %w", err)
-	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
-	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	sp, err := spawn(cmd, s.Client, logDir, nil)
 	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's reader as soon
-	// as the process exits, which can lose the result line still unread.
-	stdout, w, err := os.Pipe()
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	cmd.Stdout = w
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		logf.Close()
-		stdout.Close()
 		return nil, fmt.Errorf("start client-%d: %w", s.Client, err)
 	}
-	p := &proc{client: s.Client, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	p.closeOut = stdout.Close
+	p := &proc{client: s.Client, cmd: cmd, stdin: sp.stdin, out: bufio.NewReader(sp.stdout), sp: sp, closeOut: sp.stdout.Close}
+	stdin := sp.stdin
 	line, _ := json.Marshal(s)
 	if _, err := stdin.Write(append(line, '\n')); err != nil {
 		return p, fmt.Errorf("client-%d spec: %w", s.Client, err)
@@ -301,7 +272,7 @@ func (ps *Processes) Resume(client int) error {
 func (ps *Processes) Wait(ctx context.Context) error {
 	for _, p := range ps.procs {
 		select {
-		case <-p.done:
+		case <-p.sp.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -370,12 +341,12 @@ func (ps *Processes) Stop(grace time.Duration, rec *Recorder) (map[string]int64,
 func (ps *Processes) Kill() {
 	for _, p := range ps.procs {
 		select {
-		case <-p.done:
+		case <-p.sp.done:
 			continue
 		default:
 		}
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		<-p.sp.done
 	}
 	for _, p := range ps.procs {
 		if p.closeOut != nil {

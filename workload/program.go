@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,9 +62,8 @@ type program struct {
 	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	lines   chan []byte   // stdout lines; closed at EOF
-	exited  chan struct{} // closed when the process was reaped
-	waitErr error
+	lines   chan []byte // stdout lines; closed at EOF
+	sp      *spawned    // its done closes when the process was reaped
 	stderr  *stderrTail
 	library string       // what the program said it runs, from "ready"
 	phase   atomic.Int32 // a phase, set by its session
@@ -83,41 +81,15 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 	if len(s.Command) == 0 {
 		return nil, fmt.Errorf("client-%d (%s): empty command", s.Client, s.Name)
 	}
-	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("client-%d.log", s.Client)))
-	if err != nil {
-		return nil, fmt.Errorf("client log: %w", err)
-	}
-	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16),
-		exited: make(chan struct{}), stderr: &stderrTail{w: logf}}
+	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16), stderr: &stderrTail{}}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
-	cmd.Stderr = p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	sp, err := spawn(cmd, s.Client, logDir, func(log io.Writer) io.Writer { p.stderr.w = log; return p.stderr })
 	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	stdout, w, err := os.Pipe()
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	cmd.Stdout = w
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		logf.Close()
-		stdout.Close()
 		return nil, fmt.Errorf("client-%d (%s): start %q: %w", s.Client, s.Name, s.Command[0], err)
 	}
-	p.cmd, p.stdin = cmd, stdin
-	go p.read(stdout)
-	go func() {
-		p.waitErr = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
+	p.cmd, p.stdin, p.sp = cmd, sp.stdin, sp
+	go p.read(sp.stdout)
 	s.Config.Op = "config"
 	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
 	return p, nil
@@ -161,14 +133,14 @@ func (p *program) errorf(format string, args ...any) error {
 // exitStatus describes how the process ended, once it has.
 func (p *program) exitStatus() string {
 	select {
-	case <-p.exited:
+	case <-p.sp.done:
 	case <-time.After(2 * time.Second):
 		return "still running"
 	}
-	if p.waitErr == nil {
+	if p.sp.err == nil {
 		return "exit status 0"
 	}
-	return p.waitErr.Error()
+	return p.sp.err.Error()
 }
 
 // waitReady waits for the program's ready message.
@@ -214,10 +186,10 @@ func (p *program) kill() {
 	p.killed = true
 	p.mu.Unlock()
 	select {
-	case <-p.exited:
+	case <-p.sp.done:
 	default:
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
+		<-p.sp.done
 	}
 	// Its children may outlive it in the group (a JVM's, a shell's).
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)

@@ -160,7 +160,7 @@ func (ps *Programs) Kill() {
 	}
 	for _, p := range ps.progs {
 		select {
-		case <-p.exited:
+		case <-p.sp.done:
 		case <-time.After(500 * time.Millisecond):
 		}
 		p.kill()
