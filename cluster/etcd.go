@@ -12,13 +12,14 @@ import (
 	"time"
 )
 
-// etcd timing: heartbeats every 50 ms and elections after 500 ms of silence
-// (etcd's defaults are 100/1000), so a 3-member cluster is ready in about a
-// second and re-elects within about a second of losing its leader; 500 ms
-// is still ten heartbeats, enough slack for a busy 2-core machine.
+// etcd timing: etcd's own defaults, heartbeats every 100 ms and elections
+// after 1 s of silence. 50/500 started a cluster faster but, on a 2-core
+// machine running -race tests, let a busy leader miss its heartbeats and
+// lose an election now and then ("etcdserver: leader changed" in the middle
+// of a lock test that had no fault); a second of silence is a real fault.
 const (
-	etcdHeartbeat       = 50 * time.Millisecond
-	etcdElectionTimeout = 500 * time.Millisecond
+	etcdHeartbeat       = 100 * time.Millisecond
+	etcdElectionTimeout = 1000 * time.Millisecond
 )
 
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>.

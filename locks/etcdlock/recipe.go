@@ -2,11 +2,13 @@ package etcdlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/locks"
@@ -65,6 +67,14 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 			clientv3.OpGet(key),
 			clientv3.OpGet(l.dir, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
 		).Commit()
+		if transient(err) && ctx.Err() == nil && !k.isLost() {
+			// A read lost to an election: our key stays queued under the
+			// lease, so read again once the cluster has a leader.
+			if err := sleepCtx(ctx, recheckBackoff); err != nil {
+				return nil, fmt.Errorf("check %s: %w", key, err)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("check %s: %w", key, err)
 		}
@@ -169,4 +179,28 @@ func (ls *lease) release(ctx context.Context) error {
 		return fmt.Errorf("etcd-recipe %s: key %s gone (lease expired): %w", ls.l.dir, ls.key, locks.ErrNotHeld)
 	}
 	return nil
+}
+
+// recheckBackoff is the pause before a queued waiter reads again after an
+// election cut its read short (elections take an election timeout or two).
+const recheckBackoff = 50 * time.Millisecond
+
+// transient reports whether err is an etcd answer that only says the
+// cluster was between leaders: a read-only request may simply be sent
+// again.
+func transient(err error) bool {
+	return errors.Is(err, rpctypes.ErrLeaderChanged) || errors.Is(err, rpctypes.ErrNoLeader) ||
+		errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail)
+}
+
+// sleepCtx waits d or until ctx ends (then its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
