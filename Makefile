@@ -117,8 +117,10 @@ test-short:
 bench: deps $(BIN)/bench
 	$(BIN)/bench run redis-baseline
 
-# report regenerates results/reference/: a full compare-all and the fault
-# library, each with its report, and a side-by-side summary (about 20 min).
+# report regenerates results/reference/: a full compare-all, hand-off, the
+# library clients and the fault library, each with its report, a
+# side-by-side summary (about 25 min), and check.txt: `bench check` of every
+# result against its history.jsonl.
 REFERENCE := results/reference
 FAULT_SCENARIOS := pause-holder partition-holder zk-minority-partition etcd-minority-partition \
                    redis-failover redlock-restart redlock-restart-safe redlock-clock-jump
@@ -126,10 +128,12 @@ report: deps build
 	rm -rf $(REFERENCE) && mkdir -p $(REFERENCE)/faults
 	$(BIN)/bench run -q --out $(REFERENCE)/compare-all compare-all
 	$(BIN)/bench run -q --out $(REFERENCE)/handoff handoff
+	$(BIN)/bench run -q --out $(REFERENCE)/compare-libraries compare-libraries
 	$(BIN)/chaos run -q --out $(REFERENCE)/faults $(FAULT_SCENARIOS) | tee $(REFERENCE)/faults/matrix.txt
 	$(BIN)/bench report --out $(REFERENCE)/summary $(addprefix $(REFERENCE)/faults/,$(FAULT_SCENARIOS)) > $(REFERENCE)/summary.txt
 	find $(REFERENCE) -name '*.svg' -delete
 	find $(REFERENCE) -type d -name logs -prune -exec rm -rf {} +
+	$(BIN)/bench check $$(find $(REFERENCE) -name result.json -path '*/*/result.json' -exec dirname {} \; | sort) > $(REFERENCE)/check.txt
 
 calibrate: deps $(BIN)/bench
 	$(BIN)/bench calibrate
