@@ -28,6 +28,8 @@ type Atlas struct {
 	Created  time.Time          `json:"created"`
 	Cells    []CellResult       `json:"cells"`
 	Baseline map[string]float64 `json:"baseline_rate"` // per lock: completions per second without faults
+	// Quorums is the 2N+1 check from the kill-k-of-n cells.
+	Quorums []Quorum `json:"quorums,omitempty"`
 }
 
 // FamilyInfo describes a column of the atlas.
@@ -146,6 +148,7 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 		}
 		a.Cells = append(a.Cells, cr)
 	}
+	a.Quorums = Quorums(a)
 	return a
 }
 

@@ -176,3 +176,47 @@ func clearDirs(c *CellResult) {
 	}
 	c.RunList, c.Reproduce = runs, ""
 }
+
+func TestJudge(t *testing.T) {
+	met := RunSummary{Verdict: "met", RateDuring: 10, RateAfter: 10, RecoveryS: 0.2}
+	for _, tc := range []struct {
+		name string
+		na   string
+		runs []RunSummary
+		want string
+	}{
+		{"all met", "", []RunSummary{met, met}, Safe},
+		{"lock fault", "", []RunSummary{met, {Verdict: "failed", Incidents: 1, LockFaults: 1}}, Unsafe},
+		{"client fault only", "", []RunSummary{met, {Verdict: "failed", Incidents: 1, ClientFaults: 1}}, UnsafeWithoutFencing},
+		{"lost update", "", []RunSummary{{Verdict: "failed", LostUpdates: 2}}, UnsafeWithoutFencing},
+		{"one inconclusive", "", []RunSummary{met, {Verdict: "inconclusive"}}, Inconclusive},
+		{"run error", "", []RunSummary{met, {Verdict: "met", Error: "start cluster: boom"}}, Inconclusive},
+		{"no runs", "", nil, Inconclusive},
+		{"not applicable", "no Sentinel", nil, NotApplicable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CellResult{NotApplicable: tc.na, RunList: tc.runs}
+			judge(&c, 10)
+			if c.Verdict != tc.want {
+				t.Errorf("verdict %s, want %s", c.Verdict, tc.want)
+			}
+		})
+	}
+	c := CellResult{RunList: []RunSummary{met, met}}
+	judge(&c, 20)
+	if c.AvailDuring != 0.5 || c.AvailAfter != 0.5 || c.RecoveryS != 0.2 {
+		t.Errorf("availability %.2f/%.2f recovery %.2f, want 0.50/0.50 0.20", c.AvailDuring, c.AvailAfter, c.RecoveryS)
+	}
+}
+
+func TestQuorums(t *testing.T) {
+	a := &Atlas{Cells: []CellResult{
+		{Lock: "redlock", Family: "kill-1-of-3", Verdict: Safe, Runs: 1, RunList: []RunSummary{{RateDuring: 5}}},
+		{Lock: "redlock", Family: "kill-2-of-3", Verdict: Inconclusive, Runs: 1, RunList: []RunSummary{{RateDuring: 0}}},
+		{Lock: "redis-cad", Family: "kill-2-of-3", Verdict: NotApplicable},
+	}}
+	qs := Quorums(a)
+	if len(qs) != 2 || !qs[0].Available || !qs[0].Expected || qs[1].Available || qs[1].Expected {
+		t.Errorf("quorums %+v", qs)
+	}
+}

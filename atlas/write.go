@@ -134,6 +134,7 @@ func markdown(w io.Writer, a *Atlas) {
 			c.LockFaults, c.ClientFaults, c.StaleAccepted, c.StaleRejected, c.LostUpdates,
 			pct(c.AvailDuring), pct(c.AvailAfter), secs(c.RecoveryS))
 	}
+	quorumSection(w, a)
 	fmt.Fprint(w, "\n## Reproductions\n\n")
 	for _, c := range a.Cells {
 		if c.Reproduce != "" {
