@@ -49,6 +49,11 @@ type Point struct {
 	Clients int
 	Params  map[string]string
 	Faults  []scenarios.Fault
+	// Dropped, one per Faults entry, names what a multi-backend fault lost
+	// for this lock ("" when nothing); NotApplicable are the faults left
+	// with nothing to act on, recorded in the run as such.
+	Dropped       []string
+	NotApplicable []report.FaultWindow
 }
 
 // Plan lists the runs of sc after applying opts, in order.
@@ -98,7 +103,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		for _, v := range variants {
 			n := v.Workload.Clients
 			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
-			fs := relevantFaults(v.Faults, cs)
+			fs, dropped, na := relevantFaults(v.Faults, cs)
 			cs.ClientProxies = faults.ClientProxies(cs, sc.Workload.ProcessPerClient, fs)
 			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
 				return nil, err
@@ -107,7 +112,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			if len(v.Params) > 0 {
 				params = v.Params
 			}
-			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na})
 		}
 	}
 	return pts, nil
@@ -386,10 +391,16 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 		})
 	}
+	for i := range min(len(out.Faults), len(pt.Dropped)) {
+		if d := pt.Dropped[i]; d != "" {
+			out.Faults[i].Detail = strings.TrimPrefix(out.Faults[i].Detail+"; "+d, "; ")
+		}
+	}
 	for _, f := range pt.Faults[min(len(out.Faults), len(pt.Faults)):] {
 		out.Faults = append(out.Faults, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client,
 			StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "never started (the run ended first)"})
 	}
+	out.Faults = append(out.Faults, pt.NotApplicable...)
 	counters, serr := drv.finish(wcfg, rec)
 	if werr == nil {
 		werr = serr
