@@ -114,7 +114,9 @@ func availability(s *RunSummary, r report.Run) {
 	if w <= 0 || len(r.Timeline) == 0 {
 		return
 	}
-	end := w * float64(len(r.Timeline))
+	// The timeline stops at the last bucket with an event: the run's
+	// duration is its end.
+	end := math.Max(r.DurationS, w*float64(len(r.Timeline)))
 	rate := func(from, to float64) float64 {
 		var n int64
 		for i, b := range r.Timeline {

@@ -108,7 +108,7 @@ func Families() []Family {
 			Fault: func(t timing, l lockInfo) (string, []string, string) {
 				return usual(l, fault("pause", t.at(), "for: "+ms(t.long())+", node: "+leader(l)))
 			}},
-		{Name: "kill-leader", Doc: "Sentinel failover of the single Redis primary (replication delayed by 2 x ttl), one Redlock node killed, the ZooKeeper/etcd leader killed",
+		{Name: "kill-leader", Doc: "Sentinel failover of the single Redis primary (replication 5s behind, holder inside 5s across the promotion, ttl 6s), one Redlock node killed, the ZooKeeper/etcd leader killed",
 			Fault: killLeader},
 		{Name: "restart-empty", Doc: "a Redis node (the primary, one Redlock node) restarted at once without persistence",
 			Fault: func(t timing, l lockInfo) (string, []string, string) {
@@ -146,13 +146,24 @@ func Families() []Family {
 	}
 }
 
+// Sentinel failover timings (redis-failover explains them): the replica
+// lags by failoverLag, longer than kill-to-promotion (about 2-3s), so the
+// promoted replica lacks the holder's key; the holder stays inside
+// failoverCS, across the promotion, under a lease of failoverTTL; the
+// kill comes at failoverAt, after Sentinel's first INFO refreshes.
+const (
+	failoverLag = 5 * time.Second
+	failoverCS  = 5 * time.Second
+	failoverTTL = 6 * time.Second
+	failoverAt  = 11 * time.Second
+	failoverRun = 18 * time.Second
+)
+
 func killLeader(t timing, l lockInfo) (string, []string, string) {
 	if l.Backend == locks.Redis && !l.Quorum {
-		// The replica must lag for the failover to lose the key: without
-		// lag the promoted replica has it (redis-failover explains).
 		return "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}", []string{
-			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(2*t.TTL)),
-			fault("failover", t.at(), "node: redis-0"),
+			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(failoverLag)),
+			fault("failover", failoverAt, "node: redis-0"),
 		}, ""
 	}
 	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
@@ -190,8 +201,12 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	b.WriteString("seed: 1\n")
 	fmt.Fprintf(&b, "cluster:\n  provider: local\n  %s\n", cl)
 	fmt.Fprintf(&b, "locks: [%s]\n", l.Name)
+	run, ttl, cs := t.at()+t.long()+2*t.TTL, t.TTL, t.critical()
+	if strings.Contains(cl, "sentinels") {
+		run, ttl, cs = failoverRun, failoverTTL, failoverCS
+	}
 	fmt.Fprintf(&b, "workload:\n  clients: 3\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
-		ms(runLength(t, cl)), ms(t.TTL), ms(t.critical()))
+		ms(run), ms(ttl), ms(cs))
 	if len(fs) > 0 {
 		b.WriteString("faults:\n")
 		for _, s := range fs {
@@ -201,16 +216,6 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	b.WriteString("resource:\n  fencing: enforce\n")
 	b.WriteString("expect:\n  default: {incidents: 0, lock_faults: 0, min_visits: 1}\n")
 	return b.String(), ""
-}
-
-// runLength is long enough for visits before the fault, the fault, and
-// visits after it heals (Sentinel needs seconds to promote).
-func runLength(t timing, cluster string) time.Duration {
-	d := t.at() + t.long() + 2*t.TTL
-	if strings.Contains(cluster, "sentinels") {
-		d += 4 * time.Second
-	}
-	return d
 }
 
 // ScenarioName is the name of the scenario of one cell.
