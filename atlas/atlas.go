@@ -142,7 +142,7 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 		if cr.RunList == nil {
 			cr.RunList = []RunSummary{}
 		}
-		judge(&cr, a.Baseline[c.Lock])
+		judge(&cr, baselineFor(p, c, a.Baseline[c.Lock]))
 		if cr.Verdict == Unsafe || cr.Verdict == UnsafeWithoutFencing {
 			cr.Reproduce = reproduce(cr, out)
 		}
@@ -150,6 +150,20 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 	}
 	a.Quorums = Quorums(a)
 	return a
+}
+
+// baselineFor is the lock's baseline rate when c ran the baseline's
+// workload timings; 0 (availability unknown) when it did not (the Sentinel
+// failover runs with longer critical sections).
+func baselineFor(p *Plan, c *Cell, rate float64) float64 {
+	for _, b := range p.Cells {
+		if b.Family == "baseline" && b.Lock == c.Lock && b.Scenario != nil && c.Scenario != nil {
+			if b.Scenario.Workload.CriticalSection == c.Scenario.Workload.CriticalSection && b.Scenario.Workload.TTL == c.Scenario.Workload.TTL {
+				return rate
+			}
+		}
+	}
+	return 0
 }
 
 // reproduce is the command that re-runs the cell's first run with an

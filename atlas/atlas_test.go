@@ -211,8 +211,8 @@ func TestJudge(t *testing.T) {
 
 func TestQuorums(t *testing.T) {
 	a := &Atlas{Cells: []CellResult{
-		{Lock: "redlock", Family: "kill-1-of-3", Verdict: Safe, Runs: 1, RunList: []RunSummary{{RateDuring: 5}}},
-		{Lock: "redlock", Family: "kill-2-of-3", Verdict: Inconclusive, Runs: 1, RunList: []RunSummary{{RateDuring: 0}}},
+		{Lock: "redlock", Family: "kill-1-of-3", Verdict: Safe, Runs: 1, RunList: []RunSummary{{RateDuring: 5, VisitsAfter: 9}}},
+		{Lock: "redlock", Family: "kill-2-of-3", Verdict: Inconclusive, Runs: 1, RunList: []RunSummary{{RateDuring: 0.2, VisitsAfter: 0}}},
 		{Lock: "redis-cad", Family: "kill-2-of-3", Verdict: NotApplicable},
 	}}
 	qs := Quorums(a)

@@ -36,6 +36,9 @@ type RunSummary struct {
 	RateAfter     float64 `json:"rate_after"`            // after the last heal (-1: nothing healed before the end)
 	RecoveryS     float64 `json:"recovery_s"`            // last heal -> next completion (-1: none)
 	FaultNotes    string  `json:"fault_notes,omitempty"` // faults that did not apply or carried an error
+	// VisitsAfter is the fewest visits begun after a fault's start, over
+	// the faults after the first bucket (-1: no such fault).
+	VisitsAfter int `json:"visits_after"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -85,7 +88,7 @@ func Wilson(k, n int) (lo, hi float64) {
 
 // summarize reads one run of a result folder.
 func summarize(res *report.Result, index int, dir string) RunSummary {
-	s := RunSummary{Index: index, Seed: res.Seed, Dir: dir, Verdict: res.Verdict, RateAfter: -1, RecoveryS: -1}
+	s := RunSummary{Index: index, Seed: res.Seed, Dir: dir, Verdict: res.Verdict, RateAfter: -1, RecoveryS: -1, VisitsAfter: -1}
 	if len(res.Runs) == 0 {
 		s.Error = "no run recorded"
 		if res.Interrupted != "" {
@@ -137,6 +140,9 @@ func availability(s *RunSummary, r report.Run) {
 		// the topology, not the event measured.
 		if f.StartS > w {
 			faults = append(faults, f)
+			if s.VisitsAfter < 0 || f.VisitsAfter < s.VisitsAfter {
+				s.VisitsAfter = f.VisitsAfter
+			}
 		}
 	}
 	if len(faults) == 0 {

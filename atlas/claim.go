@@ -14,7 +14,7 @@ type Quorum struct {
 	// lock's baseline (-1: unknown).
 	Availability float64 `json:"availability"`
 	// Available is true when critical sections completed after the kill
-	// in every run; Expected is k <= (n-1)/2.
+	// (a visit began after the kill) in every run; Expected is k <= (n-1)/2.
 	Available bool `json:"available"`
 	Expected  bool `json:"expected"`
 }
@@ -31,8 +31,9 @@ func Quorums(a *Atlas) []Quorum {
 		}
 		q := Quorum{Lock: c.Lock, K: k, N: n, Availability: c.AvailDuring, Expected: k <= (n-1)/2, Available: true}
 		for _, r := range c.RunList {
-			// Visits after the kill: the rate from the kill to the end.
-			if r.RateDuring <= 0 {
+			// A visit begun after the kill: a completion right after it may
+			// belong to a visit that began before.
+			if r.VisitsAfter <= 0 {
 				q.Available = false
 			}
 		}
