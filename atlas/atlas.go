@@ -3,6 +3,7 @@ package atlas
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -168,14 +169,33 @@ func baselineFor(p *Plan, c *Cell, rate float64) float64 {
 
 // reproduce is the command that re-runs the cell's first run with an
 // incident: the scenario written into the atlas folder, that run's seed.
+// The seed fixes every random choice, not the servers' timing: where only
+// some of the cell's runs broke, the command repeats the run often enough
+// (--runs) to break at least once with 95% probability at the cell's rate.
 func reproduce(c CellResult, out string) string {
 	for _, r := range c.RunList {
 		if r.Incidents > 0 || r.LostUpdates > 0 || r.StaleAccepted > 0 {
 			file := filepath.Join(out, "scenarios", ScenarioName(c.Family, c.Lock)+".yaml")
-			return fmt.Sprintf("chaos run --seed %d --out results/repro-%s-%s-%d %s", r.Seed, c.Family, c.Lock, r.Index, file)
+			runs := ""
+			if n := repeats(c.Rate); n > 1 {
+				runs = fmt.Sprintf("--runs %d ", n)
+			}
+			return fmt.Sprintf("chaos run %s--seed %d --out results/repro-%s-%s-%d %s", runs, r.Seed, c.Family, c.Lock, r.Index, file)
 		}
 	}
 	return ""
+}
+
+// repeats is the fewest runs that see an event of probability rate at
+// least once with probability 0.95, at most 20.
+func repeats(rate float64) int {
+	if rate >= 1 {
+		return 1
+	}
+	if rate <= 0 {
+		return 20
+	}
+	return min(20, int(math.Ceil(math.Log(0.05)/math.Log(1-rate))))
 }
 
 // Cell returns the cell of lock and family, nil when absent.

@@ -220,3 +220,11 @@ func TestQuorums(t *testing.T) {
 		t.Errorf("quorums %+v", qs)
 	}
 }
+
+func TestRepeats(t *testing.T) {
+	for rate, want := range map[float64]int{1: 1, 0.5: 5, 0.2: 14, 0.01: 20} {
+		if got := repeats(rate); got != want {
+			t.Errorf("repeats(%v) = %d, want %d", rate, got, want)
+		}
+	}
+}
