@@ -57,7 +57,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var f AtlasFlags
 	fs.IntVar(&f.Runs, "runs", 5, "seeded runs per cell")
-	fs.IntVar(&f.Parallel, "parallel", DefaultParallel(), "runs at once, each on its own cluster (default: one per core, at most 8)")
+	fs.IntVar(&f.Parallel, "parallel", DefaultParallel(), "runs at once, each on its own cluster; the default is one per core, at most 8")
 	fs.StringVar(&f.Shard, "shard", "", "run only shard i of n of the (lock, family, run) list, e.g. 2/4")
 	fs.StringVar(&f.Resume, "resume", "", "continue the atlas in this folder: skip finished runs (its plan.json gives the plan)")
 	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock)")
