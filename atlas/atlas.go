@@ -102,6 +102,7 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 	}
 	byCell := map[string][]RunSummary{}
 	fences := map[string]bool{}
+	missing := map[string]int{}
 	for _, j := range p.Jobs {
 		found := false
 		for _, d := range dirs {
@@ -123,6 +124,7 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 		}
 		if !found {
 			a.Missing++
+			missing[j.Cell.Key()]++
 		}
 	}
 	a.Complete = a.Missing == 0
@@ -139,7 +141,8 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 		}
 	}
 	for _, c := range p.Cells {
-		cr := CellResult{Lock: c.Lock, Family: c.Family, NotApplicable: c.NotApplicable, Fences: fences[c.Lock], RunList: byCell[c.Key()]}
+		cr := CellResult{Lock: c.Lock, Family: c.Family, NotApplicable: c.NotApplicable, Fences: fences[c.Lock],
+			RunList: byCell[c.Key()], Missing: missing[c.Key()]}
 		if cr.RunList == nil {
 			cr.RunList = []RunSummary{}
 		}

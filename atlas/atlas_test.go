@@ -192,10 +192,14 @@ func TestJudge(t *testing.T) {
 		{"one inconclusive", "", []RunSummary{met, {Verdict: "inconclusive"}}, Inconclusive},
 		{"run error", "", []RunSummary{met, {Verdict: "met", Error: "start cluster: boom"}}, Inconclusive},
 		{"no runs", "", nil, Inconclusive},
+		{"a run missing", "", []RunSummary{met}, Inconclusive},
 		{"not applicable", "no Sentinel", nil, NotApplicable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := CellResult{NotApplicable: tc.na, RunList: tc.runs}
+			if tc.name == "a run missing" {
+				c.Missing = 1
+			}
 			judge(&c, 10)
 			if c.Verdict != tc.want {
 				t.Errorf("verdict %s, want %s", c.Verdict, tc.want)

@@ -51,15 +51,18 @@ type CellResult struct {
 	Runs          int    `json:"runs"`
 	// RunsWithIncidents are the runs with at least one incident; Rate is
 	// their share with its Wilson 95% interval [RateLow, RateHigh].
-	RunsWithIncidents int     `json:"runs_with_incidents"`
-	Rate              float64 `json:"rate"`
-	RateLow           float64 `json:"rate_low"`
-	RateHigh          float64 `json:"rate_high"`
-	LockFaults        int     `json:"lock_faults"`
-	ClientFaults      int     `json:"client_faults"`
-	StaleAccepted     int     `json:"stale_accepted"`
-	StaleRejected     int     `json:"stale_rejected"`
-	LostUpdates       int     `json:"lost_updates"`
+	RunsWithIncidents int `json:"runs_with_incidents"`
+	// Missing counts planned runs with no complete result (not run yet,
+	// interrupted, timed out): such a cell is at best inconclusive.
+	Missing       int     `json:"missing_runs"`
+	Rate          float64 `json:"rate"`
+	RateLow       float64 `json:"rate_low"`
+	RateHigh      float64 `json:"rate_high"`
+	LockFaults    int     `json:"lock_faults"`
+	ClientFaults  int     `json:"client_faults"`
+	StaleAccepted int     `json:"stale_accepted"`
+	StaleRejected int     `json:"stale_rejected"`
+	LostUpdates   int     `json:"lost_updates"`
 	// AvailDuring and AvailAfter are the completion rate during and after
 	// the fault relative to the lock's baseline cell (1 = as fast; -1 =
 	// unknown: no baseline, or nothing healed).
@@ -207,7 +210,7 @@ func judge(c *CellResult, base float64) {
 		c.Verdict = Unsafe
 	case c.RunsWithIncidents > 0 || c.LostUpdates > 0 || c.StaleAccepted > 0:
 		c.Verdict = UnsafeWithoutFencing
-	case inconclusive || c.Runs == 0:
+	case inconclusive || c.Runs == 0 || c.Missing > 0:
 		c.Verdict = Inconclusive
 	default:
 		c.Verdict = Safe

@@ -117,9 +117,35 @@ func Execute(ctx context.Context, jobs []Job, o RunOptions) (int, error) {
 	return done, ctx.Err()
 }
 
+// jobTimeout bounds one run: a cluster that never comes up (a server that
+// lost its port to another process between the free-port probe and its
+// bind) must not stall the atlas. Generous: three times the workload plus
+// a minute for starting and stopping servers.
+func jobTimeout(j Job) time.Duration {
+	return 3*j.Cell.Scenario.Workload.Duration + time.Minute
+}
+
+// runJob runs j, once more when the first attempt ran out of time; a run
+// that never completes stays incomplete on disk, which the atlas counts
+// as missing (and --resume runs again).
 func runJob(ctx context.Context, j Job, o RunOptions) {
 	dir := j.Dir(o.Dir)
-	os.RemoveAll(dir) // a partial run from an interrupted atlas
+	for attempt := 1; attempt <= 2 && ctx.Err() == nil; attempt++ {
+		jctx, cancel := context.WithTimeout(ctx, jobTimeout(j))
+		runOnce(jctx, j, dir, o)
+		timedOut := jctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if !timedOut {
+			return
+		}
+		if o.Logger != nil {
+			o.Logger.Warn("atlas run timed out", "cell", j.Cell.Key(), "run", j.Index, "attempt", attempt, "after", jobTimeout(j))
+		}
+	}
+}
+
+func runOnce(ctx context.Context, j Job, dir string, o RunOptions) {
+	os.RemoveAll(dir) // a partial run from an interrupted atlas or attempt
 	seed := j.Seed
 	res, _, err := runner.Run(ctx, j.Cell.Scenario, runner.Options{OutDir: dir, Seed: &seed, Logger: o.Logger})
 	if res != nil && ctx.Err() == nil {

@@ -77,6 +77,9 @@ func short(c *CellResult) string {
 	if c.Runs == 0 {
 		return "no runs"
 	}
+	if c.Missing > 0 {
+		return fmt.Sprintf("%d/%d (+%d missing)", c.RunsWithIncidents, c.Runs, c.Missing)
+	}
 	return fmt.Sprintf("%d/%d", c.RunsWithIncidents, c.Runs)
 }
 
