@@ -23,6 +23,10 @@ type Family struct {
 	// Fault fills the cluster and faults of one lock's scenario; it
 	// returns a reason when the family does not apply to the lock.
 	Fault func(t timing, l lockInfo) (cluster string, faults []string, reason string)
+	// Hold, when set, keeps the holder inside this long (instead of
+	// ttl/5) and runs the lock with renewal, for faults that must find the
+	// holder inside.
+	Hold func(t timing) time.Duration
 }
 
 // timing is the time scale every family derives its parameters from: the
@@ -43,10 +47,21 @@ type lockInfo struct {
 	// Quorum is true for locks taking a majority of independent Redis
 	// primaries (redlock, redsync).
 	Quorum bool
+	// RenewOption: the lock renews its lease with option renew: true;
+	// Renews: it renews by design (sessions, leases kept alive, watchdogs).
+	RenewOption, Renews bool
 }
 
+// renewingRedis are the Redis locks that renew their lease by design.
+var renewingRedis = map[string]bool{"redis-watchdog": true, "redis-reentrant": true}
+
 func infoOf(s locks.Spec) lockInfo {
-	return lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.MinRedis > 1 || strings.Contains(s.Summary, "quorum")}
+	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.MinRedis > 1 || strings.Contains(s.Summary, "quorum")}
+	for _, o := range s.Options {
+		l.RenewOption = l.RenewOption || o.Name == "renew"
+	}
+	l.Renews = s.Backend != locks.Redis || renewingRedis[s.Name]
+	return l
 }
 
 // ms writes d as a YAML duration in milliseconds.
@@ -100,8 +115,12 @@ func Families() []Family {
 			Fault: func(t timing, l lockInfo) (string, []string, string) {
 				return usual(l, fault("pause-client", t.at(), "for: "+ms(t.long())+", client: holder"))
 			}},
-		{Name: "partition-holder", Doc: "holder cut from every server for 2.5 x ttl",
+		{Name: "partition-holder", Doc: "holder cut from every server for 2.5 x ttl while inside for 3 x ttl (renewal on)",
+			Hold: func(t timing) time.Duration { return 3 * t.TTL },
 			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				if !l.Renews && !l.RenewOption {
+					return "", nil, "the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)"
+				}
 				return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
 			}},
 		{Name: "pause-leader", Doc: "the Redis primary, one Redlock node or the ZooKeeper/etcd leader paused (SIGSTOP) for 2.5 x ttl",
@@ -200,8 +219,16 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	fmt.Fprintf(&b, "description: >\n  atlas family %s for %s: %s.\n", f.Name, l.Name, f.Doc)
 	b.WriteString("seed: 1\n")
 	fmt.Fprintf(&b, "cluster:\n  provider: local\n  %s\n", cl)
-	fmt.Fprintf(&b, "locks: [%s]\n", l.Name)
+	lock := l.Name
+	if f.Hold != nil && !l.Renews && l.RenewOption {
+		lock = "{name: " + l.Name + ", renew: true}"
+	}
+	fmt.Fprintf(&b, "locks: [%s]\n", lock)
 	run, ttl, cs := t.at()+t.long()+2*t.TTL, t.TTL, t.critical()
+	if f.Hold != nil {
+		cs = f.Hold(t)
+		run += cs
+	}
 	if strings.Contains(cl, "sentinels") {
 		run, ttl, cs = failoverRun, failoverTTL, failoverCS
 	}
