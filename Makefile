@@ -144,3 +144,15 @@ lint:
 
 clean:
 	rm -rf $(BIN)
+
+# ---- atlas (issue 12; owned by the atlas work) ----
+# atlas runs every registered lock against every fault family, ATLAS_RUNS
+# seeded runs per cell, into $(ATLAS_OUT) (resumable: run it again after an
+# interruption and finished runs are kept). Shards: ATLAS_SHARD=i/n.
+ATLAS_RUNS  ?= 5
+ATLAS_OUT   ?= results/atlas
+ATLAS_FLAGS ?=
+.PHONY: atlas
+atlas: deps $(BIN)/chaos
+	$(BIN)/chaos atlas --runs $(ATLAS_RUNS) --out $(ATLAS_OUT) $(if $(wildcard $(ATLAS_OUT)/plan.json),--resume $(ATLAS_OUT)) $(if $(ATLAS_SHARD),--shard $(ATLAS_SHARD)) $(ATLAS_FLAGS)
+# ---- end atlas ----

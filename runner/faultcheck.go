@@ -7,20 +7,38 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
-// relevantFaults keeps the faults of fs that act on spec's cluster
-// (faults.Applies on its plan).
-func relevantFaults(fs []scenarios.Fault, spec cluster.Spec) []scenarios.Fault {
+// relevantFaults fits fs to spec's cluster (faults.Narrow on its plan):
+// the faults that act, each with a note naming what was dropped from it
+// ("" when nothing), and the faults left with nothing to act on, recorded
+// in the run as not applicable (faults.Applies alone would drop them
+// silently, and the run would read safe as if they had happened).
+func relevantFaults(fs []scenarios.Fault, spec cluster.Spec) (kept []scenarios.Fault, notes []string, na []report.FaultWindow) {
 	plan := cluster.PlanOf(spec)
-	var out []scenarios.Fault
 	for _, f := range fs {
-		if faults.Applies(f, plan) {
-			out = append(out, f)
+		n := faults.Narrow(f, plan)
+		if n.NotApplicable != "" {
+			na = append(na, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client + groupsString(f.Groups),
+				StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "not applicable for this lock: " + n.NotApplicable})
+			continue
 		}
+		note := ""
+		if len(n.Dropped) > 0 {
+			note = "dropped (not in this lock's cluster): " + strings.Join(n.Dropped, ", ")
+		}
+		kept, notes = append(kept, n.Fault), append(notes, note)
 	}
-	return out
+	return kept, notes, na
+}
+
+func groupsString(gs [][]string) string {
+	if gs == nil {
+		return ""
+	}
+	return fmt.Sprint(gs)
 }
 
 // checkFaults runs faults.Check for one point and turns its errors into

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -17,6 +18,11 @@ type Point struct {
 	Clients int
 	Params  map[string]string
 	Faults  []scenarios.Fault
+	// Dropped, one per Faults entry, names what a multi-backend fault lost
+	// for this lock ("" when nothing); NotApplicable are the faults left
+	// with nothing to act on, recorded in the run as such.
+	Dropped       []string
+	NotApplicable []report.FaultWindow
 }
 
 // Plan lists the runs of sc after applying opts, in order.
@@ -69,7 +75,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		for _, v := range variants {
 			n := v.Workload.Clients
 			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
-			fs := relevantFaults(v.Faults, cs)
+			fs, dropped, na := relevantFaults(v.Faults, cs)
 			cs.ClientProxies = faults.ClientProxies(cs, sc.Workload.ProcessPerClient, fs)
 			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
 				return nil, err
@@ -78,7 +84,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			if len(v.Params) > 0 {
 				params = v.Params
 			}
-			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs})
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na})
 		}
 	}
 	return pts, nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -172,7 +173,13 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 		})
 	}
+	for i := range min(len(out.Faults), len(pt.Dropped)) {
+		if d := pt.Dropped[i]; d != "" {
+			out.Faults[i].Detail = strings.TrimPrefix(out.Faults[i].Detail+"; "+d, "; ")
+		}
+	}
 	out.Faults = append(out.Faults, neverStarted(pt.Faults, len(out.Faults))...)
+	out.Faults = append(out.Faults, pt.NotApplicable...)
 	counters, serr := drv.finish(wcfg, rec)
 	if werr == nil {
 		werr = serr

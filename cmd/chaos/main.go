@@ -6,6 +6,8 @@
 //	chaos run [--runs N] [--out DIR] SCENARIO...   exit 1 when an expectation fails, 2 on bad input,
 //	                                               3 when none failed but some were inconclusive
 //	chaos list                                     fault types and built-in fault scenarios
+//	chaos atlas [--runs N] [--parallel K] [--shard i/n] [--resume DIR]   the safety atlas
+//	chaos atlas merge DIR...                       join atlas shards
 package main
 
 import (
@@ -29,6 +31,9 @@ Usage:
   chaos run [flags] SCENARIO...   run each scenario (--runs N times), print the
                                   verdict matrix; exit 1 when an expectation fails
   chaos list                      fault types and built-in scenarios
+  chaos atlas [flags]             every lock against every fault family, N seeded
+                                  runs per cell: atlas.json|md|html|png (atlas -h)
+  chaos atlas merge DIR...        join atlas shards into one atlas
   chaos cleanup [--all]           remove containers left by interrupted docker runs
   chaos help                      this text
 
@@ -48,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.RunCommand(ctx, "chaos", args[1:], stdout, stderr, cli.RunChaos)
 	case "list":
 		return list(args[1:], stdout, stderr)
+	case "atlas":
+		return cli.Atlas(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "chaos")
 	case "help", "-h", "--help":

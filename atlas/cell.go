@@ -1,0 +1,237 @@
+package atlas
+
+import (
+	"math"
+
+	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Cell verdicts (contract, DESIGN.md section 7).
+const (
+	Safe                 = "safe"
+	Unsafe               = "unsafe"
+	UnsafeWithoutFencing = "unsafe-without-fencing"
+	Inconclusive         = "inconclusive"
+	NotApplicable        = "not-applicable"
+)
+
+// RunSummary is what the atlas keeps of one run.
+type RunSummary struct {
+	Index         int     `json:"index"`
+	Seed          int64   `json:"seed"`
+	Dir           string  `json:"dir"` // relative to the atlas folder
+	Verdict       string  `json:"verdict"`
+	Reason        string  `json:"reason,omitempty"`
+	Error         string  `json:"error,omitempty"`
+	Ops           int64   `json:"ops"`
+	Incidents     int     `json:"incidents"`
+	LockFaults    int     `json:"lock_faults"`
+	ClientFaults  int     `json:"client_faults"`
+	StaleAccepted int     `json:"stale_accepted"`
+	StaleRejected int     `json:"stale_rejected"`
+	LostUpdates   int     `json:"lost_updates"`
+	Rate          float64 `json:"rate"`                  // completed critical sections per second, whole run
+	RateDuring    float64 `json:"rate_during"`           // during the fault(s)
+	RateAfter     float64 `json:"rate_after"`            // after the last heal (-1: nothing healed before the end)
+	RecoveryS     float64 `json:"recovery_s"`            // last heal -> next completion (-1: none)
+	FaultNotes    string  `json:"fault_notes,omitempty"` // faults that did not apply or carried an error
+	// VisitsAfter is the fewest visits begun after a fault's start, over
+	// the faults after the first bucket (-1: no such fault).
+	VisitsAfter int `json:"visits_after"`
+}
+
+// CellResult is one (lock, family) cell of the atlas.
+type CellResult struct {
+	Lock          string `json:"lock"`
+	Family        string `json:"family"`
+	Verdict       string `json:"verdict"`
+	NotApplicable string `json:"not_applicable,omitempty"`
+	Fences        bool   `json:"fences"`
+	Runs          int    `json:"runs"`
+	// RunsWithIncidents are the runs with at least one incident; Rate is
+	// their share with its Wilson 95% interval [RateLow, RateHigh].
+	RunsWithIncidents int `json:"runs_with_incidents"`
+	// Missing counts planned runs with no complete result (not run yet,
+	// interrupted, timed out): such a cell is at best inconclusive.
+	Missing       int     `json:"missing_runs"`
+	Rate          float64 `json:"rate"`
+	RateLow       float64 `json:"rate_low"`
+	RateHigh      float64 `json:"rate_high"`
+	LockFaults    int     `json:"lock_faults"`
+	ClientFaults  int     `json:"client_faults"`
+	StaleAccepted int     `json:"stale_accepted"`
+	StaleRejected int     `json:"stale_rejected"`
+	LostUpdates   int     `json:"lost_updates"`
+	// AvailDuring and AvailAfter are the completion rate during and after
+	// the fault relative to the lock's baseline cell (1 = as fast; -1 =
+	// unknown: no baseline, or nothing healed).
+	AvailDuring float64 `json:"availability_during"`
+	AvailAfter  float64 `json:"availability_after"`
+	// RecoveryS is the mean time from the fault's heal to the next
+	// completed critical section, over runs where both happened (-1: none).
+	RecoveryS float64 `json:"recovery_s"`
+	// Reproduce re-runs one violating run (unsafe cells).
+	Reproduce string       `json:"reproduce,omitempty"`
+	RunList   []RunSummary `json:"run_list"`
+}
+
+// Wilson returns the Wilson score 95% interval of k successes in n trials.
+func Wilson(k, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return math.Max(0, mid-half), math.Min(1, mid+half)
+}
+
+// summarize reads one run of a result folder.
+func summarize(res *report.Result, index int, dir string) RunSummary {
+	s := RunSummary{Index: index, Seed: res.Seed, Dir: dir, Verdict: res.Verdict, RateAfter: -1, RecoveryS: -1, VisitsAfter: -1}
+	if len(res.Runs) == 0 {
+		s.Error = "no run recorded"
+		if res.Interrupted != "" {
+			s.Error = res.Interrupted
+		}
+		return s
+	}
+	r := res.Runs[0]
+	s.Verdict, s.Reason, s.Error = r.Verdict, r.VerdictReason, r.Error
+	s.Ops, s.Incidents, s.LockFaults, s.ClientFaults = r.Ops, r.Incidents, r.LockFaults, r.ClientFaults
+	s.StaleAccepted, s.StaleRejected, s.LostUpdates = r.StaleAccepted, r.StaleRejected, r.LostUpdates
+	for _, f := range r.Faults {
+		if f.Error != "" {
+			s.FaultNotes += f.Type + " " + f.Target + ": " + f.Error + "; "
+		}
+	}
+	availability(&s, r)
+	return s
+}
+
+// availability measures completion rates from the run's timeline: over
+// the run, within the fault windows (first start to last end), after the
+// last heal, and the time from that heal to the next completion.
+func availability(s *RunSummary, r report.Run) {
+	w := float64(r.TimelineBucketMs) / 1000
+	if w <= 0 || len(r.Timeline) == 0 {
+		return
+	}
+	// The timeline stops at the last bucket with an event: the run's
+	// duration is its end.
+	end := math.Max(r.DurationS, w*float64(len(r.Timeline)))
+	rate := func(from, to float64) float64 {
+		var n int64
+		for i, b := range r.Timeline {
+			t := w * float64(i)
+			if t >= from && t < to {
+				n += b.Completions
+			}
+		}
+		if to <= from {
+			return 0
+		}
+		return float64(n) / (to - from)
+	}
+	s.Rate = rate(0, end)
+	var faults []report.FaultWindow
+	for _, f := range r.Faults {
+		// A fault from the start (a delayed replication link) is part of
+		// the topology, not the event measured.
+		if f.StartS > w {
+			faults = append(faults, f)
+			if s.VisitsAfter < 0 || f.VisitsAfter < s.VisitsAfter {
+				s.VisitsAfter = f.VisitsAfter
+			}
+		}
+	}
+	if len(faults) == 0 {
+		s.RateDuring, s.RateAfter = s.Rate, s.Rate
+		return
+	}
+	from, to := faults[0].StartS, faults[0].EndS
+	for _, f := range faults {
+		from, to = math.Min(from, f.StartS), math.Max(to, f.EndS)
+	}
+	healed := to < end-w
+	if !healed {
+		to = end
+	}
+	s.RateDuring = rate(from, to)
+	if !healed {
+		return
+	}
+	s.RateAfter = rate(to, end)
+	for i, b := range r.Timeline {
+		if t := w * float64(i); t+w > to && b.Completions > 0 {
+			s.RecoveryS = math.Max(0, t-to)
+			break
+		}
+	}
+}
+
+// judge sets a cell's counts and verdict from its runs.
+func judge(c *CellResult, base float64) {
+	c.Runs = len(c.RunList)
+	var during, after, rec []float64
+	inconclusive := false
+	for _, r := range c.RunList {
+		if r.Incidents > 0 {
+			c.RunsWithIncidents++
+		}
+		c.LockFaults += r.LockFaults
+		c.ClientFaults += r.ClientFaults
+		c.StaleAccepted += r.StaleAccepted
+		c.StaleRejected += r.StaleRejected
+		c.LostUpdates += r.LostUpdates
+		if r.Verdict == scenarios.Inconclusive || r.Error != "" || r.Verdict == "" {
+			inconclusive = true
+		}
+		during = append(during, r.RateDuring)
+		if r.RateAfter >= 0 {
+			after = append(after, r.RateAfter)
+		}
+		if r.RecoveryS >= 0 {
+			rec = append(rec, r.RecoveryS)
+		}
+	}
+	if c.Runs > 0 {
+		c.Rate = float64(c.RunsWithIncidents) / float64(c.Runs)
+	}
+	c.RateLow, c.RateHigh = Wilson(c.RunsWithIncidents, c.Runs)
+	c.AvailDuring, c.AvailAfter, c.RecoveryS = relative(during, base), relative(after, base), mean(rec)
+	switch {
+	case c.NotApplicable != "":
+		c.Verdict = NotApplicable
+	case c.LockFaults > 0:
+		c.Verdict = Unsafe
+	case c.RunsWithIncidents > 0 || c.LostUpdates > 0 || c.StaleAccepted > 0:
+		c.Verdict = UnsafeWithoutFencing
+	case inconclusive || c.Runs == 0 || c.Missing > 0:
+		c.Verdict = Inconclusive
+	default:
+		c.Verdict = Safe
+	}
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func relative(xs []float64, base float64) float64 {
+	m := mean(xs)
+	if m < 0 || base <= 0 {
+		return -1
+	}
+	return m / base
+}

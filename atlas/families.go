@@ -1,0 +1,249 @@
+package atlas
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Family is one kind of fault, as a time-compressed scenario template.
+// Scenario builds the scenario for one lock (YAML, so the file written
+// into the atlas folder is exactly what ran), or says why the family does
+// not apply to it.
+type Family struct {
+	// Name is the column name ("pause-holder-long").
+	Name string
+	// Doc is one line for the atlas and --help.
+	Doc string
+	// Control marks a family that must read safe for every lock that is
+	// correct without faults (a short pause, a small latency).
+	Control bool
+	// Fault fills the cluster and faults of one lock's scenario; it
+	// returns a reason when the family does not apply to the lock.
+	Fault func(t timing, l lockInfo) (cluster string, faults []string, reason string)
+	// Hold, when set, keeps the holder inside this long (instead of
+	// ttl/5) and runs the lock with renewal, for faults that must find the
+	// holder inside.
+	Hold func(t timing) time.Duration
+}
+
+// timing is the time scale every family derives its parameters from: the
+// lease (ttl, session, lease time) and the run's length.
+type timing struct {
+	TTL time.Duration
+}
+
+func (t timing) at() time.Duration       { return t.TTL * 3 / 2 }
+func (t timing) long() time.Duration     { return t.TTL * 5 / 2 }
+func (t timing) short() time.Duration    { return t.TTL / 4 }
+func (t timing) critical() time.Duration { return t.TTL / 5 }
+
+// lockInfo is what a family needs to know about a lock.
+type lockInfo struct {
+	Name    string
+	Backend locks.Backend
+	// Quorum is true for locks taking a majority of independent Redis
+	// primaries (redlock, redsync).
+	Quorum bool
+	// RenewOption: the lock renews its lease with option renew: true;
+	// Renews: it renews by design (sessions, leases kept alive, watchdogs).
+	RenewOption, Renews bool
+}
+
+// renewingRedis are the Redis locks that renew their lease by design.
+var renewingRedis = map[string]bool{"redis-watchdog": true, "redis-reentrant": true}
+
+func infoOf(s locks.Spec) lockInfo {
+	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.MinRedis > 1 || strings.Contains(s.Summary, "quorum")}
+	for _, o := range s.Options {
+		l.RenewOption = l.RenewOption || o.Name == "renew"
+	}
+	l.Renews = s.Backend != locks.Redis || renewingRedis[s.Name]
+	return l
+}
+
+// ms writes d as a YAML duration in milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
+
+// servers returns the cluster line of the lock's usual topology and its
+// server node names (3 members; 3 Redlock primaries).
+func servers(l lockInfo) (string, []string) {
+	switch {
+	case l.Backend == locks.ZooKeeper:
+		return "zookeeper: {nodes: 3}", []string{"zk-0", "zk-1", "zk-2"}
+	case l.Backend == locks.Etcd:
+		return "etcd: {nodes: 3}", []string{"etcd-0", "etcd-1", "etcd-2"}
+	case l.Quorum:
+		return "redis: {primaries: 3, persistence: none}", []string{"redis-0", "redis-1", "redis-2"}
+	}
+	return "redis: {primaries: 1, persistence: none}", []string{"redis-0"}
+}
+
+// leader is the node a leader fault acts on: the ZooKeeper or etcd leader
+// when the fault starts, the single Redis primary, one Redlock node.
+func leader(l lockInfo) string {
+	switch l.Backend {
+	case locks.ZooKeeper:
+		return "zk-leader"
+	case locks.Etcd:
+		return "etcd-leader"
+	}
+	return "redis-0"
+}
+
+func fault(kind string, at time.Duration, rest string) string {
+	return fmt.Sprintf("{at: %s, type: %s, %s}", ms(at), kind, rest)
+}
+
+func usual(l lockInfo, fs ...string) (string, []string, string) {
+	c, _ := servers(l)
+	return c, fs, ""
+}
+
+// Families returns every built-in family, in column order.
+func Families() []Family {
+	return []Family{
+		{Name: "baseline", Doc: "no fault: the availability every other cell is measured against", Control: true,
+			Fault: func(t timing, l lockInfo) (string, []string, string) { return usual(l) }},
+		{Name: "pause-holder-short", Doc: "holder process paused (SIGSTOP) for ttl/4: must be safe", Control: true,
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				return usual(l, fault("pause-client", t.at(), "for: "+ms(t.short())+", client: holder"))
+			}},
+		{Name: "pause-holder-long", Doc: "holder process paused for 2.5 x ttl (a GC or VM pause past its lease)",
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				return usual(l, fault("pause-client", t.at(), "for: "+ms(t.long())+", client: holder"))
+			}},
+		{Name: "partition-holder", Doc: "holder cut from every server for 2.5 x ttl while inside for 3 x ttl (renewal on)",
+			Hold: func(t timing) time.Duration { return 3 * t.TTL },
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				if !l.Renews && !l.RenewOption {
+					return "", nil, "the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)"
+				}
+				return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
+			}},
+		{Name: "pause-leader", Doc: "the Redis primary, one Redlock node or the ZooKeeper/etcd leader paused (SIGSTOP) for 2.5 x ttl",
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				return usual(l, fault("pause", t.at(), "for: "+ms(t.long())+", node: "+leader(l)))
+			}},
+		{Name: "kill-leader", Doc: "Sentinel failover of the single Redis primary (replication 5s behind, holder inside 5s across the promotion, ttl 6s), one Redlock node killed, the ZooKeeper/etcd leader killed",
+			Fault: killLeader},
+		{Name: "restart-empty", Doc: "a Redis node (the primary, one Redlock node) restarted at once without persistence",
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				if l.Backend != locks.Redis {
+					return "", nil, string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged"
+				}
+				return usual(l, fault("restart", t.at(), "node: redis-0, delay: 0s"))
+			}},
+		{Name: "clock-jump", Doc: "a Redis node's clock jumps 10 x ttl forward: its keys expire early",
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				if l.Backend != locks.Redis {
+					return "", nil, string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them"
+				}
+				return usual(l, fault("clock-jump", t.at(), "node: redis-0, offset: "+ms(10*t.TTL)))
+			}},
+		{Name: "minority-leader", Doc: "the ZooKeeper/etcd leader cut from the other members and every client for 2.5 x ttl",
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				if l.Backend == locks.Redis {
+					return "", nil, "no leader election among these Redis nodes (a Sentinel topology is kill-leader's)"
+				}
+				_, ns := servers(l)
+				g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
+				return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
+			}},
+		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
+			Fault: func(t timing, l lockInfo) (string, []string, string) {
+				_, ns := servers(l)
+				var fs []string
+				for _, n := range ns {
+					fs = append(fs, fault("latency", t.at(), fmt.Sprintf("for: %s, node: %s, latency: %s", ms(t.long()), n, ms(t.TTL/20))))
+				}
+				return usual(l, fs...)
+			}},
+		killK(1, 3), killK(2, 3), killK(2, 5), killK(3, 5),
+	}
+}
+
+// Sentinel failover timings (redis-failover explains them): the replica
+// lags by failoverLag, longer than kill-to-promotion (about 2-3s), so the
+// promoted replica lacks the holder's key; the holder stays inside
+// failoverCS, across the promotion, under a lease of failoverTTL; the
+// kill comes at failoverAt, after Sentinel's first INFO refreshes.
+const (
+	failoverLag = 5 * time.Second
+	failoverCS  = 5 * time.Second
+	failoverTTL = 6 * time.Second
+	failoverAt  = 11 * time.Second
+	failoverRun = 18 * time.Second
+)
+
+func killLeader(t timing, l lockInfo) (string, []string, string) {
+	if l.Backend == locks.Redis && !l.Quorum {
+		return "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}", []string{
+			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(failoverLag)),
+			fault("failover", failoverAt, "node: redis-0"),
+		}, ""
+	}
+	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
+}
+
+// killK is the 2N+1 claim: k of n Redlock primaries killed; a quorum lock
+// stays available iff k <= (n-1)/2.
+func killK(k, n int) Family {
+	return Family{
+		Name: fmt.Sprintf("kill-%d-of-%d", k, n),
+		Doc:  fmt.Sprintf("%d of %d Redlock primaries killed: available iff k <= N for 2N+1 = %d", k, n, n),
+		Fault: func(t timing, l lockInfo) (string, []string, string) {
+			if !l.Quorum {
+				return "", nil, "the 2N+1 claim is about quorum locks over independent Redis primaries"
+			}
+			var fs []string
+			for i := 0; i < k; i++ {
+				fs = append(fs, fault("kill", t.at(), fmt.Sprintf("node: redis-%d", i)))
+			}
+			return fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), fs, ""
+		},
+	}
+}
+
+// Scenario returns the YAML scenario of family f for lock l at time scale
+// t, or the reason f does not apply to l.
+func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
+	cl, fs, reason := f.Fault(t, l)
+	if reason != "" {
+		return "", reason
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\n", ScenarioName(f.Name, l.Name))
+	fmt.Fprintf(&b, "description: >\n  atlas family %s for %s: %s.\n", f.Name, l.Name, f.Doc)
+	b.WriteString("seed: 1\n")
+	fmt.Fprintf(&b, "cluster:\n  provider: local\n  %s\n", cl)
+	lock := l.Name
+	if f.Hold != nil && !l.Renews && l.RenewOption {
+		lock = "{name: " + l.Name + ", renew: true}"
+	}
+	fmt.Fprintf(&b, "locks: [%s]\n", lock)
+	run, ttl, cs := t.at()+t.long()+2*t.TTL, t.TTL, t.critical()
+	if f.Hold != nil {
+		cs = f.Hold(t)
+		run += cs
+	}
+	if strings.Contains(cl, "sentinels") {
+		run, ttl, cs = failoverRun, failoverTTL, failoverCS
+	}
+	fmt.Fprintf(&b, "workload:\n  clients: 3\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
+		ms(run), ms(ttl), ms(cs))
+	if len(fs) > 0 {
+		b.WriteString("faults:\n")
+		for _, s := range fs {
+			fmt.Fprintf(&b, "  - %s\n", s)
+		}
+	}
+	b.WriteString("resource:\n  fencing: enforce\n")
+	b.WriteString("expect:\n  default: {incidents: 0, lock_faults: 0, min_visits: 1}\n")
+	return b.String(), ""
+}
+
+// ScenarioName is the name of the scenario of one cell.
+func ScenarioName(family, lock string) string { return "atlas-" + family + "-" + lock }
