@@ -35,6 +35,7 @@ help:
 	@echo "make test       the whole test suite on real servers (installs deps)"
 	@echo "make test-stress N=10  the whole suite N times, each failed test with its failure rate"
 	@echo "make calibrate  the harness against each backend's own limit (mem ceiling, redis-benchmark, commit cost)"
+	@echo "make atlas      every lock against every fault family, ATLAS_RUNS=5 runs per cell (~40 min)"
 	@echo "make report     regenerate results/reference/ (compare-all + fault library, ~20 min)"
 	@echo "make deps       apt-get install the servers when missing"
 	@echo "make build      bin/bench and bin/chaos"
@@ -145,7 +146,6 @@ lint:
 clean:
 	rm -rf $(BIN)
 
-# ---- atlas (issue 12; owned by the atlas work) ----
 # atlas runs every registered lock against every fault family, ATLAS_RUNS
 # seeded runs per cell, into $(ATLAS_OUT) (resumable: run it again after an
 # interruption and finished runs are kept). Shards: ATLAS_SHARD=i/n.
@@ -155,4 +155,3 @@ ATLAS_FLAGS ?=
 .PHONY: atlas
 atlas: deps $(BIN)/chaos
 	$(BIN)/chaos atlas --runs $(ATLAS_RUNS) --out $(ATLAS_OUT) $(if $(wildcard $(ATLAS_OUT)/plan.json),--resume $(ATLAS_OUT)) $(if $(ATLAS_SHARD),--shard $(ATLAS_SHARD)) $(ATLAS_FLAGS)
-# ---- end atlas ----
