@@ -134,6 +134,7 @@ report: deps build
 	$(BIN)/bench report --out $(REFERENCE)/summary $(addprefix $(REFERENCE)/faults/,$(FAULT_SCENARIOS)) > $(REFERENCE)/summary.txt
 	find $(REFERENCE) -name '*.svg' -delete
 	find $(REFERENCE) -type d -name logs -prune -exec rm -rf {} +
+	find $(REFERENCE) -name history.jsonl -exec gzip -9f {} +
 	$(BIN)/bench check $$(find $(REFERENCE) -name result.json -path '*/*/result.json' -exec dirname {} \; | sort) > $(REFERENCE)/check.txt
 
 calibrate: deps $(BIN)/bench

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -39,10 +38,10 @@ type historyLine struct {
 	Unbounded  bool   `json:"unbounded"`
 }
 
-// readHolds reads the visits of every run from path, streaming, keeping at
+// readHolds reads the visits of every run from dir's history, streaming, keeping at
 // most maxHoldBars per run; nil when there is no history.
-func readHolds(path string) map[int][]holdBar {
-	f, err := os.Open(path)
+func readHolds(dir string) map[int][]holdBar {
+	f, err := OpenHistory(dir)
 	if err != nil {
 		return nil
 	}

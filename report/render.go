@@ -36,7 +36,7 @@ func WritePlots(dir string, r *Result) ([]Plot, error) {
 	add(latencyFigure(r, "handoff", "Hand-off", func(run *Run) *Latency { return &run.Handoff }))
 	add(safetyFigure(Safety([]*Result{r}, []string{r.Scenario}), "safety", "Safety: "+r.Scenario))
 	sweep := isSweep(groupSeries(r.Runs))
-	holds := readHolds(filepath.Join(dir, "history.jsonl"))
+	holds := readHolds(dir)
 	for i, name := range timelineNames(r.Runs) {
 		add(timelineFigure(r, i, name, sweep))
 		add(holdsFigure(r, i, name, holds[i]))

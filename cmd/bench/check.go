@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/locklab/locklab/checker"
@@ -59,7 +57,7 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := os.Open(filepath.Join(dir, "history.jsonl"))
+	f, err := report.OpenHistory(dir)
 	if err != nil {
 		return false, fmt.Errorf("bench check %s: %w", dir, err)
 	}
