@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/testenv"
-	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all"
 	"github.com/locklab/locklab/workload"
 )
@@ -43,7 +42,7 @@ func TestPlanCoversEveryLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(locks.Names()) * len(Families()); len(p.Cells) != want {
+	if want := len(Locks()) * len(Families()); len(p.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(p.Cells), want)
 	}
 	for _, c := range p.Cells {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -61,6 +62,12 @@ type Plan struct {
 	Jobs     []Job
 }
 
+// Locks are the locks an atlas judges: every registered lock but exec,
+// which names no program of its own (a scenario supplies its command).
+func Locks() []string {
+	return slices.DeleteFunc(locks.Names(), func(n string) bool { return n == external.Exec })
+}
+
 // NewPlan builds the plan; it fails on an unknown lock or family name.
 // A cell whose scenario the validator refuses (a lock without Sentinel
 // support in a Sentinel topology, ...) is not applicable with that reason.
@@ -72,11 +79,14 @@ func NewPlan(cfg Config) (*Plan, error) {
 		cfg.TTL = time.Second
 	}
 	p := &Plan{Config: cfg}
-	names := locks.Names()
+	names := Locks()
 	if len(cfg.Locks) == 0 {
 		p.Locks = names
 	}
 	for _, l := range cfg.Locks {
+		if l == external.Exec {
+			return nil, fmt.Errorf("--locks: %s runs a program of yours: write a scenario with {name: exec, backend: ..., command: [...]} and run it with chaos run", l)
+		}
 		if !slices.Contains(names, l) {
 			return nil, fmt.Errorf("--locks: %q is not a registered lock (%s)", l, strings.Join(names, ", "))
 		}
