@@ -21,6 +21,9 @@ type DockerCleanupOptions struct {
 	// kept when its harness process (LabelHost, LabelPid, LabelStart) is
 	// alive on this host, or ran on another host (it cannot be checked).
 	All bool
+	// Run, when set, limits the cleanup to that run's containers and
+	// networks (label LabelRun); other runs are not even looked at.
+	Run string
 	// DryRun lists what would be removed and removes nothing.
 	DryRun bool
 	// Logger receives a line per removal; nil discards.
@@ -52,6 +55,9 @@ func DockerCleanup(ctx context.Context, opts DockerCleanupOptions) (DockerCleanu
 	}
 	defer cli.Close()
 	filter := make(client.Filters).Add("label", LabelLocklab+"=1")
+	if opts.Run != "" {
+		filter = filter.Add("label", LabelRun+"="+opts.Run)
+	}
 	ctrs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
 	if err != nil {
 		return res, fmt.Errorf("docker: list containers: %w", err)

@@ -698,7 +698,9 @@ func TestDockerCleanup(t *testing.T) {
 	if left := testenv.DockerLeftovers(t, run); len(left) != 2 {
 		t.Fatalf("cleanup removed a live run: %v (%+v)", left, res)
 	}
-	res, err = cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: true})
+	// --all, limited to this test's run: other locklab runs on this
+	// machine (another test suite, a user's run) must not lose theirs.
+	res, err = cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: true, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}
