@@ -52,7 +52,12 @@ func materialize(p program) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []string{"java", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, p.file}, nil
+		// stdout is the protocol: the JVM's own warnings (unified logging
+		// writes them to stdout by default) go to stderr, and no
+		// hsperfdata file is kept (its "locked by another process" warning
+		// was the first line a client printed once).
+		return []string{"java", "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:-UsePerfData",
+			"-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, p.file}, nil
 	}
 	return nil, fmt.Errorf("unknown language %q", p.lang)
 }
