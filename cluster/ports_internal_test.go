@@ -18,10 +18,15 @@ func TestPortTaken(t *testing.T) {
 		name string
 		bin  string
 		spec Spec
+		// byRedis: the port is held by another redis-server, which answers
+		// PING as ours would (another test package's server): Start must
+		// not take its PONG for our node's.
+		byRedis bool
 	}{
-		{"redis", "redis-server", Spec{Redis: &RedisSpec{Replicas: 1}}},
-		{"etcd", "etcd", Spec{Etcd: &EtcdSpec{Nodes: 3}}},
-		{"zookeeper", "java", Spec{ZooKeeper: &ZooKeeperSpec{Nodes: 3}}},
+		{"redis", "redis-server", Spec{Redis: &RedisSpec{Replicas: 1}}, false},
+		{"redis-held-by-a-redis", "redis-server", Spec{Redis: &RedisSpec{Replicas: 1, Sentinels: 1}}, true},
+		{"etcd", "etcd", Spec{Etcd: &EtcdSpec{Nodes: 3}}, false},
+		{"zookeeper", "java", Spec{ZooKeeper: &ZooKeeperSpec{Nodes: 3}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() {
@@ -35,12 +40,7 @@ func TestPortTaken(t *testing.T) {
 				}
 				t.Skip(tc.bin + " not installed")
 			}
-			taken, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer taken.Close()
-			takenPort := taken.Addr().(*net.TCPAddr).Port
+			takenPort := holdPort(t, tc.byRedis)
 			first := true
 			pickPorts = func(n int) ([]int, error) {
 				ps, err := freePorts(n)
@@ -71,4 +71,36 @@ func TestPortTaken(t *testing.T) {
 			t.Logf("started around taken port %s in %v", strconv.Itoa(takenPort), c.Info().Startup)
 		})
 	}
+}
+
+// holdPort returns a port another process holds until the test ends: a
+// plain listener, or with byRedis a redis-server answering PING on it.
+func holdPort(t *testing.T, byRedis bool) int {
+	t.Helper()
+	if !byRedis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := poll(ctx, "the other redis-server", func(ctx context.Context) error {
+		return redisPing(ctx, hostPort(ports[0]))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ports[0]
 }

@@ -82,14 +82,14 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			extra = announce(n)
 		}
 		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
-		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
 	for _, n := range replicas {
 		host, port := splitHostPort(peer[primaryOf(primaries, n)])
 		extra := append(announce(n), "--replicaof", host, port)
 		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
-		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
 	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
@@ -119,7 +119,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			}
 			return command{path: "redis-sentinel", args: []string{conf}, dir: n.dataDir}, nil
 		}
-		n.probe = func(ctx context.Context) error { return redisPing(ctx, n.Addr()) }
+		n.probe = redisProbe(n)
 		n.rebind = func() error {
 			if err := os.Remove(conf); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -288,6 +288,33 @@ func redisPing(ctx context.Context, addr string) error {
 		return fmt.Errorf("PING: %q", s)
 	}
 	return nil
+}
+
+// redisProbe is the readiness probe of a Redis or Sentinel node: PING, and
+// for a process of ours, INFO's process_id must be the node's pid. A port
+// picked free can be taken by another program (another test package's
+// server) before ours binds it: ours then exits with "address already in
+// use" and is started on new ports (Node.waitServing), and the other
+// program's PONG must not pass for ours meanwhile.
+func redisProbe(n *Node) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		addr := n.Addr()
+		if err := redisPing(ctx, addr); err != nil {
+			return err
+		}
+		pid := n.Pid()
+		if pid == 0 || n.c.spec.Provider != ProviderLocal {
+			return nil // not a process of ours (external servers)
+		}
+		info, err := respString(ctx, addr, "INFO", "server")
+		if err != nil {
+			return err
+		}
+		if got := infoField(info, "process_id"); got != strconv.Itoa(pid) {
+			return fmt.Errorf("%s answered by process %s, not %s's (%d)", addr, got, n.Name, pid)
+		}
+		return nil
+	}
 }
 
 // rebindSimple gives a node whose port is referenced by nothing else a new
