@@ -299,7 +299,7 @@ func TestDockerRedis(t *testing.T) {
 		for _, l := range ls {
 			l.Heal(ctx)
 		}
-		testenv.Eventually(t, 30*time.Second, "old primary demoted", func() error {
+		testenv.Eventually(t, testenv.SentinelDemoteWithin, "old primary demoted", func() error {
 			r, err := mustNode(t, c, "redis-0").Role(ctx)
 			if err == nil && r != "replica" {
 				err = fmt.Errorf("role %s", r)
@@ -335,7 +335,7 @@ func TestDockerRedis(t *testing.T) {
 		if err := primary.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		testenv.Eventually(t, 30*time.Second, "old primary demoted", func() error {
+		testenv.Eventually(t, testenv.SentinelDemoteWithin, "old primary demoted", func() error {
 			r, err := primary.Role(ctx)
 			if err == nil && r != "replica" {
 				err = fmt.Errorf("role %s", r)

@@ -239,7 +239,7 @@ func TestPartitionSentinels(t *testing.T) {
 	}
 
 	heal()
-	testenv.Eventually(t, 30*time.Second, "old primary demoted after heal", func() error {
+	testenv.Eventually(t, testenv.SentinelDemoteWithin, "old primary demoted after heal", func() error {
 		role, err := old.Do(ctx, "ROLE").Slice()
 		if err != nil {
 			return err

@@ -59,3 +59,11 @@ func Eventually(t testing.TB, d time.Duration, what string, f func() error) {
 		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
 	}
 }
+
+// SentinelDemoteWithin bounds how long Sentinel takes to turn a healed old
+// primary into a replica (+convert-to-slave), from Sentinel's own periods:
+// it INFOs replicas every 10 s, waits 4 publish periods (8 s) after the
+// node reported its role and was last down, and acts at the next INFO, so
+// up to about 30 s on a quiet machine; twice that leaves a loaded one its
+// slack.
+const SentinelDemoteWithin = 60 * time.Second
