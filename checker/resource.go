@@ -282,12 +282,16 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	}
 	// Every visit already inside overlaps this one, whoever they are: even
 	// the same client entering twice (a reentrant lock is one visit per
-	// outermost hold; the workload never nests visits).
-	others := make([]*visit, 0, len(l.inside))
-	for _, o := range l.inside {
-		others = append(others, o)
+	// outermost hold; the workload never nests visits). The common case,
+	// nobody inside, allocates and sorts nothing.
+	var others []*visit
+	if len(l.inside) > 0 {
+		others = make([]*visit, 0, len(l.inside))
+		for _, o := range l.inside {
+			others = append(others, o)
+		}
+		sort.Slice(others, func(i, j int) bool { return others[i].id < others[j].id })
 	}
-	sort.Slice(others, func(i, j int) bool { return others[i].id < others[j].id })
 	for _, o := range others {
 		ev := Violation{
 			Lock: lock, First: o.client, Second: client,
