@@ -52,15 +52,12 @@ type lockInfo struct {
 	RenewOption, Renews bool
 }
 
-// renewingRedis are the Redis locks that renew their lease by design.
-var renewingRedis = map[string]bool{"redis-watchdog": true, "redis-reentrant": true}
-
 func infoOf(s locks.Spec) lockInfo {
 	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.MinRedis > 1 || strings.Contains(s.Summary, "quorum")}
 	for _, o := range s.Options {
 		l.RenewOption = l.RenewOption || o.Name == "renew"
 	}
-	l.Renews = s.Backend != locks.Redis || renewingRedis[s.Name]
+	l.Renews = s.Renews
 	return l
 }
 

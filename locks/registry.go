@@ -58,6 +58,12 @@ type Spec struct {
 	// LeaseBased reports whether the lock expires on its own (a TTL, lease or
 	// session) so a paused holder can lose it.
 	LeaseBased bool
+	// Renews reports whether the lock keeps its lease alive by itself while
+	// held (watchdog renewal, session heartbeats, lease keep-alives), so a
+	// holder loses it only when it cannot reach the servers; false for a
+	// lease that runs out one TTL after the grant unless an option (renew)
+	// says otherwise.
+	Renews bool
 	// Broken marks variants that are unsafe by design (kept to show why).
 	Broken bool
 	// InProcess marks locks that are real only among the clients of one

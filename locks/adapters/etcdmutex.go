@@ -21,6 +21,7 @@ const NameEtcdMutex = "etcd-mutex"
 func init() {
 	locks.Register(locks.Spec{
 		Name:       NameEtcdMutex,
+		Renews:     true,
 		Backend:    locks.Etcd,
 		Summary:    "etcd client/v3/concurrency Session + Mutex, unmodified",
 		Fencing:    true,

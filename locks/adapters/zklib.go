@@ -19,6 +19,7 @@ const NameZKLib = "zk-lib"
 func init() {
 	locks.Register(locks.Spec{
 		Name:       NameZKLib,
+		Renews:     true,
 		Backend:    locks.ZooKeeper,
 		Summary:    "go-zookeeper zk.Lock, unmodified",
 		Fencing:    false,

@@ -40,6 +40,7 @@ const DialTimeout = 5 * time.Second
 func init() {
 	locks.Register(locks.Spec{
 		Name:       Name,
+		Renews:     true,
 		Backend:    locks.Etcd,
 		Summary:    "lease + key under a prefix, lowest create revision wins, watch predecessor",
 		Fencing:    true,

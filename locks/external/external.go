@@ -129,26 +129,26 @@ func init() {
 			{Name: "backend", Doc: "redis | zookeeper | etcd: the cluster the program needs", Check: checkBackend},
 			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
 		}}})
-	py := func(name string, b locks.Backend, file, lib, summary string, fencing, lease bool, opts ...locks.Option) {
+	py := func(name string, b locks.Backend, file, lib, summary string, fencing, lease, renews bool, opts ...locks.Option) {
 		args := []string(nil)
 		if file == "tooz_lock.py" {
 			args = []string{toozDriver[b]}
 		}
 		register(program{lang: "python", file: file, args: args, library: lib, spec: locks.Spec{
-			Name: name, Backend: b, Summary: summary, Fencing: fencing, LeaseBased: lease, Options: opts}})
+			Name: name, Backend: b, Summary: summary, Fencing: fencing, LeaseBased: lease, Renews: renews, Options: opts}})
 	}
 	py("redis-py", locks.Redis, "redis_py.py", "redis-py 4.3 (python3-redis)",
-		"redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)", false, true,
+		"redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)", false, true, false,
 		locks.Option{Name: "extend", Default: "0", Doc: "Lock.extend by this many ms after acquiring"})
 	py("kazoo", locks.ZooKeeper, "kazoo_lock.py", "kazoo 2.8 (python3-kazoo)",
-		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1", true, true)
+		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1", true, true, true)
 	py("etcd3-py", locks.Etcd, "etcd3_lock.py", "python-etcd3 0.12 (python3-etcd3)",
-		"python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)", true, true)
+		"python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)", true, true, false)
 	for _, b := range []locks.Backend{locks.Redis, locks.ZooKeeper, locks.Etcd} {
 		py("tooz-"+string(b), b, "tooz_lock.py", "tooz 3.1 (python3-tooz)",
-			"OpenStack tooz get_lock on its "+toozDriver[b]+" driver (python3-tooz 3.1); token 0 (none)", false, true)
+			"OpenStack tooz get_lock on its "+toozDriver[b]+" driver (python3-tooz 3.1); token 0 (none)", false, true, true)
 	}
 	register(program{lang: "java", file: "CuratorClient", library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: locks.Spec{
-		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true,
+		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true, Renews: true,
 		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1"}})
 }

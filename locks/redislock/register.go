@@ -42,11 +42,13 @@ func init() {
 		},
 		{
 			Name:    string(Watchdog),
+			Renews:  true,
 			Summary: "redis-cad renewed every ttl/3 by Lua compare-and-pexpire; Lost when renewal fails",
 			Options: waitOptions,
 		},
 		{
 			Name:    string(Reentrant),
+			Renews:  true,
 			Summary: "Redisson-style reentrant hash {owner: count} in Lua, pub/sub wake-up, watchdog renewal",
 		},
 	}

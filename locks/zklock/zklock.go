@@ -47,6 +47,7 @@ var SessionTimeoutOption = locks.Option{
 func init() {
 	locks.Register(locks.Spec{
 		Name:       NameRecipe,
+		Renews:     true,
 		Backend:    locks.ZooKeeper,
 		Summary:    "ephemeral sequential node, watch the predecessor (Curator InterProcessMutex)",
 		Fencing:    true,
@@ -58,6 +59,7 @@ func init() {
 	})
 	locks.Register(locks.Spec{
 		Name:       NameHerd,
+		Renews:     true,
 		Backend:    locks.ZooKeeper,
 		Summary:    "single ephemeral node, every waiter watches it (the herd effect)",
 		Fencing:    true,
