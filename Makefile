@@ -107,7 +107,8 @@ test: test-deps
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 
 # test-stress runs the whole suite N times exactly as `make test` does and
-# prints every test that failed with its failure rate (scripts/test-stress.sh).
+# prints every test that failed with its failure rate (scripts/test-stress.sh);
+# FRESH=1 runs each time `make test` in a fresh clone of HEAD, as CI does.
 test-stress: test-deps
 	GO="$(GO)" TESTFLAGS="$(TEST_FLAGS)" sh scripts/test-stress.sh $(N)
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,5 +230,59 @@ func TestRepeats(t *testing.T) {
 		if got := repeats(rate); got != want {
 			t.Errorf("repeats(%v) = %d, want %d", rate, got, want)
 		}
+	}
+}
+
+// The families' scenarios put each fault where it bites: the Redis
+// minority partition keeps one client with the old primary, restart-always
+// runs with appendfsync always, the reset storm covers every server's
+// client links, and quorum locks are the registry's (not a name list).
+func TestFamilyScenarios(t *testing.T) {
+	p, err := NewPlan(Config{Runs: 1, Families: []string{"minority-leader", "restart-always", "reset-storm"},
+		Locks: []string{"redis-cad", "redsync", "zk-recipe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := func(family, lock string) *Cell {
+		for _, c := range p.Cells {
+			if c.Family == family && c.Lock == lock {
+				return c
+			}
+		}
+		t.Fatalf("no cell %s/%s", family, lock)
+		return nil
+	}
+	for _, tc := range []struct {
+		family, lock string
+		want         []string // substrings of the scenario; none: not applicable
+	}{
+		{"minority-leader", "redis-cad", []string{"sentinels: 3", "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"}},
+		{"minority-leader", "zk-recipe", []string{"groups: [[zk-leader], [zk-0, zk-1, zk-2, clients]]"}},
+		{"minority-leader", "redsync", nil},
+		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, node: redis-0"}},
+		{"restart-always", "redsync", []string{"primaries: 3, persistence: always"}},
+		{"restart-always", "zk-recipe", nil},
+		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2"}},
+		{"reset-storm", "zk-recipe", []string{"link: clients->zk-0", "link: clients->zk-2"}},
+	} {
+		c := cell(tc.family, tc.lock)
+		if tc.want == nil {
+			if c.NotApplicable == "" {
+				t.Errorf("%s: applies, want not applicable", c.Key())
+			}
+			continue
+		}
+		if c.NotApplicable != "" {
+			t.Errorf("%s: not applicable: %s", c.Key(), c.NotApplicable)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(c.YAML, w) {
+				t.Errorf("%s: scenario lacks %q:\n%s", c.Key(), w, c.YAML)
+			}
+		}
+	}
+	if _, err := NewPlan(Config{Locks: []string{"mem"}}); err == nil {
+		t.Error("the calibration lock mem accepted in an atlas")
 	}
 }

@@ -20,13 +20,23 @@ type Family struct {
 	// Control marks a family that must read safe for every lock that is
 	// correct without faults (a short pause, a small latency).
 	Control bool
-	// Fault fills the cluster and faults of one lock's scenario; it
-	// returns a reason when the family does not apply to the lock.
-	Fault func(t timing, l lockInfo) (cluster string, faults []string, reason string)
-	// Hold, when set, keeps the holder inside this long (instead of
-	// ttl/5) and runs the lock with renewal, for faults that must find the
-	// holder inside.
-	Hold func(t timing) time.Duration
+	// Fault builds one lock's setup; it returns a reason when the family
+	// does not apply to the lock.
+	Fault func(t timing, l lockInfo) (setup, string)
+}
+
+// setup is one lock's scenario of a family: its cluster and faults, and
+// the workload's timing where it differs from the time scale's default.
+type setup struct {
+	// Cluster is the cluster section's backend line.
+	Cluster string
+	Faults  []string
+	// Run, TTL and CS replace the default run length (at + long + 2 x
+	// ttl), lease and critical section (ttl/5) when set.
+	Run, TTL, CS time.Duration
+	// Renew runs a lock that renews only on request with renew: true, for
+	// faults that must find the holder inside longer than its lease.
+	Renew bool
 }
 
 // timing is the time scale every family derives its parameters from: the
@@ -53,7 +63,7 @@ type lockInfo struct {
 }
 
 func infoOf(s locks.Spec) lockInfo {
-	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.MinRedis > 1 || strings.Contains(s.Summary, "quorum")}
+	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.Quorum}
 	for _, o := range s.Options {
 		l.RenewOption = l.RenewOption || o.Name == "renew"
 	}
@@ -65,17 +75,21 @@ func infoOf(s locks.Spec) lockInfo {
 func ms(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // servers returns the cluster line of the lock's usual topology and its
-// server node names (3 members; 3 Redlock primaries).
-func servers(l lockInfo) (string, []string) {
+// server node names (3 members; 3 Redlock primaries), with Redis
+// persistence none.
+func servers(l lockInfo) (string, []string) { return serversWith(l, "none") }
+
+// serversWith is servers with the given Redis persistence.
+func serversWith(l lockInfo, persistence string) (string, []string) {
 	switch {
 	case l.Backend == locks.ZooKeeper:
 		return "zookeeper: {nodes: 3}", []string{"zk-0", "zk-1", "zk-2"}
 	case l.Backend == locks.Etcd:
 		return "etcd: {nodes: 3}", []string{"etcd-0", "etcd-1", "etcd-2"}
 	case l.Quorum:
-		return "redis: {primaries: 3, persistence: none}", []string{"redis-0", "redis-1", "redis-2"}
+		return "redis: {primaries: 3, persistence: " + persistence + "}", []string{"redis-0", "redis-1", "redis-2"}
 	}
-	return "redis: {primaries: 1, persistence: none}", []string{"redis-0"}
+	return "redis: {primaries: 1, persistence: " + persistence + "}", []string{"redis-0"}
 }
 
 // leader is the node a leader fault acts on: the ZooKeeper or etcd leader
@@ -94,63 +108,51 @@ func fault(kind string, at time.Duration, rest string) string {
 	return fmt.Sprintf("{at: %s, type: %s, %s}", ms(at), kind, rest)
 }
 
-func usual(l lockInfo, fs ...string) (string, []string, string) {
+// usual is the setup of the lock's usual topology with these faults.
+func usual(l lockInfo, fs ...string) (setup, string) {
 	c, _ := servers(l)
-	return c, fs, ""
+	return setup{Cluster: c, Faults: fs}, ""
 }
+
+// notApplicable is the answer of a family that does not apply.
+func notApplicable(reason string) (setup, string) { return setup{}, reason }
 
 // Families returns every built-in family, in column order.
 func Families() []Family {
 	return []Family{
 		{Name: "baseline", Doc: "no fault: the availability every other cell is measured against", Control: true,
-			Fault: func(t timing, l lockInfo) (string, []string, string) { return usual(l) }},
+			Fault: func(t timing, l lockInfo) (setup, string) { return usual(l) }},
 		{Name: "pause-holder-short", Doc: "holder process paused (SIGSTOP) for ttl/4: must be safe", Control: true,
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
+			Fault: func(t timing, l lockInfo) (setup, string) {
 				return usual(l, fault("pause-client", t.at(), "for: "+ms(t.short())+", client: holder"))
 			}},
 		{Name: "pause-holder-long", Doc: "holder process paused for 2.5 x ttl (a GC or VM pause past its lease)",
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
+			Fault: func(t timing, l lockInfo) (setup, string) {
 				return usual(l, fault("pause-client", t.at(), "for: "+ms(t.long())+", client: holder"))
 			}},
 		{Name: "partition-holder", Doc: "holder cut from every server for 2.5 x ttl while inside for 3 x ttl (renewal on)",
-			Hold: func(t timing) time.Duration { return 3 * t.TTL },
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
-				if !l.Renews && !l.RenewOption {
-					return "", nil, "the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)"
-				}
-				return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
-			}},
+			Fault: partitionHolder},
 		{Name: "pause-leader", Doc: "the Redis primary, one Redlock node or the ZooKeeper/etcd leader paused (SIGSTOP) for 2.5 x ttl",
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
+			Fault: func(t timing, l lockInfo) (setup, string) {
 				return usual(l, fault("pause", t.at(), "for: "+ms(t.long())+", node: "+leader(l)))
 			}},
 		{Name: "kill-leader", Doc: "Sentinel failover of the single Redis primary (replication 5s behind, holder inside 5s across the promotion, ttl 6s), one Redlock node killed, the ZooKeeper/etcd leader killed",
 			Fault: killLeader},
+		{Name: "minority-leader", Doc: "the ZooKeeper/etcd leader cut from the other members and every client for 2.5 x ttl; the Redis primary, with one client, cut from its replica, the Sentinels and the other clients for 8s (ttl 6s)",
+			Fault: minorityLeader},
 		{Name: "restart-empty", Doc: "a Redis node (the primary, one Redlock node) restarted at once without persistence",
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
-				if l.Backend != locks.Redis {
-					return "", nil, string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged"
-				}
-				return usual(l, fault("restart", t.at(), "node: redis-0, delay: 0s"))
-			}},
+			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "none") }},
+		{Name: "restart-always", Doc: "the same restart with appendonly yes, appendfsync always: the node reloads its keys",
+			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "always") }},
 		{Name: "clock-jump", Doc: "a Redis node's clock jumps 10 x ttl forward: its keys expire early",
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
+			Fault: func(t timing, l lockInfo) (setup, string) {
 				if l.Backend != locks.Redis {
-					return "", nil, string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them"
+					return notApplicable(string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them")
 				}
 				return usual(l, fault("clock-jump", t.at(), "node: redis-0, offset: "+ms(10*t.TTL)))
 			}},
-		{Name: "minority-leader", Doc: "the ZooKeeper/etcd leader cut from the other members and every client for 2.5 x ttl",
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
-				if l.Backend == locks.Redis {
-					return "", nil, "no leader election among these Redis nodes (a Sentinel topology is kill-leader's)"
-				}
-				_, ns := servers(l)
-				g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
-				return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
-			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
-			Fault: func(t timing, l lockInfo) (string, []string, string) {
+			Fault: func(t timing, l lockInfo) (setup, string) {
 				_, ns := servers(l)
 				var fs []string
 				for _, n := range ns {
@@ -158,31 +160,87 @@ func Families() []Family {
 				}
 				return usual(l, fs...)
 			}},
+		{Name: "reset-storm", Doc: "every client connection to every server reset, and every new one reset on its first bytes, for 2.5 x ttl",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				_, ns := servers(l)
+				var fs []string
+				for _, n := range ns {
+					fs = append(fs, fault("reset", t.at(), fmt.Sprintf("for: %s, link: clients->%s", ms(t.long()), n)))
+				}
+				return usual(l, fs...)
+			}},
 		killK(1, 3), killK(2, 3), killK(2, 5), killK(3, 5),
 	}
 }
 
-// Sentinel failover timings (redis-failover explains them): the replica
-// lags by failoverLag, longer than kill-to-promotion (about 2-3s), so the
-// promoted replica lacks the holder's key; the holder stays inside
-// failoverCS, across the promotion, under a lease of failoverTTL; the
-// kill comes at failoverAt, after Sentinel's first INFO refreshes.
+func partitionHolder(t timing, l lockInfo) (setup, string) {
+	if !l.Renews && !l.RenewOption {
+		return notApplicable("the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)")
+	}
+	s, _ := usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
+	s.CS = 3 * t.TTL
+	s.Run = t.at() + t.long() + 2*t.TTL + s.CS
+	s.Renew = true
+	return s, ""
+}
+
+func restart(t timing, l lockInfo, persistence string) (setup, string) {
+	if l.Backend != locks.Redis {
+		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
+	}
+	c, _ := serversWith(l, persistence)
+	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}}, ""
+}
+
+// Sentinel timings (redis-failover explains them): the replica lags by
+// failoverLag, longer than kill-to-promotion (about 2-3s), so the promoted
+// replica lacks the holder's key; the holder stays inside failoverCS,
+// across the promotion, under a lease of failoverTTL; the fault comes at
+// failoverAt, after Sentinel's first INFO refreshes. A minority partition
+// needs no lagging replica: it comes at cutAt, once a holder is inside
+// (the cluster is ready only when every Sentinel knows the replica), and
+// lasts cutFor: down-after (1s) and the election (2-3s), then time for
+// both primaries to grant at once.
 const (
 	failoverLag = 5 * time.Second
 	failoverCS  = 5 * time.Second
 	failoverTTL = 6 * time.Second
 	failoverAt  = 11 * time.Second
 	failoverRun = 18 * time.Second
+	cutAt       = 5 * time.Second
+	cutFor      = 8 * time.Second
 )
 
-func killLeader(t timing, l lockInfo) (string, []string, string) {
+// sentinelTopology is the single-primary Redis topology behind Sentinel.
+const sentinelTopology = "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}"
+
+func killLeader(t timing, l lockInfo) (setup, string) {
 	if l.Backend == locks.Redis && !l.Quorum {
-		return "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}", []string{
+		return setup{Cluster: sentinelTopology, Faults: []string{
 			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(failoverLag)),
 			fault("failover", failoverAt, "node: redis-0"),
-		}, ""
+		}, Run: failoverRun, TTL: failoverTTL, CS: failoverCS}, ""
 	}
 	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
+}
+
+// minorityLeader cuts the leader into a minority. ZooKeeper and etcd: the
+// leader alone, for 2.5 x ttl. Redis behind Sentinel: the primary with
+// client-0, which keeps locking on the old primary (it accepts writes)
+// while the majority's Sentinels promote its replica for the others.
+func minorityLeader(t timing, l lockInfo) (setup, string) {
+	switch {
+	case l.Quorum:
+		return notApplicable("independent Redis primaries elect no leader (kill-k-of-n is their quorum fault)")
+	case l.Backend == locks.Redis:
+		g := "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"
+		return setup{Cluster: sentinelTopology,
+			Faults: []string{fault("partition", cutAt, "for: "+ms(cutFor)+", "+g)},
+			Run:    cutAt + cutFor + failoverTTL, TTL: failoverTTL, CS: failoverCS}, ""
+	}
+	_, ns := servers(l)
+	g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
+	return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
 }
 
 // killK is the 2N+1 claim: k of n Redlock primaries killed; a quorum lock
@@ -191,15 +249,15 @@ func killK(k, n int) Family {
 	return Family{
 		Name: fmt.Sprintf("kill-%d-of-%d", k, n),
 		Doc:  fmt.Sprintf("%d of %d Redlock primaries killed: available iff k <= N for 2N+1 = %d", k, n, n),
-		Fault: func(t timing, l lockInfo) (string, []string, string) {
+		Fault: func(t timing, l lockInfo) (setup, string) {
 			if !l.Quorum {
-				return "", nil, "the 2N+1 claim is about quorum locks over independent Redis primaries"
+				return notApplicable("the 2N+1 claim is about quorum locks over independent Redis primaries")
 			}
 			var fs []string
 			for i := 0; i < k; i++ {
 				fs = append(fs, fault("kill", t.at(), fmt.Sprintf("node: redis-%d", i)))
 			}
-			return fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), fs, ""
+			return setup{Cluster: fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), Faults: fs}, ""
 		},
 	}
 }
@@ -207,7 +265,7 @@ func killK(k, n int) Family {
 // Scenario returns the YAML scenario of family f for lock l at time scale
 // t, or the reason f does not apply to l.
 func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
-	cl, fs, reason := f.Fault(t, l)
+	s, reason := f.Fault(t, l)
 	if reason != "" {
 		return "", reason
 	}
@@ -215,26 +273,28 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	fmt.Fprintf(&b, "name: %s\n", ScenarioName(f.Name, l.Name))
 	fmt.Fprintf(&b, "description: >\n  atlas family %s for %s: %s.\n", f.Name, l.Name, f.Doc)
 	b.WriteString("seed: 1\n")
-	fmt.Fprintf(&b, "cluster:\n  provider: local\n  %s\n", cl)
+	fmt.Fprintf(&b, "cluster:\n  provider: local\n  %s\n", s.Cluster)
 	lock := l.Name
-	if f.Hold != nil && !l.Renews && l.RenewOption {
+	if s.Renew && !l.Renews && l.RenewOption {
 		lock = "{name: " + l.Name + ", renew: true}"
 	}
 	fmt.Fprintf(&b, "locks: [%s]\n", lock)
 	run, ttl, cs := t.at()+t.long()+2*t.TTL, t.TTL, t.critical()
-	if f.Hold != nil {
-		cs = f.Hold(t)
-		run += cs
+	if s.Run > 0 {
+		run = s.Run
 	}
-	if strings.Contains(cl, "sentinels") {
-		run, ttl, cs = failoverRun, failoverTTL, failoverCS
+	if s.TTL > 0 {
+		ttl = s.TTL
+	}
+	if s.CS > 0 {
+		cs = s.CS
 	}
 	fmt.Fprintf(&b, "workload:\n  clients: 3\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
 		ms(run), ms(ttl), ms(cs))
-	if len(fs) > 0 {
+	if len(s.Faults) > 0 {
 		b.WriteString("faults:\n")
-		for _, s := range fs {
-			fmt.Fprintf(&b, "  - %s\n", s)
+		for _, f := range s.Faults {
+			fmt.Fprintf(&b, "  - %s\n", f)
 		}
 	}
 	b.WriteString("resource:\n  fencing: enforce\n")

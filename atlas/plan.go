@@ -62,10 +62,15 @@ type Plan struct {
 	Jobs     []Job
 }
 
-// Locks are the locks an atlas judges: every registered lock but exec,
-// which names no program of its own (a scenario supplies its command).
+// Locks are the locks an atlas judges: every registered lock a team could
+// deploy. Not exec, which names no program of its own (a scenario supplies
+// its command), nor a calibration lock such as mem, real only among the
+// clients of one process: no server to fault, no client process to pause.
 func Locks() []string {
-	return slices.DeleteFunc(locks.Names(), func(n string) bool { return n == external.Exec })
+	return slices.DeleteFunc(locks.Names(), func(n string) bool {
+		s, _ := locks.Lookup(n)
+		return n == external.Exec || s.InProcess
+	})
 }
 
 // NewPlan builds the plan; it fails on an unknown lock or family name.
@@ -84,6 +89,9 @@ func NewPlan(cfg Config) (*Plan, error) {
 		p.Locks = names
 	}
 	for _, l := range cfg.Locks {
+		if s, _ := locks.Lookup(l); s.InProcess {
+			return nil, fmt.Errorf("--locks: %s is a calibration lock, real only among the clients of one process: nothing for a fault to act on (bench calibrate measures it)", l)
+		}
 		if l == external.Exec {
 			return nil, fmt.Errorf("--locks: %s runs a program of yours: write a scenario with {name: exec, backend: ..., command: [...]} and run it with chaos run", l)
 		}

@@ -72,6 +72,10 @@ type Spec struct {
 	InProcess bool
 	// MinRedis is the least number of Redis primaries the lock needs (redlock).
 	MinRedis int
+	// Quorum marks locks that take a majority of independent Redis
+	// primaries (Redlock, redsync): they use every primary of the cluster
+	// and tolerate the loss of a minority of them.
+	Quorum bool
 	// Options lists the accepted backend-specific options.
 	Options []Option
 	// New connects one client. ctx bounds the connection set-up only.

@@ -4,19 +4,32 @@
 # its failure rate, so a flaky test is found before CI finds it.
 #
 # Each run's full output is kept in $OUT/run-K.log (default: a fresh
-# directory under /tmp). Exit status: 0 when no run failed, 1 otherwise.
+# directory under /tmp). With FRESH=1 each run is `make test` in a fresh
+# clone of the committed HEAD ($OUT/clone-K, removed after a passing run):
+# what CI does on a clean checkout, vet included. Exit status: 0 when no
+# run failed, 1 otherwise.
 set -u
 N=${1:-10}
 OUT=${OUT:-$(mktemp -d /tmp/locklab-stress.XXXXXX)}
 mkdir -p "$OUT"
 GO=${GO:-go}
 TESTFLAGS=${TESTFLAGS:-}
+FRESH=${FRESH:-}
+REPO=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 failed_runs=0
-echo "test-stress: $N runs of the whole suite, logs in $OUT"
+echo "test-stress: $N runs of the whole suite${FRESH:+, each in a fresh clone of $(git -C "$REPO" rev-parse --short HEAD)}, logs in $OUT"
+run() {
+	if [ -n "$FRESH" ]; then
+		rm -rf "$OUT/clone-$1" && git clone -q "$REPO" "$OUT/clone-$1" && make -C "$OUT/clone-$1" test GO="$GO"
+	else
+		# shellcheck disable=SC2086
+		$GO test $TESTFLAGS ./...
+	fi
+}
 for k in $(seq 1 "$N"); do
 	start=$(date +%s)
-	# shellcheck disable=SC2086
-	if $GO test $TESTFLAGS ./... >"$OUT/run-$k.log" 2>&1; then
+	if run "$k" >"$OUT/run-$k.log" 2>&1; then
+		[ -n "$FRESH" ] && rm -rf "$OUT/clone-$k"
 		status=ok
 	else
 		status=FAIL

@@ -40,6 +40,7 @@ func init() {
 			"no renewal unless renew=true (Extend every ttl/3)",
 		LeaseBased: true,
 		MinRedis:   1,
+		Quorum:     true,
 		Options:    []locks.Option{renewOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return NewRedsync(ctx, cfg)

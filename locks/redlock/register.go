@@ -18,6 +18,7 @@ func init() {
 		// A majority of 1 or 2 nodes is every node: no failure tolerated,
 		// nothing to learn from a quorum. New still accepts them.
 		MinRedis: 3,
+		Quorum:   true,
 		Options: []locks.Option{
 			{
 				Name:    optNodeTimeout,
