@@ -286,3 +286,41 @@ func TestFamilyScenarios(t *testing.T) {
 		t.Error("the calibration lock mem accepted in an atlas")
 	}
 }
+
+// Slim keeps what the atlas and bench check read, and the atlas page then
+// links each run's report.md.
+func TestSlim(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "runs", "baseline", "redis-cad", "run-1")
+	for name, body := range map[string]string{
+		"result.json": "{}", "history.jsonl": `{"op":"acquire"}` + "\n", "report.md": "# r", "report.html": "<html>",
+		"latency.png": "png", "latency.svg": "svg", "logs/redis-cad/logs/redis-0.log": "log",
+	} {
+		p := filepath.Join(run, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runReport(dir, "runs/baseline/redis-cad/run-1") != "report.html" {
+		t.Error("a full run's link is not its report.html")
+	}
+	if err := Slim(run); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	filepath.WalkDir(run, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, d.Name())
+		}
+		return err
+	})
+	if want := []string{"history.jsonl.gz", "report.md", "result.json"}; !reflect.DeepEqual(left, want) {
+		t.Errorf("slim left %v, want %v", left, want)
+	}
+	if runReport(dir, "runs/baseline/redis-cad/run-1") != "report.md" {
+		t.Error("a slim run's link is not its report.md")
+	}
+}

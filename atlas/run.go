@@ -28,6 +28,9 @@ type RunOptions struct {
 	Logger *slog.Logger
 	// Progress receives a line per finished job: done/left and the ETA.
 	Progress io.Writer
+	// Slim keeps of each run only what the atlas and bench check read
+	// (Slim), so thousands of runs fit in a folder one can commit.
+	Slim bool
 }
 
 // WriteScenarios writes every applicable cell's scenario into
@@ -151,6 +154,11 @@ func runOnce(ctx context.Context, j Job, dir string, o RunOptions) {
 	if res != nil && ctx.Err() == nil {
 		if rerr := report.Render(dir, res); rerr != nil && o.Logger != nil {
 			o.Logger.Warn("atlas report", "dir", dir, "err", rerr)
+		}
+		if o.Slim {
+			if serr := Slim(dir); serr != nil && o.Logger != nil {
+				o.Logger.Warn("atlas slim", "dir", dir, "err", serr)
+			}
 		}
 	}
 	if err != nil && ctx.Err() == nil && o.Logger != nil {

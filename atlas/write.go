@@ -24,7 +24,7 @@ func Write(dir string, a *Atlas) error {
 	}
 	jerr := os.WriteFile(filepath.Join(dir, "atlas.json"), append(data, '\n'), 0o644)
 	merr := writeWith(filepath.Join(dir, "atlas.md"), func(w io.Writer) { markdown(w, a) })
-	herr := writeWith(filepath.Join(dir, "atlas.html"), func(w io.Writer) { htmlPage(w, a) })
+	herr := writeWith(filepath.Join(dir, "atlas.html"), func(w io.Writer) { htmlPage(w, a, dir) })
 	perr := report.WriteAtlasPNG(filepath.Join(dir, "atlas.png"), grid(a))
 	return errors.Join(jerr, merr, herr, perr)
 }
@@ -151,7 +151,7 @@ var colours = map[string]string{
 	Inconclusive: "#c9c9e8", NotApplicable: "#e6e6e6",
 }
 
-func htmlPage(w io.Writer, a *Atlas) {
+func htmlPage(w io.Writer, a *Atlas, dir string) {
 	e := html.EscapeString
 	fmt.Fprint(w, `<!doctype html><html><head><meta charset="utf-8"><title>locklab safety atlas</title><style>
 body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #999;padding:4px 8px;font-size:13px}
@@ -172,7 +172,7 @@ td.c{text-align:center}details{margin:0}summary{cursor:pointer}code{font-size:12
 			c := a.Cell(l, f.Name)
 			fmt.Fprintf(w, `<td class="c" style="background:%s" title="%s"><details><summary>%s</summary>`, colours[c.Verdict], e(c.Verdict+" "+c.NotApplicable), e(short(c)))
 			for _, r := range c.RunList {
-				fmt.Fprintf(w, `<a href="%s/report.html">run %d</a> (%d inc)<br>`, e(filepath.ToSlash(r.Dir)), r.Index, r.Incidents)
+				fmt.Fprintf(w, `<a href="%s/%s">run %d</a> (%d inc)<br>`, e(filepath.ToSlash(r.Dir)), runReport(dir, r.Dir), r.Index, r.Incidents)
 			}
 			if c.NotApplicable != "" {
 				fmt.Fprintf(w, "<small>%s</small>", e(c.NotApplicable))
@@ -188,4 +188,13 @@ td.c{text-align:center}details{margin:0}summary{cursor:pointer}code{font-size:12
 		}
 	}
 	fmt.Fprint(w, "</ul></body></html>\n")
+}
+
+// runReport is the page a cell's link opens for one run: report.html, or
+// report.md where the run was slimmed (Slim).
+func runReport(dir, run string) string {
+	if _, err := os.Stat(filepath.Join(dir, run, "report.html")); err != nil {
+		return "report.md"
+	}
+	return "report.html"
 }

@@ -19,6 +19,7 @@ import (
 const atlasUsage = `Usage:
   chaos atlas [flags]               every lock against every fault family, --runs seeded runs per cell
   chaos atlas merge [--out DIR] DIR...   join shard folders of one plan into one atlas
+                                    (merge DIR alone rewrites DIR's pages from its runs)
 
 Writes DIR/atlas.json, atlas.md, atlas.html, atlas.png, the scenario of every
 cell under DIR/scenarios/ and every run's result under DIR/runs/. Families: %s.
@@ -38,6 +39,7 @@ type AtlasFlags struct {
 	TTL      time.Duration
 	Verbose  bool
 	Quiet    bool
+	Slim     bool
 }
 
 // DefaultParallel is --parallel's default: two runs per core, at most 16.
@@ -62,6 +64,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f AtlasFlags
 	fs.IntVar(&f.Runs, "runs", 5, "seeded runs per cell")
 	fs.IntVar(&f.Parallel, "parallel", DefaultParallel(), "runs at once, each on its own cluster; the default is two per core, at most 16")
+	fs.BoolVar(&f.Slim, "slim", false, "keep of each run only result.json, history.jsonl.gz and report.md (about 20 kB instead of 0.6 MB: plots, report.html and logs go)")
 	fs.StringVar(&f.Shard, "shard", "", "run only shard i of n of the (lock, family, run) list, e.g. 2/4")
 	fs.StringVar(&f.Resume, "resume", "", "continue the atlas in this folder: skip finished runs (its plan.json gives the plan)")
 	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock)")
@@ -129,7 +132,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, " (shard %d/%d)", k, n)
 	}
 	fmt.Fprintf(stderr, ", --parallel %d (default two per core, at most 16: %d on %d cores) -> %s\n", f.Parallel, DefaultParallel(), runtime.NumCPU(), dir)
-	opts := atlas.RunOptions{Dir: dir, Parallel: f.Parallel, Resume: true, Logger: Logger(stderr, f.Verbose)}
+	opts := atlas.RunOptions{Dir: dir, Parallel: f.Parallel, Resume: true, Logger: Logger(stderr, f.Verbose), Slim: f.Slim}
 	if !f.Quiet {
 		opts.Progress = stderr
 	}
@@ -187,6 +190,11 @@ func atlasMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	a := atlas.Build(plan, dirs, *out)
+	if old, err := atlas.Read(*out); err == nil && len(dirs) == 1 && dirs[0] == *out {
+		// Rewriting one atlas in place (after slimming its runs, say)
+		// keeps how its runs were made.
+		a.Parallel, a.WallS, a.Shard = old.Parallel, old.WallS, old.Shard
+	}
 	if err := atlas.Write(*out, a); err != nil {
 		return err
 	}
