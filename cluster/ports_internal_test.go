@@ -104,3 +104,33 @@ func holdPort(t *testing.T, byRedis bool) int {
 	}
 	return ports[0]
 }
+
+// freePorts never hands out a port twice in one process (within
+// pickedFor), although the kernel offers a released port again: without
+// that, a proxy or another cluster's server got a port picked for a
+// server that had not bound it yet.
+func TestFreePortsNeverRepeat(t *testing.T) {
+	seen := map[int]bool{}
+	for range 300 {
+		ps, err := freePorts(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if seen[p] {
+				t.Fatalf("port %d handed out twice (after %d ports)", p, len(seen))
+			}
+			seen[p] = true
+		}
+	}
+	ls, err := listenFree(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if seen[l.Addr().(*net.TCPAddr).Port] {
+			t.Errorf("listenFree gave %s, handed out before", l.Addr())
+		}
+		l.Close()
+	}
+}

@@ -62,8 +62,8 @@ func (c *Cluster) addNode(name, kind string, clientFacing bool) (*Node, error) {
 }
 
 // addLink creates the link from->to with one proxy per upstream, each
-// listening on a free 127.0.0.1 port chosen by the kernel (no race: the
-// proxy binds it directly). labels name the proxies of a multi-proxy link.
+// listening on a free 127.0.0.1 port (startProxy). labels name the proxies
+// of a multi-proxy link.
 func (c *Cluster) addLink(from, to string, upstreams, labels []string) (*Link, error) {
 	return c.addLinkAt(from, to, upstreams, nil, labels)
 }
@@ -78,14 +78,10 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 		if len(upstreams) > 1 {
 			pname += "/" + labels[i]
 		}
-		listen := "127.0.0.1:0"
-		if listens != nil {
-			listen = listens[i]
-		}
-		p := toxiproxy.NewProxy(c.tp, pname, listen, up)
-		if err := c.tp.Collection.Add(p, true); err != nil {
+		p, err := c.startProxy(pname, listens, i, up)
+		if err != nil {
 			l.close()
-			return nil, fmt.Errorf("cluster: proxy %s on %s: %w", pname, listen, err)
+			return nil, err
 		}
 		l.proxies = append(l.proxies, p)
 		l.addrs = append(l.addrs, p.Listen)
@@ -117,6 +113,32 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 	c.links = append(c.links, l)
 	c.linkByKey[name] = l
 	return l, nil
+}
+
+// startProxy starts the proxy pname to up, listening on listens[i], or,
+// with listens nil, on a free port handed out by freeAddr (never one
+// picked for a server: ports.go). Another process may bind that port in
+// the instant between the pick and the proxy's bind: then a new one is
+// picked, at most three times.
+func (c *Cluster) startProxy(pname string, listens []string, i int, up string) (*toxiproxy.Proxy, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		listen := ""
+		if listens != nil {
+			listen = listens[i]
+		} else if listen, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		p := toxiproxy.NewProxy(c.tp, pname, listen, up)
+		if err = c.tp.Collection.Add(p, true); err == nil {
+			return p, nil
+		}
+		err = fmt.Errorf("cluster: proxy %s on %s: %w", pname, listen, err)
+		if listens != nil {
+			break
+		}
+	}
+	return nil, err
 }
 
 // removeLinks closes links and forgets them (a start attempt that failed).
