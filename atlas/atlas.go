@@ -23,7 +23,7 @@ type Atlas struct {
 	Families []FamilyInfo       `json:"families"`
 	Shard    string             `json:"shard,omitempty"` // "i/n" when this folder holds one shard
 	Parallel int                `json:"parallel,omitempty"`
-	WallS    float64            `json:"wall_s,omitempty"` // time this process took to run its jobs
+	WallS    float64            `json:"wall_s,omitempty"` // time spent running its jobs, summed over --resume
 	Complete bool               `json:"complete"`         // every run of every applicable cell found
 	Missing  int                `json:"missing_runs"`
 	Created  time.Time          `json:"created"`

@@ -140,6 +140,9 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_, rerr := atlas.Execute(ctx, jobs, opts)
 	a := atlas.Build(plan, []string{dir}, dir)
 	a.Parallel, a.WallS = f.Parallel, time.Since(start).Seconds()
+	if old, err := atlas.Read(dir); err == nil && f.Resume != "" {
+		a.WallS += old.WallS // the time spent on this atlas, over every process
+	}
 	if n > 1 {
 		a.Shard = f.Shard
 	}
