@@ -64,7 +64,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f AtlasFlags
 	fs.IntVar(&f.Runs, "runs", 5, "seeded runs per cell")
 	fs.IntVar(&f.Parallel, "parallel", DefaultParallel(), "runs at once, each on its own cluster; the default is two per core, at most 16")
-	fs.BoolVar(&f.Slim, "slim", false, "keep of each run only result.json, history.jsonl.gz and report.md (about 20 kB instead of 0.6 MB: plots, report.html and logs go)")
+	fs.BoolVar(&f.Slim, "slim", false, "keep of each run only result.json, history.jsonl.gz and report.md (about 30 kB instead of 0.6 MB: plots, report.html and logs go)")
 	fs.StringVar(&f.Shard, "shard", "", "run only shard i of n of the (lock, family, run) list, e.g. 2/4")
 	fs.StringVar(&f.Resume, "resume", "", "continue the atlas in this folder: skip finished runs (its plan.json gives the plan)")
 	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock)")
