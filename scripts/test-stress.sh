@@ -17,10 +17,11 @@ TESTFLAGS=${TESTFLAGS:-}
 FRESH=${FRESH:-}
 REPO=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 failed_runs=0
-echo "test-stress: $N runs of the whole suite${FRESH:+, each in a fresh clone of $(git -C "$REPO" rev-parse --short HEAD)}, logs in $OUT"
+echo "test-stress: $N runs of the whole suite${FRESH:+, each in a fresh clone of the HEAD of $REPO}, logs in $OUT"
 run() {
 	if [ -n "$FRESH" ]; then
-		rm -rf "$OUT/clone-$1" && git clone -q "$REPO" "$OUT/clone-$1" && make -C "$OUT/clone-$1" test GO="$GO"
+		rm -rf "$OUT/clone-$1" && git clone -q "$REPO" "$OUT/clone-$1" &&
+			echo "commit $(git -C "$OUT/clone-$1" rev-parse HEAD)" && make -C "$OUT/clone-$1" test GO="$GO"
 	else
 		# shellcheck disable=SC2086
 		$GO test $TESTFLAGS ./...
@@ -37,7 +38,9 @@ for k in $(seq 1 "$N"); do
 	fi
 	secs=$(( $(date +%s) - start ))
 	nfail=$(grep -c -- '--- FAIL:' "$OUT/run-$k.log")
-	printf 'run %d/%d: %s in %dm%02ds (%d failed tests)\n' "$k" "$N" "$status" $((secs / 60)) $((secs % 60)) "$nfail"
+	at=""
+	[ -n "$FRESH" ] && at=" on $(grep -m1 '^commit ' "$OUT/run-$k.log" | cut -c8-14)"
+	printf 'run %d/%d%s: %s in %dm%02ds (%d failed tests)\n' "$k" "$N" "$at" "$status" $((secs / 60)) $((secs % 60)) "$nfail"
 done
 echo
 echo "summary: $failed_runs of $N runs failed"
