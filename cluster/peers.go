@@ -71,17 +71,7 @@ func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *p
 // listen starts d listening on listenAddr (port 0: a free one); d.addr is
 // then the address it listens on, kept when it stops and starts again.
 func (d *peerDemux) listen(listenAddr string) error {
-	var ln net.Listener
-	var err error
-	if listenAddr == "127.0.0.1:0" {
-		var ls []net.Listener
-		ls, err = listenFree(1) // ports.go: never a port picked for a server
-		if err == nil {
-			ln = ls[0]
-		}
-	} else {
-		ln, err = net.Listen("tcp", listenAddr)
-	}
+	ln, err := listen(listenAddr) // ports.go: port 0 is never a port picked for a server
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ var pickPorts = freePorts
 // take its own server's port and proxy to itself, every connection opening
 // another until no file descriptor is left (seen once in a 1,000-run
 // atlas: "pipe2: too many open files"). So every port this package binds
-// or hands out comes from here, never from a bare 127.0.0.1:0.
+// or hands out comes from here, never from a bare port 0 (listen, freeAddr).
 var picked = struct {
 	sync.Mutex
 	until map[int]time.Time
@@ -37,7 +37,7 @@ const pickedFor = 15 * time.Minute
 // chosen; a server that loses one to another process before binding it
 // exits with "address already in use" and Start picks new ports for it.
 func freePorts(n int) ([]int, error) {
-	ls, err := listenFree(n)
+	ls, err := listenFree("127.0.0.1", n)
 	ports := make([]int, len(ls))
 	for i, l := range ls {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
@@ -46,10 +46,10 @@ func freePorts(n int) ([]int, error) {
 	return ports, err
 }
 
-// listenFree returns n listeners on 127.0.0.1 ports not handed out before
+// listenFree returns n listeners on host, on ports not handed out before
 // in this process, and marks their ports handed out. Ports the kernel
 // offers that were handed out are held until the end, so it offers others.
-func listenFree(n int) ([]net.Listener, error) {
+func listenFree(host string, n int) ([]net.Listener, error) {
 	picked.Lock()
 	defer picked.Unlock()
 	now := time.Now()
@@ -65,12 +65,12 @@ func listenFree(n int) ([]net.Listener, error) {
 		}
 	}()
 	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			for _, l := range out {
 				l.Close()
 			}
-			return nil, fmt.Errorf("cluster: free port: %w", err)
+			return nil, fmt.Errorf("cluster: free port on %s: %w", host, err)
 		}
 		p := l.Addr().(*net.TCPAddr).Port
 		if _, taken := picked.until[p]; taken {
@@ -83,14 +83,34 @@ func listenFree(n int) ([]net.Listener, error) {
 	return out, nil
 }
 
-// freeAddr is one address from freePorts, for a listener that binds it
-// itself (a toxiproxy proxy).
-func freeAddr() (string, error) {
-	ps, err := freePorts(1)
+// listen listens on addr; port 0 means a port from listenFree, never the
+// kernel's bare choice.
+func listen(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return net.Listen("tcp", addr)
+	}
+	ls, err := listenFree(host, 1)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// freeAddr is addr with port 0 replaced by a port from listenFree, for a
+// listener that binds the address itself (a toxiproxy proxy); other
+// addresses are returned as they are.
+func freeAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return addr, nil
+	}
+	ls, err := listenFree(host, 1)
 	if err != nil {
 		return "", err
 	}
-	return hostPort(ps[0]), nil
+	defer ls[0].Close()
+	return ls[0].Addr().String(), nil
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }

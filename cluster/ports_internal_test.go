@@ -123,7 +123,7 @@ func TestFreePortsNeverRepeat(t *testing.T) {
 			seen[p] = true
 		}
 	}
-	ls, err := listenFree(2)
+	ls, err := listenFree("127.0.0.1", 2)
 	if err != nil {
 		t.Fatal(err)
 	}

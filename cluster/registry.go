@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,7 +79,11 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 		if len(upstreams) > 1 {
 			pname += "/" + labels[i]
 		}
-		p, err := c.startProxy(pname, listens, i, up)
+		listen := "127.0.0.1:0"
+		if listens != nil {
+			listen = listens[i]
+		}
+		p, err := c.startProxy(pname, listen, up)
 		if err != nil {
 			l.close()
 			return nil, err
@@ -115,26 +120,24 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 	return l, nil
 }
 
-// startProxy starts the proxy pname to up, listening on listens[i], or,
-// with listens nil, on a free port handed out by freeAddr (never one
-// picked for a server: ports.go). Another process may bind that port in
-// the instant between the pick and the proxy's bind: then a new one is
-// picked, at most three times.
-func (c *Cluster) startProxy(pname string, listens []string, i int, up string) (*toxiproxy.Proxy, error) {
+// startProxy starts the proxy pname to up on listen, where port 0 means a
+// port from freeAddr (never one picked for a server: ports.go). Another
+// process may bind that port in the instant between the pick and the
+// proxy's bind: then a new one is picked, at most three times.
+func (c *Cluster) startProxy(pname, listen, up string) (*toxiproxy.Proxy, error) {
+	_, port, _ := net.SplitHostPort(listen)
 	var err error
 	for try := 0; try < 3; try++ {
-		listen := ""
-		if listens != nil {
-			listen = listens[i]
-		} else if listen, err = freeAddr(); err != nil {
-			return nil, err
+		addr, ferr := freeAddr(listen)
+		if ferr != nil {
+			return nil, ferr
 		}
-		p := toxiproxy.NewProxy(c.tp, pname, listen, up)
+		p := toxiproxy.NewProxy(c.tp, pname, addr, up)
 		if err = c.tp.Collection.Add(p, true); err == nil {
 			return p, nil
 		}
-		err = fmt.Errorf("cluster: proxy %s on %s: %w", pname, listen, err)
-		if listens != nil {
+		err = fmt.Errorf("cluster: proxy %s on %s: %w", pname, addr, err)
+		if port != "0" {
 			break
 		}
 	}
