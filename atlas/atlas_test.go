@@ -295,6 +295,7 @@ func TestSlim(t *testing.T) {
 	for name, body := range map[string]string{
 		"result.json": "{}", "history.jsonl": `{"op":"acquire"}` + "\n", "report.md": "# r", "report.html": "<html>",
 		"latency.png": "png", "latency.svg": "svg", "logs/redis-cad/logs/redis-0.log": "log",
+		"token-order-0.html": "<html>",
 	} {
 		p := filepath.Join(run, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -5,36 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Slim reduces one run's folder to what the atlas and `bench check` read,
 // plus its Markdown report: result.json, history.jsonl (gzipped) and
-// report.md stay; plots, report.html and the servers' and clients' logs
-// go. A full run folder is about 0.6 MB, a slim one about 30 kB.
+// report.md stay; everything else (plots, HTML pages, the servers' and
+// clients' logs) goes. A full run folder is about 0.6 MB, a slim one about
+// 30 kB.
 func Slim(dir string) error {
-	var errs []error
-	if err := os.RemoveAll(filepath.Join(dir, "logs")); err != nil {
-		errs = append(errs, err)
-	}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		name := d.Name()
-		switch {
-		case name == "report.html", strings.HasSuffix(name, ".png"), strings.HasSuffix(name, ".svg"):
-			return os.Remove(path)
-		case name == "history.jsonl":
-			return gzipFile(path)
-		}
-		return nil
-	})
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		errs = append(errs, err)
+		return fmt.Errorf("slim %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		switch e.Name() {
+		case "result.json", "report.md", "history.jsonl.gz":
+		case "history.jsonl":
+			errs = append(errs, gzipFile(path))
+		default:
+			errs = append(errs, os.RemoveAll(path))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("slim %s: %w", dir, err)
