@@ -129,24 +129,25 @@ func init() {
 			{Name: "backend", Doc: "redis | zookeeper | etcd: the cluster the program needs", Check: checkBackend},
 			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
 		}}})
-	py := func(name string, b locks.Backend, file, lib, summary string, fencing, lease, renews bool, opts ...locks.Option) {
+	// Every Python library here is lease-based; spec names the rest.
+	py := func(file, lib string, s locks.Spec) {
 		args := []string(nil)
 		if file == "tooz_lock.py" {
-			args = []string{toozDriver[b]}
+			args = []string{toozDriver[s.Backend]}
 		}
-		register(program{lang: "python", file: file, args: args, library: lib, spec: locks.Spec{
-			Name: name, Backend: b, Summary: summary, Fencing: fencing, LeaseBased: lease, Renews: renews, Options: opts}})
+		s.LeaseBased = true
+		register(program{lang: "python", file: file, args: args, library: lib, spec: s})
 	}
-	py("redis-py", locks.Redis, "redis_py.py", "redis-py 4.3 (python3-redis)",
-		"redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)", false, true, false,
-		locks.Option{Name: "extend", Default: "0", Doc: "Lock.extend by this many ms after acquiring"})
-	py("kazoo", locks.ZooKeeper, "kazoo_lock.py", "kazoo 2.8 (python3-kazoo)",
-		"kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1", true, true, true)
-	py("etcd3-py", locks.Etcd, "etcd3_lock.py", "python-etcd3 0.12 (python3-etcd3)",
-		"python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)", true, true, false)
+	py("redis_py.py", "redis-py 4.3 (python3-redis)", locks.Spec{Name: "redis-py", Backend: locks.Redis,
+		Summary: "redis-py Lock (python3-redis 4.3): SET NX PX, Lua compare-and-delete release; token 0 (none)",
+		Options: []locks.Option{{Name: "extend", Default: "0", Doc: "Lock.extend by this many ms after acquiring"}}})
+	py("kazoo_lock.py", "kazoo 2.8 (python3-kazoo)", locks.Spec{Name: "kazoo", Backend: locks.ZooKeeper, Fencing: true, Renews: true,
+		Summary: "kazoo Lock (python3-kazoo 2.8): ephemeral sequential node; token: the node's sequence number + 1"})
+	py("etcd3_lock.py", "python-etcd3 0.12 (python3-etcd3)", locks.Spec{Name: "etcd3-py", Backend: locks.Etcd, Fencing: true,
+		Summary: "python-etcd3 Lock (python3-etcd3 0.12): txn create==0 + lease; token: the key's create revision (one get after acquire)"})
 	for _, b := range []locks.Backend{locks.Redis, locks.ZooKeeper, locks.Etcd} {
-		py("tooz-"+string(b), b, "tooz_lock.py", "tooz 3.1 (python3-tooz)",
-			"OpenStack tooz get_lock on its "+toozDriver[b]+" driver (python3-tooz 3.1); token 0 (none)", false, true, true)
+		py("tooz_lock.py", "tooz 3.1 (python3-tooz)", locks.Spec{Name: "tooz-" + string(b), Backend: b, Renews: true,
+			Summary: "OpenStack tooz get_lock on its " + toozDriver[b] + " driver (python3-tooz 3.1); token 0 (none)"})
 	}
 	register(program{lang: "java", file: "CuratorClient", library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: locks.Spec{
 		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true, Renews: true,
