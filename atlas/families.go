@@ -114,6 +114,16 @@ func usual(l lockInfo, fs ...string) (setup, string) {
 	return setup{Cluster: c, Faults: fs}, ""
 }
 
+// onEveryServer is the usual setup with one fault per server node.
+func onEveryServer(l lockInfo, faultOn func(node string) string) (setup, string) {
+	_, ns := servers(l)
+	fs := make([]string, len(ns))
+	for i, n := range ns {
+		fs[i] = faultOn(n)
+	}
+	return usual(l, fs...)
+}
+
 // notApplicable is the answer of a family that does not apply.
 func notApplicable(reason string) (setup, string) { return setup{}, reason }
 
@@ -153,21 +163,15 @@ func Families() []Family {
 			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
 			Fault: func(t timing, l lockInfo) (setup, string) {
-				_, ns := servers(l)
-				var fs []string
-				for _, n := range ns {
-					fs = append(fs, fault("latency", t.at(), fmt.Sprintf("for: %s, node: %s, latency: %s", ms(t.long()), n, ms(t.TTL/20))))
-				}
-				return usual(l, fs...)
+				return onEveryServer(l, func(n string) string {
+					return fault("latency", t.at(), fmt.Sprintf("for: %s, node: %s, latency: %s", ms(t.long()), n, ms(t.TTL/20)))
+				})
 			}},
 		{Name: "reset-storm", Doc: "every client connection to every server reset, and every new one reset on its first bytes, for 2.5 x ttl",
 			Fault: func(t timing, l lockInfo) (setup, string) {
-				_, ns := servers(l)
-				var fs []string
-				for _, n := range ns {
-					fs = append(fs, fault("reset", t.at(), fmt.Sprintf("for: %s, link: clients->%s", ms(t.long()), n)))
-				}
-				return usual(l, fs...)
+				return onEveryServer(l, func(n string) string {
+					return fault("reset", t.at(), fmt.Sprintf("for: %s, link: clients->%s", ms(t.long()), n))
+				})
 			}},
 		killK(1, 3), killK(2, 3), killK(2, 5), killK(3, 5),
 	}
