@@ -216,6 +216,9 @@ func (d *peerDemux) forward(c net.Conn) {
 	up, err := net.DialTimeout("tcp", l.Addr(), peerDialTimeout)
 	if err != nil {
 		// The link's proxy refuses: its node does not listen.
+		if d.log != nil {
+			d.log.Debug("peer connection refused", "to", d.node, "link", l.Name, "from", c.RemoteAddr().String(), "err", err)
+		}
 		d.untrack(c)
 		return
 	}
