@@ -231,7 +231,7 @@ type Client struct {
 	retry time.Duration
 	log   *slog.Logger
 
-	requests, keepalives, watchEvents, leasesLost atomic.Int64
+	requests, keepalives, watchEvents, leasesLost, localChecks atomic.Int64
 
 	bgCtx    context.Context // ends on Close
 	bgCancel context.CancelFunc
@@ -273,13 +273,15 @@ func (c *Client) Locker(name string) locks.Locker {
 // Counters implements locks.Stats: requests (RPCs issued by the recipe,
 // keep-alives excluded), keepalives, watch_events (events received on
 // watches), leases_lost (leases found gone or past their deadline while
-// held or waited on).
+// held or waited on), local_checks (re-checks after a deletion answered at
+// its revision, without a consensus round).
 func (c *Client) Counters() map[string]int64 {
 	return map[string]int64{
 		"requests":     c.requests.Load(),
 		"keepalives":   c.keepalives.Load(),
 		"watch_events": c.watchEvents.Load(),
 		"leases_lost":  c.leasesLost.Load(),
+		"local_checks": c.localChecks.Load(),
 	}
 }
 

@@ -10,6 +10,9 @@
 //     key with the greatest create revision below ours (one wake-up per
 //     release, FIFO), then re-check ownership — our key must still exist,
 //     on our lease, with no key below it — before reporting the lock held.
+//     The re-check reads at the deletion's revision, which the member that
+//     sent the event answers without a consensus round (a linearizable
+//     read when it cannot).
 //
 // Step 4's re-check is the fix for etcd issue #11456: a waiter whose lease
 // expired while it waited must not be told it holds the lock just because

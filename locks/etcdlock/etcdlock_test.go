@@ -74,7 +74,14 @@ func TestMutualExclusion(t *testing.T) {
 		Connect: func(i int) locks.Client { return connectTTL(t, e, i, locktest.SteadyTTL) },
 		Clients: clients, Rounds: 250, Fencing: true,
 	})
-	t.Logf("watch events per op %.2f, requests per op %.2f", r.PerOp("watch_events"), r.PerOp("requests"))
+	t.Logf("watch events per op %.2f, requests per op %.2f, local checks per op %.2f",
+		r.PerOp("watch_events"), r.PerOp("requests"), r.PerOp("local_checks"))
+	// A waiter woken by its predecessor's deletion re-checks at that
+	// revision on its member; only a member behind it makes the
+	// linearizable read instead.
+	if r.Counters["local_checks"] == 0 {
+		t.Error("no re-check was answered at the deletion's revision")
+	}
 }
 
 // TestFIFO checks that waiters acquire in the order they queued.

@@ -58,15 +58,12 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 	}
 
 	// Step 4: wait for our predecessor, then re-check.
+	var at int64 // the revision of the deletion just seen; 0: none
 	for {
 		if k.isLost() {
 			return nil, fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
 		}
-		l.c.requests.Add(1)
-		g, err := cli.Txn(ctx).Then(
-			clientv3.OpGet(key),
-			clientv3.OpGet(l.dir, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
-		).Commit()
+		g, read, err := l.check(ctx, key, rev, at)
 		if transient(err) && ctx.Err() == nil && !k.isLost() {
 			// A read lost to an election: our key stays queued under the
 			// lease, so read again once the cluster has a leader.
@@ -91,16 +88,52 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 			}
 			return l.held(k, key, rev), nil
 		}
-		if err := l.waitDelete(ctx, k, string(pred[0].Key), g.Header.Revision+1); err != nil {
+		if at, err = l.waitDelete(ctx, k, string(pred[0].Key), read+1); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// waitDelete returns when key is deleted at or after revision from, when the
-// watch ends for another reason (the caller re-checks), or with an error
-// when ctx ends or the lease is lost.
-func (l *Locker) waitDelete(ctx context.Context, k *keeper, key string, from int64) error {
+// check reads our key and the key just below it (by create revision) in one
+// transaction, and returns the revision it read at. After a deletion seen
+// at revision at (> 0) it reads at that revision, served by the member
+// without a consensus round: what the directory held at a committed
+// revision after our put decides ownership as well as a linearizable read
+// does, since no key created later can sort below ours. A member that has
+// not applied at yet (the client balances requests across endpoints) or
+// has compacted it answers with an error, and the linearizable read is
+// made instead.
+func (l *Locker) check(ctx context.Context, key string, rev, at int64) (*clientv3.TxnResponse, int64, error) {
+	below := func(opts ...clientv3.OpOption) clientv3.Op {
+		opts = append(opts, clientv3.WithMaxCreateRev(rev-1))
+		return clientv3.OpGet(l.dir, append(opts, clientv3.WithLastCreate()...)...)
+	}
+	if at > 0 {
+		l.c.requests.Add(1)
+		g, err := l.c.cli.Txn(ctx).Then(
+			clientv3.OpGet(key, clientv3.WithRev(at), clientv3.WithSerializable()),
+			below(clientv3.WithRev(at), clientv3.WithSerializable()),
+		).Commit()
+		if err == nil {
+			l.c.localChecks.Add(1)
+			return g, at, nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, err
+		}
+	}
+	l.c.requests.Add(1)
+	g, err := l.c.cli.Txn(ctx).Then(clientv3.OpGet(key), below()).Commit()
+	if err != nil {
+		return nil, 0, err
+	}
+	return g, g.Header.Revision, nil
+}
+
+// waitDelete returns when key is deleted at or after revision from (with
+// the deletion's revision), when the watch ends for another reason (0: the
+// caller re-checks), or with an error when ctx ends or the lease is lost.
+func (l *Locker) waitDelete(ctx context.Context, k *keeper, key string, from int64) (int64, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	l.c.requests.Add(1)
@@ -115,20 +148,20 @@ func (l *Locker) waitDelete(ctx context.Context, k *keeper, key string, from int
 		select {
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil || wr.Canceled {
-				return nil // re-check; a new watch follows
+				return 0, nil // re-check; a new watch follows
 			}
 			l.c.watchEvents.Add(int64(len(wr.Events)))
 			for _, ev := range wr.Events {
 				if ev.Type == mvccpb.DELETE {
-					return nil
+					return ev.Kv.ModRevision, nil
 				}
 			}
 		case <-k.lost:
-			return fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
+			return 0, fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
 		case <-poll:
-			return nil
+			return 0, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
