@@ -560,13 +560,8 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 				t.Fatal(ctx.Err())
 			}
 		}
-		info, err := rc.Info(ctx, "replication").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		host, port := infoField(info, "master_host"), infoField(info, "master_port")
-		if n, ok := c.NodeAt(host + ":" + port); !ok || n != primary || n.Addr() == host+":"+port {
-			t.Errorf("replica's master is %s:%s, want redis-0's peer address", host, port)
+		if _, err := peerMaster(ctx, c, rc, primary); err != nil {
+			t.Errorf("replica: %v", err)
 		}
 		for _, n := range c.Nodes() {
 			if n.Kind != cluster.KindSentinel {
@@ -681,6 +676,21 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 }
 
 // infoField reads one field of an INFO reply.
+// peerMaster returns the address the replica behind rc replicates from,
+// and an error unless it is primary's peer address (an address that names
+// primary and is not its own).
+func peerMaster(ctx context.Context, c *cluster.Cluster, rc *redis.Client, primary *cluster.Node) (string, error) {
+	info, err := rc.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", err
+	}
+	a := infoField(info, "master_host") + ":" + infoField(info, "master_port")
+	if n, ok := c.NodeAt(a); !ok || n != primary || a == primary.Addr() {
+		return a, fmt.Errorf("replicates from %s, want %s's peer address:\n%s", a, primary.Name, info)
+	}
+	return a, nil
+}
+
 func infoField(info, name string) string {
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {

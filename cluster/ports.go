@@ -86,8 +86,8 @@ func listenFree(host string, n int) ([]net.Listener, error) {
 // listen listens on addr; port 0 means a port from listenFree, never the
 // kernel's bare choice.
 func listen(addr string) (net.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port != "0" {
+	host, ok := portZero(addr)
+	if !ok {
 		return net.Listen("tcp", addr)
 	}
 	ls, err := listenFree(host, 1)
@@ -101,16 +101,21 @@ func listen(addr string) (net.Listener, error) {
 // listener that binds the address itself (a toxiproxy proxy); other
 // addresses are returned as they are.
 func freeAddr(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port != "0" {
+	if _, ok := portZero(addr); !ok {
 		return addr, nil
 	}
-	ls, err := listenFree(host, 1)
+	ln, err := listen(addr)
 	if err != nil {
 		return "", err
 	}
-	defer ls[0].Close()
-	return ls[0].Addr().String(), nil
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// portZero returns addr's host when addr asks for any port (port 0).
+func portZero(addr string) (host string, ok bool) {
+	host, port, err := net.SplitHostPort(addr)
+	return host, err == nil && port == "0"
 }
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }

@@ -4,7 +4,6 @@ package cluster
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,7 +124,6 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 // process may bind that port in the instant between the pick and the
 // proxy's bind: then a new one is picked, at most three times.
 func (c *Cluster) startProxy(pname, listen, up string) (*toxiproxy.Proxy, error) {
-	_, port, _ := net.SplitHostPort(listen)
 	var err error
 	for try := 0; try < 3; try++ {
 		addr, ferr := freeAddr(listen)
@@ -137,8 +135,8 @@ func (c *Cluster) startProxy(pname, listen, up string) (*toxiproxy.Proxy, error)
 			return p, nil
 		}
 		err = fmt.Errorf("cluster: proxy %s on %s: %w", pname, addr, err)
-		if port != "0" {
-			break
+		if addr == listen {
+			break // a fixed address: no other to try
 		}
 	}
 	return nil, err
