@@ -660,9 +660,16 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			t.Fatal(err)
 		}
 		old := redisClient(t, ep.Redis[0], 2*time.Second)
-		testenv.Eventually(t, 30*time.Second, "old primary replicates from the new one", func() error {
+		defer func() {
+			if t.Failed() {
+				t.Log(logTails(c, 40))
+			}
+		}()
+		t1 := time.Now()
+		testenv.Eventually(t, testenv.SentinelDemoteWithin, "old primary replicates from the new one", func() error {
 			return old.Get(ctx, "after").Err()
 		})
+		t.Logf("old primary replicates %v after its restart", time.Since(t1).Round(time.Millisecond))
 		back := mustLink(t, c, "redis-0->redis-0-r0")
 		back.Cut()
 		defer back.Heal(ctx)
@@ -853,4 +860,18 @@ func TestExternalProvider(t *testing.T) {
 	if _, err := cluster.Start(ctx, cluster.Spec{Provider: "podman", Redis: &cluster.RedisSpec{}, Dir: t.TempDir()}); !errors.Is(err, cluster.ErrUnsupported) {
 		t.Errorf("unknown provider: %v", err)
 	}
+}
+
+// logTails is the last n lines of every node's log.
+func logTails(c *cluster.Cluster, n int) string {
+	var b strings.Builder
+	for _, node := range c.Nodes() {
+		data, err := os.ReadFile(node.LogPath())
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "--- %s log (%v):\n%s\n", node.Name, err, strings.Join(lines, "\n"))
+	}
+	return b.String()
 }

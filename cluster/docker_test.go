@@ -766,17 +766,3 @@ func TestDockerCleanup(t *testing.T) {
 		t.Errorf("close after cleanup: %v", err)
 	}
 }
-
-// logTails is the last n lines of every node's log.
-func logTails(c *cluster.Cluster, n int) string {
-	var b strings.Builder
-	for _, node := range c.Nodes() {
-		data, err := os.ReadFile(node.LogPath())
-		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		if len(lines) > n {
-			lines = lines[len(lines)-n:]
-		}
-		fmt.Fprintf(&b, "--- %s log (%v):\n%s\n", node.Name, err, strings.Join(lines, "\n"))
-	}
-	return b.String()
-}
