@@ -22,10 +22,14 @@ type Options struct {
 	// Clients is the number of clients (and keys, one each) of the Redis
 	// rate measurements and redis-benchmark's connections. Default 16.
 	Clients int
-	// Duration is the length of each harness measurement. Default 5s.
+	// Duration is the length of each harness measurement. Default 5s. The
+	// Redis rates split it (and Requests) over their Rounds.
 	Duration time.Duration
 	// Requests is redis-benchmark's request count per command. Default 200000.
 	Requests int
+	// Rounds is the number of interleaved rounds of the Redis rates
+	// (redis-benchmark, harness and bare client, each in turn). Default 5.
+	Rounds int
 	// Samples is the number of raw writes timed on ZooKeeper and etcd (and
 	// of round trips on each backend). Default 1000.
 	Samples int
@@ -47,6 +51,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Requests <= 0 {
 		o.Requests = 200000
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 5
 	}
 	if o.Samples <= 0 {
 		o.Samples = 1000

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,11 @@ import (
 )
 
 // RedisFigures compares the harness's redis-cad with redis-benchmark
-// running the same commands on the same server.
+// running the same commands on the same server, and with a bare Go client
+// (see bareCycles) running them on the same paths. The rates are measured
+// in interleaved rounds (Rounds), so that a machine's slow spell falls on
+// every figure of a round alike; each figure is the median over the rounds
+// and each ratio the median of the ratios taken within a round.
 type RedisFigures struct {
 	Clients int `json:"clients"`
 	// SetRate and ReleaseRate are redis-benchmark's rates for SET NX PX and
@@ -40,9 +45,31 @@ type RedisFigures struct {
 	DirectRatio  float64 `json:"direct_ratio"`
 	Proxied      float64 `json:"proxied_per_s"`
 	ProxiedRatio float64 `json:"proxied_ratio"`
+	// BareDirect and BareProxied are the bare Go client's cycles per second
+	// on the same two paths, their ratios likewise of RawCycle;
+	// DirectOfBare and ProxiedOfBare divide the harness's rates by them.
+	BareDirect       float64      `json:"bare_direct_per_s"`
+	BareDirectRatio  float64      `json:"bare_direct_ratio"`
+	BareProxied      float64      `json:"bare_proxied_per_s"`
+	BareProxiedRatio float64      `json:"bare_proxied_ratio"`
+	DirectOfBare     float64      `json:"direct_of_bare"`
+	ProxiedOfBare    float64      `json:"proxied_of_bare"`
+	Rounds           []RedisRound `json:"rounds"`
 	// PingMs is the p50 of a PING through a proxy: one idle round trip.
 	PingMs  float64   `json:"ping_p50_ms"`
 	Handoff []Handoff `json:"handoff"`
+}
+
+// RedisRound is one round of the Redis rates, measured one after the other
+// in the order of the fields.
+type RedisRound struct {
+	SetRate     float64 `json:"set_nx_px_per_s"`
+	ReleaseRate float64 `json:"release_script_per_s"`
+	AcquireRate float64 `json:"acquire_script_per_s"`
+	Direct      float64 `json:"direct_per_s"`
+	BareDirect  float64 `json:"bare_direct_per_s"`
+	Proxied     float64 `json:"proxied_per_s"`
+	BareProxied float64 `json:"bare_proxied_per_s"`
 }
 
 // Handoff is one lock's hand-off p50 on one contended key (4 clients, 1ms
@@ -76,9 +103,9 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 	defer cl.Close()
 	node, _ := cl.Node("redis-0")
 	real := node.Addr()
-	f := &RedisFigures{Clients: opts.Clients}
+	direct := func(int) string { return real }
+	proxied := func(i int) string { return cl.Endpoints(i).Redis[0] }
 
-	bench := benchmark{addr: real, clients: opts.Clients, requests: opts.Requests}
 	var relSHA, acqSHA string
 	if relSHA, err = loadScript(ctx, real, redislock.ScriptSource(redislock.ScriptRelease)); err != nil {
 		return nil, err
@@ -86,33 +113,51 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 	if acqSHA, err = loadScript(ctx, real, redislock.ScriptSource(redislock.ScriptAcquire)); err != nil {
 		return nil, err
 	}
-	if f.SetRate, err = bench.run(ctx, "SET", "calib:__rand_int__", "owner", "NX", "PX", "10000"); err != nil {
-		return nil, err
-	}
-	if f.ReleaseRate, err = bench.run(ctx, "EVALSHA", relSHA, "1", "calib:__rand_int__", "owner"); err != nil {
-		return nil, err
-	}
-	if f.AcquireRate, err = bench.run(ctx, "EVALSHA", acqSHA, "2", "calib:__rand_int__", "calibfence:__rand_int__", "owner", "10000"); err != nil {
-		return nil, err
-	}
-	f.RawCycle = cycle(f.SetRate, f.ReleaseRate)
-	f.OwnCycle = cycle(f.AcquireRate, f.ReleaseRate)
-
 	cad, err := lookup(string(redislock.CAD))
 	if err != nil {
 		return nil, err
 	}
-	rates := workload.Config{Clients: opts.Clients, Keys: opts.Clients, KeyPerClient: true, Duration: opts.Duration}
-	direct, err := measure(ctx, cad, rates, func(int) locks.Endpoints { return locks.Endpoints{Redis: []string{real}} })
-	if err != nil {
-		return nil, fmt.Errorf("direct: %w", err)
+	bench := benchmark{addr: real, clients: opts.Clients, requests: max(1, opts.Requests/opts.Rounds)}
+	d := opts.Duration / time.Duration(opts.Rounds)
+	rates := workload.Config{Clients: opts.Clients, Keys: opts.Clients, KeyPerClient: true, Duration: d}
+	harness := func(addr func(int) string) (float64, error) {
+		run, err := measure(ctx, cad, rates, func(i int) locks.Endpoints { return locks.Endpoints{Redis: []string{addr(i)}} })
+		return run.Throughput, err
 	}
-	proxied, err := measure(ctx, cad, rates, proxiedEndpoints(cl))
-	if err != nil {
-		return nil, fmt.Errorf("proxied: %w", err)
+	f := &RedisFigures{Clients: opts.Clients}
+	for n := range opts.Rounds {
+		var r RedisRound
+		steps := []struct {
+			what string
+			into *float64
+			run  func() (float64, error)
+		}{
+			{"redis-benchmark SET", &r.SetRate, func() (float64, error) {
+				return bench.run(ctx, "SET", "calib:__rand_int__", "owner", "NX", "PX", "10000")
+			}},
+			{"redis-benchmark release", &r.ReleaseRate, func() (float64, error) {
+				return bench.run(ctx, "EVALSHA", relSHA, "1", "calib:__rand_int__", "owner")
+			}},
+			{"redis-benchmark acquire", &r.AcquireRate, func() (float64, error) {
+				return bench.run(ctx, "EVALSHA", acqSHA, "2", "calib:__rand_int__", "calibfence:__rand_int__", "owner", "10000")
+			}},
+			{"direct", &r.Direct, func() (float64, error) { return harness(direct) }},
+			{"bare direct", &r.BareDirect, func() (float64, error) {
+				return bareCycles(ctx, direct, opts.Clients, d, acqSHA, relSHA, fmt.Sprintf("calibrate:bare:%d:direct:", n))
+			}},
+			{"proxied", &r.Proxied, func() (float64, error) { return harness(proxied) }},
+			{"bare proxied", &r.BareProxied, func() (float64, error) {
+				return bareCycles(ctx, proxied, opts.Clients, d, acqSHA, relSHA, fmt.Sprintf("calibrate:bare:%d:proxied:", n))
+			}},
+		}
+		for _, s := range steps {
+			if *s.into, err = s.run(); err != nil {
+				return nil, fmt.Errorf("round %d, %s: %w", n+1, s.what, err)
+			}
+		}
+		f.Rounds = append(f.Rounds, r)
 	}
-	f.Direct, f.Proxied = direct.Throughput, proxied.Throughput
-	f.DirectRatio, f.ProxiedRatio = f.Direct/f.RawCycle, f.Proxied/f.RawCycle
+	f.summarize()
 
 	if f.PingMs, err = redisPing(ctx, cl.Endpoints(0).Redis[0], opts.Samples); err != nil {
 		return nil, err
@@ -126,6 +171,55 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 		f.Handoff = append(f.Handoff, h)
 	}
 	return f, nil
+}
+
+// summarize sets f's figures from its rounds: each rate the median over
+// the rounds, each ratio the median of the ratios within a round.
+func (f *RedisFigures) summarize() {
+	each := func(v func(r RedisRound) float64) float64 {
+		xs := make([]float64, len(f.Rounds))
+		for i, r := range f.Rounds {
+			xs[i] = v(r)
+		}
+		return median(xs)
+	}
+	raw := func(r RedisRound) float64 { return cycle(r.SetRate, r.ReleaseRate) }
+	f.SetRate = each(func(r RedisRound) float64 { return r.SetRate })
+	f.ReleaseRate = each(func(r RedisRound) float64 { return r.ReleaseRate })
+	f.AcquireRate = each(func(r RedisRound) float64 { return r.AcquireRate })
+	f.RawCycle = each(raw)
+	f.OwnCycle = each(func(r RedisRound) float64 { return cycle(r.AcquireRate, r.ReleaseRate) })
+	f.Direct = each(func(r RedisRound) float64 { return r.Direct })
+	f.Proxied = each(func(r RedisRound) float64 { return r.Proxied })
+	f.BareDirect = each(func(r RedisRound) float64 { return r.BareDirect })
+	f.BareProxied = each(func(r RedisRound) float64 { return r.BareProxied })
+	f.DirectRatio = each(func(r RedisRound) float64 { return ratio(r.Direct, raw(r)) })
+	f.ProxiedRatio = each(func(r RedisRound) float64 { return ratio(r.Proxied, raw(r)) })
+	f.BareDirectRatio = each(func(r RedisRound) float64 { return ratio(r.BareDirect, raw(r)) })
+	f.BareProxiedRatio = each(func(r RedisRound) float64 { return ratio(r.BareProxied, raw(r)) })
+	f.DirectOfBare = each(func(r RedisRound) float64 { return ratio(r.Direct, r.BareDirect) })
+	f.ProxiedOfBare = each(func(r RedisRound) float64 { return ratio(r.Proxied, r.BareProxied) })
+}
+
+// median of xs (the mean of the middle two for an even count); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }
 
 // handoff measures lock name's hand-off on one key contended by 4 clients

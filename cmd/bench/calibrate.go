@@ -22,7 +22,8 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var backends string
 	var asJSON bool
 	fs.IntVar(&o.Clients, "clients", 16, "clients and keys of the Redis rates (one key per client); redis-benchmark connections")
-	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates split it over their rounds)")
+	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates; medians are reported")
 	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
 	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend")
 	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble and etcd cluster size")
@@ -35,8 +36,9 @@ Measures in one run, each backend on freshly started local servers:
   mem        the harness's ceiling: the in-process lock, 8 clients, zero critical
              section (critical sections/s; ns of harness per critical section);
   redis      redis-benchmark's raw rate for redis-cad's own commands against the
-             harness's redis-cad, directly and through the client proxies; hand-off
-             of redis-reentrant and redis-cad in round trips;
+             harness's redis-cad and a bare Go client sending the same commands,
+             directly and through the client proxies (interleaved rounds,
+             medians); hand-off of redis-reentrant and redis-cad in round trips;
   zookeeper  create+delete of an ephemeral node (one commit) and zk-recipe's
              hand-off in commits and round trips;
   etcd       put+delete with a lease and etcd-recipe's hand-off likewise.

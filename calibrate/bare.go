@@ -1,0 +1,165 @@
+package calibrate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// bareCycles runs redis-cad's cycle (its own acquire script, then its
+// release script, one key per client) with a bare RESP client: one
+// goroutine and one connection per client, nothing between the two
+// commands, no go-redis, no workload, no checker. It is the most a Go
+// program reaches on the path addr(i) on this machine, so the harness's rate
+// divided by it is what the harness itself (go-redis included) leaves
+// behind, and it divided by redis-benchmark's is what a Go client does.
+// It returns completed cycles per second over d.
+func bareCycles(ctx context.Context, addr func(i int) string, clients int, d time.Duration, acqSHA, relSHA, prefix string) (float64, error) {
+	conns := make([]*bareConn, clients)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.nc.Close()
+			}
+		}
+	}()
+	for i := range conns {
+		var dl net.Dialer
+		nc, err := dl.DialContext(ctx, "tcp", addr(i))
+		if err != nil {
+			return 0, fmt.Errorf("bare client %d: %w", i, err)
+		}
+		key := prefix + strconv.Itoa(i)
+		conns[i] = &bareConn{
+			nc:      nc,
+			r:       bufio.NewReader(nc),
+			w:       bufio.NewWriter(nc),
+			acquire: command("EVALSHA", acqSHA, "2", key, key+":fence", "bare", "10000"),
+			release: command("EVALSHA", relSHA, "1", key, "bare"),
+		}
+	}
+	var (
+		cycles atomic.Int64
+		wg     sync.WaitGroup
+		errs   = make([]error, clients)
+	)
+	start := time.Now()
+	stop := start.Add(d)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) && ctx.Err() == nil {
+				if errs[i] = c.cycle(); errs[i] != nil {
+					return
+				}
+				cycles.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, err := range append(errs, ctx.Err()) {
+		if err != nil {
+			return 0, err // the first; the others are most likely alike
+		}
+	}
+	return float64(cycles.Load()) / elapsed.Seconds(), nil
+}
+
+// bareConn is one connection of the bare client with its two commands
+// encoded once.
+type bareConn struct {
+	nc               net.Conn
+	r                *bufio.Reader
+	w                *bufio.Writer
+	acquire, release []byte
+}
+
+// cycle sends the acquire script and then the release script, and checks
+// that the first took the key ([1, token]) and the second deleted it (1).
+func (c *bareConn) cycle() error {
+	got, err := c.do(c.acquire)
+	if err != nil {
+		return fmt.Errorf("bare acquire: %w", err)
+	}
+	if len(got) != 2 || got[0] != 1 {
+		return fmt.Errorf("bare acquire: reply %v, want [1 token] (the key is this client's alone)", got)
+	}
+	if got, err = c.do(c.release); err != nil {
+		return fmt.Errorf("bare release: %w", err)
+	}
+	if len(got) != 1 || got[0] != 1 {
+		return fmt.Errorf("bare release: reply %v, want 1", got)
+	}
+	return nil
+}
+
+// do writes one encoded command and reads its reply: an integer or an
+// array of integers, returned as a slice.
+func (c *bareConn) do(cmd []byte) ([]int64, error) {
+	if _, err := c.w.Write(cmd); err != nil {
+		return nil, err
+	}
+	if err := c.w.Flush(); err != nil {
+		return nil, err
+	}
+	kind, n, err := c.line()
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case ':':
+		return []int64{n}, nil
+	case '*':
+		out := make([]int64, 0, max(n, 0))
+		for range n {
+			k, v, err := c.line()
+			if err != nil {
+				return nil, err
+			}
+			if k != ':' {
+				return nil, fmt.Errorf("array element of type %q, want an integer", k)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("reply of type %q, want an integer or an array", kind)
+}
+
+// line reads one RESP line: its type byte and, for ':' and '*', the number
+// it carries. An error reply ('-') is returned as an error.
+func (c *bareConn) line() (byte, int64, error) {
+	b, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(b) < 3 {
+		return 0, 0, fmt.Errorf("short reply line %q", b)
+	}
+	body := string(b[1 : len(b)-2])
+	switch b[0] {
+	case '-':
+		return 0, 0, errors.New(body)
+	case ':', '*':
+		n, err := strconv.ParseInt(body, 10, 64)
+		return b[0], n, err
+	}
+	return b[0], 0, nil
+}
+
+// command encodes args as a RESP array of bulk strings.
+func command(args ...string) []byte {
+	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
+	}
+	return b
+}
