@@ -182,6 +182,8 @@ type lockState struct {
 	// current stretch of two or more inside began.
 	inc        *incident
 	multiSince time.Duration
+	// grants are the visits with a non-zero token, for the token figures.
+	grants []grant
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -205,9 +207,11 @@ type Shared struct {
 
 	incidents    []*incident
 	overlapTotal time.Duration
-	grants       []grant
 	entries      []int // visits begun per entryBucket
 	history      *History
+	// granted, unbounded and estimated say whether any visit entered, and
+	// whether one's promise was unbounded or estimated (Summary.Promise).
+	granted, unbounded, estimated bool
 	// clock returns the time since base; tests replace it.
 	clock func() time.Duration
 }
@@ -273,10 +277,14 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if requested == 0 || requested > v.promise.acquired {
 		requested = v.promise.acquired
 	}
-	s.grants = append(s.grants, grant{lock: lock, client: client, token: token, requested: requested, acquired: v.promise.acquired,
-		unbounded: in.Unbounded, estimated: in.Estimated})
+	s.granted = true
+	s.unbounded = s.unbounded || in.Unbounded
+	s.estimated = s.estimated || in.Estimated
 	s.history.visit(in, v.id, requested, v.promise.acquired, now)
 	l := s.lock(lock)
+	if token != 0 {
+		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
+	}
 	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
 		s.handoff = append(s.handoff, now-l.lastExit)
 	}
@@ -437,12 +445,22 @@ func (s *Shared) Summary() Summary {
 	for _, l := range s.locks {
 		sum.Writes += l.writes
 		sum.Counter += l.counter
+		d, r := tokenFigures(l.grants)
+		sum.DuplicateTokens += d
+		sum.TokenRegressions += r
 	}
 	if lost := int64(sum.Writes) - sum.Counter; lost > 0 {
 		sum.LostUpdates = int(lost)
 	}
 	s.incidentFigures(&sum, now)
-	sum.DuplicateTokens, sum.TokenRegressions = tokenFigures(s.grants)
-	sum.Promise = promiseKind(s.grants)
+	switch {
+	case !s.granted:
+	case s.unbounded:
+		sum.Promise = "unbounded"
+	case s.estimated:
+		sum.Promise = "estimated"
+	default:
+		sum.Promise = "measured"
+	}
 	return sum
 }
