@@ -100,15 +100,16 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 // without a consensus round: what the directory held at a committed
 // revision after our put decides ownership as well as a linearizable read
 // does, since no key created later can sort below ours. A member that has
-// not applied at yet (the client balances requests across endpoints) or
-// has compacted it answers with an error, and the linearizable read is
-// made instead.
+// not applied at yet answers ErrFutureRev; the client balances requests
+// over the endpoints in turn, so the read is tried once per endpoint, which
+// reaches the member that sent the event. When every try fails, or the
+// revision is compacted, the linearizable read is made instead.
 func (l *Locker) check(ctx context.Context, key string, rev, at int64) (*clientv3.TxnResponse, int64, error) {
 	below := func(opts ...clientv3.OpOption) clientv3.Op {
 		opts = append(opts, clientv3.WithMaxCreateRev(rev-1))
 		return clientv3.OpGet(l.dir, append(opts, clientv3.WithLastCreate()...)...)
 	}
-	if at > 0 {
+	for i := 0; at > 0 && i < max(1, len(l.c.cli.Endpoints())); i++ {
 		l.c.requests.Add(1)
 		g, err := l.c.cli.Txn(ctx).Then(
 			clientv3.OpGet(key, clientv3.WithRev(at), clientv3.WithSerializable()),
@@ -120,6 +121,9 @@ func (l *Locker) check(ctx context.Context, key string, rev, at int64) (*clientv
 		}
 		if ctx.Err() != nil {
 			return nil, 0, err
+		}
+		if !errors.Is(err, rpctypes.ErrFutureRev) {
+			break // compacted, or no answer: read linearizably
 		}
 	}
 	l.c.requests.Add(1)
