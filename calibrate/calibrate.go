@@ -23,12 +23,15 @@ type Options struct {
 	// rate measurements and redis-benchmark's connections. Default 16.
 	Clients int
 	// Duration is the length of each harness measurement. Default 5s. The
-	// Redis rates split it (and Requests) over their Rounds.
+	// Redis rates and the consensus backends' hand-offs split it (and
+	// Requests, Samples) over their Rounds.
 	Duration time.Duration
 	// Requests is redis-benchmark's request count per command. Default 200000.
 	Requests int
 	// Rounds is the number of interleaved rounds of the Redis rates
-	// (redis-benchmark, harness and bare client, each in turn). Default 5.
+	// (redis-benchmark, harness and bare client, each in turn) and of the
+	// ZooKeeper and etcd figures (raw write, delete and read, then the
+	// recipe's hand-off). Default 5.
 	Rounds int
 	// Samples is the number of raw writes timed on ZooKeeper and etcd (and
 	// of round trips on each backend). Default 1000.

@@ -17,7 +17,10 @@ func run(t *testing.T, o Options) *Figures {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o.Duration, o.Requests, o.Samples, o.Nodes = time.Second, 5000, 100, 1
+	if o.Duration == 0 {
+		o.Duration = time.Second
+	}
+	o.Requests, o.Samples, o.Nodes = 5000, 100, 1
 	f, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -110,24 +113,62 @@ func checkCommit(t *testing.T, lock string, c *CommitFigures) {
 	if c.Nodes != 1 || c.WriteMs <= 0 || c.DeleteMs <= 0 || c.ReadMs <= 0 {
 		t.Errorf("raw costs %+v", *c)
 	}
-	h := c.Handoff
-	if h.Lock != lock || h.Count == 0 || h.P50Ms <= 0 {
-		t.Fatalf("hand-off %+v", h)
+	if len(c.Rounds) != 2 {
+		t.Fatalf("%d rounds, want 2", len(c.Rounds))
 	}
-	if !near(h.Commits, h.P50Ms/c.WriteMs) || !near(h.Beyond, (h.P50Ms-c.WriteMs)/c.ReadMs) {
-		t.Errorf("hand-off %+v not in units of write %.3f ms and read %.3f ms", h, c.WriteMs, c.ReadMs)
+	var count int64
+	for i, r := range c.Rounds {
+		if r.WriteMs <= 0 || r.DeleteMs <= 0 || r.ReadMs <= 0 || r.HandoffMs <= 0 || r.Handoffs == 0 {
+			t.Errorf("round %d: %+v", i+1, r)
+		}
+		count += r.Handoffs
+	}
+	h := c.Handoff
+	if h.Lock != lock || h.Count != count || h.P50Ms <= 0 {
+		t.Fatalf("hand-off %+v (rounds' hand-offs %d)", h, count)
+	}
+	// With two rounds every median is the mean of the rounds' figures.
+	r0, r1 := c.Rounds[0], c.Rounds[1]
+	mean := func(v func(r CommitRound) float64) float64 { return (v(r0) + v(r1)) / 2 }
+	if !near(h.Commits, mean(func(r CommitRound) float64 { return r.HandoffMs / r.WriteMs })) ||
+		!near(h.Beyond, mean(func(r CommitRound) float64 { return (r.HandoffMs - r.WriteMs) / r.ReadMs })) {
+		t.Errorf("hand-off %+v not in units of each round's write and read: %+v", h, c.Rounds)
+	}
+}
+
+// TestSummarizeCommits: a consensus backend's ratios are the medians of
+// the ratios taken within each round, the hand-off count their sum.
+func TestSummarizeCommits(t *testing.T) {
+	c := &CommitFigures{Rounds: []CommitRound{
+		{WriteMs: 1, DeleteMs: 1, ReadMs: 0.25, HandoffMs: 1.5, Handoffs: 10},
+		{WriteMs: 2, DeleteMs: 2, ReadMs: 0.5, HandoffMs: 2.5, Handoffs: 20},
+		{WriteMs: 4, DeleteMs: 3, ReadMs: 1, HandoffMs: 20, Handoffs: 5},
+	}}
+	c.summarize("zk-recipe")
+	// Commits 1.5, 1.25, 5; beyond 2, 1, 16; round trips 6, 5, 20.
+	h := c.Handoff
+	for name, v := range map[string][2]float64{
+		"write": {c.WriteMs, 2}, "read": {c.ReadMs, 0.5}, "hand-off": {h.P50Ms, 2.5},
+		"commits": {h.Commits, 1.5}, "beyond": {h.Beyond, 2}, "round trips": {h.RoundTrips, 6},
+	} {
+		if !near(v[0], v[1]) {
+			t.Errorf("%s = %v, want %v", name, v[0], v[1])
+		}
+	}
+	if h.Lock != "zk-recipe" || h.Count != 35 {
+		t.Errorf("hand-off %+v, want zk-recipe with 35 hand-offs", h)
 	}
 }
 
 func TestZooKeeper(t *testing.T) {
 	testenv.RequireBinaries(t, "java")
 	testenv.RequireFiles(t, cluster.ZooKeeperJar)
-	checkCommit(t, "zk-recipe", run(t, Options{Backends: []string{"zookeeper"}}).ZooKeeper)
+	checkCommit(t, "zk-recipe", run(t, Options{Backends: []string{"zookeeper"}, Rounds: 2, Duration: 2 * time.Second}).ZooKeeper)
 }
 
 func TestEtcd(t *testing.T) {
 	testenv.RequireBinaries(t, "etcd")
-	checkCommit(t, "etcd-recipe", run(t, Options{Backends: []string{"etcd"}}).Etcd)
+	checkCommit(t, "etcd-recipe", run(t, Options{Backends: []string{"etcd"}, Rounds: 2, Duration: 2 * time.Second}).Etcd)
 }
 
 func TestUnknownBackend(t *testing.T) {

@@ -9,33 +9,92 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/workload"
 )
 
 // CommitFigures are a consensus backend's raw costs through a client
-// proxy and its recipe's hand-off in those units.
+// proxy and its recipe's hand-off in those units. Like the Redis rates
+// they are measured in interleaved rounds (raw costs, then hand-off), so a
+// slow spell of the machine falls on a round's commit and hand-off alike:
+// each figure is the median over the rounds, and each ratio the median of
+// the ratios taken within a round.
 type CommitFigures struct {
 	Nodes int `json:"nodes"`
 	// WriteMs is the p50 of one lock-relevant write (ZooKeeper: create of
 	// an ephemeral node; etcd: put with a lease): one commit. DeleteMs is
 	// the p50 of the delete that follows it; ReadMs the p50 of a read
 	// served without consensus (an idle round trip).
-	WriteMs  float64 `json:"write_p50_ms"`
-	DeleteMs float64 `json:"delete_p50_ms"`
-	ReadMs   float64 `json:"read_p50_ms"`
-	Handoff  Handoff `json:"handoff"`
+	WriteMs  float64       `json:"write_p50_ms"`
+	DeleteMs float64       `json:"delete_p50_ms"`
+	ReadMs   float64       `json:"read_p50_ms"`
+	Handoff  Handoff       `json:"handoff"`
+	Rounds   []CommitRound `json:"rounds"`
 }
 
-// in expresses h in commits and round trips of c.
-func (c *CommitFigures) in(h Handoff) Handoff {
-	if c.ReadMs > 0 {
-		h.RoundTrips = h.P50Ms / c.ReadMs
-		h.Beyond = (h.P50Ms - c.WriteMs) / c.ReadMs
+// CommitRound is one round of a consensus backend's figures, measured one
+// after the other in the order of the fields.
+type CommitRound struct {
+	WriteMs   float64 `json:"write_p50_ms"`
+	DeleteMs  float64 `json:"delete_p50_ms"`
+	ReadMs    float64 `json:"read_p50_ms"`
+	HandoffMs float64 `json:"handoff_p50_ms"`
+	Handoffs  int64   `json:"handoffs"`
+}
+
+// summarize sets c's figures from its rounds (lock names the recipe).
+func (c *CommitFigures) summarize(lock string) {
+	each := func(v func(r CommitRound) float64) float64 {
+		xs := make([]float64, len(c.Rounds))
+		for i, r := range c.Rounds {
+			xs[i] = v(r)
+		}
+		return median(xs)
 	}
-	if c.WriteMs > 0 {
-		h.Commits = h.P50Ms / c.WriteMs
+	c.WriteMs = each(func(r CommitRound) float64 { return r.WriteMs })
+	c.DeleteMs = each(func(r CommitRound) float64 { return r.DeleteMs })
+	c.ReadMs = each(func(r CommitRound) float64 { return r.ReadMs })
+	h := Handoff{Lock: lock}
+	h.P50Ms = each(func(r CommitRound) float64 { return r.HandoffMs })
+	for _, r := range c.Rounds {
+		h.Count += r.Handoffs
 	}
-	return h
+	h.RoundTrips = each(func(r CommitRound) float64 { return ratio(r.HandoffMs, r.ReadMs) })
+	h.Commits = each(func(r CommitRound) float64 { return ratio(r.HandoffMs, r.WriteMs) })
+	h.Beyond = each(func(r CommitRound) float64 { return ratio(r.HandoffMs-r.WriteMs, r.ReadMs) })
+	c.Handoff = h
+}
+
+// commitOps are the raw operations timed on a consensus backend: a write
+// and the delete of what it wrote, and a read served without consensus.
+type commitOps struct {
+	write, del, read func() error
+}
+
+// measureCommits runs opts.Rounds rounds of the raw costs of ops
+// (Samples/Rounds each) and lock's hand-off (Duration/Rounds each).
+func measureCommits(ctx context.Context, opts Options, lock string, ops commitOps, ep func(int) locks.Endpoints) (*CommitFigures, error) {
+	f := &CommitFigures{Nodes: opts.Nodes}
+	samples := max(1, opts.Samples/opts.Rounds)
+	d := opts.Duration / time.Duration(opts.Rounds)
+	for n := range opts.Rounds {
+		var r CommitRound
+		var err error
+		if r.WriteMs, r.DeleteMs, err = pair(ctx, samples, ops.write, ops.del); err != nil {
+			return nil, fmt.Errorf("round %d, write+delete: %w", n+1, err)
+		}
+		if r.ReadMs, err = p50(samples, ops.read); err != nil {
+			return nil, fmt.Errorf("round %d, read: %w", n+1, err)
+		}
+		h, err := handoff(ctx, lock, ep, d)
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", n+1, err)
+		}
+		r.HandoffMs, r.Handoffs = h.P50Ms, h.Count
+		f.Rounds = append(f.Rounds, r)
+	}
+	f.summarize(lock)
+	return f, nil
 }
 
 func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error) {
@@ -54,28 +113,17 @@ func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error)
 		return nil, fmt.Errorf("connect zookeeper: %w", err)
 	}
 	defer conn.Close()
-	f := &CommitFigures{Nodes: opts.Nodes}
 	// The first request waits for the session: keep it out of the samples.
 	if _, _, err := conn.Exists("/"); err != nil {
 		return nil, fmt.Errorf("zookeeper session: %w", err)
 	}
 	const path = "/locklab-calibrate"
 	acl := zk.WorldACL(zk.PermAll)
-	f.WriteMs, f.DeleteMs, err = pair(ctx, opts.Samples,
-		func() error { _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); return err },
-		func() error { return conn.Delete(path, -1) })
-	if err != nil {
-		return nil, fmt.Errorf("zookeeper create+delete: %w", err)
-	}
-	if f.ReadMs, err = p50(opts.Samples, func() error { _, _, err := conn.Exists(path); return err }); err != nil {
-		return nil, fmt.Errorf("zookeeper exists: %w", err)
-	}
-	h, err := handoff(ctx, "zk-recipe", proxiedEndpoints(cl), opts.Duration)
-	if err != nil {
-		return nil, err
-	}
-	f.Handoff = f.in(h)
-	return f, nil
+	return measureCommits(ctx, opts, "zk-recipe", commitOps{
+		write: func() error { _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); return err },
+		del:   func() error { return conn.Delete(path, -1) },
+		read:  func() error { _, _, err := conn.Exists(path); return err },
+	}, proxiedEndpoints(cl))
 }
 
 func measureEtcd(ctx context.Context, opts Options) (*CommitFigures, error) {
@@ -94,27 +142,21 @@ func measureEtcd(ctx context.Context, opts Options) (*CommitFigures, error) {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}
 	defer cli.Close()
-	f := &CommitFigures{Nodes: opts.Nodes}
 	lease, err := cli.Grant(ctx, 60)
 	if err != nil {
 		return nil, fmt.Errorf("etcd lease: %w", err)
 	}
+	kctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if _, err := cli.KeepAlive(kctx, lease.ID); err != nil {
+		return nil, fmt.Errorf("etcd lease keep-alive: %w", err)
+	}
 	const key = "locklab-calibrate"
-	f.WriteMs, f.DeleteMs, err = pair(ctx, opts.Samples,
-		func() error { _, err := cli.Put(ctx, key, "x", clientv3.WithLease(lease.ID)); return err },
-		func() error { _, err := cli.Delete(ctx, key); return err })
-	if err != nil {
-		return nil, fmt.Errorf("etcd put+delete: %w", err)
-	}
-	if f.ReadMs, err = p50(opts.Samples, func() error { _, err := cli.Get(ctx, key, clientv3.WithSerializable()); return err }); err != nil {
-		return nil, fmt.Errorf("etcd get: %w", err)
-	}
-	h, err := handoff(ctx, "etcd-recipe", proxiedEndpoints(cl), opts.Duration)
-	if err != nil {
-		return nil, err
-	}
-	f.Handoff = f.in(h)
-	return f, nil
+	return measureCommits(ctx, opts, "etcd-recipe", commitOps{
+		write: func() error { _, err := cli.Put(ctx, key, "x", clientv3.WithLease(lease.ID)); return err },
+		del:   func() error { _, err := cli.Delete(ctx, key); return err },
+		read:  func() error { _, err := cli.Get(ctx, key, clientv3.WithSerializable()); return err },
+	}, proxiedEndpoints(cl))
 }
 
 // pair times n rounds of write then del and returns each one's p50 in ms.

@@ -82,7 +82,9 @@ type Handoff struct {
 	RoundTrips float64 `json:"round_trips"`
 	// Commits is P50Ms in the backend's own commit latency (ZooKeeper and
 	// etcd: one write); Beyond is what is left after one commit, in round
-	// trips (target: at most 2).
+	// trips (target: at most 2). For ZooKeeper and etcd, P50Ms is the
+	// median over the rounds and each ratio the median of the ratios taken
+	// within a round (see CommitFigures).
 	Commits float64 `json:"commits,omitempty"`
 	Beyond  float64 `json:"round_trips_beyond_commit,omitempty"`
 }

@@ -22,10 +22,10 @@ func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var backends string
 	var asJSON bool
 	fs.IntVar(&o.Clients, "clients", 16, "clients and keys of the Redis rates (one key per client); redis-benchmark connections")
-	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates split it over their rounds)")
-	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates; medians are reported")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates and the hand-offs of zookeeper and etcd split it over their rounds)")
+	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the zookeeper and etcd figures; medians are reported")
 	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
-	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend")
+	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds for zookeeper and etcd)")
 	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble and etcd cluster size")
 	fs.StringVar(&backends, "backends", "mem,redis,zookeeper,etcd", "what to measure (comma-separated)")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
@@ -40,7 +40,8 @@ Measures in one run, each backend on freshly started local servers:
              directly and through the client proxies (interleaved rounds,
              medians); hand-off of redis-reentrant and redis-cad in round trips;
   zookeeper  create+delete of an ephemeral node (one commit) and zk-recipe's
-             hand-off in commits and round trips;
+             hand-off in commits and round trips (interleaved rounds, each
+             ratio taken within its round, medians);
   etcd       put+delete with a lease and etcd-recipe's hand-off likewise.
 
 Flags:
