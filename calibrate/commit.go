@@ -44,13 +44,7 @@ type CommitRound struct {
 
 // summarize sets c's figures from its rounds (lock names the recipe).
 func (c *CommitFigures) summarize(lock string) {
-	each := func(v func(r CommitRound) float64) float64 {
-		xs := make([]float64, len(c.Rounds))
-		for i, r := range c.Rounds {
-			xs[i] = v(r)
-		}
-		return median(xs)
-	}
+	each := func(v func(r CommitRound) float64) float64 { return medianOf(c.Rounds, v) }
 	c.WriteMs = each(func(r CommitRound) float64 { return r.WriteMs })
 	c.DeleteMs = each(func(r CommitRound) float64 { return r.DeleteMs })
 	c.ReadMs = each(func(r CommitRound) float64 { return r.ReadMs })

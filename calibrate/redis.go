@@ -178,13 +178,7 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 // summarize sets f's figures from its rounds: each rate the median over
 // the rounds, each ratio the median of the ratios within a round.
 func (f *RedisFigures) summarize() {
-	each := func(v func(r RedisRound) float64) float64 {
-		xs := make([]float64, len(f.Rounds))
-		for i, r := range f.Rounds {
-			xs[i] = v(r)
-		}
-		return median(xs)
-	}
+	each := func(v func(r RedisRound) float64) float64 { return medianOf(f.Rounds, v) }
 	raw := func(r RedisRound) float64 { return cycle(r.SetRate, r.ReleaseRate) }
 	f.SetRate = each(func(r RedisRound) float64 { return r.SetRate })
 	f.ReleaseRate = each(func(r RedisRound) float64 { return r.ReleaseRate })
@@ -201,6 +195,15 @@ func (f *RedisFigures) summarize() {
 	f.BareProxiedRatio = each(func(r RedisRound) float64 { return ratio(r.BareProxied, raw(r)) })
 	f.DirectOfBare = each(func(r RedisRound) float64 { return ratio(r.Direct, r.BareDirect) })
 	f.ProxiedOfBare = each(func(r RedisRound) float64 { return ratio(r.Proxied, r.BareProxied) })
+}
+
+// medianOf is the median of v over rounds.
+func medianOf[R any](rounds []R, v func(R) float64) float64 {
+	xs := make([]float64, len(rounds))
+	for i, r := range rounds {
+		xs[i] = v(r)
+	}
+	return median(xs)
 }
 
 // median of xs (the mean of the middle two for an even count); 0 for none.
