@@ -27,12 +27,14 @@ func (s *Shared) insideLocked() []int {
 	return out
 }
 
-// WaitInside blocks until some client is inside the resource and has read
-// the counter (it is mid-critical-section, holding data it will write
-// back), and returns the one that entered first among those: the "holder"
-// of fault scenarios. Waiting for the read makes a fault on the holder
-// deterministic: pausing a client between Enter and Read would let it read
-// fresh data after the pause and lose no update.
+// WaitInside blocks until some client is inside the resource, has read
+// the counter and not yet written it back (it is mid-critical-section,
+// holding data it will write), and returns the one that entered first
+// among those: the "holder" of fault scenarios. Choosing that moment makes
+// a fault on the holder deterministic: pausing a client between Enter and
+// Read would let it read fresh data after the pause and lose no update,
+// and pausing it after its write (before its Exit) would freeze a client
+// whose work is done, so the resumed holder would write nothing stale.
 func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 	for {
 		s.mu.Lock()
@@ -56,7 +58,7 @@ func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 func (s *Shared) firstReader() (int, bool) {
 	var best *visit
 	for _, v := range s.visits {
-		if v.read && (best == nil || v.id < best.id) {
+		if v.read && !v.wrote && (best == nil || v.id < best.id) {
 			best = v
 		}
 	}

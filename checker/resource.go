@@ -165,6 +165,7 @@ type visit struct {
 	token   uint64
 	entered time.Duration
 	read    bool // the visit has read the counter: truly mid-section
+	wrote   bool // ... and has written it back: its work is done
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
 	promise  promise
@@ -367,6 +368,7 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 	}
 	l.counter = value
 	l.writes++
+	v.wrote = true
 	s.history.op(v, OpWrite, s.clock(), "ok", value)
 	return nil
 }

@@ -232,6 +232,34 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 	if c := <-got; c != 4 {
 		t.Fatalf("WaitInside = %d, want 4", c)
 	}
+	// Once it has written back, client 4 is done: the holder is the next
+	// client to read, though 4 has not left yet.
+	if err := r.Write(ctx, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c, err := r.WaitInside(ctx)
+		if err != nil {
+			c = -1
+		}
+		got <- c
+	}()
+	id2, err := r.Enter(ctx, Visit{Lock: "L", Client: 2, Token: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("WaitInside returned %d while the only reader had written back", c)
+	case <-time.After(20 * time.Millisecond): // a bounded check for absence
+	}
+	if _, err := r.Read(ctx, id2); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c != 2 {
+		t.Fatalf("WaitInside = %d, want 2 (4 has written back)", c)
+	}
+	r.ExitClient(2)
 	r.ExitClient(4)
 	if in := r.Inside(); len(in) != 0 {
 		t.Fatalf("inside after ExitClient: %v", in)
