@@ -51,6 +51,20 @@ func bareCycles(ctx context.Context, addr func(i int) string, clients int, d tim
 	)
 	start := time.Now()
 	stop := start.Add(d)
+	// A reply that never comes (a stopped server) must not outlive the
+	// measurement: Ctrl-C closes the connections, and a deadline bounds
+	// every read in any case.
+	unwatch := context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			c.nc.Close()
+		}
+	})
+	defer unwatch()
+	for _, c := range conns {
+		if err := c.nc.SetDeadline(stop.Add(30 * time.Second)); err != nil {
+			return 0, fmt.Errorf("bare client deadline: %w", err)
+		}
+	}
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
@@ -65,7 +79,10 @@ func bareCycles(ctx context.Context, addr func(i int) string, clients int, d tim
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	for _, err := range append(errs, ctx.Err()) {
+	if err := ctx.Err(); err != nil {
+		return 0, err // the clients' errors are the closed connections
+	}
+	for _, err := range errs {
 		if err != nil {
 			return 0, err // the first; the others are most likely alike
 		}
