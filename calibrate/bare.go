@@ -3,13 +3,14 @@ package calibrate
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locklab/locklab/internal/resp"
 )
 
 // bareCycles runs redis-cad's cycle (its own acquire script, then its
@@ -39,9 +40,8 @@ func bareCycles(ctx context.Context, addr func(i int) string, clients int, d tim
 		conns[i] = &bareConn{
 			nc:      nc,
 			r:       bufio.NewReader(nc),
-			w:       bufio.NewWriter(nc),
-			acquire: command("EVALSHA", acqSHA, "2", key, key+":fence", "bare", "10000"),
-			release: command("EVALSHA", relSHA, "1", key, "bare"),
+			acquire: resp.AppendCommand(nil, "EVALSHA", acqSHA, "2", key, key+":fence", "bare", "10000"),
+			release: resp.AppendCommand(nil, "EVALSHA", relSHA, "1", key, "bare"),
 		}
 	}
 	var (
@@ -95,7 +95,6 @@ func bareCycles(ctx context.Context, addr func(i int) string, clients int, d tim
 type bareConn struct {
 	nc               net.Conn
 	r                *bufio.Reader
-	w                *bufio.Writer
 	acquire, release []byte
 }
 
@@ -106,77 +105,27 @@ func (c *bareConn) cycle() error {
 	if err != nil {
 		return fmt.Errorf("bare acquire: %w", err)
 	}
-	if len(got) != 2 || got[0] != 1 {
+	if a, ok := got.([]any); !ok || len(a) != 2 || a[0] != int64(1) {
 		return fmt.Errorf("bare acquire: reply %v, want [1 token] (the key is this client's alone)", got)
 	}
 	if got, err = c.do(c.release); err != nil {
 		return fmt.Errorf("bare release: %w", err)
 	}
-	if len(got) != 1 || got[0] != 1 {
+	if got != int64(1) {
 		return fmt.Errorf("bare release: reply %v, want 1", got)
 	}
 	return nil
 }
 
-// do writes one encoded command and reads its reply: an integer or an
-// array of integers, returned as a slice.
-func (c *bareConn) do(cmd []byte) ([]int64, error) {
-	if _, err := c.w.Write(cmd); err != nil {
+// do writes one encoded command and reads its reply; an error reply is
+// returned as the error.
+func (c *bareConn) do(cmd []byte) (any, error) {
+	if _, err := c.nc.Write(cmd); err != nil {
 		return nil, err
 	}
-	if err := c.w.Flush(); err != nil {
-		return nil, err
+	v, err := resp.Read(c.r)
+	if e, ok := v.(resp.Error); ok {
+		return nil, e
 	}
-	kind, n, err := c.line()
-	if err != nil {
-		return nil, err
-	}
-	switch kind {
-	case ':':
-		return []int64{n}, nil
-	case '*':
-		out := make([]int64, 0, max(n, 0))
-		for range n {
-			k, v, err := c.line()
-			if err != nil {
-				return nil, err
-			}
-			if k != ':' {
-				return nil, fmt.Errorf("array element of type %q, want an integer", k)
-			}
-			out = append(out, v)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("reply of type %q, want an integer or an array", kind)
-}
-
-// line reads one RESP line: its type byte and, for ':' and '*', the number
-// it carries. An error reply ('-') is returned as an error.
-func (c *bareConn) line() (byte, int64, error) {
-	b, err := c.r.ReadSlice('\n')
-	if err != nil {
-		return 0, 0, err
-	}
-	if len(b) < 3 {
-		return 0, 0, fmt.Errorf("short reply line %q", b)
-	}
-	body := string(b[1 : len(b)-2])
-	switch b[0] {
-	case '-':
-		return 0, 0, errors.New(body)
-	case ':', '*':
-		n, err := strconv.ParseInt(body, 10, 64)
-		return b[0], n, err
-	}
-	return b[0], 0, nil
-}
-
-// command encodes args as a RESP array of bulk strings.
-func command(args ...string) []byte {
-	b := []byte("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b = append(b, "$"+strconv.Itoa(len(a))+"\r\n"+a+"\r\n"...)
-	}
-	return b
+	return v, err
 }
