@@ -209,56 +209,13 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	r := New(FencingOff, time.Now())
-	got := make(chan int, 1)
-	go func() {
-		c, err := r.WaitInside(ctx)
-		if err != nil {
-			c = -1
-		}
-		got <- c
-	}()
-	id, err := r.Enter(ctx, Visit{Lock: "L", Client: 4, Token: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-got:
-		t.Fatalf("WaitInside returned %d before the holder read the resource", c)
-	case <-time.After(20 * time.Millisecond): // a bounded check for absence
-	}
-	if _, err := r.Read(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if c := <-got; c != 4 {
-		t.Fatalf("WaitInside = %d, want 4", c)
-	}
+	id := enterAsHolder(ctx, t, r, 4, "before the holder read the resource")
 	// Once it has written back, client 4 is done: the holder is the next
 	// client to read, though 4 has not left yet.
 	if err := r.Write(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		c, err := r.WaitInside(ctx)
-		if err != nil {
-			c = -1
-		}
-		got <- c
-	}()
-	id2, err := r.Enter(ctx, Visit{Lock: "L", Client: 2, Token: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-got:
-		t.Fatalf("WaitInside returned %d while the only reader had written back", c)
-	case <-time.After(20 * time.Millisecond): // a bounded check for absence
-	}
-	if _, err := r.Read(ctx, id2); err != nil {
-		t.Fatal(err)
-	}
-	if c := <-got; c != 2 {
-		t.Fatalf("WaitInside = %d, want 2 (4 has written back)", c)
-	}
+	enterAsHolder(ctx, t, r, 2, "while the only reader had written back")
 	r.ExitClient(2)
 	r.ExitClient(4)
 	if in := r.Inside(); len(in) != 0 {
@@ -269,6 +226,38 @@ func TestWaitInsideAndExitClient(t *testing.T) {
 	if _, err := r.WaitInside(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("WaitInside on empty resource: %v", err)
 	}
+}
+
+// enterAsHolder waits for a holder while client enters r (token = client):
+// WaitInside must not answer until client reads (early says what else
+// would be wrong then), and must answer client once it has. It returns
+// client's visit.
+func enterAsHolder(ctx context.Context, t *testing.T, r *Shared, client int, early string) uint64 {
+	t.Helper()
+	got := make(chan int, 1)
+	go func() {
+		c, err := r.WaitInside(ctx)
+		if err != nil {
+			c = -1
+		}
+		got <- c
+	}()
+	id, err := r.Enter(ctx, Visit{Lock: "L", Client: client, Token: uint64(client)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		t.Fatalf("WaitInside returned %d %s", c, early)
+	case <-time.After(20 * time.Millisecond): // a bounded check for absence
+	}
+	if _, err := r.Read(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c != client {
+		t.Fatalf("WaitInside = %d, want %d", c, client)
+	}
+	return id
 }
 
 func TestUnknownVisit(t *testing.T) {
