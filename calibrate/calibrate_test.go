@@ -71,6 +71,12 @@ func TestRedis(t *testing.T) {
 	if r.RawCycle >= min(r.SetRate, r.ReleaseRate) || r.OwnCycle >= min(r.AcquireRate, r.ReleaseRate) {
 		t.Errorf("cycles %.0f, %.0f not below their commands' rates (%+v)", r.RawCycle, r.OwnCycle, *r)
 	}
+	// With two rounds every median is the mean of the rounds' figures.
+	mean := func(v func(r RedisRound) float64) float64 { return (v(r.Rounds[0]) + v(r.Rounds[1])) / 2 }
+	if !near(r.DirectRatio, mean(func(x RedisRound) float64 { return x.Direct / cycle(x.SetRate, x.ReleaseRate) })) ||
+		!near(r.ProxiedRatio, mean(func(x RedisRound) float64 { return x.Proxied / cycle(x.SetRate, x.ReleaseRate) })) {
+		t.Errorf("ratios %v, %v do not divide by each round's raw cycle: %+v", r.DirectRatio, r.ProxiedRatio, r.Rounds)
+	}
 	if len(r.Handoff) != 2 {
 		t.Fatalf("hand-offs = %+v, want redis-reentrant and redis-cad", r.Handoff)
 	}
