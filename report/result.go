@@ -18,15 +18,18 @@ const Schema = "locklab/result/v2"
 
 // Result is one scenario run: every lock (and sweep point) it ran.
 type Result struct {
-	Schema      string    `json:"schema"`
-	Scenario    string    `json:"scenario"`
-	Description string    `json:"description,omitempty"`
-	File        string    `json:"file,omitempty"`
-	Seed        int64     `json:"seed"`
-	Provider    string    `json:"provider"`
-	Complete    bool      `json:"complete"`
-	Started     time.Time `json:"started"`
-	Finished    time.Time `json:"finished"`
+	Schema      string `json:"schema"`
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	File        string `json:"file,omitempty"`
+	Seed        int64  `json:"seed"`
+	Provider    string `json:"provider"`
+	Complete    bool   `json:"complete"`
+	// Version is locklab's own version (module version and commit) that
+	// wrote this result.
+	Version  string    `json:"version,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 	// Host describes the machine (CPUs, OS, Go version) for readers
 	// comparing runs.
 	Host     Host              `json:"host"`
@@ -93,6 +96,16 @@ type Run struct {
 	StaleAccepted int              `json:"stale_accepted"`
 	MaxOverlapMs  float64          `json:"max_overlap_ms"`
 	Visits        int              `json:"visits"`
+	// VisitsInWindow counts visits that overlapped a fault window (from
+	// the fault's start to its heal, or the run's end); ContendersInWindow
+	// how many distinct clients made them. They are the evidence a safety
+	// claim over a fault rests on.
+	VisitsInWindow     int `json:"visits_in_window"`
+	ContendersInWindow int `json:"contenders_in_window"`
+	// AvailabilityDuringFault is the completion rate during the fault
+	// windows divided by the rate before the first fault (nil when the
+	// run had no fault, or no completion before it).
+	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
 
 	// Incidents counts maximal groups of overlapping visits; each is a
 	// lock fault (the lock granted again within the earlier holder's
@@ -236,6 +249,10 @@ type FaultWindow struct {
 	Error  string `json:"error,omitempty"`
 	// VisitsAfter is how many visits began after the fault's start.
 	VisitsAfter int `json:"visits_after"`
+	// Bit says whether the fault's effect was observed (nil: not
+	// checked); Observed says what was seen, or why it did not bite.
+	Bit      *bool  `json:"bit,omitempty"`
+	Observed string `json:"observed,omitempty"`
 }
 
 // IncidentEvent is one incident: a maximal group of overlapping visits.
