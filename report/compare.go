@@ -194,8 +194,8 @@ func RenderComparison(dir string, c *Comparison) error {
 		if !r.Complete {
 			status = "partial"
 		}
-		if r.ExpectMet != nil && !*r.ExpectMet {
-			status += ", expectations not met"
+		if v := resultVerdict(r); v != "" {
+			status += ", expectations " + v
 		}
 		started := ""
 		if !r.Started.IsZero() {

@@ -152,7 +152,9 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 		d.note("Partial result: some runs did not complete (see Status).")
 	}
 	verdictNote(d, r)
+	answerSection(d, r)
 	if r.Description != "" {
+		d.h(2, "Scenario")
 		d.p("%s", strings.TrimSpace(r.Description))
 	}
 	safetySection(d, r)
@@ -160,7 +162,7 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 	d.h(2, "Setup")
 	d.tab(setupTable(r))
 
-	d.h(2, "Summary")
+	d.h(2, "Throughput and latency")
 	d.tab(summaryTable(r))
 	d.p("Latencies in ms. ops: completed critical sections; violations: a client entered the resource while another was inside; stale: writes carrying a fencing token older than one already seen (accepted / rejected).")
 
@@ -250,6 +252,7 @@ func setupTable(r *Result) *docTable {
 		t.add(false, "file", r.File)
 	}
 	t.add(false, "seed", fmt.Sprint(r.Seed))
+	t.add(false, "locklab version", orDash(r.Version))
 	t.add(false, "provider", r.Provider)
 	if len(r.Versions) > 0 {
 		t.add(false, "server versions", kvList(r.Versions, func(v string) string { return v }))
@@ -359,8 +362,8 @@ func runStatus(run *Run) string {
 		return fmt.Sprintf("Partial: cut short after %s s.", fmtNum(run.DurationS))
 	}
 	s := fmt.Sprintf("Complete: %d ops in %s s, %s ops/s, %d violations.", run.Ops, fmtNum(run.DurationS), fmtNum(run.Throughput), run.Violations)
-	if run.ExpectMet != nil && !*run.ExpectMet {
-		s += " Expectations NOT met."
+	if v := RunVerdict(run); v != "" {
+		s += " Expectations " + v + "."
 	}
 	return s
 }
@@ -387,8 +390,8 @@ func summaryTable(r *Result) *docTable {
 			status = "partial"
 		}
 		viol := fmt.Sprint(run.Violations)
-		if run.ExpectMet != nil && !*run.ExpectMet {
-			status += ", expectation missed"
+		if v := RunVerdict(run); v != "" && run.Error == "" {
+			status += ", expectations " + v
 		}
 		overlap := "-"
 		if run.Violations > 0 {
@@ -418,13 +421,19 @@ func expectTable(r *Result) *docTable {
 }
 
 func faultTable(run *Run) *docTable {
-	t := &docTable{head: []string{"type", "target", "start s", "end s", "detail", "error"}, num: []bool{false, false, true, true, false, false}}
+	t := &docTable{head: []string{"type", "target", "start s", "end s", "detail", "visits after", "bit", "observed", "error"},
+		num: []bool{false, false, true, true, false, true, false, false, false}}
 	for _, f := range run.Faults {
 		detail := f.Detail
 		if f.Method != "" {
 			detail = strings.TrimSpace(detail + " (" + f.Method + ")")
 		}
-		t.add(f.Error != "", f.Type, f.Target, fmt.Sprintf("%.2f", f.StartS), fmt.Sprintf("%.2f", f.EndS), detail, f.Error)
+		bit := "-"
+		if f.Bit != nil {
+			bit = map[bool]string{true: "yes", false: "no"}[*f.Bit]
+		}
+		t.add(f.Error != "" || (f.Bit != nil && !*f.Bit), f.Type, f.Target, fmt.Sprintf("%.2f", f.StartS), fmt.Sprintf("%.2f", f.EndS),
+			orDash(detail), fmt.Sprint(f.VisitsAfter), bit, orDash(f.Observed), orDash(f.Error))
 	}
 	return t
 }

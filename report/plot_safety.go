@@ -153,7 +153,7 @@ func safetyFigure(m *SafetyMatrix, name, title string) (figure, bool) {
 		}
 	}
 	notes := []string{
-		"cell: incidents (lock faults, client faults) · violations / stale writes accepted / stale writes rejected by fencing (+ lost updates); ! = expectation not met; ? = inconclusive",
+		"cell: incidents (lock faults, client faults) · violations / stale writes accepted / stale writes rejected by fencing (+ lost updates); ! = expectations failed; ? = inconclusive",
 		"lock fault: granted twice within the lock's own promise, nothing on the client side repairs it   client fault: holder inside past its promise, fencing repairs it",
 		"red: mutual exclusion broken or damage accepted   yellow: only fencing kept the resource safe   green: no violation   blue: inconclusive (no evidence)   grey: not run or failed",
 	}

@@ -184,7 +184,7 @@ func TestRenderSweep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []string{"![", "throughput.png", "redis-watchdog ttl=5s", "redis-0-r0->redis-0", "client-1 (17)", "Expectations NOT met", "7.0.15"} {
+			for _, s := range []string{"![", "throughput.png", "redis-watchdog ttl=5s", "redis-0-r0->redis-0", "client-1 (17)", "Expectations failed", "7.0.15"} {
 				if !bytes.Contains(md, []byte(mdEscape(s))) && !bytes.Contains(md, []byte(s)) {
 					t.Errorf("report.md lacks %q", s)
 				}

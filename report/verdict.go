@@ -11,12 +11,43 @@ const (
 	ClientFaultMeaning = "client fault: a holder stayed inside after its promise had run out (a pause, a partition); fencing repairs this (the resource rejects the older token)."
 )
 
-// Verdict values of runs and expectations.
+// Verdict values of runs, expectations and results: the one vocabulary
+// of result.json, the reports and the chaos matrix.
 const (
 	VerdictMet          = "met"
 	VerdictFailed       = "failed"
 	VerdictInconclusive = "inconclusive"
 )
+
+// RunVerdict is a run's verdict on its expectations: VerdictFailed for a
+// run that failed, else its own verdict; results written before verdicts
+// existed only have expect_met. "" when the run had no expectation.
+func RunVerdict(run *Run) string {
+	switch {
+	case run.Error != "":
+		return VerdictFailed
+	case run.Verdict != "":
+		return run.Verdict
+	case run.ExpectMet != nil && !*run.ExpectMet:
+		return VerdictFailed
+	case run.ExpectMet != nil:
+		return VerdictMet
+	}
+	return ""
+}
+
+// resultVerdict is r's verdict over its runs, "" without expectations.
+func resultVerdict(r *Result) string {
+	switch {
+	case r.Verdict != "":
+		return r.Verdict
+	case r.ExpectMet != nil && *r.ExpectMet:
+		return VerdictMet
+	case r.ExpectMet != nil:
+		return VerdictFailed
+	}
+	return ""
+}
 
 // safetySection leads a report: incidents and their classification per
 // run, the meaning of each class, and the verdicts.
@@ -24,8 +55,8 @@ func safetySection(d *doc, r *Result) {
 	d.h(2, "Safety")
 	t := &docTable{
 		head: []string{"lock", "clients", "incidents", "lock faults", "client faults", "overlap ms", "violations (pairs)",
-			"dup tokens", "token regressions", "token order (porcupine)", "promise", "client model", "verdict"},
-		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false, false},
+			"dup tokens", "token regressions", "token order (porcupine)", "visits in fault window", "promise", "client model", "verdict"},
+		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false, false, false},
 	}
 	model := r.Workload.OnLost
 	if model == "" {
@@ -33,17 +64,14 @@ func safetySection(d *doc, r *Result) {
 	}
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		v := run.Verdict
-		if v == "" {
-			v = "-"
-		}
+		v := orDash(RunVerdict(run))
 		if run.VerdictReason != "" {
 			v += ": " + run.VerdictReason
 		}
 		t.addClass(rowClass(run), seriesKey(run), fmt.Sprint(run.Clients), fmt.Sprint(run.Incidents),
 			fmt.Sprint(run.LockFaults), fmt.Sprint(run.ClientFaults), fmtNum(run.OverlapMsTotal),
 			fmt.Sprint(run.Violations), fmt.Sprint(run.DuplicateTokens), fmt.Sprint(run.TokenRegressions),
-			tokenOrder(run), orDash(run.Promise), model, v)
+			tokenOrder(run), windowEvidence(run), orDash(run.Promise), model, v)
 	}
 	d.tab(t)
 	d.list(LockFaultMeaning, ClientFaultMeaning,
@@ -67,14 +95,13 @@ func rowClass(run *Run) string {
 
 // verdictNote is the report's headline on its expectations.
 func verdictNote(d *doc, r *Result) {
-	switch {
-	case r.Verdict == VerdictInconclusive:
-		d.note("Expectations INCONCLUSIVE: none failed, but some safety claims have no evidence (see Safety).")
-	case r.ExpectMet == nil:
-	case *r.ExpectMet:
-		d.p("Expectations: every run met the scenario's expectations.")
-	default:
-		d.note("Expectations NOT met: see the Expectations section.")
+	switch resultVerdict(r) {
+	case VerdictInconclusive:
+		d.note("Expectations inconclusive: none failed, but some safety claims have no evidence (see Safety).")
+	case VerdictMet:
+		d.p("Expectations met: every run met the scenario's expectations.")
+	case VerdictFailed:
+		d.note("Expectations failed: see the Expectations section.")
 	}
 }
 
@@ -83,9 +110,18 @@ func expectVerdict(e Expectation) (string, string) {
 	case e.Verdict == VerdictInconclusive:
 		return "inconclusive: " + e.Reason, "inconclusive"
 	case e.Met:
-		return "yes", ""
+		return VerdictMet, ""
 	}
-	return strings.TrimSuffix("NO "+e.Reason, " "), "bad"
+	return strings.TrimSuffix(VerdictFailed+": "+e.Reason, ": "), "bad"
+}
+
+// windowEvidence is "212 by 3 clients", "-" when the run recorded no
+// visit in a fault window (or predates the field).
+func windowEvidence(run *Run) string {
+	if run.VisitsInWindow == 0 && run.ContendersInWindow == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d by %s", run.VisitsInWindow, plural(run.ContendersInWindow, "client"))
 }
 
 func tokenOrder(run *Run) string {

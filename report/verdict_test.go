@@ -41,7 +41,7 @@ func TestRenderVerdicts(t *testing.T) {
 	if safety < 0 || safety > setup {
 		t.Errorf("report does not lead with the Safety section")
 	}
-	for _, want := range []string{"INCONCLUSIVE", "nothing on the client side repairs this", "fencing repairs this",
+	for _, want := range []string{"Expectations inconclusive", "nothing on the client side repairs this", "fencing repairs this",
 		"(inconclusive)", "min\\_visits 3"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -46,11 +46,11 @@ func TestExitCodes(t *testing.T) {
 			if code := cli.Code(err, &stderr); code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
 			}
-			if tt.code == cli.ExitFailed && !strings.Contains(stdout.String(), "FAIL") {
-				t.Errorf("no FAIL cell in the matrix:\n%s", stdout.String())
+			if tt.code == cli.ExitFailed && !strings.Contains(stdout.String(), "failed 0/1") {
+				t.Errorf("no failed cell in the matrix:\n%s", stdout.String())
 			}
-			if tt.code == cli.ExitInconclusive && !strings.Contains(stdout.String(), "INCONCLUSIVE 0/1") {
-				t.Errorf("no INCONCLUSIVE cell in the matrix:\n%s", stdout.String())
+			if tt.code == cli.ExitInconclusive && !strings.Contains(stdout.String(), "inconclusive 0/1") {
+				t.Errorf("no inconclusive cell in the matrix:\n%s", stdout.String())
 			}
 		})
 	}

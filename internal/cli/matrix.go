@@ -10,15 +10,16 @@ import (
 	"github.com/locklab/locklab/report"
 )
 
-// Verdicts of a matrix (and of chaos as a whole).
+// Verdicts of a matrix (and of chaos as a whole): report's, the one
+// vocabulary of result.json, the reports and the matrix.
 const (
-	VerdictMet          = "met"
-	VerdictFailed       = "failed"
-	VerdictInconclusive = "inconclusive"
+	VerdictMet          = report.VerdictMet
+	VerdictFailed       = report.VerdictFailed
+	VerdictInconclusive = report.VerdictInconclusive
 )
 
 // Matrix prints the verdict matrix of chaos results (lock x scenario, each
-// cell "PASS", "FAIL" or "INCONCLUSIVE" over every run, with incidents as
+// cell "met", "failed" or "inconclusive" over every run, with incidents as
 // lock/client faults and the reason of a cell that is not met) and returns
 // the overall verdict: failed when any run failed, else inconclusive when
 // any run was, else met.
@@ -48,7 +49,7 @@ func Matrix(w io.Writer, results []*report.Result) string {
 				cells[k] = c
 			}
 			c.total++
-			switch runVerdict(run) {
+			switch runVerdict(&run) {
 			case VerdictFailed:
 				c.fail++
 				verdict = VerdictFailed
@@ -79,12 +80,12 @@ func Matrix(w io.Writer, results []*report.Result) string {
 				row = append(row, "")
 				continue
 			}
-			status := "PASS"
+			status := VerdictMet
 			switch {
 			case c.fail > 0:
-				status = "FAIL"
+				status = VerdictFailed
 			case c.inconclusive > 0:
-				status = "INCONCLUSIVE"
+				status = VerdictInconclusive
 			}
 			row = append(row, fmt.Sprintf("%s %d/%d (%s)", status, c.pass, c.total, strings.Join(uniq(c.lines), "; ")))
 			for _, r := range uniq(c.reasons) {
@@ -101,25 +102,20 @@ func Matrix(w io.Writer, results []*report.Result) string {
 	fmt.Fprintln(w, "client fault: a holder stayed inside after its promise ran out; fencing repairs this.")
 	switch verdict {
 	case VerdictMet:
-		fmt.Fprintln(w, "\nevery expectation met")
+		fmt.Fprintln(w, "\nverdict: met (every expectation met)")
 	case VerdictInconclusive:
-		fmt.Fprintln(w, "\nINCONCLUSIVE: no expectation failed, but some safety claims have no evidence (see the reasons above)")
+		fmt.Fprintln(w, "\nverdict: inconclusive (no expectation failed, but some safety claims have no evidence: see the reasons above)")
 	default:
-		fmt.Fprintln(w, "\nFAILED: some expectations were not met (see the FAIL cells and each result's expectations)")
+		fmt.Fprintln(w, "\nverdict: failed (some expectations failed: see the failed cells and each result's expectations)")
 	}
 	return verdict
 }
 
-// runVerdict is a run's verdict; results written before verdicts existed
-// only have expect_met.
-func runVerdict(run report.Run) string {
-	switch {
-	case run.Error != "":
-		return VerdictFailed
-	case run.Verdict != "":
-		return run.Verdict
-	case run.ExpectMet != nil && !*run.ExpectMet:
-		return VerdictFailed
+// runVerdict is a run's verdict (report.RunVerdict); a run without
+// expectations counts as met.
+func runVerdict(run *report.Run) string {
+	if v := report.RunVerdict(run); v != "" {
+		return v
 	}
 	return VerdictMet
 }
