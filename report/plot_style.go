@@ -13,15 +13,18 @@ import (
 )
 
 // Styles: every lock keeps one colour, dash pattern and glyph in every plot
-// of a report. Ten colours (matplotlib's tab10, told apart by most colour
-// vision deficiencies together with the dashes) times four dash patterns
-// times seven glyphs never repeat within 140 series; the dash period (4) is
-// coprime with neither 10 nor 7 in a way that would make series i and i+10
-// look alike.
+// of a report. 25 colours stay distinct (no two closer than CIE76 ΔE 15,
+// TestPaletteDistinct): matplotlib's tab10, tab20's lighter shade of each,
+// and five dark tones (tab20b's indigo, olive, ochre and plum, and a
+// raspberry). With seven glyphs no two of the first 175 series (25 x 7)
+// look alike; four dash patterns tell series i and i+25 apart too.
 var (
 	palette = []color.Color{
 		rgb(0x1f77b4), rgb(0xff7f0e), rgb(0x2ca02c), rgb(0xd62728), rgb(0x9467bd),
 		rgb(0x8c564b), rgb(0xe377c2), rgb(0x7f7f7f), rgb(0xbcbd22), rgb(0x17becf),
+		rgb(0xaec7e8), rgb(0xffbb78), rgb(0x98df8a), rgb(0xff9896), rgb(0xc5b0d5),
+		rgb(0xc49c94), rgb(0xf7b6d2), rgb(0xc7c7c7), rgb(0xdbdb8d), rgb(0x9edae5),
+		rgb(0x393b79), rgb(0x637939), rgb(0x8c6d31), rgb(0x7b4173), rgb(0xb30059),
 	}
 	dashes = [][]vg.Length{
 		nil,
