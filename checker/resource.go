@@ -113,6 +113,8 @@ type Summary struct {
 	// IncidentList is the first MaxIncidents incidents, in order of Start.
 	IncidentList []Incident
 	// Promise is "unbounded" when some visit promised no time bound, else
+	// "unreported" when some visit reported no promise at all (a client
+	// program that sent neither validity_ms nor session_ms), else
 	// "estimated" when some promise was an adapter's estimate, else
 	// "measured"; "" without visits.
 	Promise string
@@ -210,9 +212,10 @@ type Shared struct {
 	overlapTotal time.Duration
 	entries      []int // visits begun per entryBucket
 	history      *History
-	// granted, unbounded and estimated say whether any visit entered, and
-	// whether one's promise was unbounded or estimated (Summary.Promise).
-	granted, unbounded, estimated bool
+	// granted, unbounded, unreported and estimated say whether any visit
+	// entered, and whether one's promise was unbounded, missing or
+	// estimated (Summary.Promise).
+	granted, unbounded, unreported, estimated bool
 	// clock returns the time since base; tests replace it.
 	clock func() time.Duration
 }
@@ -281,6 +284,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.granted = true
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
+	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
 	s.history.visit(in, v.id, requested, v.promise.acquired, now)
 	l := s.lock(lock)
 	if token != 0 {
@@ -459,6 +463,8 @@ func (s *Shared) Summary() Summary {
 	case !s.granted:
 	case s.unbounded:
 		sum.Promise = "unbounded"
+	case s.unreported:
+		sum.Promise = "unreported"
 	case s.estimated:
 		sum.Promise = "estimated"
 	default:

@@ -31,7 +31,8 @@ type ProgramSpec struct {
 // syntax. Credentials are not in it: they come from the environment
 // (LOCKLAB_*), as for the harness itself.
 type ProgramConfig struct {
-	Op                string            `json:"op"` // "config"
+	Op                string            `json:"op"`      // "config"
+	Version           int               `json:"version"` // ProtocolVersion
 	Client            int               `json:"client"`
 	Lock              string            `json:"lock"`
 	Backend           string            `json:"backend"`
@@ -45,6 +46,12 @@ type ProgramConfig struct {
 	AcquireTimeoutMs  float64           `json:"acquire_timeout_ms"`
 	ReleaseTimeoutMs  float64           `json:"release_timeout_ms"`
 }
+
+// ProtocolVersion is the client protocol version the harness speaks. A
+// program says the version it speaks in its ready line; none means 1.
+// Version 2 added renewed, session_ms and last_ok_ms_ago: the harness
+// reads them from any program, so a version-1 program keeps working.
+const ProtocolVersion = 2
 
 // ProgramEndpoints are the addresses the program must dial: its own
 // proxied addresses, so client-link faults act on it.
@@ -66,6 +73,7 @@ type program struct {
 	sp      *spawned    // its done closes when the process was reaped
 	stderr  *stderrTail
 	library string       // what the program said it runs, from "ready"
+	version int          // the protocol version from "ready" (1 when absent)
 	phase   atomic.Int32 // a phase, set by its session
 
 	drainOnce sync.Once
@@ -90,7 +98,7 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 	}
 	p.cmd, p.stdin, p.sp = cmd, sp.stdin, sp
 	go p.read(sp.stdout)
-	s.Config.Op = "config"
+	s.Config.Op, s.Config.Version = "config", ProtocolVersion
 	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
 	return p, nil
 }
@@ -158,6 +166,17 @@ func (p *program) waitReady(ctx context.Context) error {
 			return p.errorf("said %q before ready, want {\"op\":\"ready\"}", l)
 		}
 		p.library, _ = m.str("library")
+		p.version = 1
+		if _, ok := m.fields["version"]; ok {
+			v, err := m.int("version")
+			if err != nil {
+				return p.errorf("%v", err)
+			}
+			if v < 1 || v > ProtocolVersion {
+				return p.errorf("speaks protocol version %d; this harness speaks versions 1 to %d", v, ProtocolVersion)
+			}
+			p.version = int(v)
+		}
 		return nil
 	case <-ctx.Done():
 		return p.errorf("no ready message: %v", ctx.Err())

@@ -68,6 +68,16 @@ func (ps *Programs) Libraries() []string {
 	return out
 }
 
+// Versions returns the protocol version each program said it speaks in
+// its ready line (1 when it said none), by client index.
+func (ps *Programs) Versions() []int {
+	out := make([]int, len(ps.progs))
+	for i, p := range ps.progs {
+		out[i] = p.version
+	}
+	return out
+}
+
 // Run lets every program start working: it serves their messages against
 // res, recording into rec, until Stop. cfg is the whole run's workload
 // (its Ops, Rate, Keys and Seed shared by the programs).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/locks"
 )
 
 // phase is where a client program is in its loop, as the harness sees it.
@@ -41,8 +42,12 @@ type session struct {
 	intended   time.Time // open-loop intended start, else zero
 	token      uint64
 	waited     time.Duration
-	validity   time.Duration // promised validity from acquired; 0 = none
 	acquiredAt time.Time     // when the acquired line arrived
+	// validUntil is the holding's promise on the harness clock (0: the
+	// program reported none); estimated when the harness computed it from
+	// a session timeout, from outside the library.
+	validUntil time.Duration
+	estimated  bool
 	visit      uint64
 	entered    bool
 	completed  bool
@@ -152,20 +157,21 @@ func (s *session) handle(line []byte) error {
 		}
 		return s.resource(m)
 	case "lost":
-		if err := s.want(m, phHeld, phInside); err != nil {
-			return err
-		}
-		if !s.lost {
+		// A library's background thread may write it at any time: it
+		// counts only while the program holds a lock.
+		if ph := s.phase(); (ph == phHeld || ph == phInside) && !s.lost {
 			s.lost = true
 			s.rec.Error(ErrLostWhileHeld, time.Now())
 		}
+	case "renewed":
+		return s.renewed(m)
 	case "released":
 		if err := s.want(m, phHeld); err != nil {
 			return err
 		}
 		return s.released(m)
 	default:
-		return m.errorf("unknown op %q (known: next, acquired, acquire_failed, enter, read, write, exit, lost, released)", m.op)
+		return m.errorf("unknown op %q (known: next, acquired, acquire_failed, enter, read, write, exit, lost, renewed, released)", m.op)
 	}
 	return nil
 }
@@ -218,15 +224,96 @@ func (s *session) acquired(m message) error {
 	if err != nil {
 		return err
 	}
-	v, _, err := m.duration("validity_ms", float64(time.Millisecond))
-	if err != nil {
+	s.token, s.waited, s.acquiredAt = token, d, time.Now()
+	if err := s.promise(m); err != nil {
 		return err
 	}
-	s.token, s.waited, s.validity, s.acquiredAt = token, d, time.Duration(v), time.Now()
 	s.entered, s.completed, s.lost = false, false, false
 	s.backoff = 0
 	s.rec.Acquired(d)
 	s.setPhase(phHeld)
+	return nil
+}
+
+// promise reads the promise of an acquired line, on the harness clock.
+// The program's request went out after go was sent and its grant came no
+// later than its acquired line, so each promise counts from go: valid
+// whether the program measured from its request or from the grant.
+//
+//   - validity_ms (a lease's TTL): locks.TTLPromise, the rule of the Go
+//     lease locks (ttl minus the clock-drift allowance).
+//   - session_ms (a ZooKeeper or etcd session): the rule of the Go
+//     ZooKeeper recipes (zklock.Session.Promise): the send time of the
+//     last successful request plus the session timeout. The acquire's
+//     requests were sent after go; when the library says it last heard
+//     from the server before go (last_ok_ms_ago), that earlier time counts.
+//     Estimated: the harness computes it from outside the library.
+func (s *session) promise(m message) error {
+	v, hasV, err := m.duration("validity_ms", float64(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	sess, hasS, err := m.duration("session_ms", float64(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	ago, hasAgo, err := m.duration("last_ok_ms_ago", float64(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	s.validUntil, s.estimated = 0, false
+	var until time.Time
+	if hasS && sess > 0 {
+		sent := s.goAt
+		if heard := s.acquiredAt.Add(-time.Duration(ago)); hasAgo && heard.Before(sent) {
+			sent = heard
+		}
+		until, s.estimated = sent.Add(time.Duration(sess)), true
+	}
+	if hasV && v > 0 {
+		// Both given: the earlier one bounds the holding.
+		if u := locks.TTLPromise(s.goAt, time.Duration(v)).Until; until.IsZero() || u.Before(until) {
+			until, s.estimated = u, false
+		}
+	}
+	if !until.IsZero() {
+		s.validUntil = max(until.Sub(s.cfg.Base), 1) // 0 would mean "none"
+	}
+	return nil
+}
+
+// renewed moves the holding's promise: validity_ms is what the renewal
+// left, counted by the program from the renewal's send time to when it
+// wrote the line, and counts from the line's arrival less the drift
+// allowance (locks.TTLPromise). A line from a library's background thread
+// may arrive while the program holds nothing: it is ignored. While the
+// program is inside, the move reaches the checker as the Go watchdog
+// locks' renewals do (a renew operation recorded with the visit).
+func (s *session) renewed(m message) error {
+	v, ok, err := m.duration("validity_ms", float64(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return m.errorf("missing field validity_ms (the validity left, in ms, counted from the renewal's send time)")
+	}
+	if ph := s.phase(); ph != phHeld && ph != phInside {
+		return nil
+	}
+	now := time.Now()
+	u := max(locks.TTLPromise(now, time.Duration(v)).Until.Sub(s.cfg.Base), 1)
+	if s.validUntil == 0 || u <= s.validUntil {
+		return nil // no promise to move (none was made), or not later
+	}
+	s.validUntil = u
+	if s.phase() != phInside {
+		return nil // enter carries it
+	}
+	if r, ok := s.res.(checker.OpRecorder); ok {
+		at := int64(now.Sub(s.cfg.Base))
+		_ = r.Record(context.Background(), checker.Op{Op: checker.OpRenew, Client: s.p.client, Lock: LockName(s.key),
+			Visit: s.visit, Token: s.token, ValidUntil: int64(u), Estimated: s.estimated, Invoke: at, Return: at, Outcome: "ok"})
+	}
 	return nil
 }
 
@@ -262,9 +349,7 @@ func (s *session) enter() {
 		Lock: LockName(s.key), Client: s.p.client, Token: s.token, Waited: s.waited,
 		Requested: s.goAt.Sub(s.cfg.Base), Acquired: s.acquiredAt.Sub(s.cfg.Base),
 	}
-	if s.validity > 0 {
-		vis.ValidUntil = vis.Requested + s.validity
-	}
+	vis.ValidUntil, vis.Estimated = s.validUntil, s.estimated
 	v, err := s.res.Enter(context.Background(), vis)
 	if err != nil {
 		s.rec.Error(ErrResource, time.Now())
