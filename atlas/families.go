@@ -37,6 +37,8 @@ type setup struct {
 	// Renew runs a lock that renews only on request with renew: true, for
 	// faults that must find the holder inside longer than its lease.
 	Renew bool
+	// Clients replaces the default of 3 clients when set.
+	Clients int
 }
 
 // timing is the time scale every family derives its parameters from: the
@@ -173,98 +175,58 @@ func Families() []Family {
 					return fault("reset", t.at(), fmt.Sprintf("for: %s, link: clients->%s", ms(t.long()), n))
 				})
 			}},
-		killK(1, 3), killK(2, 3), killK(2, 5), killK(3, 5),
+		{Name: "majority-restart-empty", Doc: "Redlock over 5 primaries, each of 2 clients cut from 2 of them, so a holder holds a bare majority (3 of 5); the primary both majorities share restarts empty while one holds: the other takes its 3",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				return bareMajority(t, l, func(at time.Duration) string {
+					return fault("restart", at, "node: "+sharedNode+", delay: 0s")
+				})
+			}},
+		{Name: "majority-clock-jump", Doc: "the same bare majorities over 5 primaries; the shared primary's clock jumps 10 x ttl forward while one holds: its key expires early and the other client takes its 3",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				return bareMajority(t, l, func(at time.Duration) string {
+					return fault("clock-jump", at, "node: "+sharedNode+", offset: "+ms(10*majorityTTL(t)))
+				})
+			}},
+		killK(1, 3), killK(2, 3), killK(1, 5), killK(2, 5), killK(3, 5),
 	}
 }
 
-func partitionHolder(t timing, l lockInfo) (setup, string) {
-	if !l.Renews && !l.RenewOption {
-		return notApplicable("the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)")
+// sharedNode is the one primary both bare majorities of bareMajority hold.
+const sharedNode = "redis-2"
+
+// bareMajority is Kleppmann's counterexample to Redlock (2N+1 = 5, N = 2):
+// client-0 is cut from redis-3 and redis-4 for the whole run, client-1
+// from redis-0 and redis-1, so whoever holds the lock holds exactly three
+// primaries, one of them sharedNode. nodeFault makes sharedNode forget the
+// holder's key (a restart without persistence, a clock jump); the other
+// client then takes sharedNode and its own two: a second grant inside the
+// first holder's validity, a lock fault no client-side check can notice.
+//
+// The lease is majorityTTL and the critical section 3/4 of it, so a holder
+// is inside nearly all the time and the other client, even one whose
+// release first waits out a cut primary (redsync waits 5 s), is acquiring
+// again while the holder is still inside. The node fault comes twice, 3/8
+// of the lease apart, so one of them finds a holder inside whatever the
+// library's rhythm.
+func bareMajority(t timing, l lockInfo, nodeFault func(at time.Duration) string) (setup, string) {
+	if !l.Quorum {
+		return notApplicable("a bare majority needs a quorum lock over independent Redis primaries")
 	}
-	s, _ := usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
-	s.CS = 3 * t.TTL
-	s.Run = t.at() + t.long() + 2*t.TTL + s.CS
-	s.Renew = true
-	return s, ""
+	cut := func(client int, a, b string) string {
+		return fault("partition", 0, fmt.Sprintf("groups: [[client-%d], [%s, %s]]", client, a, b))
+	}
+	ttl := majorityTTL(t)
+	at := ttl * 3 / 2
+	return setup{Cluster: "redis: {primaries: 5, persistence: none}",
+		Faults: []string{cut(0, "redis-3", "redis-4"), cut(1, "redis-0", "redis-1"),
+			nodeFault(at), nodeFault(at + ttl*3/8)},
+		Clients: 2, TTL: ttl, CS: ttl * 3 / 4, Run: at + ttl*3/2}, ""
 }
 
-func restart(t timing, l lockInfo, persistence string) (setup, string) {
-	if l.Backend != locks.Redis {
-		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
-	}
-	c, _ := serversWith(l, persistence)
-	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}}, ""
-}
-
-// Sentinel timings (redis-failover explains them): the replica lags by
-// failoverLag, longer than kill-to-promotion (about 2-3s), so the promoted
-// replica lacks the holder's key; the holder stays inside failoverCS,
-// across the promotion, under a lease of failoverTTL; the fault comes at
-// failoverAt, after Sentinel's first INFO refreshes. A minority partition
-// needs no lagging replica: it comes at cutAt, once a holder is inside
-// (the cluster is ready only when every Sentinel knows the replica), and
-// lasts cutFor: down-after (1s) and the election (2-3s), then time for
-// both primaries to grant at once.
-const (
-	failoverLag = 5 * time.Second
-	failoverCS  = 5 * time.Second
-	failoverTTL = 6 * time.Second
-	failoverAt  = 11 * time.Second
-	failoverRun = 18 * time.Second
-	cutAt       = 5 * time.Second
-	cutFor      = 8 * time.Second
-)
-
-// sentinelTopology is the single-primary Redis topology behind Sentinel.
-const sentinelTopology = "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}"
-
-func killLeader(t timing, l lockInfo) (setup, string) {
-	if l.Backend == locks.Redis && !l.Quorum {
-		return setup{Cluster: sentinelTopology, Faults: []string{
-			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(failoverLag)),
-			fault("failover", failoverAt, "node: redis-0"),
-		}, Run: failoverRun, TTL: failoverTTL, CS: failoverCS}, ""
-	}
-	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
-}
-
-// minorityLeader cuts the leader into a minority. ZooKeeper and etcd: the
-// leader alone, for 2.5 x ttl. Redis behind Sentinel: the primary with
-// client-0, which keeps locking on the old primary (it accepts writes)
-// while the majority's Sentinels promote its replica for the others.
-func minorityLeader(t timing, l lockInfo) (setup, string) {
-	switch {
-	case l.Quorum:
-		return notApplicable("independent Redis primaries elect no leader (kill-k-of-n is their quorum fault)")
-	case l.Backend == locks.Redis:
-		g := "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"
-		return setup{Cluster: sentinelTopology,
-			Faults: []string{fault("partition", cutAt, "for: "+ms(cutFor)+", "+g)},
-			Run:    cutAt + cutFor + failoverTTL, TTL: failoverTTL, CS: failoverCS}, ""
-	}
-	_, ns := servers(l)
-	g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
-	return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
-}
-
-// killK is the 2N+1 claim: k of n Redlock primaries killed; a quorum lock
-// stays available iff k <= (n-1)/2.
-func killK(k, n int) Family {
-	return Family{
-		Name: fmt.Sprintf("kill-%d-of-%d", k, n),
-		Doc:  fmt.Sprintf("%d of %d Redlock primaries killed: available iff k <= N for 2N+1 = %d", k, n, n),
-		Fault: func(t timing, l lockInfo) (setup, string) {
-			if !l.Quorum {
-				return notApplicable("the 2N+1 claim is about quorum locks over independent Redis primaries")
-			}
-			var fs []string
-			for i := 0; i < k; i++ {
-				fs = append(fs, fault("kill", t.at(), fmt.Sprintf("node: redis-%d", i)))
-			}
-			return setup{Cluster: fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), Faults: fs}, ""
-		},
-	}
-}
+// majorityTTL is the lease of the bare-majority families: 8 x ttl, longer
+// than a cut primary holds up redsync's release (5 s), so the critical
+// section can outlast that wait and still end inside the lease.
+func majorityTTL(t timing) time.Duration { return 8 * t.TTL }
 
 // Scenario returns the YAML scenario of family f for lock l at time scale
 // t, or the reason f does not apply to l.
@@ -293,8 +255,12 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	if s.CS > 0 {
 		cs = s.CS
 	}
-	fmt.Fprintf(&b, "workload:\n  clients: 3\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
-		ms(run), ms(ttl), ms(cs))
+	clients := 3
+	if s.Clients > 0 {
+		clients = s.Clients
+	}
+	fmt.Fprintf(&b, "workload:\n  clients: %d\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
+		clients, ms(run), ms(ttl), ms(cs))
 	if len(s.Faults) > 0 {
 		b.WriteString("faults:\n")
 		for _, f := range s.Faults {
