@@ -228,6 +228,95 @@ func bareMajority(t timing, l lockInfo, nodeFault func(at time.Duration) string)
 // section can outlast that wait and still end inside the lease.
 func majorityTTL(t timing) time.Duration { return 8 * t.TTL }
 
+func partitionHolder(t timing, l lockInfo) (setup, string) {
+	if !l.Renews && !l.RenewOption {
+		return notApplicable("the lock does not renew its lease: a holder inside longer than the lease loses it with no fault (pause-holder-long is its holder fault)")
+	}
+	s, _ := usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", isolate: holder"))
+	s.CS = 3 * t.TTL
+	s.Run = t.at() + t.long() + 2*t.TTL + s.CS
+	s.Renew = true
+	return s, ""
+}
+
+func restart(t timing, l lockInfo, persistence string) (setup, string) {
+	if l.Backend != locks.Redis {
+		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
+	}
+	c, _ := serversWith(l, persistence)
+	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}}, ""
+}
+
+// Sentinel timings (redis-failover explains them): the replica lags by
+// failoverLag, longer than kill-to-promotion (about 2-3s), so the promoted
+// replica lacks the holder's key; the holder stays inside failoverCS,
+// across the promotion, under a lease of failoverTTL; the fault comes at
+// failoverAt, after Sentinel's first INFO refreshes. A minority partition
+// needs no lagging replica: it comes at cutAt, once a holder is inside
+// (the cluster is ready only when every Sentinel knows the replica), and
+// lasts cutFor: down-after (1s) and the election (2-3s), then time for
+// both primaries to grant at once.
+const (
+	failoverLag = 5 * time.Second
+	failoverCS  = 5 * time.Second
+	failoverTTL = 6 * time.Second
+	failoverAt  = 11 * time.Second
+	failoverRun = 18 * time.Second
+	cutAt       = 5 * time.Second
+	cutFor      = 8 * time.Second
+)
+
+// sentinelTopology is the single-primary Redis topology behind Sentinel.
+const sentinelTopology = "redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}"
+
+func killLeader(t timing, l lockInfo) (setup, string) {
+	if l.Backend == locks.Redis && !l.Quorum {
+		return setup{Cluster: sentinelTopology, Faults: []string{
+			fault("latency", 0, "link: redis-0-r0->redis-0, latency: "+ms(failoverLag)),
+			fault("failover", failoverAt, "node: redis-0"),
+		}, Run: failoverRun, TTL: failoverTTL, CS: failoverCS}, ""
+	}
+	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
+}
+
+// minorityLeader cuts the leader into a minority. ZooKeeper and etcd: the
+// leader alone, for 2.5 x ttl. Redis behind Sentinel: the primary with
+// client-0, which keeps locking on the old primary (it accepts writes)
+// while the majority's Sentinels promote its replica for the others.
+func minorityLeader(t timing, l lockInfo) (setup, string) {
+	switch {
+	case l.Quorum:
+		return notApplicable("independent Redis primaries elect no leader (kill-k-of-n is their quorum fault)")
+	case l.Backend == locks.Redis:
+		g := "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"
+		return setup{Cluster: sentinelTopology,
+			Faults: []string{fault("partition", cutAt, "for: "+ms(cutFor)+", "+g)},
+			Run:    cutAt + cutFor + failoverTTL, TTL: failoverTTL, CS: failoverCS}, ""
+	}
+	_, ns := servers(l)
+	g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
+	return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
+}
+
+// killK is the 2N+1 claim: k of n Redlock primaries killed; a quorum lock
+// stays available iff k <= (n-1)/2.
+func killK(k, n int) Family {
+	return Family{
+		Name: fmt.Sprintf("kill-%d-of-%d", k, n),
+		Doc:  fmt.Sprintf("%d of %d Redlock primaries killed: available iff k <= N for 2N+1 = %d", k, n, n),
+		Fault: func(t timing, l lockInfo) (setup, string) {
+			if !l.Quorum {
+				return notApplicable("the 2N+1 claim is about quorum locks over independent Redis primaries")
+			}
+			var fs []string
+			for i := 0; i < k; i++ {
+				fs = append(fs, fault("kill", t.at(), fmt.Sprintf("node: redis-%d", i)))
+			}
+			return setup{Cluster: fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), Faults: fs}, ""
+		},
+	}
+}
+
 // Scenario returns the YAML scenario of family f for lock l at time scale
 // t, or the reason f does not apply to l.
 func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
