@@ -10,13 +10,24 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// maxHoldBars bounds the visits drawn per run: a long run's holds plot
+// maxHoldBars bounds the visits read per run: a long run's holds plot
 // shows its first maxHoldBars visits (the file says so in its title).
 const maxHoldBars = 20000
+
+// holdsAggregateAbove is the most visits drawn one bar each: beyond it the
+// bars are thinner than a pixel and the plot is a barcode, so each
+// client's lane shows its completions per time bucket instead (holdHeat),
+// with the violations per bucket marked above.
+const holdsAggregateAbove = 400
+
+// holdsBuckets is about how many time buckets an aggregated holds plot
+// has across the run.
+const holdsBuckets = 200
 
 // holdBar is one visit as history.jsonl tells it, in seconds.
 type holdBar struct {
@@ -103,6 +114,12 @@ func holdsFigure(r *Result, i int, name string, bars []holdBar) (figure, bool) {
 		end = math.Max(end, b.exit)
 	}
 	title := fmt.Sprintf("%s: who held the lock when (bar: inside; thin bar: promised validity)", seriesKey(run))
+	aggregate := len(bars) > holdsAggregateAbove
+	var heat *holdHeat
+	if aggregate {
+		heat = newHoldHeat(bars, run, clients, end)
+		title = fmt.Sprintf("%s: completions per client per %s ms (%d visits, too many for one bar each)", seriesKey(run), fmtNum(heat.bucketS*1000), len(bars))
+	}
 	if len(bars) >= maxHoldBars {
 		title += fmt.Sprintf(" — first %d visits", maxHoldBars)
 	}
@@ -113,10 +130,19 @@ func holdsFigure(r *Result, i int, name string, bars []holdBar) (figure, bool) {
 		draw: func(c draw.Canvas) {
 			p := newPlot(title, "time since workload start (s)", "client")
 			l := newLegend()
-			p.Add(&faultBands{faults: run.Faults}, &holdLanes{bars: bars, end: end, incidents: run.IncidentEvents})
+			p.Add(&faultBands{faults: run.Faults})
+			if aggregate {
+				p.Add(heat, &violationMarks{buckets: heat.violations})
+				l.add(fmt.Sprintf("completions per bucket: 1 to %d", heat.max), heatThumb{})
+				if len(heat.violations) > 0 {
+					l.add("violations in the bucket", violationThumb{})
+				}
+			} else {
+				p.Add(&holdLanes{bars: bars, end: end, incidents: run.IncidentEvents})
+				l.add("inside the resource", faultThumb{colorHold})
+				l.add("promised validity", faultThumb{colorPromise})
+			}
 			p.Add(&faultBands{faults: run.Faults, labels: true})
-			l.add("inside the resource", faultThumb{colorHold})
-			l.add("promised validity", faultThumb{colorPromise})
 			l.add("lock fault", faultThumb{colorViolation})
 			l.add("client fault", faultThumb{colorClientFault})
 			p.X.Min, p.X.Max = 0, end
@@ -186,5 +212,91 @@ func (h *holdLanes) Plot(c draw.Canvas, p *plot.Plot) {
 	sty.YAlign = draw.YTop
 	for _, in := range h.incidents {
 		c.FillText(sty, vg.Point{X: clip(trX(in.StartS)) + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, in.Fault+" fault")
+	}
+}
+
+// holdHeat is the aggregated holds plot: per client lane and time bucket
+// a cell whose darkness is the client's completions in the bucket, the
+// incidents shaded across the lanes, and the violations per bucket (from
+// the run's timeline) marked above.
+type holdHeat struct {
+	bucketS    float64
+	counts     [][]int // [client][bucket] completions
+	max        int
+	violations plotter.XYs
+	incidents  []IncidentEvent
+}
+
+func newHoldHeat(bars []holdBar, run *Run, clients int, end float64) *holdHeat {
+	tl := float64(run.TimelineBucketMs) / 1000
+	if tl <= 0 {
+		tl = 0.1
+	}
+	// A multiple of the timeline's bucket, so violations line up.
+	k := max(1, int(math.Ceil(end/tl/holdsBuckets)))
+	h := &holdHeat{bucketS: tl * float64(k), incidents: run.IncidentEvents}
+	n := int(math.Ceil(end/h.bucketS)) + 1
+	h.counts = make([][]int, clients)
+	for i := range h.counts {
+		h.counts[i] = make([]int, n)
+	}
+	for _, b := range bars {
+		if b.open || b.client < 0 || b.client >= clients {
+			continue
+		}
+		j := min(n-1, int(b.exit/h.bucketS))
+		h.counts[b.client][j]++
+		h.max = max(h.max, h.counts[b.client][j])
+	}
+	viol := make([]int64, n)
+	for j, tb := range run.Timeline {
+		viol[min(n-1, j/k)] += tb.Violations
+	}
+	for j, v := range viol {
+		if v > 0 {
+			h.violations = append(h.violations, plotter.XY{X: (float64(j) + 0.5) * h.bucketS, Y: float64(v)})
+		}
+	}
+	return h
+}
+
+func (h *holdHeat) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	clip := func(x vg.Length) vg.Length { return min(max(x, c.Min.X), c.Max.X) }
+	for _, in := range h.incidents {
+		col := colorViolation
+		if in.Fault == "client" {
+			col = colorClientFault
+		}
+		x0, x1 := clip(trX(in.StartS)), clip(trX(in.EndS))
+		c.FillPolygon(withAlpha(col, 0x50), rectPts(x0, c.Min.Y, max(x1, x0+vg.Points(1.5)), c.Max.Y))
+	}
+	if h.max == 0 {
+		return
+	}
+	for client, row := range h.counts {
+		y := float64(client)
+		for j, n := range row {
+			if n == 0 {
+				continue
+			}
+			a := uint8(0x30 + (0xff-0x30)*n/h.max)
+			x0, x1 := clip(trX(float64(j)*h.bucketS)), clip(trX(float64(j+1)*h.bucketS))
+			c.FillPolygon(withAlpha(colorHold, a), rectPts(x0, trY(y-0.3), x1, trY(y+0.3)))
+		}
+	}
+}
+
+// heatThumb is the legend of holdHeat: its shades from one completion to
+// the most.
+type heatThumb struct{}
+
+func (heatThumb) Thumbnail(c *draw.Canvas) {
+	const steps = 5
+	w := (c.Max.X - c.Min.X) / steps
+	for i := 0; i < steps; i++ {
+		a := uint8(0x30 + (0xff-0x30)*i/(steps-1))
+		x := c.Min.X + vg.Length(i)*w
+		c.FillPolygon(withAlpha(colorHold, a), rectPts(x, c.Min.Y, x+w, c.Max.Y))
 	}
 }
