@@ -114,12 +114,86 @@ func TestClassification(t *testing.T) {
 		},
 		want: figures{Violations: 1, Incidents: 1, LockFaults: 1, Overlap: ms(10)},
 	}, {
-		name: "no time bound: any overlap is the lock's",
+		name: "no time bound: an overlap within the other's promise is the lock's",
 		run: func(f *fake) {
 			a := Visit{Lock: "L", Client: 0, Token: 1, Acquired: ms(1), Unbounded: true}
 			f.at(0).enter("a", a).at(5000).enter("b", lease(1, 2, 5000, 100)).at(5001).exit("b").at(5002).exit("a")
 		},
 		want: figures{Violations: 1, Incidents: 1, LockFaults: 1, Overlap: ms(1)},
+	}, {
+		// docs/verdicts.md's example: B's request went out at 0 and its
+		// reply came at 150, its promise ran to 100; the key expired and D
+		// was granted at 121; B entered at 150, after its own promise: B's
+		// fault, though B's reply came after D's grant.
+		name: "grant replied late, holder entered after its promise: client fault",
+		run: func(f *fake) {
+			b := Visit{Lock: "L", Client: 1, Token: 1, Requested: ms(1), Acquired: ms(150), ValidUntil: ms(100)}
+			f.at(121).enter("d", lease(3, 2, 121, 100)).at(150).enter("b", b).at(160).exit("b").at(200).exit("d")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(10)},
+	}, {
+		// the grant windows overlap: if D (granted at 100-105, promise to
+		// 130) came first, B was granted at up to 150, after D's promise,
+		// and the overlap from 150 is D's staying: not provably the lock's.
+		name: "grant order unknown: not the lock's",
+		run: func(f *fake) {
+			b := Visit{Lock: "L", Client: 1, Token: 1, Requested: ms(1), Acquired: ms(150), ValidUntil: ms(300)}
+			d := Visit{Lock: "L", Client: 3, Token: 2, Requested: ms(100), Acquired: ms(105), ValidUntil: ms(130)}
+			f.at(105).enter("d", d).at(150).enter("b", b).at(160).exit("b").at(200).exit("d")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(10)},
+	}, {
+		// B's reply came before D's request: B certainly first, D granted
+		// within B's promise, both entered within theirs: the lock's.
+		name: "grant order certain: the lock's",
+		run: func(f *fake) {
+			b := Visit{Lock: "L", Client: 1, Token: 1, Requested: ms(1), Acquired: ms(90), ValidUntil: ms(300)}
+			d := Visit{Lock: "L", Client: 3, Token: 2, Requested: ms(100), Acquired: ms(121), ValidUntil: ms(300)}
+			f.at(121).enter("d", d).at(150).enter("b", b).at(160).exit("b").at(200).exit("d")
+		},
+		want: figures{Violations: 1, Incidents: 1, LockFaults: 1, Overlap: ms(10)},
+	}, {
+		// the first holder entered after its promise; the lock had granted
+		// the second within it, but the overlap is the late entry's doing.
+		name: "earlier holder entered after its promise: client fault",
+		run: func(f *fake) {
+			f.at(50).enter("b", lease(1, 2, 50, 300)).at(150).enter("a", lease(0, 1, 0, 100)).at(160).exit("a").at(200).exit("b")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(10)},
+	}, {
+		name: "no promise: never the lock's",
+		run: func(f *fake) {
+			a := Visit{Lock: "L", Client: 0, Token: 1, Requested: ms(0), Acquired: ms(1)}
+			f.at(1).enter("a", a).at(10).enter("b", lease(1, 2, 10, 100)).at(20).exit("b").at(30).exit("a")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(10)},
+	}, {
+		// a's promise runs to 99 and b was granted at 70-80. With a's clock
+		// known to within 30ms the promise counts only to 69, with 20ms to
+		// 79 (a grant at 80 is not covered): not provably the lock's; with
+		// 5ms, to 94: the lock's.
+		name: "uncertain clock shortens the promise",
+		run: func(f *fake) {
+			for i, u := range []int{30, 20, 5} {
+				a := lease(0, uint64(2*i+1), 1000*i, 100)
+				a.Uncertainty = ms(u)
+				b := Visit{Lock: "L", Client: 1, Token: uint64(2*i + 2), Requested: ms(1000*i + 70), Acquired: ms(1000*i + 80), ValidUntil: ms(1000*i + 200)}
+				f.at(1000*i).enter("a", a).at(1000*i+80).enter("b", b).at(1000*i + 90).exit("a").at(1000*i + 95).exit("b")
+			}
+		},
+		want: figures{Violations: 3, Incidents: 3, LockFaults: 1, ClientFaults: 2, Overlap: ms(30)},
+	}, {
+		// a's promise ran out at 99; b was granted at 150; a reports a
+		// renewal only at 160: it covers a from 160, not b's grant.
+		name: "a renewal reported after the other's grant does not cover it",
+		run: func(f *fake) {
+			f.at(0).enter("a", lease(0, 1, 0, 100)).at(150).enter("b", lease(1, 2, 150, 100)).at(160)
+			if err := f.s.Record(context.Background(), Op{Op: OpRenew, Visit: f.ids["a"], ValidUntil: int64(ms(300))}); err != nil {
+				t.Fatal(err)
+			}
+			f.at(170).exit("a").at(180).exit("b")
+		},
+		want: figures{Violations: 1, Incidents: 1, ClientFaults: 1, Overlap: ms(20)},
 	}, {
 		// a failover lost the INCR counter: the next holders get 3 again
 		// (duplicate) and then 2 (regression), serially, with no overlap.
@@ -151,7 +225,9 @@ func TestClassification(t *testing.T) {
 
 // TestRandomAgainstBruteForce compares the resource's online figures with
 // a brute-force computation over the intervals of >= 10,000 generated
-// histories, and checks that replaying the history reproduces them.
+// histories (late replies, renewals, no-promise and unbounded locks,
+// clients whose clocks are known only to within an uncertainty), and
+// checks that replaying the history reproduces them.
 func TestRandomAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	n := 10000
@@ -160,44 +236,12 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 	}
 	for h := 0; h < n; h++ {
 		vs := genHistory(rng)
-		f := newFake(t, FencingObserve)
-		var buf bytes.Buffer
-		hist := NewHistory(&buf, 0)
-		f.s.SetHistory(hist)
-		// events in time order; times are distinct by construction
-		type ev struct {
-			t     time.Duration
-			enter bool
-			i     int
-		}
-		var evs []ev
-		for i, v := range vs {
-			evs = append(evs, ev{v.enter, true, i}, ev{v.exit, false, i})
-		}
-		sort.Slice(evs, func(a, b int) bool { return evs[a].t < evs[b].t })
-		ids := make([]uint64, len(vs))
-		for _, e := range evs {
-			f.now = e.t
-			if e.enter {
-				id, err := f.s.Enter(context.Background(), vs[e.i].Visit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids[e.i] = id
-			} else if err := f.s.Exit(context.Background(), ids[e.i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got := figuresOf(f.s.Summary())
+		got, lines := drive(t, vs)
 		want := brute(vs)
 		if got != want {
 			t.Fatalf("history %d (%d visits): checker %+v, brute force %+v\n%+v", h, len(vs), got, want, vs)
 		}
-		if err := hist.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		lines := append([]byte(nil), buf.Bytes()...)
-		sums, err := Replay(&buf, FencingObserve)
+		sums, err := Replay(bytes.NewReader(lines), FencingObserve)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,42 +262,187 @@ func TestRandomAgainstBruteForce(t *testing.T) {
 	}
 }
 
+// drive feeds generated visits to a resource in time order (enter, the
+// renewal if any, exit) and returns its figures and its history.
+func drive(t *testing.T, vs []genVisit) (figures, []byte) {
+	t.Helper()
+	f := newFake(t, FencingObserve)
+	var buf bytes.Buffer
+	hist := NewHistory(&buf, 0)
+	f.s.SetHistory(hist)
+	type ev struct {
+		t    time.Duration
+		kind int // 0 enter, 1 renew, 2 exit
+		i    int
+	}
+	var evs []ev
+	for i, v := range vs {
+		evs = append(evs, ev{v.enter, 0, i}, ev{v.exit, 2, i})
+		if v.renewAt != 0 {
+			evs = append(evs, ev{v.renewAt, 1, i})
+		}
+	}
+	// times are distinct by construction
+	sort.Slice(evs, func(a, b int) bool { return evs[a].t < evs[b].t })
+	ctx := context.Background()
+	ids := make([]uint64, len(vs))
+	for _, e := range evs {
+		f.now = e.t
+		var err error
+		switch e.kind {
+		case 0:
+			ids[e.i], err = f.s.Enter(ctx, vs[e.i].Visit)
+		case 1:
+			err = f.s.Record(ctx, Op{Op: OpRenew, Client: vs[e.i].Client, Lock: vs[e.i].Lock, Visit: ids[e.i],
+				Invoke: int64(e.t), Return: int64(e.t), ValidUntil: int64(vs[e.i].renewTo), Outcome: "ok"})
+		case 2:
+			err = f.s.Exit(ctx, ids[e.i])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := figuresOf(f.s.Summary())
+	if err := hist.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return got, buf.Bytes()
+}
+
 type genVisit struct {
 	Visit
 	enter, exit time.Duration
+	// renewAt, when not 0, is when the client reports a renewal moving
+	// its promise to renewTo.
+	renewAt, renewTo time.Duration
 }
 
-// genHistory makes up to 12 visits on up to 2 locks with distinct times,
-// random promises (some unbounded, some expired before entry) and small
-// random tokens (so duplicates and regressions happen).
+// genHistory makes up to 12 visits on up to 2 locks with distinct times
+// of entry, renewal and exit; grants that may reply long after their
+// request (up to 30 instants), promises of every kind (none, unbounded,
+// some expired before entry, some renewed, some renewed too late), clock
+// uncertainties of 0 to 3, and small random tokens (so duplicates and
+// regressions happen).
 func genHistory(rng *rand.Rand) []genVisit {
 	n := rng.IntN(12)
 	times := rng.Perm(4 * (n + 1))
 	out := make([]genVisit, n)
 	for i := range out {
-		a, b := time.Duration(times[2*i]+1), time.Duration(times[2*i+1]+1)
-		if a > b {
-			a, b = b, a
+		ts := []int{times[3*i] + 1, times[3*i+1] + 1, times[3*i+2] + 1}
+		sort.Ints(ts)
+		enter, exit := time.Duration(ts[0]), time.Duration(ts[2])
+		if rng.IntN(2) == 0 {
+			exit = time.Duration(ts[1]) // no renewal: a shorter visit
 		}
-		acq := a - time.Duration(rng.IntN(5))
-		if acq < 1 {
-			acq = 1
-		}
-		req := acq - time.Duration(rng.IntN(3))
-		if req < 1 {
-			req = 1
+		acq := max(enter-time.Duration(rng.IntN(5)), 1)
+		req := max(acq-time.Duration(rng.IntN(5)), 1)
+		if rng.IntN(4) == 0 {
+			req = max(acq-time.Duration(rng.IntN(30)), 1) // a late reply
 		}
 		v := Visit{
 			Lock: []string{"L", "M"}[rng.IntN(2)], Client: rng.IntN(4), Token: uint64(rng.IntN(6)),
-			Requested: req, Acquired: acq, ValidUntil: acq + time.Duration(rng.IntN(30)), Unbounded: rng.IntN(8) == 0,
+			Requested: req, Acquired: acq, Uncertainty: time.Duration([]int{0, 0, 0, 1, 3}[rng.IntN(5)]),
 		}
-		out[i] = genVisit{Visit: v, enter: a, exit: b}
+		switch rng.IntN(8) {
+		case 0:
+			v.Unbounded = true
+		case 1: // no promise
+		default:
+			v.ValidUntil = req + time.Duration(rng.IntN(30)+1)
+		}
+		g := genVisit{Visit: v, enter: enter, exit: exit}
+		if exit == time.Duration(ts[2]) && rng.IntN(3) > 0 {
+			g.renewAt, g.renewTo = time.Duration(ts[1]), time.Duration(ts[1]+rng.IntN(30)-5)
+		}
+		out[i] = g
 	}
 	return out
 }
 
+// heldAt says, by definition, whether v's promise certainly ran at
+// instant t (harness clock): always when unbounded; else before its end
+// or within a renewal (from its report on), every bound of a client whose
+// clock is uncertain moved inwards by the uncertainty.
+func heldAt(v genVisit, t time.Duration) bool {
+	u := v.Uncertainty
+	switch {
+	case v.Unbounded:
+		return true
+	case v.ValidUntil != 0 && t < v.ValidUntil-u:
+		return true
+	case v.renewAt != 0 && v.renewAt+u <= t && t < v.renewTo-u:
+		return true
+	}
+	return false
+}
+
+// oracleFault classifies an overlapping pair by brute force over every
+// pair of grant instants the history allows (each grant anywhere in
+// [request, reply] widened by the client's uncertainty): a visit that
+// entered after its own promise ran out is its client's fault; else the
+// pair is the lock's only when, in every ordering, the later grant fell
+// while the earlier holder's promise ran (a tie: either's).
+func oracleFault(a, b genVisit) string {
+	if !heldAt(a, a.enter) || !heldAt(b, b.enter) {
+		return FaultClient
+	}
+	for ga := a.Requested - a.Uncertainty; ga <= a.Acquired+a.Uncertainty; ga++ {
+		for gb := b.Requested - b.Uncertainty; gb <= b.Acquired+b.Uncertainty; gb++ {
+			var lock bool
+			switch {
+			case ga < gb:
+				lock = heldAt(a, gb)
+			case gb < ga:
+				lock = heldAt(b, ga)
+			default:
+				lock = heldAt(a, ga) || heldAt(b, ga)
+			}
+			if !lock {
+				return FaultClient // an ordering that does not blame the lock
+			}
+		}
+	}
+	return FaultLock
+}
+
+// TestPairFaultAgainstEnumeration: the rule as the checker computes it
+// (interval coverage) answers as the enumeration of every ordering, for
+// 100,000 generated pairs.
+func TestPairFaultAgainstEnumeration(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	counts := map[string]int{}
+	for i := 0; i < 100000; i++ {
+		vs := genHistory(rng)
+		if len(vs) < 2 {
+			continue
+		}
+		a, b := vs[0], vs[1]
+		want := oracleFault(a, b)
+		got := pairFault(promiseOf(a), promiseOf(b))
+		if got != want {
+			t.Fatalf("pair %d: checker %s, enumeration %s\na %+v\nb %+v", i, got, want, a, b)
+		}
+		counts[want]++
+	}
+	// both verdicts must be exercised, or the comparison proves nothing
+	if counts[FaultLock] < 1000 || counts[FaultClient] < 1000 {
+		t.Fatalf("generated verdicts %v: too few of one kind", counts)
+	}
+}
+
+// promiseOf is what Enter and Record make of a generated visit.
+func promiseOf(v genVisit) promise {
+	p := promise{requested: v.Requested, acquired: v.Acquired, entered: v.enter, validUntil: v.ValidUntil,
+		unbounded: v.Unbounded, uncertainty: v.Uncertainty}
+	if v.renewAt != 0 {
+		p.renewals = []renewal{{known: v.renewAt, until: v.renewTo}}
+	}
+	return p
+}
+
 // brute computes the figures of intervals by definition: O(n²) pairs,
-// components by union-find, union length by scanning every instant.
+// components by union-find, each pair classified by oracleFault, union
+// length by scanning every instant.
 func brute(vs []genVisit) figures {
 	var f figures
 	parent := make([]int, len(vs))
@@ -278,9 +467,7 @@ func brute(vs []genVisit) figures {
 			}
 			f.Violations++
 			parent[find(i)] = find(j)
-			a, b := vs[i].Visit, vs[j].Visit
-			cov := func(a, b Visit) bool { return a.Acquired <= b.Acquired && (a.Unbounded || b.Acquired < a.ValidUntil) }
-			if cov(a, b) || cov(b, a) {
+			if oracleFault(vs[i], vs[j]) == FaultLock {
 				lockPair[[2]int{i, j}] = true
 			}
 		}

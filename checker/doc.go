@@ -20,10 +20,13 @@
 //
 // Beyond those counts (DESIGN.md §7) it groups overlapping visits into
 // incidents (a maximal group of overlapping visits counts once) and
-// classifies each as a lock fault (the lock granted a second holder while
-// the first one's promised validity still ran: Visit carries the grant and
-// the promise the holder measured) or a client fault (the earlier holder
-// stayed inside after its promise ran out); it measures the time two or
+// classifies each as a lock fault (both holders entered within their own
+// promises, and the lock certainly granted the later one while the earlier
+// one's promise still ran, judged from each grant's [request, reply]
+// window: Visit carries them and the promise the holder measured) or a
+// client fault (not provably the lock's: a holder entered or stayed inside
+// after its promise ran out, or promised nothing); docs/verdicts.md states
+// the rule for users. It measures the time two or
 // more were inside, and from every grant (whether or not a write carried
 // its token) counts duplicate tokens and token regressions. With a History
 // set, every operation streams to history.jsonl in the resource's order;

@@ -39,7 +39,10 @@ type Op struct {
 	ValidUntil int64 `json:"valid_until_ns,omitempty"`
 	Unbounded  bool  `json:"unbounded,omitempty"`
 	Estimated  bool  `json:"estimated,omitempty"`
-	Value      int64 `json:"value,omitempty"` // counter read or written
+	// Uncertainty is how far the client's times may be off (acquire lines
+	// of clients whose clock is known only to within it; see Visit).
+	Uncertainty int64 `json:"uncertainty_ns,omitempty"`
+	Value       int64 `json:"value,omitempty"` // counter read or written
 	// Outcome is "ok", "stale_rejected", or an error kind.
 	Outcome string `json:"outcome"`
 }
@@ -94,7 +97,8 @@ func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Durat
 		return
 	}
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
-		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated, Outcome: "ok"})
+		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated,
+		Uncertainty: int64(in.Uncertainty), Outcome: "ok"})
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token, Outcome: "ok"})
 }
 
@@ -115,14 +119,20 @@ func (s *Shared) SetHistory(h *History) {
 }
 
 // Record implements OpRecorder: a client-side operation goes into the
-// history in the resource's order. A renew line also moves the promise of
-// the visit it names (as Renew does).
+// history in the resource's order. A renew line also extends the promise
+// of the visit it names from the line's return time on (the renewal had
+// certainly happened by then); a line without times gets the resource's
+// time of recording, in the history too.
 func (s *Shared) Record(_ context.Context, op Op) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if op.Op == OpRenew && op.Return == 0 {
+		now := int64(s.clock())
+		op.Invoke, op.Return = now, now
+	}
 	if op.Op == OpRenew && op.Visit != 0 {
-		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded && time.Duration(op.ValidUntil) > v.promise.validUntil {
-			v.promise.validUntil = time.Duration(op.ValidUntil)
+		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {
+			v.promise.renewals = append(v.promise.renewals, renewal{known: time.Duration(op.Return), until: time.Duration(op.ValidUntil)})
 		}
 	}
 	s.history.write(op)

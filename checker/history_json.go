@@ -42,6 +42,10 @@ func (op *Op) appendJSON(b []byte) []byte {
 	if op.Estimated {
 		b = append(b, `,"estimated":true`...)
 	}
+	if op.Uncertainty != 0 {
+		b = append(b, `,"uncertainty_ns":`...)
+		b = strconv.AppendInt(b, op.Uncertainty, 10)
+	}
 	if op.Value != 0 {
 		b = append(b, `,"value":`...)
 		b = strconv.AppendInt(b, op.Value, 10)

@@ -31,41 +31,141 @@ type Incident struct {
 // Fault classes of an incident.
 const (
 	// FaultLock: the lock granted a second holder while the first one's
-	// promised validity had not run out. Nothing on the client side
-	// repairs this.
+	// promised validity still ran, and both entered within their own
+	// promises. Nothing on the client side repairs this.
 	FaultLock = "lock"
-	// FaultClient: the earlier holder was still inside after its promise
-	// ran out. Fencing tokens repair this.
+	// FaultClient: not provably the lock's: some holder entered or stayed
+	// inside after its own promise ran out (or promised nothing). Fencing
+	// tokens repair this.
 	FaultClient = "client"
 )
 
-// promise is what the classification needs of one visit.
+// promise is what the classification needs of one visit: when the grant
+// happened, as far as it is known, and which instants its promise covers.
+// Times are on the harness clock; a client whose clock is known only to
+// within ±uncertainty (its own process) has every time it reported widened
+// by that much, and its promise shortened by it.
 type promise struct {
-	acquired   time.Duration // grant at the latest (Acquire returned)
-	validUntil time.Duration
-	unbounded  bool
+	requested   time.Duration // the grant happened no earlier (request sent)
+	acquired    time.Duration // ... and no later (reply received)
+	entered     time.Duration // on the resource's clock: exact
+	validUntil  time.Duration // 0: no promise (unless renewed)
+	unbounded   bool
+	uncertainty time.Duration
+	renewals    []renewal
 }
 
-// PairFault classifies one overlapping pair. The earlier grant is the one
-// whose Acquire returned first (not the one that entered first: a holder
-// paused between Acquire and Enter enters late on an old grant). The pair is
-// a lock fault when the later grant returned before the earlier holder's
-// promise ran out: the later grant happened no later than its return, so
-// the lock certainly granted twice within its own promise. Otherwise the
-// earlier holder stayed inside past its promise: a client fault. Promises
-// are measured conservatively by the holders, so a lock is never blamed
-// for a client's lateness.
-func pairFault(a, b promise) string {
-	if covers(a, b) || covers(b, a) {
+// renewal is a promise extended during the visit: known is when the client
+// reported it (it had certainly happened by then), until the new end.
+type renewal struct{ known, until time.Duration }
+
+// forever stands for the end of an unbounded promise.
+const forever = time.Duration(1<<63 - 1)
+
+// span is the half-open interval [from, to) of harness time.
+type span struct{ from, to time.Duration }
+
+// held returns the instants p's promise certainly covers: all of them
+// when unbounded; else up to validUntil (none when 0) and, for each
+// renewal, from its report to its new end; every bound moved inwards by
+// the uncertainty.
+func (p promise) held() []span {
+	if p.unbounded {
+		return []span{{-forever, forever}}
+	}
+	u := p.uncertainty
+	var out []span
+	if p.validUntil != 0 {
+		out = append(out, span{-forever, p.validUntil - u})
+	}
+	for _, r := range p.renewals {
+		out = append(out, span{r.known + u, r.until - u})
+	}
+	return out
+}
+
+// heldAt reports whether p's promise certainly covers instant t.
+func (p promise) heldAt(t time.Duration) bool { return covered(p.held(), t, t) }
+
+// covered reports whether every integer instant of [lo, hi] lies in some
+// span of ss (true when lo > hi: nothing to cover).
+func covered(ss []span, lo, hi time.Duration) bool {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	for _, s := range ss {
+		if lo > hi {
+			break
+		}
+		if s.from <= lo && s.to > lo {
+			lo = s.to // [lo, s.to) is covered
+		}
+	}
+	return lo > hi
+}
+
+// grantWindow is when p's grant may have happened: [requested, acquired]
+// widened by the uncertainty.
+func (p promise) grantWindow() (lo, hi time.Duration) {
+	return p.requested - p.uncertainty, p.acquired + p.uncertainty
+}
+
+// pairFault classifies one overlapping pair (docs/verdicts.md states the
+// rule for users). A visit that entered after its own promise ran out is
+// its client's fault, whatever the lock did: the pair is a lock fault only
+// when both a and b entered within their promises AND the later grant fell
+// within the earlier holder's promise. Only the request and the reply of a
+// grant are known, so the grant lies anywhere in [requested, acquired];
+// the lock is blamed only when every ordering of the two grants consistent
+// with those windows makes it the lock's fault. A holder that promised
+// nothing is never the lock's fault: nothing was promised to break.
+//
+// pairFault is a variable only so that classify_test.go can break it on
+// purpose (faultInjection).
+var pairFault = func(a, b promise) string {
+	if faultInjection.invertRule {
+		if judgePair(a, b) == FaultLock {
+			return FaultClient
+		}
+		return FaultLock
+	}
+	return judgePair(a, b)
+}
+
+func judgePair(a, b promise) string {
+	if a.heldAt(a.entered) && b.heldAt(b.entered) && grantedWithin(a, b) {
 		return FaultLock
 	}
 	return FaultClient
 }
 
-// covers reports whether b was granted no earlier than a, while a's promise
-// still ran (two grants at the same instant are checked both ways).
-func covers(a, b promise) bool {
-	return a.acquired <= b.acquired && (a.unbounded || b.acquired < a.validUntil)
+// grantedWithin reports whether, for every grant instant ga of a and gb of
+// b in their windows, the later one fell within the earlier one's promise
+// (at a tie either promise will do).
+func grantedWithin(a, b promise) bool {
+	if faultInjection.noOverlapCheck {
+		return true
+	}
+	aLo, aHi := a.grantWindow()
+	bLo, bHi := b.grantWindow()
+	// gb > ga for some ga: a was granted first, b within a's promise.
+	if !covered(a.held(), max(bLo, aLo+1), bHi) {
+		return false
+	}
+	if !covered(b.held(), max(aLo, bLo+1), aHi) {
+		return false
+	}
+	// ga = gb: granted at once, within either promise.
+	return covered(append(a.held(), b.held()...), max(aLo, bLo), min(aHi, bHi))
+}
+
+// faultInjection is zero in production. classify_test.go sets it, one
+// field at a time, to break the checker on purpose and show that its own
+// tests and the independent re-check (package recheck) then fail.
+var faultInjection struct {
+	invertRule       bool // pairFault answers the other class
+	noOverlapCheck   bool // the later grant need not fall within the earlier promise
+	dropOverlap      bool // a visit entering while others are inside starts no incident
+	acceptDuplicates bool // tokenFigures counts no duplicate token
 }
 
 // incident is the online state of an Incident while it is open.
@@ -110,6 +210,9 @@ func (in *incident) snapshot(now time.Duration) Incident {
 // joinIncident records that v entered while others were inside l: they all
 // belong to l's current incident, which starts here if there is none.
 func (s *Shared) joinIncident(l *lockState, v *visit, others []*visit, now time.Duration) {
+	if faultInjection.dropOverlap {
+		return
+	}
 	if l.inc == nil {
 		l.inc = &incident{Incident: Incident{Lock: v.lock, Start: now}}
 		s.incidents = append(s.incidents, l.inc)
@@ -193,7 +296,7 @@ func tokenFigures(gs []grant) (duplicates, regressions int) {
 	}
 	slices.Sort(tokens)
 	for i := 1; i < len(tokens); i++ {
-		if tokens[i] == tokens[i-1] {
+		if tokens[i] == tokens[i-1] && !faultInjection.acceptDuplicates {
 			duplicates++
 		}
 	}

@@ -45,7 +45,8 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 		case OpAcquire:
 			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
 				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
-				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated}
+				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated,
+				Uncertainty: time.Duration(op.Uncertainty)}
 		case OpEnter:
 			v, ok := rp.pending[op.Visit]
 			if !ok {

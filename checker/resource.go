@@ -158,6 +158,11 @@ type Visit struct {
 	// Estimated says the promise was computed by an adapter from outside a
 	// library that does not expose it.
 	Estimated bool
+	// Uncertainty is how far the client's harness-clock times (Requested,
+	// Acquired, ValidUntil, renewals) may be off: a client in its own
+	// process knows the run's base only to within it. The classification
+	// widens the grant by it and shortens the promise by it; 0: exact.
+	Uncertainty time.Duration
 }
 
 type visit struct {
@@ -281,6 +286,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if requested == 0 || requested > v.promise.acquired {
 		requested = v.promise.acquired
 	}
+	v.promise.requested, v.promise.entered, v.promise.uncertainty = requested, now, in.Uncertainty
 	s.granted = true
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
