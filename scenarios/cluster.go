@@ -17,7 +17,7 @@ func (p *parser) cluster(e entry) {
 	c.Provider = DefaultProvider
 	f, _ := p.fields(e.val, "cluster", clusterFields)
 	if x, ok := f["provider"]; ok {
-		if v, ok := get(p, x, "cluster.provider", oneOf("local", "docker", "external")); ok {
+		if v, ok := get(p, x, "cluster.provider", oneOf(allowedValues("cluster.provider")...)); ok {
 			c.Provider = v
 		}
 	}
@@ -61,7 +61,7 @@ func (p *parser) redis(e entry) *Redis {
 	p.optInt(f, "cluster.redis", "replicas", 0, &r.Replicas)
 	p.optInt(f, "cluster.redis", "sentinels", 0, &r.Sentinels)
 	if x, ok := f["persistence"]; ok {
-		if v, ok := get(p, x, "cluster.redis.persistence", oneOf("none", "everysec", "always")); ok {
+		if v, ok := get(p, x, "cluster.redis.persistence", oneOf(allowedValues("cluster.redis.persistence")...)); ok {
 			r.Persistence = v
 		}
 	}
@@ -73,7 +73,7 @@ func (p *parser) redis(e entry) *Redis {
 
 func (p *parser) ensemble(e entry, path string) *Nodes {
 	n := &Nodes{Nodes: 1}
-	f, _ := p.fields(e.val, path, ensembleFields)
+	f, _ := p.fields(e.val, path, fieldNames(path))
 	if x, ok := f["nodes"]; ok {
 		if v, ok := get(p, x, join(path, "nodes"), asInt); ok {
 			if v == 1 || v == 3 || v == 5 {

@@ -24,17 +24,16 @@ const (
 )
 
 var (
-	topFields      = []string{"name", "description", "seed", "cluster", "locks", "workload", "sweep", "faults", "resource", "expect"}
-	clusterFields  = []string{"provider", "redis", "zookeeper", "etcd", "external"}
-	redisFields    = []string{"primaries", "replicas", "sentinels", "persistence", "image"}
-	ensembleFields = []string{"nodes", "image"}
-	externalFields = []string{"redis", "zookeeper", "etcd"}
-	workloadFields = []string{"clients", "duration", "ops", "ttl", "critical_section", "keys", "mode", "rate",
-		"process_per_client", "acquire_timeout", "on_lost", "key_per_client"}
-	resourceFields = []string{"fencing"}
+	// The known fields of each section come from the field table (fields.go).
+	topFields      = fieldNames("")
+	clusterFields  = fieldNames("cluster")
+	redisFields    = fieldNames("cluster.redis")
+	externalFields = fieldNames("cluster.external")
+	workloadFields = fieldNames("workload")
+	resourceFields = fieldNames("resource")
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
 		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "min_visits"}
-	lockFields = []string{"name", "ttl", "retry", "key", "label"}
+	lockFields = fieldNames("locks[]")
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
 	sweepKeyRE = regexp.MustCompile(`^faults\[(0|[1-9][0-9]{0,5})\]\.([a-z_]+)$`)
@@ -165,7 +164,7 @@ func (p *parser) workload(e entry) {
 	p.optInt(f, path, "keys", 1, &w.Keys)
 	modeOK := true
 	if x, ok := f["mode"]; ok {
-		w.Mode, modeOK = get(p, x, "workload.mode", oneOf("closed", "open"))
+		w.Mode, modeOK = get(p, x, "workload.mode", oneOf(allowedValues("workload.mode")...))
 	}
 	if x, ok := f["rate"]; ok {
 		if v, ok := get(p, x, "workload.rate", asFloat); ok {
@@ -192,7 +191,7 @@ func (p *parser) workload(e entry) {
 	}
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
 	if x, ok := f["on_lost"]; ok {
-		w.OnLost, _ = get(p, x, "workload.on_lost", oneOf("ignore", "abort"))
+		w.OnLost, _ = get(p, x, "workload.on_lost", oneOf(allowedValues("workload.on_lost")...))
 	}
 }
 
@@ -200,7 +199,7 @@ func (p *parser) resource(e entry) {
 	p.s.Resource.Fencing = "off"
 	f, _ := p.fields(e.val, "resource", resourceFields)
 	if x, ok := f["fencing"]; ok {
-		if v, ok := get(p, x, "resource.fencing", oneOf("off", "observe", "enforce")); ok {
+		if v, ok := get(p, x, "resource.fencing", oneOf(allowedValues("resource.fencing")...)); ok {
 			p.s.Resource.Fencing = v
 		}
 	}

@@ -1,0 +1,261 @@
+package scenarios
+
+// The scenario field table: every field a scenario file may hold outside
+// faults (package faults' table), lock options (the locks registry) and
+// expectation keys (expectFields). The parser's unknown-field checks and
+// enumerations read it, and docs/scenario-file.md and
+// docs/scenario.schema.json are generated from it (fields_test.go -update),
+// so the reference cannot drift from what the parser accepts.
+
+import "strings"
+
+// Kind is the kind of value a scenario field takes.
+type Kind string
+
+// Kinds of Field.Kind.
+const (
+	KindString    Kind = "string"
+	KindInt       Kind = "int"
+	KindNumber    Kind = "number"
+	KindDuration  Kind = "duration" // a Go duration: 500ms, 2s, 1m30s
+	KindBool      Kind = "bool"
+	KindList      Kind = "list"
+	KindSection   Kind = "section"   // a mapping of the fields listed under it
+	KindMap       Kind = "map"       // a mapping whose keys the file chooses
+	KindCondition Kind = "condition" // 0, N, ">0", ">=N", "<N", "<=N", "==N"
+)
+
+// Field is one row of the scenario field table.
+type Field struct {
+	// Path names the field: "workload.critical_section". An item of a
+	// list is "locks[]", an entry of a map "expect.*".
+	Path string
+	Kind Kind
+	// Items is the kind of a list's items.
+	Items Kind
+	// Required fields must be written.
+	Required bool
+	// Default is what Parse applies when the field is absent, as the
+	// reference shows it; "" when there is none.
+	Default string
+	// Allowed lists the only values accepted (an enumeration).
+	Allowed []string
+	// Min is the least value of an int field.
+	Min *int
+	// Bounds says in words what else limits the value ("> 0").
+	Bounds string
+	// Example is a YAML value for this field that parses (the reference
+	// shows it; the table's test writes it into a scenario).
+	Example string
+	// Doc is one line for the reference.
+	Doc string
+}
+
+func atLeast(n int) *int { return &n }
+
+// fieldTable is every scenario field but faults, lock options and
+// expectation keys, sections before their fields, in the order the parser
+// lists them in messages.
+var fieldTable = []Field{
+	{Path: "name", Kind: KindString, Required: true, Bounds: "[a-z0-9-]+", Example: "my-scenario",
+		Doc: "the scenario's name; results go to results/<name>-<time>/"},
+	{Path: "description", Kind: KindString, Example: "Redis locks under a paused holder.",
+		Doc: "one paragraph for reports and `bench list`"},
+	{Path: "seed", Kind: KindInt, Default: "1", Example: "42",
+		Doc: "seeds every random choice of the run (key choice, retry jitter), so a run repeats"},
+	{Path: "cluster", Kind: KindSection,
+		Doc: "where the servers run and how many; a backend section the locks need but the file leaves out is added with one node (Redis: as many primaries as the locks need)"},
+	{Path: "locks", Kind: KindList, Items: KindSection, Required: true, Example: "[redis-cad, zk-recipe]",
+		Doc: "the locks to run, each on a fresh cluster: a lock name, or a mapping {name, ttl, retry, key, label, <option>: value}"},
+	{Path: "workload", Kind: KindSection,
+		Doc: "what the clients do: each takes the lock, reads the shared resource, holds, writes, releases"},
+	{Path: "sweep", Kind: KindMap,
+		Doc: "run the scenario once per value (every combination, clients outermost, at most 1000 runs per lock)"},
+	{Path: "faults", Kind: KindList, Items: KindSection, Example: "[{type: pause, at: 2s, for: 3s, node: redis-0}]",
+		Doc: "faults on a schedule counted from the workload's start; the fields of each type are under [Faults](#faults)"},
+	{Path: "resource", Kind: KindSection, Doc: "the shared resource the clients write"},
+	{Path: "expect", Kind: KindMap,
+		Doc: "conditions on each run's counts, keyed by a lock name, a label or default; chaos exits 1 when one fails"},
+
+	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external"}, Example: "local",
+		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run"},
+	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
+	{Path: "cluster.zookeeper", Kind: KindSection, Doc: "a ZooKeeper ensemble (not with provider external)"},
+	{Path: "cluster.etcd", Kind: KindSection, Doc: "an etcd cluster (not with provider external)"},
+	{Path: "cluster.external", Kind: KindSection, Doc: "the servers of every backend the locks use, with provider external only"},
+
+	{Path: "cluster.redis.primaries", Kind: KindInt, Min: atLeast(1), Default: "the most any lock needs (at least 1)", Example: "3",
+		Doc: "independent Redis primaries (redis-0, redis-1, ...); quorum locks use every one"},
+	{Path: "cluster.redis.replicas", Kind: KindInt, Min: atLeast(0), Default: "0", Example: "1",
+		Doc: "replicas of each primary (redis-0-r0, ...)"},
+	{Path: "cluster.redis.sentinels", Kind: KindInt, Min: atLeast(0), Default: "0", Example: "3",
+		Doc: "Sentinel processes watching the primaries (sentinel-0, ...); a failover fault needs at least 1 and replicas"},
+	{Path: "cluster.redis.persistence", Kind: KindString, Default: "none", Allowed: []string{"none", "everysec", "always"}, Example: "always",
+		Doc: "append-only file fsync policy: what a restarted Redis node still holds"},
+	{Path: "cluster.redis.image", Kind: KindString, Default: "redis:7.2 (locklab/redis:7.0 when only that exists)", Example: "redis:7.2",
+		Doc: "container image, provider docker only"},
+
+	{Path: "cluster.zookeeper.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
+		Doc: "ensemble members (zk-0, zk-1, ...)"},
+	{Path: "cluster.zookeeper.image", Kind: KindString, Default: "zookeeper:3.9 (locklab/zookeeper:3.8 when only that exists)", Example: "zookeeper:3.9",
+		Doc: "container image, provider docker only"},
+	{Path: "cluster.etcd.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
+		Doc: "cluster members (etcd-0, etcd-1, ...)"},
+	{Path: "cluster.etcd.image", Kind: KindString, Default: "gcr.io/etcd-development/etcd:v3.5.17 (locklab/etcd:3.4 when only that exists)", Example: "gcr.io/etcd-development/etcd:v3.5.17",
+		Doc: "container image, provider docker only"},
+
+	{Path: "cluster.external.redis", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[10.0.0.5:6379]",
+		Doc: "Redis servers (as many as the locks need primaries)"},
+	{Path: "cluster.external.zookeeper", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[zk1:2181, zk2:2181, zk3:2181]",
+		Doc: "ZooKeeper ensemble members"},
+	{Path: "cluster.external.etcd", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[etcd1:2379]",
+		Doc: "etcd members"},
+
+	{Path: "locks[].name", Kind: KindString, Required: true, Example: "redis-cad",
+		Doc: "a registered lock (see [Locks](#locks))"},
+	{Path: "locks[].ttl", Kind: KindDuration, Default: "workload.ttl", Bounds: "> 0", Example: "2s",
+		Doc: "this lock's lease length"},
+	{Path: "locks[].retry", Kind: KindDuration, Default: "the lock's own", Bounds: "> 0", Example: "50ms",
+		Doc: "the longest a blocked acquire waits between attempts when no notification arrives"},
+	{Path: "locks[].key", Kind: KindString, Default: "locklab:<scenario>:", Example: "myapp-lock",
+		Doc: "prefix of every key or node the lock creates"},
+	{Path: "locks[].label", Kind: KindString, Default: "the name, plus \" k=v\" of the ttl, retry, key and options set when the lock appears twice", Example: "cad-short",
+		Doc: "the entry's name in results and expect: (unique; not \"default\", not another entry's lock name)"},
+
+	{Path: "workload.clients", Kind: KindInt, Min: atLeast(1), Default: "1", Example: "8",
+		Doc: "concurrent clients, each with its own connections"},
+	{Path: "workload.duration", Kind: KindDuration, Default: "10s unless ops is set", Bounds: "> 0; not with ops", Example: "30s",
+		Doc: "how long the workload runs"},
+	{Path: "workload.ops", Kind: KindInt, Min: atLeast(1), Bounds: "not with duration", Example: "1000",
+		Doc: "critical sections to attempt across all clients, instead of a duration"},
+	{Path: "workload.ttl", Kind: KindDuration, Default: "10s", Bounds: "> 0", Example: "2s",
+		Doc: "the lease length of every lock without its own ttl"},
+	{Path: "workload.critical_section", Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "5ms",
+		Doc: "how long a client holds the lock between its read and its write"},
+	{Path: "workload.keys", Kind: KindInt, Min: atLeast(1), Default: "1", Example: "4",
+		Doc: "distinct lock keys; each operation picks one at random (seeded)"},
+	{Path: "workload.mode", Kind: KindString, Default: "closed", Allowed: []string{"closed", "open"}, Example: "open",
+		Doc: "closed: each client starts its next operation when the last ends; open: operations arrive at rate, latencies count from the scheduled start"},
+	{Path: "workload.rate", Kind: KindNumber, Bounds: "> 0; mode open only, and required there", Example: "200",
+		Doc: "arrival rate of an open workload, operations per second across clients"},
+	{Path: "workload.process_per_client", Kind: KindBool, Default: "false; true when a pause-client fault needs it", Example: "true",
+		Doc: "run each client as its own OS process"},
+	{Path: "workload.acquire_timeout", Kind: KindDuration, Default: "max(2 × the longest ttl, 10s)", Bounds: "> 0", Example: "30s",
+		Doc: "bound of one acquire call; a client that times out counts an error and tries again"},
+	{Path: "workload.on_lost", Kind: KindString, Default: "ignore", Allowed: []string{"ignore", "abort"}, Example: "abort",
+		Doc: "ignore: write whatever happened to the lease; abort: a careful client checks its lease (lost, promised validity) just before the write and skips it"},
+	{Path: "workload.key_per_client", Kind: KindBool, Default: "false", Bounds: "keys becomes at least clients", Example: "true",
+		Doc: "client i always uses key i: no contention, the harness's cost per client shows (scale runs)"},
+
+	{Path: "sweep.clients", Kind: KindList, Items: KindInt, Bounds: "each >= 1, no duplicates", Example: "[1, 4, 16]",
+		Doc: "one run per client count"},
+	{Path: `sweep."faults[N].FIELD"`, Kind: KindList, Bounds: "any scalar field of fault N but type; quote the key in flow style", Example: "[1s, 5s]",
+		Doc: "one run per value of a fault field; each value is validated as if written in the fault"},
+
+	{Path: "resource.fencing", Kind: KindString, Default: "off", Allowed: []string{"off", "observe", "enforce"}, Example: "enforce",
+		Doc: "off: tokens are not compared; observe: a write with a token lower than one seen counts as stale; enforce: such a write is rejected"},
+}
+
+// expectDocs documents expectation keys; expectFields (parse.go) is the
+// list of keys, and a key missing here is a condition with a generic line.
+var expectDocs = map[string]Field{
+	"violations":        {Doc: "times a client entered the critical section while another was inside"},
+	"incidents":         {Doc: "maximal groups of overlapping visits (one overlap of three clients is one incident)"},
+	"lock_faults":       {Doc: "incidents where the lock granted again while the earlier holder's promised validity still ran: nothing on the client side repairs them"},
+	"client_faults":     {Doc: "incidents where the earlier holder stayed inside after its promise ran out: fencing repairs them"},
+	"duplicate_tokens":  {Doc: "visits presenting a non-zero token another holder presented before"},
+	"token_regressions": {Doc: "grants whose token is not greater than one granted earlier in real time"},
+	"stale_tokens":      {Doc: "writes with a token lower than one the resource had seen"},
+	"stale_rejected":    {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
+	"stale_accepted":    {Doc: "stale writes the resource applied"},
+	"lost_updates":      {Doc: "increments lost to an overlapping writer (writes minus the counter's final value)"},
+	"errors":            {Doc: "failed operations of every kind together"},
+	"min_visits": {Kind: KindInt, Min: atLeast(0), Default: "3", Example: "5",
+		Doc: "visits that must begin after each fault's start for a safety count of 0 to count as evidence (else the condition is inconclusive)"},
+}
+
+// expectField returns the row of expectation key name, a condition unless
+// expectDocs says otherwise.
+func expectField(name string) Field {
+	f := expectDocs[name]
+	f.Path = "expect.*." + name
+	if f.Kind == "" {
+		f.Kind = KindCondition
+	}
+	if f.Doc == "" {
+		f.Doc = "condition on the run's " + strings.ReplaceAll(name, "_", " ")
+	}
+	if f.Example == "" {
+		f.Example = "0"
+	}
+	return f
+}
+
+// faultFieldDocs documents the fields of faults; which fields exist, and
+// which types take them, is package faults' table (faults.FieldNames,
+// faults.Lookup).
+var faultFieldDocs = map[string]Field{
+	"type":      {Kind: KindString, Example: "pause", Doc: "the fault type (below)"},
+	"at":        {Kind: KindDuration, Bounds: ">= 0", Example: "2s", Doc: "when the fault starts, counted from the workload's start"},
+	"for":       {Kind: KindDuration, Default: "to the run's end", Bounds: "> 0", Example: "5s", Doc: "how long until it heals"},
+	"link":      {Kind: KindString, Bounds: "A->B, a link the cluster proxies", Example: "client-0->redis-0", Doc: "one directed link: client-N, clients, holder or a server on the left, a server on the right"},
+	"node":      {Kind: KindString, Example: "redis-0", Doc: "a server (redis-0, redis-0-r0, sentinel-0, zk-1, etcd-2, zk-leader, etcd-leader) or, for link faults, clients, client-N or holder: every link touching it"},
+	"groups":    {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names; every proxied link between two groups is cut"},
+	"isolate":   {Kind: KindString, Example: "zk-leader", Doc: "partition: this node against every other server and the clients"},
+	"client":    {Kind: KindString, Example: "holder", Doc: "holder (the client inside the critical section when the fault starts), an index (0) or client-N"},
+	"latency":   {Kind: KindDuration, Bounds: ">= 0", Example: "100ms", Doc: "added to each round trip (on the reply direction)"},
+	"jitter":    {Kind: KindDuration, Bounds: ">= 0", Example: "20ms", Doc: "± random spread of the latency"},
+	"rate_kbps": {Kind: KindInt, Bounds: ">= 1", Example: "64", Doc: "bandwidth in KB/s, both directions"},
+	"delay":     {Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "1s", Doc: "restart: how long the node stays down"},
+	"offset":    {Kind: KindDuration, Bounds: "> 0", Example: "30s", Doc: "clock-jump: how far the server's clock jumps forward"},
+}
+
+// fieldNames returns the names of the fields directly under section, in
+// table order ("" for the top level, "locks[]" for a lock entry).
+func fieldNames(section string) []string {
+	var out []string
+	for _, f := range fieldTable {
+		if parent, name := splitPath(f.Path); parent == section {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// allowedValues returns the values the field at path accepts.
+func allowedValues(path string) []string {
+	for _, f := range fieldTable {
+		if f.Path == path {
+			return f.Allowed
+		}
+	}
+	panic("scenarios: no field " + path + " in the field table")
+}
+
+// splitPath splits a field path at its last dot outside quotes.
+func splitPath(path string) (parent, name string) {
+	quoted := false
+	for i := len(path) - 1; i >= 0; i-- {
+		switch path[i] {
+		case '"':
+			quoted = !quoted
+		case '.':
+			if !quoted {
+				return path[:i], path[i+1:]
+			}
+		}
+	}
+	return "", path
+}
+
+// Fields returns the scenario field table (a copy): every field but those
+// of faults (faults.Lookup), lock options (locks.Spec.Options) and
+// expectation keys (ExpectFields).
+func Fields() []Field {
+	return append([]Field(nil), fieldTable...)
+}
+
+// ExpectFields returns the keys an expect: entry accepts, in order.
+func ExpectFields() []string {
+	return append([]string(nil), expectFields...)
+}
