@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/version"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
@@ -85,6 +86,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 		File:        sc.File,
 		Seed:        seed,
 		Provider:    provider,
+		Version:     version.Short(),
 		Started:     time.Now().UTC(),
 		Host:        host(),
 		Versions:    map[string]string{},

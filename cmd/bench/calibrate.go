@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,11 +47,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &cli.UsageError{Err: err}
+	if _, err := cli.ParseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("calibrate takes no arguments (got %q)", fs.Args())

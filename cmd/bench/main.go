@@ -28,6 +28,7 @@ Usage:
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         the harness against each backend's own limit
   bench cleanup [--all]           remove containers left by interrupted docker runs
+  bench version, --version        module version and commit of this binary
   bench help                      this text
 
 SCENARIO is a .yaml file or a built-in name (see 'bench list').
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return calibrateCmd(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
+	case "version", "--version", "-version":
+		return cli.Version(args[1:], stdout, stderr, "bench")
 	case "help", "-h", "--help":
 		io.WriteString(stdout, usage)
 		return nil

@@ -66,3 +66,48 @@ func TestUsage(t *testing.T) {
 		t.Errorf("bench list: exit %d, output %q", code, stdout.String())
 	}
 }
+
+// TestFlagsAnywhere: flags after the scenario are flags, not file names,
+// and a -- ends them.
+func TestFlagsAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x.yaml")
+	if err := os.WriteFile(file, []byte("name: x\nlocks: [redis-cad]\nworkload:\n  clients: -3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"flags after the file", []string{"run", file, "-q", "--results", out, "--duration", "5s"}, file + ":4: workload.clients:"},
+		{"lock flag after a built-in", []string{"run", "redis-baseline", "--locks", "zk-recipe"}, "zk-recipe"},
+		{"after --, a file name", []string{"run", "-q", "--", "--duration"}, "--duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := cli.Code(run(context.Background(), tt.args, &stdout, &stderr), &stderr)
+			if code != cli.ExitBadInput || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr.String(), tt.want)
+			}
+			if strings.Contains(stderr.String(), "scenarios: --") && tt.args[2] != "--" {
+				t.Errorf("a flag was read as a scenario: %q", stderr.String())
+			}
+		})
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("results folder created for bad input: %v", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var stdout, stderr bytes.Buffer
+		if code := cli.Code(run(context.Background(), args, &stdout, &stderr), &stderr); code != 0 ||
+			!strings.HasPrefix(stdout.String(), "bench github.com/locklab/locklab ") {
+			t.Errorf("bench %v: exit %d, stdout %q, stderr %q", args, code, stdout.String(), stderr.String())
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,20 +28,9 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 			"report.md and report.html. Several: compare them with the first as baseline.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the folders.
-	var dirs []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return &cli.UsageError{Err: err}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		dirs = append(dirs, fs.Arg(0))
-		args = fs.Args()[1:]
+	dirs, err := cli.ParseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(dirs) == 0 {
 		fs.Usage()
@@ -80,7 +68,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if err := c.WriteTable(stdout); err != nil {
 		return err
 	}
-	err := report.RenderComparison(dir, c)
+	err = report.RenderComparison(dir, c)
 	fmt.Fprintf(stdout, "\ncomparison: %s\n", filepath.Join(dir, "comparison.html"))
 	return err
 }

@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +34,7 @@ Usage:
                                   runs per cell: atlas.json|md|html|png (atlas -h)
   chaos atlas merge DIR...        join atlas shards into one atlas
   chaos cleanup [--all]           remove containers left by interrupted docker runs
+  chaos version, --version        module version and commit of this binary
   chaos help                      this text
 
 SCENARIO is a .yaml file or a built-in name. Exit codes: 0 every expectation
@@ -57,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Atlas(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "chaos")
+	case "version", "--version", "-version":
+		return cli.Version(args[1:], stdout, stderr, "chaos")
 	case "help", "-h", "--help":
 		io.WriteString(stdout, usage)
 		return nil
@@ -71,11 +73,8 @@ func list(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: chaos list\n\nPrints the fault types and every built-in scenario with its locks.")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &cli.UsageError{Err: err}
+	if _, err := cli.ParseFlags(fs, args); err != nil {
+		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT TYPES\tfields\teffect")

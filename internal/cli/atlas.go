@@ -77,7 +77,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, atlasUsage, strings.Join(atlas.FamilyNames(), ", "))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if _, err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -160,7 +160,7 @@ func atlasMerge(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chaos atlas merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write the merged atlas here (default the first DIR)")
-	if err := fs.Parse(args); err != nil {
+	if _, err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,11 +29,8 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 			"unless --all.\n\nFlags:\n", cmd, cluster.LabelLocklab)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+	if _, err := ParseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("%s cleanup takes no arguments (got %s)", cmd, strings.Join(fs.Args(), " "))

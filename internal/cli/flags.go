@@ -16,8 +16,22 @@ import (
 // It calls fs.Parse until the arguments run out: the flag package stops at
 // the first non-flag argument, which is kept, and parsing goes on after it.
 // A bad flag is returned as a *UsageError (exit 2) after fs has printed
-// its usage; -h or --help returns flag.ErrHelp unwrapped.
+// its usage; -h or --help returns flag.ErrHelp unwrapped. Afterwards
+// fs.Args() and fs.NArg() give the same positional arguments, so code
+// written for fs.Parse keeps working.
 func ParseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	// Leave them in fs.Args(): "--" ends the flags at once.
+	if err := fs.Parse(append([]string{"--"}, pos...)); err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return pos, nil
+}
+
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	pos := []string{}
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -59,6 +59,9 @@ func TestParseFlags(t *testing.T) {
 			if !slices.Equal(pos, tt.wantPos) {
 				t.Errorf("positional %q, want %q", pos, tt.wantPos)
 			}
+			if !slices.Equal(fs.Args(), tt.wantPos) {
+				t.Errorf("fs.Args() %q, want %q", fs.Args(), tt.wantPos)
+			}
 			if *dur != tt.wantDur || *out != tt.wantOut || *q != tt.wantQ {
 				t.Errorf("duration %v out %q q %v, want %v %q %v", *dur, *out, *q, tt.wantDur, tt.wantOut, tt.wantQ)
 			}

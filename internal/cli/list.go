@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,11 +18,8 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s list\n\nPrints the built-in scenarios and every registered lock (backend, whether it fences, one line).\n", cmd)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+	if _, err := ParseFlags(fs, args); err != nil {
+		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIOS\t\t")

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -69,11 +68,8 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "Usage: %s run [flags] SCENARIO...\n\nSCENARIO is a .yaml file or a built-in name (%s list).\n\nFlags:\n", cmd, cmd)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+	if _, err := ParseFlags(fs, args); err != nil {
+		return err
 	}
 	switch f.Format {
 	case "table", "json", "benchstat":
