@@ -33,30 +33,51 @@ func answerSection(d *doc, r *Result) {
 	d.p("Safety: the faults this run applied and whether the lock kept mutual exclusion under them. Availability: completions per second during the fault windows over the rate before the first fault (- when not measured). Verdict: the scenario's expectations, met / failed / inconclusive.")
 }
 
+// Safety classes of a run, the atlas's words for its cells.
+const (
+	SafetySafe                 = "safe"
+	SafetyUnsafe               = "unsafe"
+	SafetyUnsafeWithoutFencing = "unsafe-without-fencing"
+	SafetyInconclusive         = "inconclusive"
+)
+
+// SafetyClass is what a run showed: unsafe (a lock fault, or fencing
+// tokens that do not order the holders: nothing repairs it), unsafe
+// without fencing (client faults, lost updates or stale writes accepted:
+// fencing repairs them), inconclusive (no damage but no evidence either),
+// or safe; "" when the run failed.
+func SafetyClass(run *Run) string {
+	switch {
+	case run.Error != "":
+		return ""
+	case run.LockFaults > 0 || run.DuplicateTokens > 0 || run.TokenRegressions > 0,
+		run.Incidents == 0 && run.Violations > 0:
+		return SafetyUnsafe
+	case run.Incidents > 0 || run.LostUpdates > 0 || run.StaleAccepted > 0:
+		return SafetyUnsafeWithoutFencing
+	case RunVerdict(run) == VerdictInconclusive:
+		return SafetyInconclusive
+	}
+	return SafetySafe
+}
+
 // runSafety is the safety column of the summary and the row's class.
 func runSafety(run *Run) (string, string) {
 	faults := FaultNames(run)
-	under := "no fault in this run"
+	under := "(no fault in this run)"
 	if len(faults) > 0 {
 		under = "under " + strings.Join(faults, ", ")
 	}
-	switch {
-	case run.Error != "":
+	switch c := SafetyClass(run); c {
+	case "":
 		return "not measured: the run failed", "bad"
-	case damaged(run):
-		return "unsafe " + under, "bad"
-	case RunVerdict(run) == VerdictInconclusive:
-		return "inconclusive " + under, "inconclusive"
-	case len(faults) == 0:
-		return "safe (no fault in this run)", ""
+	case SafetyUnsafe, SafetyUnsafeWithoutFencing:
+		return c + " " + under, "bad"
+	case SafetyInconclusive:
+		return c + " " + under, "inconclusive"
+	default:
+		return c + " " + under, ""
 	}
-	return "safe " + under, ""
-}
-
-// damaged reports whether a run showed any damage the checker counts.
-func damaged(run *Run) bool {
-	return run.Incidents > 0 || run.Violations > 0 || run.LostUpdates > 0 || run.StaleAccepted > 0 ||
-		run.DuplicateTokens > 0 || run.TokenRegressions > 0
 }
 
 // FaultNames are the distinct faults a run applied ("failover redis-0"),

@@ -17,14 +17,19 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Comparison is several results side by side. The first result is the
-// baseline every other one is compared with.
+// Comparison is several results side by side, like with like: results of
+// the same scenario are compared with the first of them (the baseline of
+// that scenario), and different scenarios only side by side, lock by lock
+// (never one scenario as the baseline of another).
 type Comparison struct {
 	// Names label the results in tables and plots (unique).
 	Names   []string
 	Results []*Result
 	// Rows pair the runs of the same lock configuration and client count.
 	Rows []CompareRow
+	// Groups are the indices of the results of each scenario, in the
+	// order scenarios first appear; the first of a group is its baseline.
+	Groups [][]int
 }
 
 // CompareRow is one lock configuration at one client count across results.
@@ -41,6 +46,16 @@ type CompareRow struct {
 // (and a number when two would be the same).
 func Compare(results []*Result, names []string) *Comparison {
 	c := &Comparison{Results: results, Names: uniqueNames(results, names)}
+	group := map[string]int{}
+	for ri, r := range results {
+		g, ok := group[r.Scenario]
+		if !ok {
+			g = len(c.Groups)
+			group[r.Scenario] = g
+			c.Groups = append(c.Groups, nil)
+		}
+		c.Groups[g] = append(c.Groups[g], ri)
+	}
 	idx := map[string]int{}
 	for ri, r := range results {
 		for i := range r.Runs {
@@ -120,48 +135,112 @@ var (
 	vViolations = func(r *Run) (float64, bool) { return float64(r.Violations), measured(r) }
 )
 
-// deltaTable is the comparison of every other result with the baseline:
-// one row per lock, clients and result.
-func (c *Comparison) deltaTable() *docTable {
-	t := &docTable{head: []string{"lock", "clients", "ops/s", "acq p50 ms", "acq p99 ms", "violations"}, num: []bool{false, true, true, true, true, true}}
-	if len(c.Results) > 2 {
-		t.head = append([]string{"run"}, t.head...)
-		t.num = append([]bool{false}, t.num...)
+// baselineOf is the index of the result ri is compared with: the first
+// result of the same scenario; -1 when ri is that first one.
+func (c *Comparison) baselineOf(ri int) int {
+	for _, g := range c.Groups {
+		if len(g) > 0 && g[0] != ri && c.Results[g[0]].Scenario == c.Results[ri].Scenario {
+			return g[0]
+		}
 	}
-	for i := 1; i < len(c.Results); i++ {
-		for _, row := range c.Rows {
-			a, b := row.Runs[0], row.Runs[i]
-			if a == nil && b == nil {
-				continue
+	return -1
+}
+
+// repeated reports whether some scenario appears in several results.
+func (c *Comparison) repeated() bool {
+	for _, g := range c.Groups {
+		if len(g) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// deltaTable compares every result with the baseline of its scenario: one
+// row per lock, clients and result; empty when no scenario repeats.
+func (c *Comparison) deltaTable() *docTable {
+	t := &docTable{head: []string{"scenario", "run", "vs", "lock", "clients", "ops/s", "acq p50 ms", "acq p99 ms", "violations"},
+		num: []bool{false, false, false, false, true, true, true, true, true}}
+	for _, g := range c.Groups {
+		base := g[0]
+		for _, ri := range g[1:] {
+			for _, row := range c.Rows {
+				a, b := row.Runs[base], row.Runs[ri]
+				if a == nil && b == nil {
+					continue
+				}
+				worse := b != nil && (a == nil || b.Violations > a.Violations)
+				t.add(worse && b.Violations > 0, c.Results[ri].Scenario, c.Names[ri], c.Names[base], row.Key, fmt.Sprint(row.Clients),
+					delta(a, b, vThroughput, true), delta(a, b, vAcqP50, true),
+					delta(a, b, vAcqP99, true), delta(a, b, vViolations, false))
 			}
-			worse := b != nil && (a == nil || b.Violations > a.Violations)
-			cells := []string{row.Key, fmt.Sprint(row.Clients),
-				delta(a, b, vThroughput, true), delta(a, b, vAcqP50, true),
-				delta(a, b, vAcqP99, true), delta(a, b, vViolations, false)}
-			if len(c.Results) > 2 {
-				cells = append([]string{c.Names[i]}, cells...)
-			}
-			t.add(worse && b.Violations > 0, cells...)
 		}
 	}
 	return t
 }
 
-// WriteTable writes the deltas of every result against the first as an
-// aligned text table ("ops/s 420 → 380 (-9.5%)").
+// acrossTable puts the scenarios side by side, lock by lock: per lock
+// (and clients) one row, per scenario one column (its first result) with
+// the lock's safety, throughput and acquire p99 there; no deltas, since
+// the scenarios differ. Empty with a single scenario.
+func (c *Comparison) acrossTable() *docTable {
+	if len(c.Groups) < 2 {
+		return &docTable{}
+	}
+	t := &docTable{head: []string{"lock", "clients"}, num: []bool{false, true}}
+	for _, g := range c.Groups {
+		t.head = append(t.head, c.Names[g[0]])
+		t.num = append(t.num, false)
+	}
+	for _, row := range c.Rows {
+		cells := []string{row.Key, fmt.Sprint(row.Clients)}
+		bad := false
+		for _, g := range c.Groups {
+			run := row.Runs[g[0]]
+			if run == nil {
+				cells = append(cells, "-")
+				continue
+			}
+			word := orDash(SafetyClass(run))
+			bad = bad || word == SafetyUnsafe || word == SafetyUnsafeWithoutFencing
+			cells = append(cells, fmt.Sprintf("%s · %s ops/s · p99 %s ms", word, fmtNum(run.Throughput), latMs(run.Acquire, run.Acquire.P99Ms)))
+		}
+		t.add(bad, cells...)
+	}
+	return t
+}
+
+// WriteTable writes the comparison as aligned text: the deltas of each
+// result against the baseline of its scenario ("ops/s 420 → 380
+// (-9.5%)"), then the scenarios side by side, lock by lock.
 func (c *Comparison) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "baseline: %s\n", c.Names[0])
-	for i := 1; i < len(c.Names); i++ {
-		fmt.Fprintf(w, "vs:       %s\n", c.Names[i])
+	for _, g := range c.Groups {
+		fmt.Fprintf(w, "scenario %s: ", c.Results[g[0]].Scenario)
+		if len(g) == 1 {
+			fmt.Fprintf(w, "%s (one result: nothing to compare it with)\n", c.Names[g[0]])
+			continue
+		}
+		names := make([]string, 0, len(g)-1)
+		for _, ri := range g[1:] {
+			names = append(names, c.Names[ri])
+		}
+		fmt.Fprintf(w, "baseline %s, compared: %s\n", c.Names[g[0]], strings.Join(names, ", "))
 	}
-	fmt.Fprintln(w)
-	t := c.deltaTable()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
-	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	for _, t := range []*docTable{c.deltaTable(), c.acrossTable()} {
+		if len(t.rows) == 0 {
+			continue
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(t.head, "\t")+"\t")
+		for _, r := range t.rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return nil
 }
 
 // RenderComparison writes comparison.md, comparison.html and the
@@ -187,7 +266,7 @@ func RenderComparison(dir string, c *Comparison) error {
 	plots, perr := saveAll(dir, figs)
 
 	d := &doc{title: "locklab comparison"}
-	d.p("Baseline: %s. Every other run is compared with it, lock by lock at the same client count.", c.Names[0])
+	d.p("Like with like: a result is compared with the first result of the same scenario (its baseline), lock by lock at the same client count; different scenarios are only put side by side, lock by lock, never one as the baseline of another.")
 	runs := &docTable{head: []string{"run", "scenario", "started", "seed", "provider", "host", "status"}, num: []bool{false, false, false, true}}
 	for i, r := range c.Results {
 		status := "complete"
@@ -205,9 +284,16 @@ func RenderComparison(dir string, c *Comparison) error {
 			fmt.Sprintf("%d CPUs %s/%s %s", r.Host.CPUs, r.Host.OS, r.Host.Arch, r.Host.Hostname), status)
 	}
 	d.tab(runs)
-	d.h(2, "Deltas")
-	d.tab(c.deltaTable())
-	d.p("a → b: baseline → run; percentages are the change from the baseline.")
+	if t := c.acrossTable(); len(t.rows) > 0 {
+		d.h(2, "Scenarios side by side")
+		d.tab(t)
+		d.p("Per lock and scenario: safe / unsafe / inconclusive under that scenario's faults, throughput and acquire p99. Scenarios differ in their faults and workloads, so their numbers are not deltas of one another.")
+	}
+	if c.repeated() {
+		d.h(2, "Deltas within a scenario")
+		d.tab(c.deltaTable())
+		d.p("a → b: the scenario's baseline result → this result; percentages are the change from the baseline.")
+	}
 	d.h(2, "Plots")
 	for _, p := range plots {
 		d.img(p)
@@ -319,8 +405,8 @@ func compareThroughputFigure(c *Comparison) (figure, bool) {
 						txt := "-"
 						if run != nil {
 							txt = fmtNum(v)
-							if ri > 0 {
-								if d := pct(vOf(row.Runs[0], vThroughput), v); d != "" {
+							if base := c.baselineOf(ri); base >= 0 {
+								if d := pct(vOf(row.Runs[base], vThroughput), v); d != "" {
 									txt += " (" + d + ")"
 								}
 							}

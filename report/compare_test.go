@@ -10,7 +10,7 @@ import (
 func TestCompare(t *testing.T) {
 	a := syntheticResult(10, []int{8})
 	b := syntheticResult(10, []int{8})
-	b.Scenario = "synthetic-after"
+	// The same scenario before and after a change: compared with deltas.
 	b.Runs[0].Throughput = a.Runs[0].Throughput * 1.5
 	b.Runs[3].Violations = 7
 	b.Runs = b.Runs[:9] // the last lock did not run in b
@@ -26,7 +26,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sb.String()
-	for _, s := range []string{"baseline: before", "(+50.0%)", "0 → 7", "→ -", "redis-watchdog ttl=5s"} {
+	for _, s := range []string{"baseline before, compared: after", "(+50.0%)", "0 → 7", "→ -", "redis-watchdog ttl=5s"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
@@ -47,6 +47,64 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(string(data), "+50.0%") {
 			t.Errorf("%s lacks the throughput delta", f)
 		}
+	}
+}
+
+// TestCompareLikeWithLike: results of different scenarios are put side
+// by side lock by lock, never compared with one another as a baseline;
+// two results of one scenario among them are.
+func TestCompareLikeWithLike(t *testing.T) {
+	pause := syntheticResult(3, []int{3})
+	pause.Scenario = "pause-holder"
+	failover := syntheticResult(3, []int{3})
+	failover.Scenario = "redis-failover"
+	failover.Runs[0].LockFaults, failover.Runs[0].Incidents = 1, 1
+	again := syntheticResult(3, []int{3})
+	again.Scenario = "redis-failover"
+	again.Runs[1].Throughput *= 2
+	tests := []struct {
+		name           string
+		results        []*Result
+		deltas, across bool
+	}{
+		{"different scenarios", []*Result{pause, failover}, false, true},
+		{"one scenario repeated", []*Result{pause, failover, again}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(tt.results, nil)
+			var sb strings.Builder
+			if err := c.WriteTable(&sb); err != nil {
+				t.Fatal(err)
+			}
+			out := sb.String()
+			if strings.Contains(out, "baseline pause-holder") || strings.Contains(out, "pause-holder → ") {
+				t.Errorf("pause-holder is the baseline of another scenario:\n%s", out)
+			}
+			if got := strings.Contains(out, "→"); got != tt.deltas {
+				t.Errorf("deltas shown %v, want %v:\n%s", got, tt.deltas, out)
+			}
+			if tt.deltas && !strings.Contains(out, "baseline redis-failover, compared: redis-failover (2)") {
+				t.Errorf("the repeated scenario is not compared with its own first result:\n%s", out)
+			}
+			if !strings.Contains(out, "unsafe · ") || !strings.Contains(out, "safe · ") {
+				t.Errorf("no lock-by-lock table of the scenarios side by side:\n%s", out)
+			}
+			dir := outDir(t, "compare-"+strings.ReplaceAll(tt.name, " ", "-"))
+			if err := RenderComparison(dir, c); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "comparison.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(md), "## Deltas within a scenario"); got != tt.deltas {
+				t.Errorf("comparison.md has deltas %v, want %v", got, tt.deltas)
+			}
+			if !strings.Contains(string(md), "## Scenarios side by side") {
+				t.Error("comparison.md lacks the scenarios side by side")
+			}
+		})
 	}
 }
 
