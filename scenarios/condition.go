@@ -2,23 +2,48 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// Condition is one expectation on a count, parsed from "0", "N", ">0",
-// ">=N", "<N", "<=N" or "==N" (a bare N means ==N).
+// Condition is one expectation on a count or a measured figure, parsed
+// from "N", ">N", ">=N", "<N", "<=N" or "==N" (a bare N means ==N). N is a
+// whole number for counts (ParseCondition) and a real number for the
+// performance gates (ParseRealCondition); both go through one parser.
 type Condition struct {
 	Op string // "==", ">", ">=", "<", "<="
-	N  int
+	N  float64
 }
 
-const conditionHint = `use 0, N, ">0", ">=N", "<N", "<=N" or "==N"`
+const (
+	conditionHint     = `use 0, N, ">0", ">=N", "<N", "<=N" or "==N"`
+	realConditionHint = `use N, ">N", ">=N", "<N", "<=N" or "==N"`
+)
 
-// ParseCondition parses a condition as written in expect:. Spaces around
-// the operator are allowed; N must be a non-negative integer, and a
-// condition no count can meet ("<0") is an error.
-func ParseCondition(s string) (Condition, error) {
+// wholeRE and realRE are how N is written: digits, and for real
+// conditions an optional fraction (no sign, exponent, inf or nan).
+var (
+	wholeRE = regexp.MustCompile(`^[0-9]+$`)
+	realRE  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+)
+
+// ParseCondition parses a condition on a count as written in expect:.
+// Spaces around the operator are allowed; N must be a non-negative
+// integer, and a condition no count can meet ("<0") is an error.
+func ParseCondition(s string) (Condition, error) { return parseCondition(s, false) }
+
+// ParseRealCondition parses a condition on a measured figure (a
+// performance gate: ">=5000", "<=20", ">0.5"): as ParseCondition, with N
+// any non-negative decimal number.
+func ParseRealCondition(s string) (Condition, error) { return parseCondition(s, true) }
+
+func parseCondition(s string, real bool) (Condition, error) {
+	hint, re := conditionHint, wholeRE
+	if real {
+		hint, re = realConditionHint, realRE
+	}
 	t := strings.TrimSpace(s)
 	c := Condition{Op: "=="}
 	for _, op := range []string{">=", "<=", "==", ">", "<"} {
@@ -27,19 +52,26 @@ func ParseCondition(s string) (Condition, error) {
 			break
 		}
 	}
-	n, err := strconv.Atoi(t)
-	if err != nil || n < 0 || strings.HasPrefix(t, "+") {
-		return Condition{}, fmt.Errorf("%q is not a condition (%s)", s, conditionHint)
+	n, err := strconv.ParseFloat(t, 64)
+	if !re.MatchString(t) || err != nil {
+		return Condition{}, fmt.Errorf("%q is not a condition (%s)", s, hint)
 	}
 	c.N = n
 	if c.Op == "<" && n == 0 {
-		return Condition{}, fmt.Errorf("%q can never hold: counts are >= 0", s)
+		what := "counts"
+		if real {
+			what = "measured figures"
+		}
+		return Condition{}, fmt.Errorf("%q can never hold: %s are >= 0", s, what)
 	}
 	return c, nil
 }
 
 // Check reports whether the count v meets the condition.
-func (c Condition) Check(v int) bool {
+func (c Condition) Check(v int) bool { return c.CheckReal(float64(v)) }
+
+// CheckReal reports whether the figure v meets the condition.
+func (c Condition) CheckReal(v float64) bool {
 	switch c.Op {
 	case ">":
 		return v > c.N
@@ -54,12 +86,14 @@ func (c Condition) Check(v int) bool {
 	}
 }
 
-// String returns the canonical spelling: "N" for ==N, else op and N (">0").
+// String returns the canonical spelling: "N" for ==N, else op and N (">0",
+// ">=0.5").
 func (c Condition) String() string {
+	n := strconv.FormatFloat(c.N, 'f', -1, 64)
 	if c.Op == "==" || c.Op == "" {
-		return strconv.Itoa(c.N)
+		return n
 	}
-	return c.Op + strconv.Itoa(c.N)
+	return c.Op + n
 }
 
 // Counts are the safety and error counts of one run that expectations are
@@ -76,6 +110,15 @@ type Counts struct {
 	ClientFaults     int
 	DuplicateTokens  int
 	TokenRegressions int
+
+	// Performance figures of the run, for the gates; nil when the run did
+	// not measure one (no acquisition, no hand-off, no fault window, or
+	// nothing completed before the first fault).
+	Throughput              *float64 // completed operations per second
+	AcquireP50Ms            *float64
+	AcquireP99Ms            *float64
+	HandoffP50Ms            *float64
+	AvailabilityDuringFault *float64 // see Expect.AvailabilityDuringFault
 }
 
 // DefaultMinVisits is the default of expect's min_visits.
@@ -90,11 +133,17 @@ const (
 
 // Check is one evaluated condition.
 type Check struct {
-	Field   string
-	Want    string // the condition, canonical
+	Field string
+	Want  string // the condition, canonical
+	// Got is the count, or a gate's figure rounded to a whole number;
+	// Value is the figure itself (the count for a count).
 	Got     int
+	Value   float64
 	Verdict string // Met, Failed or Inconclusive
-	Reason  string // why, when not met
+	// Reason says why, when not met: "got 3, want 0" for a count, the
+	// figure with its unit for a gate ("throughput 3120.5 ops/s, want
+	// >=5000"), or why the claim has no evidence.
+	Reason string
 }
 
 // field returns the condition field of e named as in expect:, nil for an
@@ -123,9 +172,83 @@ func (e *Expect) field(name string) *string {
 		return &e.DuplicateTokens
 	case "token_regressions":
 		return &e.TokenRegressions
+	case "throughput":
+		return &e.Throughput
+	case "acquire_p50_ms":
+		return &e.AcquireP50Ms
+	case "acquire_p99_ms":
+		return &e.AcquireP99Ms
+	case "handoff_p50_ms":
+		return &e.HandoffP50Ms
+	case "availability_during_fault":
+		return &e.AvailabilityDuringFault
 	}
 	return nil
 }
+
+// gate describes one performance gate of expect: its unit as printed
+// after the figure, and why the figure can be missing.
+type gate struct {
+	unit, missing string
+}
+
+// gates are the performance fields of expect: conditions on real numbers,
+// judged met or failed, never inconclusive (they need no fault).
+var gates = map[string]gate{
+	"throughput":                {" ops/s", "no run time"},
+	"acquire_p50_ms":            {" ms", "no acquisition completed"},
+	"acquire_p99_ms":            {" ms", "no acquisition completed"},
+	"handoff_p50_ms":            {" ms", "no hand-off: no client was waiting when a holder left"},
+	"availability_during_fault": {"", "no fault window, or nothing completed before the first fault"},
+}
+
+// IsGate reports whether the expect field name is a performance gate (a
+// condition on a real number) rather than a count.
+func IsGate(name string) bool { _, ok := gates[name]; return ok }
+
+func (c Counts) figure(name string) *float64 {
+	switch name {
+	case "throughput":
+		return c.Throughput
+	case "acquire_p50_ms":
+		return c.AcquireP50Ms
+	case "acquire_p99_ms":
+		return c.AcquireP99Ms
+	case "handoff_p50_ms":
+		return c.HandoffP50Ms
+	case "availability_during_fault":
+		return c.AvailabilityDuringFault
+	}
+	return nil
+}
+
+// evalGate judges one performance gate: met or failed, with the figure in
+// the reason; a figure the run did not measure fails the gate.
+func evalGate(name, want string, c Counts) Check {
+	ch := Check{Field: name, Want: want}
+	cond, err := ParseRealCondition(want)
+	if err != nil {
+		ch.Verdict, ch.Reason = Failed, err.Error()
+		return ch
+	}
+	ch.Want = cond.String()
+	v := c.figure(name)
+	if v == nil {
+		ch.Verdict, ch.Reason = Failed, fmt.Sprintf("%s not measured (%s), want %s", name, gates[name].missing, cond)
+		return ch
+	}
+	ch.Value, ch.Got = *v, int(math.Round(*v))
+	if cond.CheckReal(*v) {
+		ch.Verdict = Met
+		return ch
+	}
+	ch.Verdict = Failed
+	ch.Reason = fmt.Sprintf("%s %s%s, want %s", name, strconv.FormatFloat(round3(*v), 'f', -1, 64), gates[name].unit, cond)
+	return ch
+}
+
+// round3 rounds v to three decimals, for messages.
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // safetyFields are the counts of unsafety: a zero there is a claim that
 // needs evidence (faults applied, visits after them, no resource error).
@@ -147,10 +270,12 @@ func (c Counts) get(name string) int {
 // Evaluate checks the counts against e, one Check per condition set, in
 // the order of expect's fields. noEvidence, when not "", says why the run
 // cannot support a safety claim (a fault that did not apply, too few
-// visits after a fault, a resource-call error): then a safety count that
-// came out 0 proves nothing, and its condition is Inconclusive with that
-// reason instead of met or failed. A non-zero safety count is evidence by
-// itself and is judged as usual. This is the one evaluator of expectations.
+// contended visits in a fault's window, a resource-call error): then a
+// safety count that came out 0 proves nothing, and its condition is
+// Inconclusive with that reason instead of met or failed. A non-zero
+// safety count is evidence by itself and is judged as usual. Performance
+// gates are met or failed whatever noEvidence says. This is the one
+// evaluator of expectations.
 func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
 	var out []Check
 	for _, name := range expectFields {
@@ -158,7 +283,12 @@ func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
 		if f == nil || *f == "" {
 			continue
 		}
+		if IsGate(name) {
+			out = append(out, evalGate(name, *f, c))
+			continue
+		}
 		ch := Check{Field: name, Want: *f, Got: c.get(name)}
+		ch.Value = float64(ch.Got)
 		cond, err := ParseCondition(*f)
 		switch {
 		case err != nil:
@@ -199,10 +329,20 @@ func (e Expect) Unmet(c Counts) []string {
 	var out []string
 	for _, ch := range e.Evaluate(c, "") {
 		if ch.Verdict != Met {
-			out = append(out, ch.Field+": "+ch.Reason)
+			out = append(out, ch.Line())
 		}
 	}
 	return out
+}
+
+// Line is the check as one line of a verdict: the field and the reason
+// ("violations: got 3, want 0"), or the reason alone when it names the
+// field already ("throughput 3120.5 ops/s, want >=5000").
+func (c Check) Line() string {
+	if strings.HasPrefix(c.Reason, c.Field+" ") {
+		return c.Reason
+	}
+	return c.Field + ": " + c.Reason
 }
 
 // merge returns e with its empty fields taken from base.

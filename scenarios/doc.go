@@ -129,10 +129,67 @@
 //
 // # Expectations
 //
-// expect: maps a lock name, a label or "default" to conditions on
-// violations, stale_tokens, stale_rejected, stale_accepted, lost_updates
-// and errors: 0, N, ">0", ">=N", "<N", "<=N", "==N" (quote those starting
-// with > or <: YAML reads a bare > as a folded block). A lock's conditions
-// are its label's entry, then its name's, then default's, field by field
-// (Scenario.ExpectFor); Expect.Unmet checks counts against them.
+// expect: maps a lock name, a label or "default" to conditions on the
+// run's counts and performance figures. A lock's conditions are its
+// label's entry, then its name's, then default's, field by field
+// (Scenario.ExpectFor); Expect.Evaluate judges them, the one evaluator.
+// Quote conditions that start with > or <: YAML reads a bare > as a
+// folded block.
+//
+// Counts take whole numbers: 0, N, ">0", ">=N", "<N", "<=N", "==N" (a bare
+// N means ==N). They are violations, stale_tokens, stale_rejected,
+// stale_accepted, lost_updates, errors, incidents, lock_faults,
+// client_faults, duplicate_tokens and token_regressions.
+//
+// Performance gates take real numbers, written N or N.M with the same
+// operators (">=5000", "<=20", ">0.5", "==0"), and gate CI on performance:
+//
+//	throughput                 completed operations per second over the run
+//	acquire_p50_ms             median Acquire latency, ms
+//	acquire_p99_ms             99th percentile Acquire latency, ms
+//	handoff_p50_ms             median hand-off (previous holder's exit to the
+//	                           waiting next holder's entry), ms
+//	availability_during_fault  0..1, see below; only in a scenario with faults
+//
+// A gate not met fails the run, with the figure in the reason
+// ("throughput 3120.5 ops/s, want >=5000"); so does a figure the run did not
+// measure (no acquisition, no hand-off, no fault window). Gates are never
+// inconclusive: they need no fault.
+//
+// availability_during_fault is the completion rate inside the union of the
+// fault windows (each from the fault's start to its heal, or to the run's
+// end when it lasts to it) divided by the completion rate before the first
+// fault, from the run's timeline of 100 ms buckets (a bucket cut by a
+// window's edge counts its share of completions). Faults that did not apply
+// are left out. It is not measured (nil in the result) when no fault
+// applied, or nothing completed before the first fault (a fault at 0s
+// included). 1 means as fast as before the fault; it can exceed 1.
+//
+// # Evidence
+//
+// A safety count that came out 0 ("violations: 0") is a claim, and a claim
+// needs evidence: the fault must have been exercised while clients
+// contended for the lock. min_visits (default DefaultMinVisits, 3) sets how
+// much. A run's safety claims are inconclusive, not met, when
+//
+//   - a fault did not apply (an error, never started, not applicable for
+//     the lock);
+//   - for any fault, fewer than min_visits visits overlapped its window
+//     (entered no later than its heal, left no earlier than its start; a
+//     visit still inside at the end counts), or fewer than 2 distinct
+//     clients made them: nobody contended while the fault acted. Visits
+//     that began after the heal are not evidence. The reason gives the
+//     numbers: "2 visits by 1 client in the window of fault 0 (pause-client
+//     holder 2.0s-4.0s), min_visits 3 by >= 2 clients";
+//   - a run without faults made fewer than min_visits visits;
+//   - a resource call failed, so visits went unchecked.
+//
+// Visits are counted at 100 ms resolution and never beyond: a visit counts
+// in a window when its entry bucket ends by the window's end and its exit
+// bucket begins after the bucket of the window's start, so a window
+// shorter than a bucket (a restart, a clock jump) counts the visits that
+// spanned it whole. A non-zero safety count is evidence by itself and is
+// judged as usual. The result records the union of the windows as
+// visits_in_window and contenders_in_window; each fault's visits_after
+// still counts the visits that began after its start.
 package scenarios

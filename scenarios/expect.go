@@ -33,15 +33,29 @@ func (p *parser) expect(e entry) {
 				continue
 			}
 			field := join(path, name)
-			s, msg := scalar(fe.val, "a condition ("+conditionHint+")")
+			parse, hint := ParseCondition, conditionHint
+			if IsGate(name) {
+				parse, hint = ParseRealCondition, realConditionHint
+			}
+			s, msg := scalar(fe.val, "a condition ("+hint+")")
 			if msg != "" {
 				p.add(fe.line(), field, "%s", msg)
 				continue
 			}
-			c, err := ParseCondition(s)
+			c, err := parse(s)
 			if err != nil {
 				p.add(fe.line(), field, "%v", err)
 				continue
+			}
+			if name == "availability_during_fault" {
+				if c.N > 1 {
+					p.add(fe.line(), field, "%s: availability is a fraction, N within 0..1", c)
+					continue
+				}
+				if len(p.faults) == 0 {
+					p.add(fe.line(), field, "the scenario has no faults: availability is measured during fault windows only")
+					continue
+				}
 			}
 			if name == "stale_rejected" && fencing != "enforce" && !c.Check(0) {
 				p.add(fe.line(), field, "%s can never hold: tokens are only rejected with resource.fencing: enforce (fencing is %s)", c, fencing)

@@ -132,7 +132,7 @@ type Resource struct {
 }
 
 // Expect is the expectations for one lock; each field is a condition such as
-// "0", ">0", ">=3", "<10", or "" for none. Parse stores conditions in
+// "0", ">0", ">=3", "<10", ">=0.5" (gates), or "" for none. Parse stores conditions in
 // Condition.String form ("> 0" becomes ">0", "==2" becomes "2"); use
 // ParseCondition or Unmet to check them, and Scenario.ExpectFor to get the
 // expectations that apply to a lock.
@@ -150,8 +150,23 @@ type Expect struct {
 	ClientFaults     string
 	DuplicateTokens  string
 	TokenRegressions string
-	// MinVisits is how many visits must begin after each fault's start for
-	// a safety claim to count as tested; 0 means DefaultMinVisits.
+	// Performance gates: conditions on real numbers (">=5000", "<=20",
+	// ">0.5"), met or failed, never inconclusive. Throughput is completed
+	// operations per second over the run; AcquireP50Ms, AcquireP99Ms and
+	// HandoffP50Ms are latency percentiles in milliseconds (a run without
+	// an acquisition or hand-off fails them: not measured);
+	// AvailabilityDuringFault is the run's report.Run.AvailabilityDuringFault
+	// (completions per second inside the union of the fault windows over
+	// completions per second before the first fault), within 0..1.
+	Throughput              string
+	AcquireP50Ms            string
+	AcquireP99Ms            string
+	HandoffP50Ms            string
+	AvailabilityDuringFault string
+	// MinVisits is how many visits must overlap each fault's window, made
+	// by at least two distinct clients, for a safety claim to count as
+	// tested (a run without faults: how many visits it needs in all); 0
+	// means DefaultMinVisits.
 	MinVisits int
 	Line      int
 }
