@@ -215,7 +215,7 @@ type Shared struct {
 
 	incidents    []*incident
 	overlapTotal time.Duration
-	entries      []int // visits begun per entryBucket
+	ev           evidence // visits per entryBucket and per client (evidence.go)
 	history      *History
 	// granted, unbounded, unreported and estimated say whether any visit
 	// entered, and whether one's promise was unbounded, missing or
@@ -400,6 +400,7 @@ func (s *Shared) Exit(_ context.Context, id uint64) error {
 			ev.Overlap = now - ev.At
 		}
 	}
+	s.countExit(v, now)
 	delete(s.visits, id)
 	l := s.locks[v.lock]
 	delete(l.inside, id)
