@@ -1,0 +1,335 @@
+// Package recheck recomputes the safety figures of a run from its
+// history.jsonl alone, independently of package checker: it shares no code
+// with it (it does not import it), and was written from the user-facing
+// description of the format (docs/history-format.md) and of the verdicts
+// (docs/verdicts.md). Where the checker keeps a live resource's bookkeeping
+// line by line, recheck first gathers every visit, then sweeps each lock's
+// visit endpoints in order; it decides a pair's fault by searching for an
+// ordering of the grants that acquits the lock, and asks porcupine for the
+// token order itself. `bench check` runs both and reports any disagreement.
+package recheck
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// Figures are one run's safety figures, as result.json names them.
+type Figures struct {
+	Visits           int
+	Violations       int
+	Incidents        int
+	LockFaults       int
+	ClientFaults     int
+	LostUpdates      int
+	StaleTokens      int
+	StaleRejected    int
+	StaleAccepted    int
+	DuplicateTokens  int
+	TokenRegressions int
+	OverlapTotal     time.Duration // two or more inside, each instant once
+	MaxOverlap       time.Duration // the longest overlap of one pair
+	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
+	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
+	// has no tokens.
+	TokenOrder string
+}
+
+// line is one history line (docs/history-format.md).
+type line struct {
+	Run         int    `json:"run"`
+	Seq         uint64 `json:"seq"`
+	Client      int    `json:"client"`
+	Lock        string `json:"lock"`
+	Op          string `json:"op"`
+	Visit       uint64 `json:"visit"`
+	Invoke      int64  `json:"invoke_ns"`
+	Return      int64  `json:"return_ns"`
+	Token       uint64 `json:"token"`
+	ValidUntil  int64  `json:"valid_until_ns"`
+	Unbounded   bool   `json:"unbounded"`
+	Uncertainty int64  `json:"uncertainty_ns"`
+	Value       int64  `json:"value"`
+	Outcome     string `json:"outcome"`
+}
+
+// visit is one critical section as the lines describe it.
+type visit struct {
+	id          uint64
+	lock        string
+	token       uint64
+	req, acq    int64 // the grant's window (client's clock)
+	validUntil  int64 // 0: no promise
+	unbounded   bool
+	uncertainty int64
+	renewals    [][2]int64 // (reported at, valid until)
+	enter, exit int64      // resource's clock; exit -1 while inside
+	enterSeq    uint64
+	exitSeq     uint64
+}
+
+// run is what one run's lines leave behind.
+type run struct {
+	visits  map[uint64]*visit
+	order   []*visit          // in order of entry
+	pending map[uint64]*visit // acquired, not yet entered
+	end     int64             // the latest time of the run's lines but acquire
+	grants  map[string][]*visit
+	counter map[string]int64 // last applied write per lock
+	maxTok  map[string]uint64
+	writes  int
+	fig     Figures
+}
+
+// MaxTokenOrderOps bounds the grants handed to porcupine per run, as the
+// harness does: beyond it the run's token order is skipped.
+const MaxTokenOrderOps = 50000
+
+// Check reads a history and returns every run's figures, keyed by the
+// run's index. timeout bounds porcupine's search per run. A malformed
+// line is an error naming its line number and field.
+func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
+	runs := map[int]*run{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
+		}
+		rn := runs[l.Run]
+		if rn == nil {
+			rn = &run{visits: map[uint64]*visit{}, pending: map[uint64]*visit{}, grants: map[string][]*visit{},
+				counter: map[string]int64{}, maxTok: map[string]uint64{}}
+			runs[l.Run] = rn
+		}
+		if err := rn.add(l); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	out := make(map[int]Figures, len(runs))
+	for i, rn := range runs {
+		rn.sweep()
+		rn.tokens()
+		rn.fig.TokenOrder = tokenOrder(rn.grants, timeout)
+		out[i] = rn.fig
+	}
+	return out, nil
+}
+
+// add takes one line in file order.
+func (rn *run) add(l line) error {
+	if l.Op != "acquire" && l.Return > rn.end {
+		rn.end = l.Return
+	}
+	switch l.Op {
+	case "acquire":
+		if l.Visit == 0 {
+			return fmt.Errorf("field visit: acquire without a visit")
+		}
+		rn.pending[l.Visit] = &visit{id: l.Visit, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
+			validUntil: l.ValidUntil, unbounded: l.Unbounded, uncertainty: l.Uncertainty, exit: -1}
+		return nil
+	case "enter":
+		v := rn.pending[l.Visit]
+		if v == nil {
+			return fmt.Errorf("field visit: enter of visit %d without its acquire line", l.Visit)
+		}
+		delete(rn.pending, l.Visit)
+		v.enter, v.enterSeq = l.Return, l.Seq
+		rn.visits[v.id] = v
+		rn.order = append(rn.order, v)
+		rn.fig.Visits++
+		if v.token > rn.maxTok[v.lock] {
+			rn.maxTok[v.lock] = v.token
+		}
+		if v.token != 0 {
+			rn.grants[v.lock] = append(rn.grants[v.lock], v)
+		}
+		return nil
+	case "read", "release", "lost":
+		return nil
+	case "write":
+		v := rn.visits[l.Visit]
+		if v == nil || v.exit >= 0 {
+			return fmt.Errorf("field visit: write of visit %d, which is not inside", l.Visit)
+		}
+		stale := v.token != 0 && v.token < rn.maxTok[v.lock]
+		if stale {
+			rn.fig.StaleTokens++
+		}
+		switch l.Outcome {
+		case "ok":
+			rn.writes++
+			rn.counter[v.lock] = l.Value
+			if stale {
+				rn.fig.StaleAccepted++
+			}
+		case "stale_rejected":
+			if !stale {
+				return fmt.Errorf("field outcome: write of visit %d rejected as stale, but token %d is not below %d", l.Visit, v.token, rn.maxTok[v.lock])
+			}
+			rn.fig.StaleRejected++
+		default:
+			return fmt.Errorf("field outcome: write outcome %q (want ok or stale_rejected)", l.Outcome)
+		}
+		return nil
+	case "exit":
+		v := rn.visits[l.Visit]
+		if v == nil || v.exit >= 0 {
+			return fmt.Errorf("field visit: exit of visit %d, which is not inside", l.Visit)
+		}
+		v.exit, v.exitSeq = l.Return, l.Seq
+		return nil
+	case "renew":
+		// a renewal counts for a visit still inside with a bounded promise
+		if v := rn.visits[l.Visit]; v != nil && v.exit < 0 && !v.unbounded {
+			v.renewals = append(v.renewals, [2]int64{l.Return, l.ValidUntil})
+		}
+		return nil
+	}
+	return fmt.Errorf("field op: unknown operation %q", l.Op)
+}
+
+// endpoint is one entry or exit of a visit; open visits exit at the end.
+type endpoint struct {
+	t     int64
+	seq   uint64
+	enter bool
+	v     *visit
+}
+
+// sweep walks each lock's visit endpoints in the resource's order and
+// derives the overlap figures, the incidents and their faults.
+func (rn *run) sweep() {
+	byLock := map[string][]endpoint{}
+	for _, v := range rn.order {
+		byLock[v.lock] = append(byLock[v.lock], endpoint{t: v.enter, seq: v.enterSeq, enter: true, v: v})
+		if v.exit >= 0 {
+			byLock[v.lock] = append(byLock[v.lock], endpoint{t: v.exit, seq: v.exitSeq, v: v})
+		}
+	}
+	parent := map[*visit]*visit{}
+	var find func(v *visit) *visit
+	find = func(v *visit) *visit {
+		p, ok := parent[v]
+		if !ok || p == v {
+			return v
+		}
+		r := find(p)
+		parent[v] = r
+		return r
+	}
+	lockPair := map[*visit]bool{} // any member of a group with a lock-fault pair
+	var members []*visit
+	for _, eps := range byLock {
+		sort.Slice(eps, func(i, j int) bool {
+			if eps[i].t != eps[j].t {
+				return eps[i].t < eps[j].t
+			}
+			return eps[i].seq < eps[j].seq
+		})
+		var inside []*visit
+		var multiSince int64
+		for _, e := range eps {
+			if !e.enter {
+				for i, o := range inside {
+					if o == e.v {
+						inside = append(inside[:i], inside[i+1:]...)
+						break
+					}
+				}
+				if len(inside) == 1 {
+					rn.fig.OverlapTotal += time.Duration(e.t - multiSince)
+				}
+				continue
+			}
+			for _, o := range inside {
+				rn.fig.Violations++
+				until := rn.end
+				for _, x := range []int64{o.exit, e.v.exit} {
+					if x >= 0 && x < until {
+						until = x
+					}
+				}
+				rn.fig.MaxOverlap = max(rn.fig.MaxOverlap, time.Duration(until-e.t))
+				if _, ok := parent[o]; !ok {
+					parent[o] = o
+					members = append(members, o)
+				}
+				if _, ok := parent[e.v]; !ok {
+					parent[e.v] = e.v
+					members = append(members, e.v)
+				}
+				parent[find(o)] = find(e.v)
+				if pairIsLocks(o, e.v) {
+					lockPair[o] = true
+				}
+			}
+			inside = append(inside, e.v)
+			if len(inside) == 2 {
+				multiSince = e.t
+			}
+		}
+		if len(inside) >= 2 {
+			rn.fig.OverlapTotal += time.Duration(rn.end - multiSince)
+		}
+	}
+	groups := map[*visit]bool{}
+	for _, m := range members {
+		r := find(m)
+		groups[r] = groups[r] || lockPair[m]
+	}
+	for _, lock := range groups {
+		rn.fig.Incidents++
+		if lock {
+			rn.fig.LockFaults++
+		} else {
+			rn.fig.ClientFaults++
+		}
+	}
+	var counter int64
+	for _, c := range rn.counter {
+		counter += c
+	}
+	if lost := int64(rn.writes) - counter; lost > 0 {
+		rn.fig.LostUpdates = int(lost)
+	}
+}
+
+// tokens counts duplicate tokens and token regressions per lock.
+func (rn *run) tokens() {
+	for _, gs := range rn.grants {
+		seen := map[uint64]bool{}
+		for _, g := range gs {
+			if seen[g.token] {
+				rn.fig.DuplicateTokens++
+			}
+			seen[g.token] = true
+		}
+		// walk grants by request time, admitting those that replied
+		// strictly before it, keeping the largest token admitted
+		byReq := append([]*visit(nil), gs...)
+		sort.Slice(byReq, func(i, j int) bool { return byReq[i].req < byReq[j].req })
+		byAcq := append([]*visit(nil), gs...)
+		sort.Slice(byAcq, func(i, j int) bool { return byAcq[i].acq < byAcq[j].acq })
+		var best uint64
+		k := 0
+		for _, g := range byReq {
+			for k < len(byAcq) && byAcq[k].acq < g.req {
+				best = max(best, byAcq[k].token)
+				k++
+			}
+			if k > 0 && best >= g.token {
+				rn.fig.TokenRegressions++
+			}
+		}
+	}
+}

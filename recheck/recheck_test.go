@@ -1,0 +1,125 @@
+package recheck
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// history writes acquire+enter / exit lines for run 0 of lock L.
+const example = `{"run":0,"seq":1,"client":3,"lock":"L","op":"acquire","visit":1,"invoke_ns":120,"return_ns":121,"token":2,"valid_until_ns":221,"outcome":"ok"}
+{"run":0,"seq":2,"client":3,"lock":"L","op":"enter","visit":1,"invoke_ns":121,"return_ns":121,"token":2,"outcome":"ok"}
+{"run":0,"seq":3,"client":1,"lock":"L","op":"acquire","visit":2,"invoke_ns":1,"return_ns":REPLY,"token":1,"valid_until_ns":PROMISE,"outcome":"ok"}
+{"run":0,"seq":4,"client":1,"lock":"L","op":"enter","visit":2,"invoke_ns":150,"return_ns":150,"token":1,"outcome":"ok"}
+{"run":0,"seq":5,"client":1,"lock":"L","op":"exit","visit":2,"invoke_ns":160,"return_ns":160,"token":1,"outcome":"ok"}
+{"run":0,"seq":6,"client":3,"lock":"L","op":"exit","visit":1,"invoke_ns":200,"return_ns":200,"token":2,"outcome":"ok"}
+`
+
+// TestVerdictExample: docs/verdicts.md's example. B (client 1) sent at 1;
+// D was granted at 121; B entered at 150.
+func TestVerdictExample(t *testing.T) {
+	for _, c := range []struct {
+		name, reply, promise string
+		lock                 bool
+	}{
+		{"B's reply at 150, promise to 100: B entered after it", "150", "100", false},
+		{"B's reply at 150, promise to 300: D may have been first, within its own promise", "150", "300", true},
+		{"B's reply at 90, promise to 100: D granted after B's promise", "90", "100", false},
+		{"B's reply at 90, promise to 300: D granted within B's promise", "90", "300", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := strings.NewReplacer("REPLY", c.reply, "PROMISE", c.promise).Replace(example)
+			fs, err := Check(strings.NewReader(h), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fs[0]
+			if f.Violations != 1 || f.Incidents != 1 || f.OverlapTotal != 10 || f.MaxOverlap != 10 {
+				t.Fatalf("figures %+v", f)
+			}
+			if got := f.LockFaults == 1; got != c.lock || f.LockFaults+f.ClientFaults != 1 {
+				t.Errorf("lock faults %d client faults %d, want a lock fault: %v", f.LockFaults, f.ClientFaults, c.lock)
+			}
+		})
+	}
+}
+
+// TestMalformed: a bad line is an error naming the line and the field.
+func TestMalformed(t *testing.T) {
+	for _, c := range []struct{ history, want string }{
+		{`{"run":0,"op":"enter","visit":4}`, "history line 1: field visit: enter of visit 4 without its acquire line"},
+		{`{"run":0,"op":"acquire","visit":1}` + "\n" + `{"run":0,"op":"jump","visit":1}`, `history line 2: field op: unknown operation "jump"`},
+		{`{"run":"x"}`, "history line 1: json"},
+	} {
+		_, err := Check(strings.NewReader(c.history), time.Second)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.history, err, c.want)
+		}
+	}
+}
+
+// TestReference: the figures of the reference fault runs, recomputed from
+// their histories, are those of their result.json (read here with
+// encoding/json alone). Their lock and client faults were judged by the
+// rule of their day and are not compared.
+func TestReference(t *testing.T) {
+	dirs, _ := filepath.Glob("../results/reference/faults/*/result.json")
+	if len(dirs) == 0 {
+		t.Fatal("no reference results")
+	}
+	for _, path := range dirs {
+		dir := filepath.Dir(path)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			var res struct {
+				Runs []struct {
+					Lock             string  `json:"lock"`
+					Visits           int     `json:"visits"`
+					Violations       int     `json:"violations"`
+					Incidents        int     `json:"incidents"`
+					LostUpdates      int     `json:"lost_updates"`
+					StaleTokens      int     `json:"stale_tokens"`
+					StaleRejected    int     `json:"stale_rejected"`
+					DuplicateTokens  int     `json:"duplicate_tokens"`
+					TokenRegressions int     `json:"token_regressions"`
+					TokenOrder       string  `json:"token_order"`
+					OverlapMsTotal   float64 `json:"overlap_ms_total"`
+				} `json:"runs"`
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &res); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(filepath.Join(dir, "history.jsonl.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			gz, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			figs, err := Check(gz, 30*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range res.Runs {
+				g := figs[i]
+				want := [8]int{r.Visits, r.Violations, r.Incidents, r.LostUpdates, r.StaleTokens, r.StaleRejected, r.DuplicateTokens, r.TokenRegressions}
+				got := [8]int{g.Visits, g.Violations, g.Incidents, g.LostUpdates, g.StaleTokens, g.StaleRejected, g.DuplicateTokens, g.TokenRegressions}
+				if got != want || g.TokenOrder != r.TokenOrder || abs(float64(g.OverlapTotal)/1e6-r.OverlapMsTotal) > 1 {
+					t.Errorf("run %d (%s): recheck %v order %q overlap %v; result.json %v order %q overlap %.3fms",
+						i, r.Lock, got, g.TokenOrder, g.OverlapTotal, want, r.TokenOrder, r.OverlapMsTotal)
+				}
+			}
+		})
+	}
+}
+
+func abs(x float64) float64 { return max(x, -x) }
