@@ -60,8 +60,11 @@ const (
 // connections (not the locks).
 type Client struct {
 	variant Variant
-	rdb     *redis.Client
-	log     *slog.Logger
+	rdb     RedisClient
+	// conn is the connection New made, closed by Close; nil when the
+	// caller handed NewClient its own.
+	conn *redis.Client
+	log  *slog.Logger
 
 	ttl          time.Duration
 	retry        time.Duration
@@ -77,10 +80,6 @@ type Client struct {
 
 	subOnce sync.Once
 	sub     *subscriber // redis-reentrant's waiters, started on first wait
-
-	// afterSetNX, when set by a test, runs after redis-setnx-expire's SETNX
-	// (and its INCR) succeeded and before its EXPIRE.
-	afterSetNX func()
 }
 
 var (
@@ -88,54 +87,81 @@ var (
 	_ locks.Stats  = (*Client)(nil)
 )
 
-// New connects a client of variant v with cfg (see Connect for the
-// connection). ctx bounds the connection set-up only.
+// New connects a client of variant v with cfg: the registry's
+// constructor. cfg.Options are the scenario's options (wait_replicas and
+// wait_timeout, for redis-cad and redis-watchdog only); see Connect for
+// the connection. ctx bounds the connection set-up only.
 func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
-	c := &Client{
-		variant: v,
-		log:     cfg.Log().With("lock", string(v)),
-		ttl:     cfg.TTL,
-		retry:   cfg.Retry,
-		prefix:  cfg.Prefix,
-		rng:     rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f636b6c6162)), // "locklab"
+	spec := locks.Spec{Name: string(v), Options: optionsOf(v)}
+	if err := spec.CheckOptions(cfg.Options); err != nil {
+		return nil, err
 	}
+	n, timeout, err := parseWait(cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	opts := []Option{WithRetry(cfg.Retry), WithPrefix(cfg.Prefix), WithSeed(cfg.Seed),
+		WithLogger(cfg.Log().With("lock", string(v))), WithWaitReplicas(n, timeout)}
+	if cfg.TTL != 0 {
+		opts = append(opts, WithTTL(cfg.TTL))
+	}
+	if err := checkOptions(v, opts); err != nil {
+		return nil, err
+	}
+	rdb, err := Connect(ctx, cfg.Endpoints, 0)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewClient(rdb, v, opts...)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	c.conn = rdb
+	CountCommands(rdb, &c.requests)
+	return c, nil
+}
+
+// checkOptions applies opts to a throwaway client so that New reports a
+// bad option before it connects.
+func checkOptions(v Variant, opts []Option) error {
+	_, err := NewClient(nil, v, opts...)
+	return err
+}
+
+// NewClient returns a client of variant v over rdb, which the caller owns
+// (Close does not close it). Its "requests" counter stays 0 unless the
+// caller counts commands into it (New does, with CountCommands).
+func NewClient(rdb RedisClient, v Variant, opts ...Option) (*Client, error) {
 	switch v {
 	case SetNXExpire, SetDel, CAD, Watchdog, Reentrant:
 	default:
 		return nil, fmt.Errorf("redislock: unknown variant %q", v)
 	}
-	if c.ttl == 0 {
-		c.ttl = DefaultTTL
+	c := &Client{
+		variant:     v,
+		rdb:         rdb,
+		log:         slog.New(slog.DiscardHandler),
+		ttl:         DefaultTTL,
+		retry:       DefaultRetry,
+		prefix:      DefaultPrefix,
+		waitTimeout: defaultWaitTimeout,
+		rng:         newRand(0),
 	}
-	if c.ttl < time.Millisecond {
-		return nil, fmt.Errorf("redislock: ttl %v is below 1ms", c.ttl)
+	if v == Reentrant {
+		c.retry = DefaultNotifyRetry
 	}
-	if c.retry == 0 {
-		c.retry = DefaultRetry
-		if v == Reentrant {
-			c.retry = DefaultNotifyRetry
-		}
-	}
-	if c.retry < 0 {
-		return nil, fmt.Errorf("redislock: negative retry %v", c.retry)
-	}
-	if c.prefix == "" {
-		c.prefix = DefaultPrefix
-	}
-	if spec, ok := locks.Lookup(string(v)); ok {
-		if err := spec.CheckOptions(cfg.Options); err != nil {
+	for _, o := range opts {
+		if err := o(c); err != nil {
 			return nil, err
 		}
 	}
-	var err error
-	if c.waitReplicas, c.waitTimeout, err = parseWait(cfg.Options); err != nil {
-		return nil, err
-	}
-	if c.rdb, err = Connect(ctx, cfg.Endpoints, 0); err != nil {
-		return nil, err
-	}
-	CountCommands(c.rdb, &c.requests)
 	return c, nil
+}
+
+// newRand is the retry jitter's source for seed.
+func newRand(seed int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), 0x6c6f636b6c6162)) // "locklab"
 }
 
 // Locker returns a *Locker for the lock name, keyed Prefix+name. Every call
@@ -158,7 +184,10 @@ func (c *Client) Close() error {
 	if c.sub != nil {
 		err = c.sub.close()
 	}
-	return errors.Join(err, c.rdb.Close())
+	if c.conn != nil {
+		err = errors.Join(err, c.conn.Close())
+	}
+	return err
 }
 
 // Counters implements locks.Stats: "requests" counts the commands sent
@@ -350,9 +379,12 @@ const (
 	optWaitTimeout  = "wait_timeout"
 )
 
+// defaultWaitTimeout is wait_timeout's default.
+const defaultWaitTimeout = 100 * time.Millisecond
+
 // parseWait reads the wait_replicas and wait_timeout options.
 func parseWait(opts map[string]string) (int, time.Duration, error) {
-	n, timeout := 0, 100*time.Millisecond
+	n, timeout := 0, defaultWaitTimeout
 	var err error
 	if v, ok := opts[optWaitReplicas]; ok {
 		if n, err = parseReplicas(v); err != nil {

@@ -257,14 +257,32 @@ func TestReleaseAfterExpiryIsNotHeld(t *testing.T) {
 	}
 }
 
+// crashBeforeExpire is a connection whose PExpire first runs crash: a
+// client dying between redis-setnx-expire's SETNX and its EXPIRE.
+type crashBeforeExpire struct {
+	*redis.Client
+	crash func()
+}
+
+func (c crashBeforeExpire) PExpire(ctx context.Context, key string, d time.Duration) *redis.BoolCmd {
+	c.crash()
+	return c.Client.PExpire(ctx, key, d)
+}
+
 // TestSetNXExpireStuckForever: a holder dies between SETNX and EXPIRE; its
 // key has no TTL and nobody ever gets the lock again.
 func TestSetNXExpireStuckForever(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
 	name := t.Name()
-	dying := srv.client(t, redislock.SetNXExpire, locks.Config{TTL: 100 * time.Millisecond})
-	redislock.SetAfterSetNX(dying, func() { _ = dying.Close() }) // the crash
+	conn := redis.NewClient(&redis.Options{Addr: srv.addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = conn.Close() })
+	// The crash: the connection closes between SETNX (and INCR) and EXPIRE.
+	dying, err := redislock.NewClient(crashBeforeExpire{Client: conn, crash: func() { _ = conn.Close() }},
+		redislock.SetNXExpire, redislock.WithTTL(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := dying.Locker(name).Acquire(locktest.Timeout(t, 5*time.Second)); err == nil {
 		t.Fatal("Acquire succeeded although the client died before EXPIRE")
 	}

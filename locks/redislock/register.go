@@ -23,6 +23,14 @@ var waitOptions = []locks.Option{
 	},
 }
 
+// optionsOf returns the scenario options variant v takes.
+func optionsOf(v Variant) []locks.Option {
+	if v == CAD || v == Watchdog {
+		return waitOptions
+	}
+	return nil
+}
+
 func init() {
 	specs := []locks.Spec{
 		{
@@ -38,13 +46,13 @@ func init() {
 		{
 			Name:    string(CAD),
 			Summary: "SET NX PX with a random owner id, released by Lua compare-and-delete; no renewal",
-			Options: waitOptions,
+			Options: optionsOf(CAD),
 		},
 		{
 			Name:    string(Watchdog),
 			Renews:  true,
 			Summary: "redis-cad renewed every ttl/3 by Lua compare-and-pexpire; Lost when renewal fails",
-			Options: waitOptions,
+			Options: optionsOf(Watchdog),
 		},
 		{
 			Name:    string(Reentrant),

@@ -40,9 +40,6 @@ func (l *Locker) trySetNX(ctx context.Context) (*Lease, time.Duration, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("incr %s after setnx: %w", l.fence, err)
 	}
-	if c.afterSetNX != nil {
-		c.afterSetNX()
-	}
 	if err := c.rdb.PExpire(ctx, l.key, c.ttl).Err(); err != nil {
 		return nil, 0, fmt.Errorf("pexpire %s after setnx: %w", l.key, err)
 	}
