@@ -112,7 +112,7 @@ var fieldTable = []Field{
 		Doc: "etcd members"},
 
 	{Path: "locks[].name", Kind: KindString, Required: true, Example: "redis-cad",
-		Doc: "a registered lock (see [Locks](#locks))"},
+		Doc: "a registered lock (see the [lock catalogue](#lock-catalogue))"},
 	{Path: "locks[].ttl", Kind: KindDuration, Default: "workload.ttl", Bounds: "> 0", Example: "2s",
 		Doc: "this lock's lease length"},
 	{Path: "locks[].retry", Kind: KindDuration, Default: "the lock's own", Bounds: "> 0", Example: "50ms",
@@ -159,17 +159,22 @@ var fieldTable = []Field{
 // expectDocs documents expectation keys; expectFields (parse.go) is the
 // list of keys, and a key missing here is a condition with a generic line.
 var expectDocs = map[string]Field{
-	"violations":        {Doc: "times a client entered the critical section while another was inside"},
-	"incidents":         {Doc: "maximal groups of overlapping visits (one overlap of three clients is one incident)"},
-	"lock_faults":       {Doc: "incidents where the lock granted again while the earlier holder's promised validity still ran: nothing on the client side repairs them"},
-	"client_faults":     {Doc: "incidents where the earlier holder stayed inside after its promise ran out: fencing repairs them"},
-	"duplicate_tokens":  {Doc: "visits presenting a non-zero token another holder presented before"},
-	"token_regressions": {Doc: "grants whose token is not greater than one granted earlier in real time"},
-	"stale_tokens":      {Doc: "writes with a token lower than one the resource had seen"},
-	"stale_rejected":    {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
-	"stale_accepted":    {Doc: "stale writes the resource applied"},
-	"lost_updates":      {Doc: "increments lost to an overlapping writer (writes minus the counter's final value)"},
-	"errors":            {Doc: "failed operations of every kind together"},
+	"violations":                {Doc: "times a client entered the critical section while another was inside"},
+	"incidents":                 {Doc: "maximal groups of overlapping visits (one overlap of three clients is one incident)"},
+	"lock_faults":               {Doc: "incidents where the lock granted again while the earlier holder's promised validity still ran: nothing on the client side repairs them"},
+	"client_faults":             {Doc: "incidents where the earlier holder stayed inside after its promise ran out: fencing repairs them"},
+	"duplicate_tokens":          {Doc: "visits presenting a non-zero token another holder presented before"},
+	"token_regressions":         {Doc: "grants whose token is not greater than one granted earlier in real time"},
+	"stale_tokens":              {Doc: "writes with a token lower than one the resource had seen"},
+	"stale_rejected":            {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
+	"stale_accepted":            {Doc: "stale writes the resource applied"},
+	"lost_updates":              {Doc: "increments lost to an overlapping writer (writes minus the counter's final value)"},
+	"errors":                    {Doc: "failed operations of every kind together"},
+	"throughput":                {Doc: "completed critical sections per second", Example: `">=100"`},
+	"acquire_p50_ms":            {Doc: "median time to acquire the lock, ms", Example: `"<=20"`},
+	"acquire_p99_ms":            {Doc: "99th percentile of the time to acquire the lock, ms", Example: `"<=200"`},
+	"handoff_p50_ms":            {Doc: "median hand-off: a holder's exit to the next entry by a client that was already waiting, ms", Example: `"<=5"`},
+	"availability_during_fault": {Doc: "completions per second during the fault windows over the rate before the first fault (0..1; needs faults)", Example: `">=0.5"`},
 	"min_visits": {Kind: KindInt, Min: atLeast(0), Default: "3", Example: "5",
 		Doc: "visits that must begin after each fault's start for a safety count of 0 to count as evidence (else the condition is inconclusive)"},
 }
@@ -187,6 +192,9 @@ func expectField(name string) Field {
 	}
 	if f.Example == "" {
 		f.Example = "0"
+	}
+	if f.Kind == KindCondition && IsGate(name) {
+		f.Bounds = "N may be a decimal; a performance gate: met or failed, never inconclusive"
 	}
 	return f
 }
