@@ -12,8 +12,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -603,4 +607,50 @@ func buildSchema(specs []locks.Spec) obj {
 			"description": "a condition on a measured figure: N, \">N\", \">=N\", \"<N\", \"<=N\" or \"==N\", N a decimal number"},
 	}
 	return top
+}
+
+// TestResultsDoc requires docs/results.md (written by hand) to name every
+// JSON field of result.json's types in report/result.go, read from the
+// source so the test needs no import of report.
+func TestResultsDoc(t *testing.T) {
+	doc, err := os.ReadFile("../docs/results.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := goparser.ParseFile(fset, "../report/result.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := []string{"Result", "Host", "Workload", "Run", "Latency", "TimelineBucket", "ViolationEvent",
+		"FaultWindow", "IncidentEvent", "Expectation"}
+	found := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || !slices.Contains(types, ts.Name.Name) {
+			return true
+		}
+		found[ts.Name.Name] = true
+		st, ok := ts.Type.(*ast.StructType)
+		if !ok {
+			return false
+		}
+		for _, field := range st.Fields.List {
+			if field.Tag == nil {
+				continue
+			}
+			tag, _ := strconv.Unquote(field.Tag.Value)
+			name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			named := bytes.Contains(doc, []byte("`"+name+"`")) || bytes.Contains(doc, []byte("`"+name+"[]`"))
+			if name != "" && name != "-" && !named {
+				t.Errorf("docs/results.md does not name %s's field `%s`", ts.Name.Name, name)
+			}
+		}
+		return false
+	})
+	for _, typ := range types {
+		if !found[typ] {
+			t.Errorf("report/result.go has no type %s any more: update this test and docs/results.md", typ)
+		}
+	}
 }
