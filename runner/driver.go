@@ -108,7 +108,7 @@ func startProcesses(ctx context.Context, lock string, cfg workload.Config, lcfg 
 func (p *processes) control() faults.ClientControl { return p.ps }
 
 func (p *processes) drive(ctx context.Context, cfg workload.Config, res *checker.Shared, rec *workload.Recorder) error {
-	if err := p.ps.Start(0); err != nil {
+	if _, err := p.ps.Start(cfg.Base); err != nil {
 		return err
 	}
 	if cfg.Ops > 0 {

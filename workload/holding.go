@@ -35,7 +35,7 @@ func (h *holding) visit(requested, acquired time.Time) checker.Visit {
 	v := checker.Visit{
 		Lock: h.lock, Client: h.id, Token: h.lease.Token(),
 		Requested: h.at(requested), Acquired: h.at(acquired),
-		Unbounded: p.Unbounded, Estimated: p.Estimated,
+		Unbounded: p.Unbounded, Estimated: p.Estimated, Uncertainty: h.cfg.ClockUncertainty,
 	}
 	if !p.Unbounded {
 		v.ValidUntil = h.at(p.Until)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,8 +53,12 @@ type workerOutput struct {
 // Protocol on stdin/stdout: the harness writes the WorkerSpec line; the
 // worker connects and answers "ready"; the harness writes "start <ns>"
 // where ns is the time elapsed since the run's base (so both timelines
-// share one origin without comparing wall clocks); closing stdin stops the
-// worker, which then writes its recorder snapshot as one JSON line.
+// share one origin without comparing wall clocks), the worker answers
+// "started", and the harness writes "clock <ns>", half the round trip it
+// measured between the two: the worker took "start" late by somewhere
+// between 0 and the round trip, so it moves its origin back by half of it
+// and carries the other half as its clock uncertainty. Closing stdin stops
+// the worker, which then writes its recorder snapshot as one JSON line.
 func MaybeWorker() {
 	if os.Getenv(WorkerEnv) != "1" {
 		return
@@ -101,21 +106,19 @@ func worker(stdin io.Reader, stdout io.Writer) error {
 	defer res.Close()
 	fmt.Fprintln(stdout, "ready")
 
-	line, err = in.ReadBytes('\n')
+	elapsed, err := readLine(in, "start")
 	if err != nil {
-		return fmt.Errorf("wait for start: %w", err)
+		return err
 	}
-	f := strings.Fields(string(line))
-	if len(f) != 2 || f[0] != "start" {
-		return fmt.Errorf("unexpected %q, want start", line)
-	}
-	elapsed, err := strconv.ParseInt(f[1], 10, 64)
+	base := time.Now().Add(-elapsed)
+	fmt.Fprintln(stdout, "started")
+	half, err := readLine(in, "clock")
 	if err != nil {
-		return fmt.Errorf("start: %w", err)
+		return err
 	}
-	base := time.Now().Add(-time.Duration(elapsed))
+	base = base.Add(-half)
 	cfg := spec.Workload
-	cfg.Base = base
+	cfg.Base, cfg.ClockUncertainty = base, half
 	rec := NewRecorder(base)
 	go func() {
 		io.Copy(io.Discard, in) // returns at EOF: the harness stopped us
@@ -127,6 +130,23 @@ func worker(stdin io.Reader, stdout io.Writer) error {
 		out.Counters = st.Counters()
 	}
 	return json.NewEncoder(stdout).Encode(out)
+}
+
+// readLine reads the harness's next line, "<word> <ns>", and returns ns.
+func readLine(in *bufio.Reader, word string) (time.Duration, error) {
+	line, err := in.ReadBytes('\n')
+	if err != nil {
+		return 0, fmt.Errorf("wait for %s: %w", word, err)
+	}
+	f := strings.Fields(string(line))
+	if len(f) != 2 || f[0] != word {
+		return 0, fmt.Errorf("unexpected %q, want %s", line, word)
+	}
+	ns, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", word, err)
+	}
+	return time.Duration(ns), nil
 }
 
 // Processes is a set of running client processes.
@@ -207,15 +227,37 @@ func (p *proc) waitReady(ctx context.Context) error {
 	}
 }
 
-// Start lets every client run; elapsed is the time since the run's base.
-func (ps *Processes) Start(elapsed time.Duration) error {
-	var errs []error
-	for _, p := range ps.procs {
-		if _, err := fmt.Fprintf(p.stdin, "start %d\n", elapsed.Nanoseconds()); err != nil {
-			errs = append(errs, fmt.Errorf("client-%d: %w", p.client, err))
-		}
+// Start lets every client run with the run's origin base, each process
+// through the start handshake (see MaybeWorker) at once. It returns the
+// largest clock uncertainty handed out (half a handshake's round trip).
+func (ps *Processes) Start(base time.Time) (time.Duration, error) {
+	errs := make([]error, len(ps.procs))
+	halves := make([]time.Duration, len(ps.procs))
+	var wg sync.WaitGroup
+	for i, p := range ps.procs {
+		wg.Go(func() {
+			halves[i], errs[i] = p.start(base)
+		})
 	}
-	return errors.Join(errs...)
+	wg.Wait()
+	return slices.Max(append(halves, 0)), errors.Join(errs...)
+}
+
+// start is one process's handshake: "start", its "started", "clock".
+func (p *proc) start(base time.Time) (time.Duration, error) {
+	sent := time.Now()
+	if _, err := fmt.Fprintf(p.stdin, "start %d\n", sent.Sub(base).Nanoseconds()); err != nil {
+		return 0, fmt.Errorf("client-%d: %w", p.client, err)
+	}
+	l, err := p.out.ReadString('\n')
+	if strings.TrimSpace(l) != "started" {
+		return 0, fmt.Errorf("client-%d: answered %q to start, want started (see its log): %v", p.client, l, err)
+	}
+	half := time.Since(sent) / 2
+	if _, err := fmt.Fprintf(p.stdin, "clock %d\n", half.Nanoseconds()); err != nil {
+		return 0, fmt.Errorf("client-%d: %w", p.client, err)
+	}
+	return half, nil
 }
 
 // Pids returns the process ids by client index.

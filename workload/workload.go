@@ -35,6 +35,12 @@ type Config struct {
 	Seed int64
 	// Base is the run's time origin, shared with the resource.
 	Base time.Time
+	// ClockUncertainty is how far Base may be off the harness's origin: 0
+	// in the harness's own process; in a worker process, half the round
+	// trip of the start handshake that told it the origin (see
+	// Processes.Start). Every visit carries it, so the checker widens the
+	// client's grants and shortens its promises by it.
+	ClockUncertainty time.Duration
 	// OnLost is the client model: OnLostIgnore (default) writes whatever
 	// happened to the lease; OnLostAbort checks the lease just before the
 	// write and skips it (and leaves) when the lease is lost or its

@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -137,10 +138,20 @@ func TestProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ps.Kill()
-	base := time.Now()
+	// The run's origin 3 s ago: the workers must learn it from the start
+	// handshake (their own clocks know nothing of it).
+	base := time.Now().Add(-3 * time.Second)
 	res.SetBase(base)
-	if err := ps.Start(0); err != nil {
+	var hist bytes.Buffer
+	h := checker.NewHistory(&hist, 0)
+	res.SetHistory(h)
+	started := time.Since(base)
+	u, err := ps.Start(base)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if u <= 0 || u > time.Second {
+		t.Fatalf("clock uncertainty %v, want half a loopback round trip", u)
 	}
 	pid := ps.Pids()[0]
 	waitState := func(want string) {
@@ -174,6 +185,50 @@ func TestProcesses(t *testing.T) {
 	sum, truth := rec.Summary(), res.Summary()
 	if sum.Ops == 0 || sum.Ops != int64(truth.Writes) || truth.Violations != 0 || truth.Inside != 0 {
 		t.Fatalf("ops %d, resource writes %d violations %d inside %d", sum.Ops, truth.Writes, truth.Violations, truth.Inside)
+	}
+	checkWorkerClocks(t, h, &hist, started, u)
+}
+
+// checkWorkerClocks checks the workers' times against the harness's in
+// the history: each grant was requested after the workers started and
+// returned before the harness saw its visit enter, both to within the
+// clock uncertainty each acquire line carries (and no more than u).
+func checkWorkerClocks(t *testing.T, h *checker.History, hist *bytes.Buffer, started, u time.Duration) {
+	t.Helper()
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	acquires := map[uint64]checker.Op{}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(hist.String()), "\n") {
+		var op checker.Op
+		if err := json.Unmarshal([]byte(line), &op); err != nil {
+			t.Fatalf("history line %q: %v", line, err)
+		}
+		switch op.Op {
+		case "acquire":
+			if op.Uncertainty <= 0 || op.Uncertainty > int64(u) {
+				t.Fatalf("acquire of client-%d: uncertainty %d ns, want in (0, %v]", op.Client, op.Uncertainty, u)
+			}
+			if op.Invoke+op.Uncertainty < int64(started) {
+				t.Fatalf("client-%d requested at %v, before the workers started (%v): its clock missed the run's origin",
+					op.Client, time.Duration(op.Invoke), started)
+			}
+			acquires[op.Visit] = op
+		case "enter":
+			a, ok := acquires[op.Visit]
+			if !ok {
+				t.Fatalf("enter of visit %d without its acquire line", op.Visit)
+			}
+			if a.Return-a.Uncertainty > op.Invoke {
+				t.Fatalf("client-%d: grant returned at %v, after the harness saw it enter at %v (uncertainty %v)",
+					op.Client, time.Duration(a.Return), time.Duration(op.Invoke), time.Duration(a.Uncertainty))
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no visit in the history")
 	}
 }
 
