@@ -24,6 +24,11 @@ type ProgramSpec struct {
 	Command []string // argv; Command[0] is looked up in PATH
 	Env     []string // added to the harness's environment (credentials)
 	Config  ProgramConfig
+	// Trace, when set, sees every protocol line as it goes: fromProgram
+	// for the program's stdout, else what the harness wrote to its stdin
+	// (bench client-check reads the conversation through it). It is called
+	// from the program's reader and from the writers, one line at a time.
+	Trace func(client int, fromProgram bool, line []byte)
 }
 
 // ProgramConfig is the first line the harness writes to a program's stdin.
@@ -72,7 +77,10 @@ type program struct {
 	lines   chan []byte // stdout lines; closed at EOF
 	sp      *spawned    // its done closes when the process was reaped
 	stderr  *stderrTail
-	library string       // what the program said it runs, from "ready"
+	library string // what the program said it runs, from "ready"
+	trace   func(client int, fromProgram bool, line []byte)
+	started time.Time
+	spoke   atomic.Bool  // a line came on stdout
 	version int          // the protocol version from "ready" (1 when absent)
 	phase   atomic.Int32 // a phase, set by its session
 
@@ -80,6 +88,8 @@ type program struct {
 	mu        sync.Mutex
 	paused    bool
 	killed    bool
+	stopSent  time.Time  // when the harness wrote stop
+	exitedAt  time.Time  // when the process was reaped
 	wmu       sync.Mutex // serializes writes to stdin
 }
 
@@ -89,14 +99,20 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 	if len(s.Command) == 0 {
 		return nil, fmt.Errorf("client-%d (%s): empty command", s.Client, s.Name)
 	}
-	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16), stderr: &stderrTail{}}
+	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16), stderr: &stderrTail{}, trace: s.Trace}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	sp, err := spawn(cmd, s.Client, logDir, func(log io.Writer) io.Writer { p.stderr.w = log; return p.stderr })
 	if err != nil {
 		return nil, fmt.Errorf("client-%d (%s): start %q: %w", s.Client, s.Name, s.Command[0], err)
 	}
-	p.cmd, p.stdin, p.sp = cmd, sp.stdin, sp
+	p.cmd, p.stdin, p.sp, p.started = cmd, sp.stdin, sp, time.Now()
+	go func() {
+		<-sp.done
+		p.mu.Lock()
+		p.exitedAt = time.Now()
+		p.mu.Unlock()
+	}()
 	go p.read(sp.stdout)
 	s.Config.Op, s.Config.Version = "config", ProtocolVersion
 	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
@@ -113,6 +129,10 @@ func (p *program) read(r io.ReadCloser) {
 		if len(strings.TrimSpace(string(l))) == 0 {
 			continue
 		}
+		p.spoke.Store(true)
+		if p.trace != nil {
+			p.trace(p.client, true, l)
+		}
 		p.lines <- l
 	}
 }
@@ -125,6 +145,9 @@ func (p *program) send(v any) error {
 	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	if p.trace != nil {
+		p.trace(p.client, false, b)
+	}
 	_, err = p.stdin.Write(append(b, '\n'))
 	return err
 }
@@ -179,8 +202,50 @@ func (p *program) waitReady(ctx context.Context) error {
 		}
 		return nil
 	case <-ctx.Done():
+		if !p.spoke.Load() && p.alive() {
+			return p.errorf("no ready message: %v: no line on stdout after %s: flush stdout after every line (Python: print(..., flush=True))",
+				ctx.Err(), time.Since(p.started).Round(time.Second))
+		}
 		return p.errorf("no ready message: %v", ctx.Err())
 	}
+}
+
+// alive reports whether the process has not ended yet.
+func (p *program) alive() bool {
+	select {
+	case <-p.sp.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// ProgramExit is how one program ended, for bench client-check.
+type ProgramExit struct {
+	Client int
+	// StopSent is when the harness wrote stop (zero: never).
+	StopSent time.Time
+	// Exited is when the process ended (zero: still running).
+	Exited time.Time
+	// Status is "exit status 0", "signal: killed", ...
+	Status string
+	// Killed is true when the harness killed it.
+	Killed bool
+	// Stderr is the tail of its stderr on one line.
+	Stderr string
+}
+
+func (p *program) exit() ProgramExit {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := ProgramExit{Client: p.client, StopSent: p.stopSent, Exited: p.exitedAt, Killed: p.killed, Stderr: p.stderr.String()}
+	if !e.Exited.IsZero() {
+		e.Status = "exit status 0"
+		if p.sp.err != nil {
+			e.Status = p.sp.err.Error()
+		}
+	}
+	return e
 }
 
 func (p *program) signal(sig syscall.Signal, paused bool) error {

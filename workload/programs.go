@@ -162,6 +162,20 @@ func (ps *Programs) Stop(grace time.Duration) error {
 	return ps.Err()
 }
 
+// StopWork hands out no more work: each program gets stop at its next
+// next, and nothing is killed (Stop kills stragglers; bench client-check
+// times a program's own exit instead).
+func (ps *Programs) StopWork() { ps.stopRun() }
+
+// Exits says how each program ended so far, by client index.
+func (ps *Programs) Exits() []ProgramExit {
+	out := make([]ProgramExit, len(ps.progs))
+	for i, p := range ps.progs {
+		out[i] = p.exit()
+	}
+	return out
+}
+
 // Kill kills every program and waits for them.
 func (ps *Programs) Kill() {
 	ps.stopRun()

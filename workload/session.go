@@ -42,7 +42,7 @@ type session struct {
 	intended   time.Time // open-loop intended start, else zero
 	token      uint64
 	waited     time.Duration
-	acquiredAt time.Time     // when the acquired line arrived
+	acquiredAt time.Time // when the acquired line arrived
 	// validUntil is the holding's promise on the harness clock (0: the
 	// program reported none); estimated when the harness computed it from
 	// a session timeout, from outside the library.
@@ -185,6 +185,9 @@ func (s *session) next() {
 	intended, ok := s.sched.take(s.stop)
 	if !ok || s.stop.Err() != nil {
 		s.setPhase(phStopping)
+		s.p.mu.Lock()
+		s.p.stopSent = time.Now()
+		s.p.mu.Unlock()
 		s.send(map[string]string{"op": "stop"})
 		return
 	}

@@ -4,8 +4,11 @@
 // stdin/stdout. Fencing token: the sequence number of this holder's lock
 // node + 1 (strictly increasing per lock path while the path exists; + 1
 // because the first node's is 0, which the protocol reads as "no token").
-// Promised validity: none (the lock lasts as long as the session; Curator
-// reports SUSPENDED/LOST connection states, sent as "lost").
+// Promised validity: the session's. The lock lasts as long as the session,
+// so acquired reports session_ms (the session timeout the server
+// negotiated) and the harness derives the promise from it. Curator reports
+// SUSPENDED/LOST connection states, sent as "lost" (from Curator's event
+// thread: send writes each line whole under a lock). Protocol version 2.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -57,7 +60,7 @@ public class CuratorClient {
         c.start();
         if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper connection to " + hosts);
         String version = CuratorFramework.class.getPackage().getImplementationVersion();
-        send("{\"op\":\"ready\",\"library\":" + str("curator " + (version == null ? "5.4.0" : version)) + "}");
+        send("{\"op\":\"ready\",\"version\":2,\"library\":" + str("curator " + (version == null ? "5.4.0" : version)) + "}");
         if (!"start".equals(read().get("op"))) throw new IllegalStateException("expected start");
 
         long hold = (long) num(cfg, "critical_section_ms", 0);
@@ -84,7 +87,14 @@ public class CuratorClient {
                 continue;
             }
             double us = (System.nanoTime() - t0) / 1000.0;
-            send("{\"op\":\"acquired\",\"token\":" + sequence(m.node()) + ",\"us\":" + us + "}");
+            int session = ttl;
+            try {
+                int negotiated = c.getZookeeperClient().getZooKeeper().getSessionTimeout();
+                if (negotiated > 0) session = negotiated;
+            } catch (Exception e) {
+                System.err.println("session timeout: " + e);
+            }
+            send("{\"op\":\"acquired\",\"token\":" + sequence(m.node()) + ",\"us\":" + us + ",\"session_ms\":" + session + "}");
             if (Boolean.TRUE.equals(call("{\"op\":\"enter\"}").get("ok"))) {
                 Map<String, Object> r = call("{\"op\":\"read\"}");
                 if (Boolean.TRUE.equals(r.get("ok"))) {
@@ -134,7 +144,9 @@ public class CuratorClient {
         return v instanceof Number ? ((Number) v).doubleValue() : def;
     }
 
-    static void send(String line) {
+    /** Writes one whole line and flushes it; synchronized, so a line from
+     *  another thread never interleaves with the main loop's. */
+    static synchronized void send(String line) {
         out.print(line);
         out.print('\n');
         out.flush();

@@ -2,9 +2,11 @@
 
 Fencing token: the sequence number of this holder's lock node + 1
 (strictly increasing per lock path; + 1 because the first node's is 0,
-which the protocol reads as "no token"). Promised validity: none (the lock lasts as long
-as the session; the session timeout is the TTL). A SUSPENDED or LOST
-connection state while holding is reported as "lost".
+which the protocol reads as "no token"). Promised validity: the
+session's: the lock lasts as long as the session, so acquired reports
+session_ms (the session timeout kazoo requested, the TTL) and the harness
+derives the promise from it. A SUSPENDED or LOST connection state while
+holding is reported as "lost".
 """
 import kazoo
 from kazoo.client import KazooClient, KazooState
@@ -46,7 +48,7 @@ class Adapter:
         self.gone = False
         if not lock.acquire(timeout=timeout):
             return None
-        return lock, sequence(lock.node), None
+        return lock, sequence(lock.node), None, {"session_ms": self.zk._session_timeout}
 
     def release(self, lock):
         return "ok" if lock.release() else "not_held"

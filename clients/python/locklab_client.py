@@ -4,8 +4,16 @@ A reference client wraps one lock library in an adapter with three
 methods and hands it to run():
 
     acquire(name, timeout_s) -> (handle, token, validity_ms) or None on timeout
+                                (validity_ms None: no lease; a fourth item,
+                                a dict, adds fields to the acquired line,
+                                e.g. {"session_ms": 10000})
     release(handle)          -> "ok" | "not_held"
     lost(handle)             -> True when the library says the lock is gone
+
+and optionally held(handle), called once the acquired line is out (a
+renewal done then can be reported), and close(). A library thread that
+renews the lease calls renewed(handle, validity_ms); one that sees the
+lock go calls lost(handle): both may run at any time, from any thread.
 
 acquire may raise NotObtained (the library gave up by itself); any other
 exception counts as a backend error ("acquire_failed" with reason
@@ -26,12 +34,22 @@ class NotObtained(Exception):
     """The library gave up acquiring (its own retry budget ran out)."""
 
 
+PROTOCOL_VERSION = 2
+
+
 class Harness:
-    """The JSON-lines conversation with the harness on stdin/stdout."""
+    """The JSON-lines conversation with the harness on stdin/stdout.
+
+    Every line is written whole under one lock and flushed at once: lines
+    may come from a library's threads (renewed, lost) while the main loop
+    talks, and an unflushed line never reaches the harness.
+    """
 
     def __init__(self):
         self._in = sys.stdin
         self._out = sys.stdout
+        self._mu = threading.Lock()
+        self._holding = None  # the handle held now, for background lines
 
     def read(self):
         line = self._in.readline()
@@ -40,8 +58,26 @@ class Harness:
         return json.loads(line)
 
     def send(self, **msg):
-        self._out.write(json.dumps(msg) + "\n")
-        self._out.flush()
+        line = json.dumps(msg) + "\n"
+        with self._mu:
+            self._out.write(line)
+            self._out.flush()
+
+    def hold(self, handle):
+        """handle is held from now on (None: nothing is)."""
+        with self._mu:
+            self._holding = handle
+
+    def send_if_held(self, handle, **msg):
+        """Send msg only while handle is the lock held: a late line from a
+        library thread must not land on the next holding."""
+        line = json.dumps(msg) + "\n"
+        with self._mu:
+            if handle is None or handle is not self._holding:
+                return False
+            self._out.write(line)
+            self._out.flush()
+            return True
 
     def call(self, **msg):
         self.send(**msg)
@@ -71,17 +107,37 @@ def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
 
+_harness = None
+
+
+def renewed(handle, validity_ms):
+    """Report that handle's lease was extended: validity_ms is what is left,
+    counted from the renewal's send time (measure it from just before the
+    library's renewal call). Safe from any thread; dropped when handle is
+    no longer held."""
+    if _harness is not None:
+        _harness.send_if_held(handle, op="renewed", validity_ms=max(0.0, float(validity_ms)))
+
+
+def lost(handle):
+    """Report that the library said handle's lock is gone. Safe from any
+    thread; dropped when handle is no longer held."""
+    if _harness is not None:
+        _harness.send_if_held(handle, op="lost")
+
+
 def run(make_adapter, library):
     """Speak the protocol until the harness says stop.
 
     make_adapter(config) connects to the backend and returns the adapter.
     """
-    h = Harness()
+    global _harness
+    h = _harness = Harness()
     config = h.read()
     if config.get("op") != "config":
         raise SystemExit("first line is not a config message: %r" % config)
     adapter = make_adapter(config)
-    h.send(op="ready", library=library)
+    h.send(op="ready", library=library, version=PROTOCOL_VERSION)
     start = h.read()
     if start.get("op") != "start":
         raise SystemExit("expected start, got %r" % start)
@@ -106,11 +162,17 @@ def run(make_adapter, library):
         if got is None:
             h.send(op="acquire_failed", reason="timeout")
             continue
-        handle, token, validity_ms = got
+        handle, token, validity_ms = got[:3]
         msg = dict(op="acquired", token=int(token), us=(time.perf_counter() - t0) * 1e6)
         if validity_ms is not None:
             msg["validity_ms"] = validity_ms
+        if len(got) > 3:
+            msg.update(got[3])
         h.send(**msg)
+        h.hold(handle)
+        held = getattr(adapter, "held", None)
+        if held:
+            held(handle)
         if h.call(op="enter").get("ok"):
             r = h.call(op="read")
             if r.get("ok"):
@@ -123,6 +185,7 @@ def run(make_adapter, library):
                 h.send(op="lost")
         except Exception:
             pass
+        h.hold(None)
         t0 = time.perf_counter()
         try:
             outcome = adapter.release(handle)

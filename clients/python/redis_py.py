@@ -1,8 +1,13 @@
 """locklab client: redis-py's Lock (SET NX PX, Lua compare-and-delete release).
 
-Fencing token: none (0). Promised validity: the lock's timeout (the TTL).
-Option extend=<ms>: call Lock.extend by that much after acquiring.
+Fencing token: none (0). Promised validity: the lock's timeout (the TTL),
+counted by the harness from its go. Option extend=<ms>: call Lock.extend
+by that much once holding (redis-py's Lock renews only when asked) and
+report the renewal: the key then lives at least TTL + extend from the
+acquire's send time, and what is left of that is sent as renewed.
 """
+import time
+
 import redis
 from redis.exceptions import LockNotOwnedError
 
@@ -26,13 +31,15 @@ class Adapter:
     def acquire(self, name, timeout):
         lock = self.r.lock(name, timeout=self.ttl, sleep=self.sleep,
                            blocking_timeout=timeout, thread_local=False)
+        self.sent = time.monotonic()  # before the SET NX PX that took it
         if not lock.acquire():
             return None
-        validity = self.ttl * 1000
-        if self.extend > 0:
-            lock.extend(self.extend)
-            validity += self.extend * 1000
-        return lock, 0, validity
+        return lock, 0, self.ttl * 1000
+
+    def held(self, lock):
+        if self.extend > 0 and lock.extend(self.extend):
+            left = self.ttl + self.extend - (time.monotonic() - self.sent)
+            lc.renewed(lock, left * 1000)
 
     def release(self, lock):
         try:

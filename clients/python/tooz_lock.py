@@ -5,10 +5,13 @@ Usage: tooz_lock.py redis|zookeeper|etcd3
 tooz locks give no fencing token (0). The coordinator's heartbeat thread
 keeps the lock alive (redis: re-sets the key's expiry; etcd3: refreshes the
 lease; zookeeper: the session), so the TTL (lock_timeout / session
-timeout, whole seconds) only runs out when the holder stops: promised
-validity is that TTL.
+timeout, whole seconds) only runs out when the holder stops. redis and
+etcd3: promised validity is that TTL, and each heartbeat of the held lock
+is reported as renewed (the TTL less the time since the heartbeat was
+sent). zookeeper: the lock is the session's, reported as session_ms.
 """
 import sys
+import time
 import uuid
 
 import tooz
@@ -48,11 +51,14 @@ class Adapter:
         self.coord.start(start_heart=True)
         self.locks = {}
         self.etcd = driver == "etcd3"
+        self.zk = driver == "zookeeper"
 
     def acquire(self, name, timeout):
         lock = self.locks.get(name)
         if lock is None:
             lock = self.locks[name] = self.coord.get_lock(name.encode())
+            if not self.zk:
+                self._report_heartbeats(lock)
         if self.etcd:
             # tooz's etcd3 lock wraps python-etcd3's: see lc.poll_acquire.
             got = lc.poll_acquire(lambda: lock.acquire(blocking=False),
@@ -61,7 +67,22 @@ class Adapter:
             got = lock.acquire(blocking=timeout)
         if not got:
             return None
+        if self.zk:
+            return lock, 0, None, {"session_ms": self.coord._coord._session_timeout}
         return lock, 0, self.ttl * 1000
+
+    def _report_heartbeats(self, lock):
+        """Wrap the lock's heartbeat (called by tooz's heart thread for
+        every held lock) so that each renewal is reported."""
+        beat = lock.heartbeat
+
+        def heartbeat():
+            sent = time.monotonic()
+            ok = beat()
+            if ok:
+                lc.renewed(lock, (self.ttl - (time.monotonic() - sent)) * 1000)
+            return ok
+        lock.heartbeat = heartbeat
 
     def release(self, lock):
         return "ok" if lock.release() else "not_held"

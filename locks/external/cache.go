@@ -19,6 +19,15 @@ import (
 // pyenv python3 first on PATH does not see them).
 const PythonEnv = "LOCKLAB_PYTHON"
 
+// Python returns the interpreter the Python clients run with: $LOCKLAB_PYTHON,
+// else /usr/bin/python3.
+func Python() string {
+	if py := os.Getenv(PythonEnv); py != "" {
+		return py
+	}
+	return "/usr/bin/python3"
+}
+
 // CuratorJars are the Debian jars (/usr/share/java) the Curator client
 // compiles and runs against.
 var CuratorJars = []string{"curator-client", "curator-framework", "curator-recipes", "guava",
@@ -42,11 +51,7 @@ func materialize(p program) ([]string, error) {
 	}
 	switch p.lang {
 	case "python":
-		py := os.Getenv(PythonEnv)
-		if py == "" {
-			py = "/usr/bin/python3"
-		}
-		return append([]string{py, filepath.Join(cacheDir, "python", p.file)}, p.args...), nil
+		return append([]string{Python(), filepath.Join(cacheDir, "python", p.file)}, p.args...), nil
 	case "java":
 		cp, err := compileJava(p.file)
 		if err != nil {
