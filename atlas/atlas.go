@@ -31,6 +31,9 @@ type Atlas struct {
 	Baseline map[string]float64 `json:"baseline_rate"` // per lock: completions per second without faults
 	// Quorums is the 2N+1 check from the kill-k-of-n cells.
 	Quorums []Quorum `json:"quorums,omitempty"`
+	// Readings say per lock what its cells add up to (Readings, set by
+	// Write).
+	Readings []LockReading `json:"readings,omitempty"`
 }
 
 // FamilyInfo describes a column of the atlas.

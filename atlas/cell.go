@@ -39,6 +39,24 @@ type RunSummary struct {
 	// VisitsAfter is the fewest visits begun after a fault's start, over
 	// the faults after the first bucket (-1: no such fault).
 	VisitsAfter int `json:"visits_after"`
+	// DuplicateTokens and TokenRegressions are the run's: fencing tokens
+	// that do not order the holders (the fencing source itself broke).
+	DuplicateTokens  int `json:"duplicate_tokens,omitempty"`
+	TokenRegressions int `json:"token_regressions,omitempty"`
+	// Clients ran the workload; VisitsInWindow visits overlapped a fault
+	// window, made by ContendersInWindow of them (0 in results that
+	// predate the fields).
+	Clients            int `json:"clients"`
+	VisitsInWindow     int `json:"visits_in_window,omitempty"`
+	ContendersInWindow int `json:"contenders_in_window,omitempty"`
+	// Faults counts the run's faults, FaultsApplied those that neither
+	// failed nor were seen not to bite.
+	Faults        int `json:"faults"`
+	FaultsApplied int `json:"faults_applied"`
+	// AvailabilityDuringFault is the run's own completion rate during the
+	// fault windows over its rate before the first fault (nil: not
+	// measured).
+	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -63,6 +81,19 @@ type CellResult struct {
 	StaleAccepted int     `json:"stale_accepted"`
 	StaleRejected int     `json:"stale_rejected"`
 	LostUpdates   int     `json:"lost_updates"`
+	// DuplicateTokens and TokenRegressions sum the runs': non-zero ones
+	// mean the fencing source itself broke, which no resource-side check
+	// can repair (the cell is unsafe).
+	DuplicateTokens  int `json:"duplicate_tokens"`
+	TokenRegressions int `json:"token_regressions"`
+	// Basis is the sentence saying what the cell's claim rests on ("safe:
+	// 5 of 5 runs with the fault applied, 212 visits in the window by 2-4
+	// clients").
+	Basis string `json:"basis"`
+	// AvailabilityDuringFault is the mean of the runs' own availability
+	// during the fault (nil when no run measured it); AvailDuring is the
+	// older measure against the baseline cell.
+	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
 	// AvailDuring and AvailAfter are the completion rate during and after
 	// the fault relative to the lock's baseline cell (1 = as fast; -1 =
 	// unknown: no baseline, or nothing healed).
@@ -103,9 +134,18 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	s.Verdict, s.Reason, s.Error = r.Verdict, r.VerdictReason, r.Error
 	s.Ops, s.Incidents, s.LockFaults, s.ClientFaults = r.Ops, r.Incidents, r.LockFaults, r.ClientFaults
 	s.StaleAccepted, s.StaleRejected, s.LostUpdates = r.StaleAccepted, r.StaleRejected, r.LostUpdates
+	s.DuplicateTokens, s.TokenRegressions = r.DuplicateTokens, r.TokenRegressions
+	s.Clients, s.VisitsInWindow, s.ContendersInWindow = r.Clients, r.VisitsInWindow, r.ContendersInWindow
+	s.AvailabilityDuringFault = r.AvailabilityDuringFault
+	s.Faults = len(r.Faults)
 	for _, f := range r.Faults {
-		if f.Error != "" {
+		switch {
+		case f.Error != "":
 			s.FaultNotes += f.Type + " " + f.Target + ": " + f.Error + "; "
+		case f.Bit != nil && !*f.Bit:
+			s.FaultNotes += f.Type + " " + f.Target + ": did not bite (" + f.Observed + "); "
+		default:
+			s.FaultsApplied++
 		}
 	}
 	availability(&s, r)
@@ -176,7 +216,7 @@ func availability(s *RunSummary, r report.Run) {
 // judge sets a cell's counts and verdict from its runs.
 func judge(c *CellResult, base float64) {
 	c.Runs = len(c.RunList)
-	var during, after, rec []float64
+	var during, after, rec, avail []float64
 	inconclusive := false
 	for _, r := range c.RunList {
 		if r.Incidents > 0 {
@@ -187,6 +227,11 @@ func judge(c *CellResult, base float64) {
 		c.StaleAccepted += r.StaleAccepted
 		c.StaleRejected += r.StaleRejected
 		c.LostUpdates += r.LostUpdates
+		c.DuplicateTokens += r.DuplicateTokens
+		c.TokenRegressions += r.TokenRegressions
+		if r.AvailabilityDuringFault != nil {
+			avail = append(avail, *r.AvailabilityDuringFault)
+		}
 		if r.Verdict == scenarios.Inconclusive || r.Error != "" || r.Verdict == "" {
 			inconclusive = true
 		}
@@ -203,10 +248,14 @@ func judge(c *CellResult, base float64) {
 	}
 	c.RateLow, c.RateHigh = Wilson(c.RunsWithIncidents, c.Runs)
 	c.AvailDuring, c.AvailAfter, c.RecoveryS = relative(during, base), relative(after, base), mean(rec)
+	if len(avail) > 0 {
+		m := mean(avail)
+		c.AvailabilityDuringFault = &m
+	}
 	switch {
 	case c.NotApplicable != "":
 		c.Verdict = NotApplicable
-	case c.LockFaults > 0:
+	case c.LockFaults > 0 || c.DuplicateTokens > 0 || c.TokenRegressions > 0:
 		c.Verdict = Unsafe
 	case c.RunsWithIncidents > 0 || c.LostUpdates > 0 || c.StaleAccepted > 0:
 		c.Verdict = UnsafeWithoutFencing
@@ -215,6 +264,7 @@ func judge(c *CellResult, base float64) {
 	default:
 		c.Verdict = Safe
 	}
+	c.Basis = basis(c)
 }
 
 func mean(xs []float64) float64 {

@@ -3,6 +3,7 @@ package atlas
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Quorum is one row of the 2N+1 check: k of n Redlock primaries killed.
@@ -42,6 +43,14 @@ func Quorums(a *Atlas) []Quorum {
 	return out
 }
 
+// Claim is "holds" when the row agrees with 2N+1, else "CONTRADICTED".
+func (q Quorum) Claim() string {
+	if q.Available != q.Expected {
+		return "CONTRADICTED"
+	}
+	return "holds"
+}
+
 func quorumSection(w io.Writer, a *Atlas) {
 	qs := Quorums(a)
 	if len(qs) == 0 {
@@ -51,10 +60,199 @@ func quorumSection(w io.Writer, a *Atlas) {
 	fmt.Fprintln(w, "| lock | killed | N | availability after the kill | available | expected | claim |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, q := range qs {
-		ok := "holds"
-		if q.Available != q.Expected {
-			ok = "CONTRADICTED"
-		}
-		fmt.Fprintf(w, "| %s | %d of %d | %d | %s | %v | %v | %s |\n", q.Lock, q.K, q.N, (q.N-1)/2, pct(q.Availability), q.Available, q.Expected, ok)
+		fmt.Fprintf(w, "| %s | %d of %d | %d | %s | %v | %v | %s |\n", q.Lock, q.K, q.N, (q.N-1)/2, pct(q.Availability), q.Available, q.Expected, q.Claim())
 	}
+}
+
+// FencingBroke is what duplicate tokens and token regressions mean.
+const FencingBroke = "the fencing source itself broke: no resource-side check can repair this"
+
+// basis is the sentence saying what c's verdict rests on: how many runs,
+// with the fault applied, how much evidence in the fault window, and the
+// damage counted.
+func basis(c *CellResult) string {
+	switch {
+	case c.Verdict == NotApplicable:
+		return "not-applicable: " + c.NotApplicable
+	case c.Runs == 0:
+		return fmt.Sprintf("%s: no run found (%d missing)", c.Verdict, c.Missing)
+	}
+	var parts []string
+	switch c.Verdict {
+	case Unsafe, UnsafeWithoutFencing:
+		s := fmt.Sprintf("%d of %d runs with an incident (%s, %s)", c.RunsWithIncidents, c.Runs,
+			count(c.LockFaults, "lock fault"), count(c.ClientFaults, "client fault"))
+		if c.LostUpdates > 0 || c.StaleAccepted > 0 {
+			s += fmt.Sprintf(", %s, %s accepted", count(c.LostUpdates, "lost update"), count(c.StaleAccepted, "stale write"))
+		}
+		parts = append(parts, s)
+		if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
+			parts = append(parts, fmt.Sprintf("%s and %s: %s", count(c.DuplicateTokens, "duplicate token"),
+				count(c.TokenRegressions, "token regression"), FencingBroke))
+		}
+	default:
+		parts = append(parts, applied(c)+evidence(c))
+	}
+	var inconclusive int
+	reason := ""
+	for _, r := range c.RunList {
+		if r.Verdict == Inconclusive || r.Error != "" || r.Verdict == "" {
+			inconclusive++
+			if reason == "" {
+				reason = r.Reason
+				if r.Error != "" {
+					reason = r.Error
+				}
+			}
+		}
+	}
+	if inconclusive > 0 {
+		s := fmt.Sprintf("%s without evidence", count(inconclusive, "run"))
+		if reason != "" {
+			s += " (" + reason + ")"
+		}
+		parts = append(parts, s)
+	}
+	if c.Missing > 0 {
+		parts = append(parts, count(c.Missing, "run")+" missing")
+	}
+	return c.Verdict + ": " + strings.Join(parts, "; ")
+}
+
+// applied is "5 of 5 runs with the fault applied", or "5 runs, no fault"
+// for a control without faults.
+func applied(c *CellResult) string {
+	faults, ok := 0, 0
+	for _, r := range c.RunList {
+		faults += r.Faults
+		if r.Faults > 0 && r.FaultsApplied == r.Faults {
+			ok++
+		}
+	}
+	if faults == 0 {
+		return fmt.Sprintf("%d of %d runs without incident, no fault applied", c.Runs-c.RunsWithIncidents, c.Runs)
+	}
+	return fmt.Sprintf("%d of %d runs with the fault applied", ok, c.Runs)
+}
+
+// evidence is ", 212 visits in the window by 2-4 clients" from the runs'
+// visits in the fault window, else the fewest visits after a fault's
+// start; "" when the runs recorded neither.
+func evidence(c *CellResult) string {
+	visits, lo, hi, after := 0, -1, 0, -1
+	for _, r := range c.RunList {
+		visits += r.VisitsInWindow
+		if r.VisitsInWindow > 0 {
+			if lo < 0 || r.ContendersInWindow < lo {
+				lo = r.ContendersInWindow
+			}
+			hi = max(hi, r.ContendersInWindow)
+		}
+		if r.VisitsAfter >= 0 && (after < 0 || r.VisitsAfter < after) {
+			after = r.VisitsAfter
+		}
+	}
+	switch {
+	case visits > 0 && lo == hi:
+		return fmt.Sprintf(", %s in the window by %s", count(visits, "visit"), count(hi, "client"))
+	case visits > 0:
+		return fmt.Sprintf(", %s in the window by %d-%d clients", count(visits, "visit"), lo, hi)
+	case after >= 0:
+		return fmt.Sprintf(", at least %s begun after each fault's start", count(after, "visit"))
+	}
+	return ""
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// LockReading is what the atlas says of one lock, derived from its cells.
+type LockReading struct {
+	Lock    string `json:"lock"`
+	Fences  bool   `json:"fences"`
+	Reading string `json:"reading"`
+}
+
+// Readings derives one short reading per lock from its cells (never
+// written by hand): under which families the lock granted twice, under
+// which only fencing kept it safe, where its tokens broke, where the
+// evidence is missing.
+func Readings(a *Atlas) []LockReading {
+	var out []LockReading
+	for _, l := range a.Locks {
+		var unsafe, uwf, broke, inconclusive []string
+		fences, applicable, safe := false, 0, 0
+		for _, f := range a.Families {
+			c := a.Cell(l, f.Name)
+			if c == nil || c.Verdict == NotApplicable {
+				continue
+			}
+			fences = fences || c.Fences
+			applicable++
+			if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
+				broke = append(broke, f.Name)
+			}
+			switch c.Verdict {
+			case Unsafe:
+				if c.LockFaults > 0 {
+					unsafe = append(unsafe, f.Name)
+				}
+			case UnsafeWithoutFencing:
+				uwf = append(uwf, f.Name)
+			case Inconclusive:
+				inconclusive = append(inconclusive, f.Name)
+			case Safe:
+				safe++
+			}
+		}
+		out = append(out, LockReading{Lock: l, Fences: fences, Reading: reading(fences, applicable, safe, unsafe, uwf, broke, inconclusive)})
+	}
+	return out
+}
+
+func reading(fences bool, applicable, safe int, unsafe, uwf, broke, inconclusive []string) string {
+	if applicable == 0 {
+		return "no family of the atlas applies to it"
+	}
+	join := func(fs []string) string { return strings.Join(fs, ", ") }
+	var parts []string
+	switch {
+	case len(unsafe) > 0:
+		parts = append(parts, "unsafe: "+join(unsafe)+" can grant it twice (lock faults), which fencing cannot repair")
+		if len(uwf) > 0 {
+			word := "only with fencing"
+			if !fences {
+				word = "unsafe without fencing, which it does not offer,"
+			}
+			parts = append(parts, word+" under "+join(uwf))
+		}
+	case len(uwf) > 0 && fences && len(broke) == 0 && len(inconclusive) == 0:
+		parts = append(parts, "safe under every fault of the atlas only with fencing: "+join(uwf)+" let a holder outlive its lease")
+	case len(uwf) > 0 && fences && len(broke) == 0:
+		parts = append(parts, "safe only with fencing: "+join(uwf)+" let a holder outlive its lease")
+	case len(uwf) > 0:
+		parts = append(parts, "unsafe without fencing under "+join(uwf)+" (a holder outlived its lease)")
+		if !fences {
+			parts[len(parts)-1] += ", and it gives no fencing tokens"
+		}
+	case len(broke) == 0 && len(inconclusive) == 0:
+		return fmt.Sprintf("safe under every fault of the atlas it was tried with (%d of %d families)", safe, applicable)
+	case len(broke) == 0:
+		parts = append(parts, fmt.Sprintf("safe under %d of %d families", safe, applicable))
+	}
+	if len(broke) > 0 {
+		s := "its fencing tokens broke under " + join(broke) + " (duplicates or regressions: no resource-side check repairs this)"
+		if len(parts) == 0 {
+			s = "unsafe: " + s
+		}
+		parts = append(parts, s)
+	}
+	if len(inconclusive) > 0 {
+		parts = append(parts, "no evidence yet under "+join(inconclusive))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -2,15 +2,12 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/locklab/locklab/internal/testenv"
 )
@@ -40,7 +37,6 @@ var probeResult = regexp.MustCompile(`imgcheck ok=(\d+) total=(\d+) bad=([^<\n]*
 // TestReportHTMLInChromium renders report.html, loads it in headless
 // Chromium and checks that every inlined image decoded (naturalWidth > 0).
 func TestReportHTMLInChromium(t *testing.T) {
-	testenv.RequireBinaries(t, "chromium")
 	dir := outDir(t, "chromium")
 	if err := Render(dir, syntheticResult(10, []int{4, 16})); err != nil {
 		t.Fatal(err)
@@ -59,25 +55,10 @@ func TestReportHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "chromium", "--headless", "--disable-gpu", "--no-sandbox",
-		"--no-first-run", "--disable-extensions", "--user-data-dir="+t.TempDir(),
-		// Bounded: the page is given 10 s of virtual time to settle.
-		"--virtual-time-budget=10000", "--dump-dom", "file://"+probePath)
-	// Chromium starts helper processes: kill the whole group on timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, tail(stderr.Bytes(), 2000))
-	}
+	out := testenv.Chromium(t, probePath, "--dump-dom")
 	m := probeResult.FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("chromium's DOM has no probe result (the load event never fired?)\n%s", tail(stderr.Bytes(), 2000))
+		t.Fatalf("chromium's DOM has no probe result (the load event never fired?)\n%s", tail(out, 2000))
 	}
 	ok, _ := strconv.Atoi(string(m[1]))
 	total, _ := strconv.Atoi(string(m[2]))
@@ -97,4 +78,34 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
+}
+
+// domText escapes text as --dump-dom writes it.
+var domText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// TestReportScreenshot renders report.html in headless Chromium to a PNG
+// of the window's size that is not blank, and finds in its DOM the
+// Summary table that opens the report, with a reading per lock.
+func TestReportScreenshot(t *testing.T) {
+	dir := outDir(t, "report-screenshot")
+	r := syntheticResult(3, []int{4})
+	r.Runs[0].LockFaults, r.Runs[0].Incidents = 2, 2
+	if err := Render(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	testenv.ChromiumScreenshot(t, page, 1280, 1600)
+	dom := string(testenv.Chromium(t, page, "--dump-dom"))
+	summary := strings.Index(dom, "<h2>Summary</h2>")
+	if summary < 0 || summary > strings.Index(dom, "<h2>Safety</h2>") {
+		t.Fatalf("the rendered page does not open with the Summary")
+	}
+	if !strings.Contains(dom[summary:], "<th>reading</th>") {
+		t.Error("the Summary table has no reading column")
+	}
+	for i := range r.Runs {
+		if want := domText.Replace(Reading(&r.Runs[i])); !strings.Contains(dom, want) {
+			t.Errorf("the rendered page lacks the reading of %s: %q", r.Runs[i].Lock, want)
+		}
+	}
 }

@@ -1,0 +1,175 @@
+package atlas
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locklab/locklab/internal/testenv"
+)
+
+// reference is the committed atlas whose real runs the page tests read.
+const reference = "../results/reference/atlas"
+
+// TestJudgeTokens: duplicate tokens or token regressions make a cell
+// unsafe (the fencing source broke: no resource-side check repairs it),
+// and every judged cell says what its verdict rests on.
+func TestJudgeTokens(t *testing.T) {
+	met := RunSummary{Verdict: "met", Faults: 1, FaultsApplied: 1, VisitsAfter: 40, Clients: 3}
+	window := met
+	window.VisitsInWindow, window.ContendersInWindow = 106, 2
+	wide := window
+	wide.ContendersInWindow = 4
+	for _, tc := range []struct {
+		name  string
+		runs  []RunSummary
+		want  string
+		basis string
+	}{
+		{"tokens broke", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, DuplicateTokens: 3}}, Unsafe, FencingBroke},
+		{"safe with window", []RunSummary{window, wide}, Safe, "safe: 2 of 2 runs with the fault applied, 212 visits in the window by 2-4 clients"},
+		{"safe without window", []RunSummary{met, met}, Safe, "at least 40 visits begun after each fault's start"},
+		{"no fault", []RunSummary{{Verdict: "met", VisitsAfter: -1}}, Safe, "1 of 1 runs without incident, no fault applied"},
+		{"lock fault", []RunSummary{met, {Verdict: "failed", Incidents: 1, LockFaults: 2}}, Unsafe, "1 of 2 runs with an incident (2 lock faults, 0 client faults)"},
+		{"inconclusive", []RunSummary{met, {Verdict: "inconclusive", Reason: "0 visits after fault 0"}}, Inconclusive, "1 run without evidence (0 visits after fault 0)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CellResult{RunList: tc.runs}
+			judge(&c, 10)
+			if c.Verdict != tc.want {
+				t.Errorf("verdict %s, want %s", c.Verdict, tc.want)
+			}
+			if !strings.Contains(c.Basis, tc.basis) || !strings.HasPrefix(c.Basis, c.Verdict+": ") {
+				t.Errorf("basis %q, want it to start with the verdict and contain %q", c.Basis, tc.basis)
+			}
+		})
+	}
+}
+
+// TestReadings: a lock's reading is derived from its cells.
+func TestReadings(t *testing.T) {
+	fams := []FamilyInfo{{Name: "baseline"}, {Name: "pause-holder-long"}, {Name: "kill-leader"}, {Name: "kill-2-of-3"}}
+	cell := func(lock, fam, verdict string, fences bool) CellResult {
+		c := CellResult{Lock: lock, Family: fam, Verdict: verdict, Fences: fences}
+		switch verdict {
+		case Unsafe:
+			c.LockFaults = 3
+		case NotApplicable:
+			c.NotApplicable = "not a Redlock"
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name  string
+		cells []CellResult
+		want  string
+	}{
+		{"safe", []CellResult{cell("l", "baseline", Safe, true), cell("l", "pause-holder-long", Safe, true), cell("l", "kill-leader", Safe, true), cell("l", "kill-2-of-3", NotApplicable, true)},
+			"safe under every fault of the atlas it was tried with (3 of 3 families)"},
+		{"fencing", []CellResult{cell("l", "baseline", Safe, true), cell("l", "pause-holder-long", UnsafeWithoutFencing, true), cell("l", "kill-leader", Safe, true)},
+			"safe under every fault of the atlas only with fencing: pause-holder-long let a holder outlive its lease"},
+		{"failover", []CellResult{cell("l", "baseline", Safe, true), cell("l", "pause-holder-long", UnsafeWithoutFencing, true), cell("l", "kill-leader", Unsafe, true)},
+			"unsafe: kill-leader can grant it twice (lock faults), which fencing cannot repair; only with fencing under pause-holder-long"},
+		{"no tokens", []CellResult{cell("l", "baseline", Safe, false), cell("l", "pause-holder-long", UnsafeWithoutFencing, false), cell("l", "kill-leader", Inconclusive, false)},
+			"unsafe without fencing under pause-holder-long (a holder outlived its lease), and it gives no fencing tokens; no evidence yet under kill-leader"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &Atlas{Locks: []string{"l"}, Families: fams, Cells: tc.cells}
+			if got := Readings(a)[0].Reading; got != tc.want {
+				t.Errorf("reading %q\nwant    %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAtlasPageInChromium builds a small atlas from real runs of the
+// committed reference atlas, writes it, and renders atlas.html in headless
+// Chromium: a non-blank screenshot of the window's size, and a DOM with
+// the legend (every verdict's meaning), a reading per lock, the families'
+// descriptions, a fencing column and the not-applicable footnotes. The
+// cells of atlas.json carry duplicate_tokens, token_regressions and basis.
+func TestAtlasPageInChromium(t *testing.T) {
+	testenv.RequireFiles(t, filepath.Join(reference, "plan.json"))
+	p, err := NewPlan(Config{Runs: 5, TTL: time.Second,
+		Locks:    []string{"redis-cad", "redis-reentrant", "zk-recipe", "redlock"},
+		Families: []string{"baseline", "pause-holder-long", "kill-leader", "restart-empty", "kill-2-of-3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if d := os.Getenv("LOCKLAB_REPORT_DIR"); d != "" {
+		out = filepath.Join(d, "atlas")
+	}
+	a := Build(p, []string{reference}, out)
+	if a.Missing > 0 {
+		t.Fatalf("%d runs of the plan are not in %s", a.Missing, reference)
+	}
+	if err := Write(out, a); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "atlas.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Cells []map[string]any `json:"cells"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range raw.Cells {
+		for _, k := range []string{"duplicate_tokens", "token_regressions", "basis"} {
+			if _, ok := c[k]; !ok {
+				t.Errorf("atlas.json cell %v/%v lacks %s", c["family"], c["lock"], k)
+			}
+		}
+	}
+	broke := 0
+	for _, c := range a.Cells {
+		if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
+			broke++
+			if c.Verdict != Unsafe || !strings.Contains(c.Basis, FencingBroke) {
+				t.Errorf("%s/%s: %d duplicate tokens, %d regressions but %s: %q", c.Family, c.Lock, c.DuplicateTokens, c.TokenRegressions, c.Verdict, c.Basis)
+			}
+		}
+	}
+	t.Logf("%d cells with broken tokens among %d", broke, len(a.Cells))
+
+	page := filepath.Join(out, "atlas.html")
+	testenv.ChromiumScreenshot(t, page, 1400, 1800)
+	dom := string(testenv.Chromium(t, page, "--dump-dom"))
+	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+	for _, id := range []string{`id="legend"`, `id="readings"`, `id="families"`, `<th>fencing</th>`} {
+		if !strings.Contains(dom, id) {
+			t.Errorf("the rendered atlas lacks %s", id)
+		}
+	}
+	for _, m := range meanings {
+		if !strings.Contains(dom, text(m.meaning)) {
+			t.Errorf("the legend lacks the meaning of %s", m.verdict)
+		}
+	}
+	for _, r := range a.Readings {
+		if r.Reading == "" || !strings.Contains(dom, text(r.Reading)) {
+			t.Errorf("the rendered atlas lacks the reading of %s (%q)", r.Lock, r.Reading)
+		}
+	}
+	for _, f := range a.Families {
+		if !strings.Contains(dom, text(f.Doc)) {
+			t.Errorf("the rendered atlas lacks the description of %s", f.Name)
+		}
+	}
+	notes, _ := naNotes(a)
+	if len(notes) == 0 {
+		t.Fatal("no not-applicable cell in the plan: the footnotes go untested")
+	}
+	for i, n := range notes {
+		if !strings.Contains(dom, `id="na-`+strconv.Itoa(i+1)+`"`) || !strings.Contains(dom, text(n)) {
+			t.Errorf("footnote %d (%q) missing", i+1, n)
+		}
+	}
+}
