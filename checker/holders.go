@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
+	"time"
 )
 
 // Inside returns the clients inside some lock's resource now, in the order
@@ -56,16 +58,194 @@ func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 }
 
 func (s *Shared) firstReader() (int, bool) {
+	best := s.firstReaderVisit()
+	if best == nil {
+		return 0, false
+	}
+	return best.client, true
+}
+
+// firstReaderVisit is the visit that entered first among those that read
+// and did not write yet; nil when none. s.mu must be held.
+func (s *Shared) firstReaderVisit() *visit {
 	var best *visit
 	for _, v := range s.visits {
 		if v.read && !v.wrote && (best == nil || v.id < best.id) {
 			best = v
 		}
 	}
-	if best == nil {
-		return 0, false
+	return best
+}
+
+// Hold is a holder picked by HoldInside: its visit's write and exit wait
+// until Release, so the holder cannot leave between being picked and a
+// fault on it taking effect.
+type Hold struct {
+	s        *Shared
+	v        *visit
+	e        *held
+	picked   time.Duration
+	released bool
+}
+
+func (e *held) released() bool {
+	select {
+	case <-e.release:
+		return true
+	default:
+		return false
 	}
-	return best.client, true
+}
+
+// holdSet are the held visits of a resource; any lets Write and Exit skip
+// the lookup (and the mutex) in runs that never hold.
+type holdSet struct {
+	any atomic.Bool
+	m   map[uint64]*held
+}
+
+// held is the state of one held visit, shared by its Holds.
+type held struct {
+	release chan struct{} // closed when the last Hold released it
+	count   int           // Holds not released yet
+	exited  time.Duration // when the visit exited; -1 while inside
+}
+
+// HoldSeen is what became of a held visit, for a fault's evidence: times
+// count from the resource's base.
+type HoldSeen struct {
+	Client int
+	// Inside is true while the visit has not exited.
+	Inside bool
+	// Contenders counts the visits of other clients to the same lock that
+	// entered while the held visit was inside, since it was picked.
+	Contenders int
+	// Expired is true when the holder's promised validity ran out by Now
+	// (never for an unbounded promise or a visit that reported none).
+	Expired    bool
+	Unbounded  bool
+	ValidUntil time.Duration
+	Picked     time.Duration
+	Now        time.Duration
+}
+
+// HoldInside waits like WaitInside for a client that has read the counter
+// and not yet written it back, and holds it there: its Write and Exit
+// block until the Hold's Release. A fault on "the holder" picks it this way
+// so the holder is inside when the fault applies, however quickly it was
+// about to leave. The caller must call Release (a SIGSTOPped or cut-off
+// holder cannot move anyway; the hold only bridges the moment between
+// picking and stopping).
+func (s *Shared) HoldInside(ctx context.Context) (*Hold, error) {
+	for {
+		s.mu.Lock()
+		if v := s.firstReaderVisit(); v != nil {
+			if s.holds.m == nil {
+				s.holds.m = map[uint64]*held{}
+				s.holds.any.Store(true)
+			}
+			e := s.holds.m[v.id]
+			if e == nil {
+				e = &held{release: make(chan struct{}), exited: -1}
+				s.holds.m[v.id] = e
+			}
+			if e.count == 0 && e.released() {
+				e.release = make(chan struct{}) // held again after a release
+			}
+			e.count++
+			h := &Hold{s: s, v: v, e: e, picked: s.clock()}
+			s.mu.Unlock()
+			return h, nil
+		}
+		if s.waiters == nil {
+			s.waiters = make(chan struct{})
+		}
+		ch := s.waiters
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for a holder: %w", ctx.Err())
+		}
+	}
+}
+
+// Client is the held client's index.
+func (h *Hold) Client() int { return h.v.client }
+
+// Release lets the held visit write and exit again (once every Hold on it
+// released it). Calling it twice is harmless.
+func (h *Hold) Release() {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if h.released {
+		return
+	}
+	h.released = true
+	if h.e.count--; h.e.count == 0 {
+		close(h.e.release)
+	}
+}
+
+// Seen tells what became of the held visit so far.
+func (h *Hold) Seen() HoldSeen {
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := h.v
+	now := s.clock()
+	out := HoldSeen{
+		Client: v.client, Inside: s.visits[v.id] != nil, Unbounded: v.promise.unbounded,
+		ValidUntil: v.promise.validUntil, Picked: h.picked, Now: now,
+	}
+	out.Inside = out.Inside && h.e.exited < 0
+	until := now // the promise must have run out while the visit was inside
+	if h.e.exited >= 0 {
+		until = h.e.exited
+	}
+	out.Expired = !v.promise.unbounded && v.promise.validUntil > 0 && v.promise.validUntil <= until
+	for _, idx := range v.overlaps {
+		if ev := s.events[idx]; ev.First == v.client && ev.Second != v.client && ev.At >= h.picked {
+			out.Contenders++
+		}
+	}
+	return out
+}
+
+// heldWrite blocks while visit id is held (HoldInside) or until ctx ends.
+func (s *Shared) heldWrite(ctx context.Context, id uint64) { s.waitHeld(ctx, id) }
+
+// heldExit is heldWrite for an exit, which it also records for the Holds
+// of the visit.
+func (s *Shared) heldExit(ctx context.Context, id uint64) {
+	if e := s.waitHeld(ctx, id); e != nil {
+		s.mu.Lock()
+		if e.exited < 0 {
+			e.exited = s.clock()
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Shared) waitHeld(ctx context.Context, id uint64) *held {
+	if !s.holds.any.Load() {
+		return nil
+	}
+	s.mu.Lock()
+	e := s.holds.m[id]
+	var ch chan struct{}
+	if e != nil {
+		ch = e.release
+	}
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	return e
 }
 
 // ExitClient exits every visit of client still inside: a client process

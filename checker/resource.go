@@ -223,6 +223,9 @@ type Shared struct {
 	granted, unbounded, unreported, estimated bool
 	// clock returns the time since base; tests replace it.
 	clock func() time.Duration
+	// holds are the visits held by HoldInside: their Write and Exit wait
+	// until released (holders.go).
+	holds holdSet
 }
 
 var _ Resource = (*Shared)(nil)
@@ -357,7 +360,8 @@ func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
 }
 
 // Write implements Resource.
-func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
+func (s *Shared) Write(ctx context.Context, id uint64, value int64) error {
+	s.heldWrite(ctx, id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := s.visits[id]
@@ -384,7 +388,8 @@ func (s *Shared) Write(_ context.Context, id uint64, value int64) error {
 }
 
 // Exit implements Resource.
-func (s *Shared) Exit(_ context.Context, id uint64) error {
+func (s *Shared) Exit(ctx context.Context, id uint64) error {
+	s.heldExit(ctx, id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock()

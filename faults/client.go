@@ -30,6 +30,9 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 		return eff, fmt.Errorf("pause client-%d: %w", i, err)
 	}
 	eff.detail = "SIGSTOP"
+	if pc, ok := env.Clients.(ClientPids); ok {
+		eff.pids = []int{pc.Pid(i)}
+	}
 	eff.heal = func(ctx context.Context) error {
 		return st.release(clientKey{i}, func() error {
 			if err := env.Clients.Resume(i); err != nil {
@@ -38,5 +41,21 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 			return nil
 		})
 	}
+	eff.holdToHeal = true
 	return eff, nil
+}
+
+func (pauseClientAction) observe(_ context.Context, _ Env, f Fault, eff effect) evidence {
+	if len(eff.pids) == 0 || eff.pids[0] == 0 {
+		return unchecked("client-%s's process id unknown: state not checked", f.Client)
+	}
+	pid := eff.pids[0]
+	switch st := liveState(pid); st {
+	case "T", "t":
+		return seen(true, "client-%s process %d stopped (state %s)", f.Client, pid, st)
+	case "":
+		return seen(false, "client-%s process %d gone", f.Client, pid)
+	default:
+		return seen(false, "client-%s process %d in state %s, not stopped", f.Client, pid, st)
+	}
 }

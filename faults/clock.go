@@ -84,7 +84,15 @@ func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect,
 	}
 	eff.detail = fmt.Sprintf("wall clock +%v emulated: %s expired, %s shortened, %s without TTL untouched (%d databases)",
 		f.Offset, plural(int(r[0]), "key"), plural(int(r[1]), "TTL"), plural(int(r[2]), "key"), dbs)
+	eff.seen = seen(r[0]+r[1] > 0, "%s expired early, %s shortened by %v", plural(int(r[0]), "key"), plural(int(r[1]), "TTL"), f.Offset)
+	if r[0]+r[1] == 0 {
+		eff.seen = seen(false, "no key with a TTL on %s: nothing expired early", n.Name)
+	}
 	return eff, nil
+}
+
+func (clockJumpAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	return eff.seen
 }
 
 // writable lets a replica accept the script's writes and returns what

@@ -67,6 +67,7 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 	if victim == nil {
 		return eff, fmt.Errorf("sentinels report %s as primary of %s, which is no node of the cluster", before, f.Node)
 	}
+	keysBefore, kerr := keyCount(ctx, victim.Addr())
 	t0 := time.Now()
 	if err := victim.Kill(ctx); err != nil {
 		return eff, err
@@ -87,6 +88,7 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 				name = fmt.Sprintf("%s (%s)", n.Name, addr)
 			}
 			eff.detail += fmt.Sprintf("; %s reports %s as primary of %s %v after the kill", by.Name, name, f.Node, took)
+			eff.seen = promoted(ctx, env, victim.Name, name, addr, keysBefore, kerr)
 			return eff, nil
 		}
 		if err != nil {
@@ -102,6 +104,26 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 		case <-tick.C:
 		}
 	}
+}
+
+func (failoverAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	return eff.seen
+}
+
+// promoted is a failover's evidence: a replica was promoted (bit), and
+// whether the lock keys the old primary had are on the new one.
+func promoted(ctx context.Context, env Env, old, name, addr string, before int64, berr error) evidence {
+	if n := nodeAt(env.Cluster, addr); n != nil {
+		addr = n.Addr()
+	}
+	after, aerr := keyCount(ctx, addr)
+	switch {
+	case berr != nil || aerr != nil:
+		return seen(true, "%s promoted; keys not compared (%v)", name, errors.Join(berr, aerr))
+	case after < before:
+		return seen(true, "%s promoted; %s on %s before the kill, %d on the new primary: lock key lost", name, plural(int(before), "key"), old, after)
+	}
+	return seen(true, "%s promoted; %s on %s before the kill, %d on the new primary: lock key survived", name, plural(int(before), "key"), old, after)
 }
 
 // primaryOf asks the sentinels in turn for the address of master's primary

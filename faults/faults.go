@@ -18,9 +18,9 @@ type Env struct {
 	// harness's own process, which makes pause-client impossible.
 	Clients ClientControl
 	// Holder blocks until a client is inside the critical section and
-	// returns its index; it resolves "holder" in a fault. nil: faults
-	// naming holder fail.
-	Holder func(ctx context.Context) (int, error)
+	// returns it, held there until Release (checker's HoldInside); it
+	// resolves "holder" in a fault. nil: faults naming holder fail.
+	Holder func(ctx context.Context) (HeldClient, error)
 	// Base is the workload's start: Fault.At and every Window offset count
 	// from it.
 	Base time.Time
@@ -39,6 +39,12 @@ type Env struct {
 type ClientControl interface {
 	Pause(client int) error
 	Resume(client int) error
+}
+
+// ClientPids is what a ClientControl may also do: tell a client's process
+// id, so pause-client can see the process stopped (0: unknown).
+type ClientPids interface {
+	Pid(client int) int
 }
 
 // Window is one fault as it really happened, for the result file and the
@@ -63,6 +69,12 @@ type Window struct {
 	Method string
 	// Err is why applying or healing failed; "" when both worked.
 	Err string
+	// Bit says whether the fault's effect was seen (the table's Observes:
+	// a process stopped, a key gone, a contender granted while the holder
+	// was inside, ...); nil when it was not looked for. Observed says what
+	// was seen, or why it did not bite.
+	Bit      *bool
+	Observed string
 }
 
 // Methods of Window.Method.
@@ -89,6 +101,12 @@ type action interface {
 	// that held the critical section. On error nothing of f remains applied,
 	// except what effect.heal undoes (it is called when not nil).
 	apply(ctx context.Context, env Env, f Fault) (effect, error)
+	// observe looks for the effect of f as apply left it in eff: called
+	// once, after apply and before heal (at the end of the fault's window),
+	// with a context bounded by ObserveTimeout. Faults that complete inside
+	// apply (restart, failover, clock-jump) observe there and return
+	// eff.seen.
+	observe(ctx context.Context, env Env, f Fault, eff effect) evidence
 }
 
 // effect is what apply did.
@@ -101,6 +119,18 @@ type effect struct {
 	// lasting marks a fault that is not undone but acts until the run ends
 	// (kill): its Window ends with the run.
 	lasting bool
+	// holdToHeal keeps a held holder held until the fault heals (a paused
+	// client's write already on its way to the harness must wait for it
+	// like the process); otherwise it is released once apply returned.
+	holdToHeal bool
+	// seen is what apply observed itself (one-shot faults); observe
+	// returns it.
+	seen evidence
+	// Taken by apply before acting, for observe: the processes acted on,
+	// the round trip of probed links, the live connections.
+	pids  []int
+	rtt   map[*cluster.Link]time.Duration
+	links []*cluster.Link
 }
 
 // FaultError is one fault that cannot be performed: Index is its position

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,20 +159,6 @@ func isTimeout(err error) bool {
 	return err != nil && (errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded))
 }
 
-// procState is the state letter of /proc/<pid>/stat (R, S, T, ...).
-func procState(pid int) (string, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return "", fmt.Errorf("stat %q", s)
-	}
-	return s[i+2 : i+3], nil
-}
-
 // waitState polls until pid's state is (or, with not, is no longer) want.
 func waitState(t *testing.T, pid int, want string, not bool) {
 	t.Helper()
@@ -195,6 +180,13 @@ type procs struct{ pids []int }
 
 func (p *procs) Pause(i int) error  { return syscall.Kill(p.pids[i], syscall.SIGSTOP) }
 func (p *procs) Resume(i int) error { return syscall.Kill(p.pids[i], syscall.SIGCONT) }
+func (p *procs) Pid(i int) int      { return p.pids[i] }
+
+// holderAt is an Env.Holder that names client i at once, holding nothing
+// (no resource here to hold a visit in).
+func holderAt(i int) func(context.Context) (HeldClient, error) {
+	return func(context.Context) (HeldClient, error) { return HeldClient{Client: i}, nil }
+}
 
 func startProcs(t *testing.T, n int) *procs {
 	t.Helper()

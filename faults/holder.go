@@ -23,24 +23,28 @@ func usesHolder(f Fault) bool {
 }
 
 // resolveHolder replaces holder in f by the client inside the critical
-// section, waiting for one through env.Holder. holder is that client's
-// index, -1 when f does not name holder.
-func resolveHolder(ctx context.Context, env Env, f Fault) (Fault, int, error) {
+// section, waiting for one through env.Holder, which holds it there until
+// its Release (the caller's to call). held is nil when f does not name
+// holder.
+func resolveHolder(ctx context.Context, env Env, f Fault) (Fault, *HeldClient, error) {
 	if !usesHolder(f) {
-		return f, -1, nil
+		return f, nil, nil
 	}
 	if env.Holder == nil {
-		return f, -1, ErrNoHolder
+		return f, nil, ErrNoHolder
 	}
-	i, err := env.Holder(ctx)
+	h, err := env.Holder(ctx)
 	if err != nil {
-		return f, -1, fmt.Errorf("wait for a client in the critical section: %w", err)
+		return f, nil, fmt.Errorf("wait for a client in the critical section: %w", err)
 	}
-	name := "client-" + strconv.Itoa(i)
+	if h.Release == nil {
+		h.Release = func() {}
+	}
+	name := "client-" + strconv.Itoa(h.Client)
 	return mapNames(f, func(s string) string {
 		if s == Holder {
 			return name
 		}
 		return s
-	}), i, nil
+	}), &h, nil
 }

@@ -102,6 +102,7 @@ func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 	if err != nil {
 		return effect{target: sel}, err
 	}
+	rtt := roundTrips(ctx, env, ls, 0)
 	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
 		return l.Latency(f.Latency, f.Jitter, cluster.StreamDown)
 	})
@@ -110,7 +111,68 @@ func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 	}
 	d := fmt.Sprintf("latency %v±%v on the downstream (replies) of %s: %s", f.Latency, f.Jitter,
 		plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h}, nil
+	return effect{target: sel, detail: d, heal: h, rtt: rtt, links: ls}, nil
+}
+
+// probedLinks is how many links of a fault a round-trip probe measures.
+const probedLinks = 2
+
+// roundTrips measures the round trip through up to probedLinks of ls
+// whose server it can ask (roundTrip), waiting up to wait longer than a
+// plain probe.
+func roundTrips(ctx context.Context, env Env, ls []*cluster.Link, wait time.Duration) map[*cluster.Link]time.Duration {
+	out := map[*cluster.Link]time.Duration{}
+	for _, l := range ls {
+		if len(out) == probedLinks {
+			break
+		}
+		n, ok := env.Cluster.Node(l.To)
+		if !ok || (n.Kind == cluster.KindZooKeeper && !strings.HasPrefix(l.From, "client")) {
+			continue // a ZooKeeper peer port speaks no 4lw
+		}
+		if d, ok, err := roundTrip(ctx, l.Addr(), n.Kind, wait); ok && err == nil {
+			out[l] = d
+		}
+	}
+	return out
+}
+
+func (latencyAction) observe(ctx context.Context, env Env, f Fault, eff effect) evidence {
+	if len(eff.rtt) == 0 {
+		return toxicsPresent(eff.links, "no link's round trip could be measured")
+	}
+	var parts []string
+	rose := 0
+	for _, l := range eff.links {
+		before, ok := eff.rtt[l]
+		if !ok {
+			continue
+		}
+		n, _ := env.Cluster.Node(l.To)
+		d, _, err := roundTrip(ctx, l.Addr(), n.Kind, f.Latency+f.Jitter)
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("%s: %v before, no reply while (%v)", l.Name, before.Round(time.Microsecond), err))
+			continue
+		}
+		if d-before >= f.Latency/2 {
+			rose++
+		}
+		parts = append(parts, fmt.Sprintf("%s: round trip %v before, %v while", l.Name,
+			before.Round(time.Microsecond), d.Round(time.Microsecond)))
+	}
+	return seen(rose > 0, "%s", strings.Join(parts, "; "))
+}
+
+// toxicsPresent is the evidence of a toxic fault seen in the proxies'
+// state only: every link still carries a toxic.
+func toxicsPresent(ls []*cluster.Link, why string) evidence {
+	with := 0
+	for _, l := range ls {
+		if len(l.Toxics()) > 0 {
+			with++
+		}
+	}
+	return seen(with == len(ls) && with > 0, "%s; toxics in place on %d of %s", why, with, plural(len(ls), "link"))
 }
 
 // bandwidthAction limits each selected link to rate_kbps in each direction
@@ -136,7 +198,11 @@ func (bandwidthAction) apply(ctx context.Context, env Env, f Fault) (effect, err
 		return effect{target: sel}, err
 	}
 	d := fmt.Sprintf("%d KB/s each way on %s: %s", f.RateKbps, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h}, nil
+	return effect{target: sel, detail: d, heal: h, links: ls}, nil
+}
+
+func (bandwidthAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	return toxicsPresent(eff.links, "throughput not measured")
 }
 
 // resetAction closes every live connection on the selected links
@@ -164,17 +230,53 @@ func (resetAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 		}
 		eff.heal = h
 	}
+	live := linkConns(ls)
 	var errs []error
 	for _, l := range ls {
 		if err := l.Reset(); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	left := 0
+	for c := range linkConns(ls) {
+		if live[c] {
+			left++
+		}
+	}
 	eff.detail = fmt.Sprintf("closed live connections on %s: %s", plural(len(ls), "link"), linkNames(ls))
 	if f.For > 0 {
 		eff.detail += "; new connections reset on first data until healed"
 	}
+	eff.links = ls
+	eff.seen = seen(len(live) > left, "%s reset (%d still open)", plural(len(live)-left, "live connection"), left)
+	if len(live) == 0 {
+		eff.seen = seen(false, "no live connection to reset")
+	}
 	return eff, errors.Join(errs...)
+}
+
+// observe: the live connections closed at apply; with for, also a new
+// connection through the first link whose server a probe can ask, which
+// the reset_peer toxic must reset on its first data.
+func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) evidence {
+	if f.For <= 0 {
+		return eff.seen
+	}
+	for _, l := range eff.links {
+		n, ok := env.Cluster.Node(l.To)
+		if !ok || (n.Kind == cluster.KindZooKeeper && !strings.HasPrefix(l.From, "client")) {
+			continue
+		}
+		_, ok, err := roundTrip(ctx, l.Addr(), n.Kind, 0)
+		if !ok {
+			continue
+		}
+		if err != nil {
+			return seen(true, "%s; a new connection on %s failed on its first request (%v)", eff.seen.seen, l.Name, err)
+		}
+		return seen(eff.seen.bit, "%s; a new connection on %s was answered (not reset)", eff.seen.seen, l.Name)
+	}
+	return eff.seen
 }
 
 // partitionAction cuts every proxied link between the groups
@@ -221,7 +323,24 @@ func (partitionAction) apply(ctx context.Context, env Env, f Fault) (effect, err
 		cut = append(cut, l)
 	}
 	eff.detail = fmt.Sprintf("cut %s between %s: %s", plural(len(ls), "link"), groupsString(groups), linkNames(ls))
+	eff.links = ls
 	return eff, nil
+}
+
+// observe: every cut link's proxy still holds its traffic (its gate is
+// closed). Whether a leader changed and what the holder did are added by
+// Run.
+func (partitionAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	cut := 0
+	for _, l := range eff.links {
+		if l.IsCut() {
+			cut++
+		}
+	}
+	if len(eff.links) == 0 {
+		return seen(false, "no link between the groups to cut")
+	}
+	return seen(cut == len(eff.links), "%d of %s cut (proxy holds their traffic)", cut, plural(len(eff.links), "link"))
 }
 
 // elapsed is the time since t0, rounded for Details.

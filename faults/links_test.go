@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -31,7 +30,7 @@ func TestLatency(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testEnv(t, c)
-			env.Holder = func(context.Context) (int, error) { return 0, nil }
+			env.Holder = holderAt(0)
 			rcs := []*redis.Client{client(t, c, 0, "redis-0", 2*time.Second), client(t, c, 1, "redis-0", 2*time.Second)}
 			base := make([]time.Duration, len(rcs))
 			for i, rc := range rcs {
@@ -285,7 +284,7 @@ func TestIsolate(t *testing.T) {
 
 	t.Run("holder", func(t *testing.T) {
 		env := env
-		env.Holder = func(context.Context) (int, error) { return 1, nil }
+		env.Holder = holderAt(1)
 		r0, r1 := client(t, c, 0, "redis-0", 300*time.Millisecond), client(t, c, 1, "redis-0", 300*time.Millisecond)
 		_, heal := apply(t, ctx, env, Fault{Type: Partition, Isolate: "holder"})
 		for _, l := range c.AllLinks() {

@@ -40,6 +40,7 @@ func (pauseAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 		return eff, err
 	}
 	eff.detail = how(env, "SIGSTOP process group %d", "docker pause (container init pid %d)", n.Pid())
+	eff.pids = []int{n.Pid()}
 	eff.heal = func(ctx context.Context) error {
 		return st.release(pauseKey{n}, func() error {
 			if err := n.Resume(ctx); err != nil && !errors.Is(err, cluster.ErrNotRunning) {
@@ -49,6 +50,20 @@ func (pauseAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 		})
 	}
 	return eff, nil
+}
+
+func (pauseAction) observe(ctx context.Context, env Env, f Fault, eff effect) evidence {
+	if env.Cluster.Info().Provider == cluster.ProviderDocker {
+		return unchecked("docker pause: process state not checked")
+	}
+	pid := eff.pids[0]
+	if st := liveState(pid); st == "T" || st == "t" {
+		return seen(true, "process %d stopped (state %s in /proc/%d/stat)", pid, st, pid)
+	} else if st == "" {
+		return seen(false, "process %d gone: killed, not paused", pid)
+	} else {
+		return seen(false, "process %d in state %s, not stopped", pid, st)
+	}
 }
 
 // killAction ends a server at once (SIGKILL to its process group). The node
@@ -70,8 +85,18 @@ func (killAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 		return eff, err
 	}
 	eff.detail = how(env, "SIGKILL process group %d", "docker kill (container init pid %d)", pid)
+	switch {
+	case n.Alive():
+		eff.seen = seen(false, "process %d still running after the kill", pid)
+	case env.Cluster.Info().Provider != cluster.ProviderDocker && liveState(pid) != "":
+		eff.seen = seen(false, "process %d still in /proc after the kill", pid)
+	default:
+		eff.seen = seen(true, "process %d gone", pid)
+	}
 	return eff, nil
 }
+
+func (killAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence { return eff.seen }
 
 // restartAction kills a server, waits delay and starts it again on the same
 // data dir and port (cluster.Node.Kill, then Start, which waits until it
@@ -94,6 +119,13 @@ func (restartAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 	if err != nil {
 		return eff, err
 	}
+	pid := n.Pid()
+	// What a restart should show: the process gone and a new one serving;
+	// on a Redis node without persistence, also its keys (the lock) gone.
+	var keys keyspace
+	if isRedis(n) {
+		keys = keysOf(ctx, n)
+	}
 	t0 := time.Now()
 	if err := n.Kill(ctx); err != nil {
 		return eff, err
@@ -109,7 +141,68 @@ func (restartAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 	down := elapsed(t0)
 	err = heal(ctx, n.Start)
 	eff.detail = fmt.Sprintf("killed, started again after %v, serving after %v", down, elapsed(t0))
-	return eff, err
+	if err != nil {
+		return eff, err
+	}
+	back := n.Pid()
+	eff.seen = seen(back != 0 && back != pid, "process %d gone, %d serving again", pid, back)
+	if back == pid {
+		eff.seen = seen(false, "process %d still the one serving: not restarted", pid)
+	}
+	if isRedis(n) {
+		eff.seen = keys.after(ctx, eff.seen, n.Addr())
+	}
+	return eff, nil
+}
+
+func (restartAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence { return eff.seen }
+
+// keyspace is what a Redis node held before a restart.
+type keyspace struct {
+	keys       int64
+	persistent bool
+	how        string // "appendonly yes", "no persistence"
+	err        error
+}
+
+func keysOf(ctx context.Context, n *cluster.Node) keyspace {
+	var k keyspace
+	k.keys, k.err = keyCount(ctx, n.Addr())
+	if k.err == nil {
+		k.persistent, k.how, k.err = persistent(ctx, n.Addr())
+	}
+	if k.err == nil && n.Kind == cluster.KindReplica {
+		k.persistent, k.how = true, "replica (syncs again from its primary)"
+	}
+	return k
+}
+
+// after adds to restarted what the node's keys show. Without persistence
+// the restart bites only when keys (the lock) were there before the kill
+// and the node loaded none at its start (a client may already have set a
+// new key by the time it is asked: keys now are said, not judged); with
+// persistence they are expected to survive, and the restart bites by the
+// process being gone and back.
+func (k keyspace) after(ctx context.Context, restarted evidence, addr string) evidence {
+	if k.err != nil {
+		return seen(false, "%s; keys before the kill unknown: %v", restarted.seen, k.err)
+	}
+	now, err := keyCount(ctx, addr)
+	if err != nil {
+		return seen(false, "%s; keys after the restart unknown: %v", restarted.seen, err)
+	}
+	what := fmt.Sprintf("%s: %s before the kill, %d now", k.how, plural(int(k.keys), "key"), now)
+	switch {
+	case k.persistent:
+		absent := "false"
+		if now < k.keys {
+			absent = "some keys missing"
+		}
+		return seen(restarted.bit, "%s; %s (lock key absent after the restart: %s)", restarted.seen, what, absent)
+	case k.keys == 0:
+		return seen(false, "%s; %s: no lock key to lose", restarted.seen, what)
+	}
+	return seen(restarted.bit, "%s; %s: came back empty, lock key absent after the restart", restarted.seen, what)
 }
 
 // how describes a node operation the way the cluster's provider does it.

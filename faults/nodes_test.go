@@ -162,12 +162,12 @@ func TestPauseClient(t *testing.T) {
 	env := testEnv(t, c)
 	env.Clients = ps
 	entered := make(chan int, 1)
-	env.Holder = func(ctx context.Context) (int, error) {
+	env.Holder = func(ctx context.Context) (HeldClient, error) {
 		select {
 		case i := <-entered:
-			return i, nil
+			return HeldClient{Client: i}, nil
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return HeldClient{}, ctx.Err()
 		}
 	}
 	const pauseFor = 400 * time.Millisecond

@@ -100,7 +100,12 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		w.Start = since()
 		return fail(err)
 	}
-	rf, holder, err := resolveHolder(ctx, env, f)
+	rf, held, err := resolveHolder(ctx, env, f)
+	holder := -1
+	if held != nil {
+		holder = held.Client
+		defer held.Release() // on every path; released earlier below
+	}
 	var leaders leaderChoice
 	if err == nil {
 		leaders, err = resolveLeaders(ctx, env, rf)
@@ -117,6 +122,13 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		return fail(err)
 	}
 	eff, err := a.apply(ctx, env, rf)
+	var atApply HolderState
+	if held != nil && held.Seen != nil {
+		atApply = held.Seen()
+	}
+	if held != nil && (err != nil || !eff.holdToHeal) {
+		held.Release()
+	}
 	if eff.target != "" && len(leaders) == 0 {
 		w.Target = eff.target
 	}
@@ -138,6 +150,22 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		return fail(err)
 	}
 	log.Info("fault applied", "target", w.Target, "start", w.Start, "detail", w.Detail)
+	observe := func() {
+		octx, cancel := observeCtx(ctx)
+		defer cancel()
+		ev := a.observe(octx, env, rf, eff)
+		if held != nil && held.Seen != nil {
+			ev = holderEvidence(f.Type, ev, fmt.Sprintf("holder client-%d", holder), atApply, held.Seen())
+		}
+		if len(leaders) > 0 {
+			ev.seen = joinDetail(ev.seen, leadersNow(octx, env, leaders))
+		}
+		if ev.checked {
+			w.Bit = &ev.bit
+		}
+		w.Observed = ev.seen
+		log.Info("fault observed", "target", w.Target, "bit", ev.bit, "observed", ev.seen)
+	}
 
 	switch {
 	case eff.heal != nil:
@@ -146,6 +174,10 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		} else {
 			<-ctx.Done()
 		}
+		observe()
+		if held != nil {
+			held.Release()
+		}
 		herr := heal(ctx, eff.heal)
 		w.End = since()
 		if herr != nil {
@@ -153,12 +185,36 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		}
 		log.Info("fault healed", "target", w.Target, "end", w.End)
 	case eff.lasting:
+		observe()
 		<-ctx.Done()
 		w.End = since()
 	default:
+		observe()
 		w.End = since()
 	}
 	return w
+}
+
+// leadersNow says whether each member chosen for a leader selector still
+// leads at the end of the fault.
+func leadersNow(ctx context.Context, env Env, chosen leaderChoice) string {
+	var parts []string
+	for _, sel := range []string{ZKLeader, EtcdLeader} {
+		was, ok := chosen[sel]
+		if !ok {
+			continue
+		}
+		n, err := env.Cluster.Leader(ctx, leaderKinds[sel])
+		switch {
+		case err != nil:
+			parts = append(parts, fmt.Sprintf("%s: no leader answered at the end (%v)", sel, err))
+		case n.Name == was:
+			parts = append(parts, fmt.Sprintf("%s %s still leads at the end", sel, was))
+		default:
+			parts = append(parts, fmt.Sprintf("%s changed: %s before, %s at the end", sel, was, n.Name))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // heal runs h with a context that outlives ctx by at most HealTimeout.

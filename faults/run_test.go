@@ -130,7 +130,7 @@ func TestRunHealsOnCancel(t *testing.T) {
 	env := testEnv(t, c)
 	ps := startProcs(t, 3)
 	env.Clients = ps
-	env.Holder = func(context.Context) (int, error) { return 2, nil }
+	env.Holder = holderAt(2)
 	long := time.Hour
 	fs := []Fault{
 		{Type: Latency, Link: "clients->redis-0", Latency: 100 * time.Millisecond, For: long},

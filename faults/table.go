@@ -45,6 +45,9 @@ type Type struct {
 	Heals    bool // takes for: the fault ends after it
 	External bool // possible with provider external (client links only)
 	Doc      string
+	// Observes is what the fault looks for to say it bit (Window.Bit):
+	// its observable effect.
+	Observes string
 	action   action
 }
 
@@ -53,25 +56,35 @@ var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindS
 
 var table = []Type{
 	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true,
-		Doc: "delay on the link(s)", action: latencyAction{}},
+		Doc: "delay on the link(s)", action: latencyAction{},
+		Observes: "a probed link's round trip rose by latency/2 or more (PING, srvr or GET /version through the proxy, before and while)"},
 	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true,
-		Doc: "throttle the link(s)", action: bandwidthAction{}},
+		Doc: "throttle the link(s)", action: bandwidthAction{},
+		Observes: "the toxics are in place on every link"},
 	{Name: Partition, Target: OnPartition, Heals: true, External: true,
-		Doc: "cut every link between the groups (blackhole: requests hang)", action: partitionAction{}},
+		Doc: "cut every link between the groups (blackhole: requests hang)", action: partitionAction{},
+		Observes: "every cut link's proxy holds its traffic; holder: a contender granted, or its promise expired, while it was inside; leader selectors: whether the leader changed"},
 	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
-		Doc: "reset live connections", action: resetAction{}},
+		Doc: "reset live connections", action: resetAction{},
+		Observes: "live connections closed (count, /proc/net/tcp); with for: a new connection reset on its first request"},
 	{Name: Pause, Target: OnServer, Kinds: serverKinds, Heals: true,
-		Doc: "SIGSTOP the server, SIGCONT after for", action: pauseAction{}},
+		Doc: "SIGSTOP the server, SIGCONT after for", action: pauseAction{},
+		Observes: "the process stopped (state T in /proc/PID/stat)"},
 	{Name: Kill, Target: OnServer, Kinds: serverKinds,
-		Doc: "SIGKILL the server", action: killAction{}},
+		Doc: "SIGKILL the server", action: killAction{},
+		Observes: "the process gone"},
 	{Name: Restart, Target: OnServer, Kinds: serverKinds, Optional: []string{"delay"},
-		Doc: "kill, wait delay, start again on the same data dir", action: restartAction{}},
+		Doc: "kill, wait delay, start again on the same data dir", action: restartAction{},
+		Observes: "the process gone and a new one serving; Redis without persistence: keys there before the kill, none loaded at the start"},
 	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
-		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", action: failoverAction{}},
+		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", action: failoverAction{},
+		Observes: "a replica promoted; the keys on the old and the new primary"},
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
-		Doc: "SIGSTOP a client process (holder: the one in the critical section)", action: pauseClientAction{}},
+		Doc: "SIGSTOP a client process (holder: the one in the critical section)", action: pauseClientAction{},
+		Observes: "the client's process stopped (state T); holder: inside when the pause applied and when it ended"},
 	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Required: []string{"offset"},
-		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", action: clockJumpAction{}},
+		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", action: clockJumpAction{},
+		Observes: "keys expired early or their TTL shortened"},
 }
 
 // FieldNames is every field any fault type takes.

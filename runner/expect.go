@@ -76,6 +76,7 @@ func noEvidence(run *report.Run, minVisits int) string {
 				f.VisitsAfter, i, f.Type, f.Target, f.StartS, minVisits))
 		}
 	}
+	why = append(why, didNotBite(run)...)
 	if len(run.Faults) == 0 && run.Visits < minVisits {
 		why = append(why, fmt.Sprintf("%d visits, min_visits %d", run.Visits, minVisits))
 	}

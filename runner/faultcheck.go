@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/report"
@@ -32,6 +34,23 @@ func relevantFaults(fs []scenarios.Fault, spec cluster.Spec) (kept []scenarios.F
 		kept, notes = append(kept, n.Fault), append(notes, note)
 	}
 	return kept, notes, na
+}
+
+// holderOf resolves "holder" in faults through res: the client picked is
+// held at its write (checker.Shared.HoldInside) until the fault applied,
+// and what became of its visit is the fault's evidence.
+func holderOf(res *checker.Shared) func(context.Context) (faults.HeldClient, error) {
+	return func(ctx context.Context) (faults.HeldClient, error) {
+		h, err := res.HoldInside(ctx)
+		if err != nil {
+			return faults.HeldClient{}, err
+		}
+		return faults.HeldClient{Client: h.Client(), Release: h.Release, Seen: func() faults.HolderState {
+			s := h.Seen()
+			return faults.HolderState{Inside: s.Inside, Contenders: s.Contenders, Expired: s.Expired,
+				Unbounded: s.Unbounded, ValidUntil: s.ValidUntil}
+		}}, nil
+	}
 }
 
 func groupsString(gs [][]string) string {

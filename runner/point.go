@@ -157,7 +157,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	windows := make(chan []faults.Window, 1)
 	go func() {
 		windows <- faults.Run(faultCtx, faults.Env{
-			Cluster: cl, Clients: drv.control(), Holder: resource.WaitInside, Base: base, Logger: r.log,
+			Cluster: cl, Clients: drv.control(), Holder: holderOf(resource), Base: base, Logger: r.log,
 		}, pt.Faults)
 	}()
 	werr := drv.drive(runCtx, wcfg, resource, rec)
@@ -171,6 +171,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		out.Faults = append(out.Faults, report.FaultWindow{
 			Type: w.Type, Target: w.Target, StartS: w.Start.Seconds(), EndS: end.Seconds(),
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
+			Bit: w.Bit, Observed: w.Observed,
 		})
 	}
 	for i := range min(len(out.Faults), len(pt.Dropped)) {

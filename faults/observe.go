@@ -1,0 +1,296 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Evidence: each fault looks for the effect it should have had (its
+// action's observe step, the table's Observes column) and the Window says
+// whether it was seen (Bit) and what was seen (Observed). A fault whose
+// effect was not seen did not bite: a run claiming safety through it has
+// no evidence.
+
+// ObserveTimeout bounds one fault's observation (a few short probes).
+const ObserveTimeout = 3 * time.Second
+
+// probeTimeout bounds one probe: a process state, a DBSIZE, a round trip.
+const probeTimeout = time.Second
+
+// evidence is what an observation found.
+type evidence struct {
+	checked bool // false: nothing was looked at (Window.Bit stays nil)
+	bit     bool
+	seen    string
+}
+
+func seen(bit bool, format string, args ...any) evidence {
+	return evidence{checked: true, bit: bit, seen: fmt.Sprintf(format, args...)}
+}
+
+func unchecked(format string, args ...any) evidence {
+	return evidence{seen: fmt.Sprintf(format, args...)}
+}
+
+// observeCtx is the context of an observation: it outlives ctx (faults
+// lasting to the end are observed after the run's ctx ended, before they
+// heal), bounded by ObserveTimeout.
+func observeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), ObserveTimeout)
+}
+
+// HeldClient is the holder a fault acts on, kept inside its critical
+// section (at its write) from being picked until Release: it cannot leave
+// between being picked and the fault applying.
+type HeldClient struct {
+	Client int
+	// Release lets the holder write and exit again.
+	Release func()
+	// Seen tells what became of the holder's visit so far.
+	Seen func() HolderState
+}
+
+// HolderState is what became of a held visit (times since Env.Base).
+type HolderState struct {
+	Inside bool
+	// Contenders counts visits of other clients to the lock that entered
+	// while the holder was inside, since it was picked.
+	Contenders int
+	// Expired: the holder's promised validity ran out while it was inside.
+	Expired    bool
+	Unbounded  bool
+	ValidUntil time.Duration
+}
+
+// holderEvidence combines a fault's own evidence with what the holder did:
+// it must have been inside when the fault applied; a paused holder must
+// still be inside when the pause ends; a cut-off holder must have met a
+// contender, or seen its promise run out, while inside.
+func holderEvidence(typ string, own evidence, name string, atApply, atEnd HolderState) evidence {
+	var parts []string
+	bit := true
+	if atApply.Inside {
+		parts = append(parts, name+" inside when the fault applied")
+	} else {
+		bit = false
+		parts = append(parts, name+" had left before the fault applied")
+	}
+	switch typ {
+	case PauseClient:
+		if atEnd.Inside {
+			parts = append(parts, "still inside when it ended")
+		} else {
+			bit = false
+			parts = append(parts, "left before it ended")
+		}
+	case Partition:
+		promise := "its promise was unbounded"
+		if !atEnd.Unbounded {
+			promise = fmt.Sprintf("its promise ran to %.2fs", atEnd.ValidUntil.Seconds())
+			if atEnd.ValidUntil == 0 {
+				promise = "it reported no promise"
+			}
+		}
+		switch {
+		case atEnd.Contenders > 0:
+			parts = append(parts, fmt.Sprintf("%s granted to others while it was inside", plural(atEnd.Contenders, "entry")))
+		case atEnd.Expired:
+			parts = append(parts, "no contender entered, but "+promise+" and expired while it was inside")
+		default:
+			bit = false
+			parts = append(parts, "no contender entered while it was inside and "+promise+" (not expired while inside): the cut created no race")
+		}
+	}
+	out := evidence{checked: true, bit: bit && (own.bit || !own.checked), seen: strings.Join(parts, ", ")}
+	out.seen = joinDetail(own.seen, out.seen)
+	return out
+}
+
+// procState is the state letter of /proc/<pid>/stat (R, S, T, ...).
+func procState(pid int) (string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", err
+	}
+	// pid (comm) S ...: comm may hold spaces and parentheses, the state
+	// follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return "", fmt.Errorf("stat %q", s)
+	}
+	return s[i+2 : i+3], nil
+}
+
+// liveState is procState with a process that is gone or a zombie as "".
+func liveState(pid int) string {
+	st, err := procState(pid)
+	if err != nil || st == "Z" || st == "X" {
+		return ""
+	}
+	return st
+}
+
+// isRedis says whether a node speaks the Redis protocol with a keyspace.
+func isRedis(n *cluster.Node) bool {
+	return n.Kind == cluster.KindRedis || n.Kind == cluster.KindReplica
+}
+
+// redisClient is a one-connection client for probes, straight to addr.
+func redisClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr: addr, MaxRetries: -1, PoolSize: 1, ContextTimeoutEnabled: true,
+		DialTimeout: probeTimeout, ReadTimeout: probeTimeout, WriteTimeout: probeTimeout,
+	})
+}
+
+// keyCount is the number of keys in every database of a Redis node (the
+// lock keys of a run: the workload writes nothing else there).
+func keyCount(ctx context.Context, addr string) (int64, error) {
+	rc := redisClient(addr)
+	defer rc.Close()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	info, err := rc.Info(pctx, "keyspace").Result()
+	if err != nil {
+		return 0, fmt.Errorf("info keyspace at %s: %w", addr, err)
+	}
+	var n int64
+	for _, line := range strings.Split(info, "\n") {
+		// db0:keys=1,expires=1,avg_ttl=0
+		_, rest, ok := strings.Cut(strings.TrimSpace(line), ":keys=")
+		if !ok {
+			continue
+		}
+		k, _, _ := strings.Cut(rest, ",")
+		v, err := strconv.ParseInt(k, 10, 64)
+		if err == nil {
+			n += v
+		}
+	}
+	return n, nil
+}
+
+// persistent says whether a Redis node writes its data to disk
+// (appendonly or an RDB save schedule), so that a restart keeps its keys.
+func persistent(ctx context.Context, addr string) (bool, string, error) {
+	rc := redisClient(addr)
+	defer rc.Close()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	aof, err := rc.ConfigGet(pctx, "appendonly").Result()
+	if err != nil {
+		return false, "", fmt.Errorf("config get appendonly at %s: %w", addr, err)
+	}
+	save, err := rc.ConfigGet(pctx, "save").Result()
+	if err != nil {
+		return false, "", fmt.Errorf("config get save at %s: %w", addr, err)
+	}
+	switch {
+	case aof["appendonly"] == "yes":
+		return true, "appendonly yes", nil
+	case strings.TrimSpace(save["save"]) != "":
+		return true, "save " + save["save"], nil
+	}
+	return false, "no persistence", nil
+}
+
+// roundTrip times one request/reply to a server of kind through addr (a
+// link's proxy): PING for Redis and Sentinel, srvr for ZooKeeper, GET
+// /version for etcd. ok is false for a kind it cannot ask.
+func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time.Duration, bool, error) {
+	var req, want string
+	switch kind {
+	case cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel:
+		req, want = "PING\r\n", "+PONG"
+	case cluster.KindZooKeeper:
+		req, want = "srvr", "Zookeeper version"
+	case cluster.KindEtcd:
+		req, want = "GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n", "HTTP/1."
+	default:
+		return 0, false, nil
+	}
+	d := net.Dialer{Timeout: probeTimeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, true, err
+	}
+	defer c.Close()
+	dl := time.Now().Add(probeTimeout + wait)
+	if t, ok := ctx.Deadline(); ok && t.Before(dl) {
+		dl = t
+	}
+	c.SetDeadline(dl)
+	t0 := time.Now()
+	if _, err := c.Write([]byte(req)); err != nil {
+		return 0, true, err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	took := time.Since(t0)
+	if err != nil && line == "" {
+		return 0, true, fmt.Errorf("round trip to %s: %w", addr, err)
+	}
+	if !strings.HasPrefix(line, want) {
+		return 0, true, fmt.Errorf("round trip to %s: unexpected reply %q", addr, strings.TrimSpace(line))
+	}
+	return took, true, nil
+}
+
+// established lists the ESTABLISHED TCP connections accepted on the
+// local port of listen (a proxy's listen address), from /proc/net/tcp, by
+// their remote address.
+func established(listen string) (map[string]bool, error) {
+	_, p, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 4 || f[3] != "01" {
+				continue
+			}
+			_, lp, ok := strings.Cut(f[1], ":")
+			if !ok {
+				continue
+			}
+			if v, err := strconv.ParseUint(lp, 16, 32); err == nil && int(v) == port {
+				out[listen+" "+f[2]] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// linkConns lists the live connections on ls (each proxy's listen port).
+func linkConns(ls []*cluster.Link) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range ls {
+		for _, p := range l.Proxies() {
+			cs, _ := established(p.Listen)
+			for c := range cs {
+				out[c] = true
+			}
+		}
+	}
+	return out
+}
