@@ -294,6 +294,16 @@ func (ps *Processes) Pause(client int) error {
 	return nil
 }
 
+// Pid is client's process id, 0 when there is no such client (for a
+// fault's evidence that the process stopped).
+func (ps *Processes) Pid(client int) int {
+	p, err := ps.get(client)
+	if err != nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Resume continues a paused client (SIGCONT).
 func (ps *Processes) Resume(client int) error {
 	p, err := ps.get(client)

@@ -219,6 +219,16 @@ func (ps *Programs) Pause(client int) error {
 	return p.signal(syscall.SIGSTOP, true)
 }
 
+// Pid is client's process id, 0 when there is no such client (for a
+// fault's evidence that the process stopped).
+func (ps *Programs) Pid(client int) int {
+	p, err := ps.get(client)
+	if err != nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Resume continues a paused client (SIGCONT).
 func (ps *Programs) Resume(client int) error {
 	p, err := ps.get(client)
