@@ -48,16 +48,17 @@ type FamilyInfo struct {
 const planFile = "plan.json"
 
 type planRecord struct {
-	Schema   string   `json:"schema"`
-	Runs     int      `json:"runs"`
-	TTLMs    int64    `json:"ttl_ms"`
-	Locks    []string `json:"locks"`
-	Families []string `json:"families"`
+	Schema   string     `json:"schema"`
+	Runs     int        `json:"runs"`
+	TTLMs    int64      `json:"ttl_ms"`
+	Locks    []string   `json:"locks"`
+	Families []string   `json:"families"`
+	Exec     []ExecLock `json:"exec,omitempty"`
 }
 
 // SavePlan writes dir/plan.json.
 func SavePlan(p *Plan, dir string) error {
-	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks}
+	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks, Exec: p.Config.Exec}
 	for _, f := range p.Families {
 		rec.Families = append(rec.Families, f.Name)
 	}
@@ -78,7 +79,7 @@ func LoadPlan(dir string) (*Plan, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, planFile), err)
 	}
-	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families})
+	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families, Exec: rec.Exec})
 }
 
 // SamePlan reports whether two plans have the same cells and jobs.

@@ -1,9 +1,11 @@
 package atlas
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +26,49 @@ type Config struct {
 	Runs int
 	// TTL is the lease every family scales from. Default 1s.
 	TTL time.Duration
+	// Exec are programs of the user's (client protocol) judged beside the
+	// registered locks, each under its own name.
+	Exec []ExecLock
+}
+
+// ExecLock is a user's program in the atlas: an exec lock entry
+// ({name: exec, backend: ..., command: [...], label: Name}).
+type ExecLock struct {
+	Name    string   `json:"name"`
+	Backend string   `json:"backend"`
+	Command []string `json:"command"`
+}
+
+// ParseExec reads `NAME=CMD ARGS...` (the command split at spaces) for
+// backend: the value of chaos atlas --exec.
+func ParseExec(s, backend string) (ExecLock, error) {
+	name, cmd, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	argv := strings.Fields(cmd)
+	switch {
+	case !ok || name == "" || len(argv) == 0:
+		return ExecLock{}, fmt.Errorf("--exec %q: want NAME=CMD ARGS..., e.g. mylock='python3 mylock_client.py'", s)
+	case !execName.MatchString(name):
+		return ExecLock{}, fmt.Errorf("--exec %q: name %q: use letters, digits, - and _", s, name)
+	}
+	switch locks.Backend(backend) {
+	case locks.Redis, locks.ZooKeeper, locks.Etcd:
+	default:
+		return ExecLock{}, fmt.Errorf("--exec %s: --backend must be redis, zookeeper or etcd (got %q)", name, backend)
+	}
+	return ExecLock{Name: name, Backend: backend, Command: argv}, nil
+}
+
+var execName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// entry is the exec lock entry of e in a scenario's locks list.
+func (e ExecLock) entry() string {
+	q := make([]string, len(e.Command))
+	for i, a := range e.Command {
+		b, _ := json.Marshal(a) // a JSON string is a YAML flow scalar
+		q[i] = string(b)
+	}
+	return fmt.Sprintf("{name: %s, backend: %s, command: [%s], label: %s}", external.Exec, e.Backend, strings.Join(q, ", "), e.Name)
 }
 
 // Cell is one (lock, family) pair of the plan: its scenario, or why the
@@ -85,15 +130,32 @@ func NewPlan(cfg Config) (*Plan, error) {
 	}
 	p := &Plan{Config: cfg}
 	names := Locks()
+	execs := map[string]ExecLock{}
+	for _, e := range cfg.Exec {
+		if slices.Contains(names, e.Name) || e.Name == external.Exec {
+			return nil, fmt.Errorf("--exec %s: the name of a registered lock: choose another", e.Name)
+		}
+		if _, dup := execs[e.Name]; dup {
+			return nil, fmt.Errorf("--exec %s: given twice", e.Name)
+		}
+		execs[e.Name] = e
+	}
 	if len(cfg.Locks) == 0 {
 		p.Locks = names
+		for _, e := range cfg.Exec {
+			p.Locks = append(p.Locks, e.Name)
+		}
 	}
 	for _, l := range cfg.Locks {
+		if _, ok := execs[l]; ok {
+			p.Locks = append(p.Locks, l)
+			continue
+		}
 		if s, _ := locks.Lookup(l); s.InProcess {
 			return nil, fmt.Errorf("--locks: %s is a calibration lock, real only among the clients of one process: nothing for a fault to act on (bench calibrate measures it)", l)
 		}
 		if l == external.Exec {
-			return nil, fmt.Errorf("--locks: %s runs a program of yours: write a scenario with {name: exec, backend: ..., command: [...]} and run it with chaos run", l)
+			return nil, fmt.Errorf("--locks: %s runs a program of yours: name it with --exec NAME='CMD ARGS' --backend B and list NAME here", l)
 		}
 		if !slices.Contains(names, l) {
 			return nil, fmt.Errorf("--locks: %q is not a registered lock (%s)", l, strings.Join(names, ", "))
@@ -115,8 +177,19 @@ func NewPlan(cfg Config) (*Plan, error) {
 	for _, f := range p.Families {
 		for _, name := range p.Locks {
 			spec, _ := locks.Lookup(name)
+			info := infoOf(spec)
+			e, isExec := execs[name]
+			if isExec {
+				// What a family needs to know of a program: its backend.
+				// Whether it renews is unknown, so partition-holder (a
+				// holder inside longer than its lease) does not apply.
+				info = lockInfo{Name: name, Backend: locks.Backend(e.Backend)}
+			}
 			c := &Cell{Lock: name, Family: f.Name}
-			y, reason := f.Scenario(t, infoOf(spec))
+			y, reason := f.Scenario(t, info)
+			if isExec && reason == "" {
+				y, reason = execScenario(y, e)
+			}
 			if reason == "" {
 				sc, err := scenarios.Parse(ScenarioName(f.Name, name)+".yaml", []byte(y))
 				if err != nil {
@@ -136,6 +209,16 @@ func NewPlan(cfg Config) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// execScenario puts e's exec entry in place of the lock list a family
+// wrote for the name alone.
+func execScenario(y string, e ExecLock) (string, string) {
+	old := "locks: [" + e.Name + "]\n"
+	if !strings.Contains(y, old) {
+		return "", "the family's scenario names the lock in a form --exec cannot replace"
+	}
+	return strings.Replace(y, old, "locks: ["+e.entry()+"]\n", 1), ""
 }
 
 // SeedOf derives a run's seed from its cell and index, so the same run
