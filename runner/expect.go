@@ -2,9 +2,9 @@ package runner
 
 import (
 	"fmt"
-	"github.com/locklab/locklab/checker"
 	"strings"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/workload"
@@ -12,8 +12,10 @@ import (
 
 // evaluate checks every run against its expectations (scenarios'
 // Expect.Evaluate, the one evaluator) and sets each run's verdict and the
-// result's. A run that failed or was cut short never meets them.
-func evaluate(sc *scenarios.Scenario, res *report.Result) {
+// result's. evidence holds each run's visits in each fault's window, by
+// run index (collect's answer); a run without it has none. A run that
+// failed or was cut short never meets them.
+func evaluate(sc *scenarios.Scenario, res *report.Result, evidence map[int][]checker.WindowEvidence) {
 	if len(sc.Expect) == 0 {
 		return
 	}
@@ -24,7 +26,7 @@ func evaluate(sc *scenarios.Scenario, res *report.Result) {
 		if !ok {
 			continue
 		}
-		checks := e.Evaluate(countsOf(run), noEvidence(run, e.MinVisits))
+		checks := e.Evaluate(countsOf(run), noEvidence(run, evidence[i], e.MinVisits))
 		run.Expectations = nil
 		for _, c := range checks {
 			run.Expectations = append(run.Expectations, report.Expectation{
@@ -51,29 +53,51 @@ func countsOf(run *report.Run) scenarios.Counts {
 	for _, n := range run.Errors {
 		errs += int(n)
 	}
+	latency := func(l report.Latency, v float64) *float64 {
+		if l.Count == 0 {
+			return nil
+		}
+		return &v
+	}
+	throughput := run.Throughput
 	return scenarios.Counts{
 		Violations: run.Violations, StaleTokens: run.StaleTokens, StaleRejected: run.StaleRejected,
 		StaleAccepted: run.StaleAccepted, LostUpdates: run.LostUpdates, Errors: errs,
 		Incidents: run.Incidents, LockFaults: run.LockFaults, ClientFaults: run.ClientFaults,
 		DuplicateTokens: run.DuplicateTokens, TokenRegressions: run.TokenRegressions,
+		Throughput:   &throughput,
+		AcquireP50Ms: latency(run.Acquire, run.Acquire.P50Ms), AcquireP99Ms: latency(run.Acquire, run.Acquire.P99Ms),
+		HandoffP50Ms:            latency(run.Handoff, run.Handoff.P50Ms),
+		AvailabilityDuringFault: run.AvailabilityDuringFault,
 	}
 }
 
+// MinContenders is how many distinct clients must visit in a fault's
+// window for a safety claim over it to count as tested: with one, nobody
+// contended for the lock while the fault acted.
+const MinContenders = 2
+
 // noEvidence says why run cannot support a safety claim, "" when it can:
-// every planned fault applied without error, at least minVisits visits
-// began after each fault's start, and no resource call failed.
-func noEvidence(run *report.Run, minVisits int) string {
+// every planned fault applied without error, for each fault at least
+// minVisits visits by at least MinContenders distinct clients overlapped
+// its window (inWindow, index as run.Faults), a run without faults made
+// at least minVisits visits, and no resource call failed.
+func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits int) string {
 	if minVisits <= 0 {
 		minVisits = scenarios.DefaultMinVisits
 	}
 	var why []string
 	for i, f := range run.Faults {
+		var ev checker.WindowEvidence
+		if i < len(inWindow) {
+			ev = inWindow[i]
+		}
 		switch {
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
-		case f.VisitsAfter < minVisits:
-			why = append(why, fmt.Sprintf("%d visits after fault %d (%s %s) at %.1fs, min_visits %d",
-				f.VisitsAfter, i, f.Type, f.Target, f.StartS, minVisits))
+		case ev.Visits < minVisits || ev.Clients < MinContenders:
+			why = append(why, fmt.Sprintf("%d visits by %d %s in the window of fault %d (%s %s %.1fs-%.1fs), min_visits %d by >= %d clients",
+				ev.Visits, ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, f.StartS, f.EndS, minVisits, MinContenders))
 		}
 	}
 	why = append(why, didNotBite(run)...)
@@ -86,6 +110,13 @@ func noEvidence(run *report.Run, minVisits int) string {
 	return strings.Join(why, "; ")
 }
 
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 func reasons(checks []scenarios.Check) string {
 	var out []string
 	seen := map[string]bool{}
@@ -95,7 +126,7 @@ func reasons(checks []scenarios.Check) string {
 		}
 		seen[c.Reason] = true
 		if c.Verdict == scenarios.Failed {
-			out = append(out, c.Field+": "+c.Reason)
+			out = append(out, c.Line())
 		} else {
 			out = append(out, c.Reason)
 		}

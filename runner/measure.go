@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -53,8 +55,10 @@ func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg fu
 
 // collect fills out with what the recorder and the resource measured over
 // elapsed, rate being the open-loop rate requested (0: closed loop): the
-// one place a run's figures are assembled.
-func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, elapsed time.Duration, counters map[string]int64, rate float64) {
+// one place a run's figures are assembled. out.Faults must be filled
+// already: collect returns the visits in each fault's window (index as
+// out.Faults), the evidence evaluate judges safety claims by.
+func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, elapsed time.Duration, counters map[string]int64, rate float64) []checker.WindowEvidence {
 	sum := rec.Summary()
 	truth := resource.Summary()
 	handoff := workload.NewHistogram()
@@ -86,6 +90,8 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	for _, b := range sum.Timeline {
 		out.Timeline = append(out.Timeline, report.TimelineBucket(b))
 	}
+	out.AvailabilityDuringFault = availabilityDuringFault(out)
+	each := windowEvidence(out, resource)
 	const maxEvents = 1000
 	for i, ev := range truth.Events {
 		if i == maxEvents {
@@ -98,6 +104,91 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
 		})
 	}
+	return each
+}
+
+// applied are the windows of the faults of out that applied (no error),
+// as [start, end] in seconds.
+func applied(out *report.Run) [][2]float64 {
+	var ws [][2]float64
+	for _, f := range out.Faults {
+		if f.Error == "" {
+			ws = append(ws, [2]float64{f.StartS, max(f.EndS, f.StartS)})
+		}
+	}
+	return ws
+}
+
+// windowEvidence counts the visits overlapping each fault's window (a
+// fault that did not apply gets zero) and sets out's VisitsInWindow and
+// ContendersInWindow over the windows of the faults that applied.
+func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowEvidence {
+	if len(out.Faults) == 0 {
+		return nil
+	}
+	var ws []checker.Window
+	var idx []int // fault index of each window
+	for i, f := range out.Faults {
+		if f.Error == "" {
+			ws = append(ws, checker.Window{Start: secs(f.StartS), End: secs(max(f.EndS, f.StartS))})
+			idx = append(idx, i)
+		}
+	}
+	each, union := resource.InWindows(ws)
+	out.VisitsInWindow, out.ContendersInWindow = union.Visits, union.Clients
+	perFault := make([]checker.WindowEvidence, len(out.Faults))
+	for j, i := range idx {
+		perFault[i] = each[j]
+	}
+	return perFault
+}
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// availabilityDuringFault is the completion rate inside the union of the
+// windows of the faults that applied over the rate before the first of
+// them, from the timeline: each bucket's completions are spread evenly
+// over its width, so a window edge inside a bucket takes its share. nil
+// when no fault applied, the windows have no length, or nothing completed
+// before the first fault (one at 0s included).
+func availabilityDuringFault(out *report.Run) *float64 {
+	ws := applied(out)
+	w := float64(out.TimelineBucketMs) / 1000
+	if len(ws) == 0 || w <= 0 {
+		return nil
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i][0] < ws[j][0] })
+	completions := func(from, to float64) float64 {
+		var n float64
+		for i, b := range out.Timeline {
+			lo, hi := max(from, w*float64(i)), min(to, w*float64(i+1))
+			if hi > lo {
+				n += float64(b.Completions) * (hi - lo) / w
+			}
+		}
+		return n
+	}
+	first := ws[0][0]
+	before := completions(0, first)
+	if first <= 0 || before == 0 {
+		return nil
+	}
+	var during, length float64
+	cur := ws[0]
+	for _, x := range append(ws[1:], [2]float64{math.Inf(1), math.Inf(1)}) {
+		if x[0] <= cur[1] {
+			cur[1] = max(cur[1], x[1])
+			continue
+		}
+		during += completions(cur[0], cur[1])
+		length += cur[1] - cur[0]
+		cur = x
+	}
+	if length <= 0 {
+		return nil
+	}
+	a := (during / length) / (before / first)
+	return &a
 }
 
 // RateShortfall is how far below the requested rate an open-loop run may

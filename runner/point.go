@@ -34,6 +34,9 @@ type run struct {
 	index    int
 	total    int
 	versions map[string]string
+	// evidence is each point's visits in each fault's window, by point
+	// index (as the result's runs), for evaluate.
+	evidence map[int][]checker.WindowEvidence
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._=-]+`)
@@ -188,7 +191,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	stop()
 	<-progressDone
 
-	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
+	r.evidence[r.index] = collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
 	out.Complete = werr == nil && ctx.Err() == nil
 	if werr != nil && ctx.Err() == nil {
 		out.Error = werr.Error()

@@ -109,7 +109,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	defer hf.Close()
-	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts), versions: res.Versions, history: hf}
+	r := &run{sc: sc, opts: opts, seed: seed, provider: provider, dir: dir, wl: wl, log: log, total: len(pts), versions: res.Versions, history: hf,
+		evidence: map[int][]checker.WindowEvidence{}}
 	for i, pt := range pts {
 		if ctx.Err() != nil {
 			break
@@ -135,7 +136,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	if err := secondOpinion(dir, res); err != nil {
 		log.Warn("porcupine", "err", err)
 	}
-	evaluate(sc, res)
+	evaluate(sc, res, r.evidence)
 	if err := report.Write(dir, res); err != nil {
 		return res, dir, err
 	}
