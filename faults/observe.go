@@ -103,7 +103,7 @@ func holderEvidence(typ string, own evidence, name string, atApply, atEnd Holder
 		}
 		switch {
 		case atEnd.Contenders > 0:
-			parts = append(parts, fmt.Sprintf("%s granted to others while it was inside", plural(atEnd.Contenders, "entry")))
+			parts = append(parts, fmt.Sprintf("%s granted the lock while it was inside", plural(atEnd.Contenders, "contender")))
 		case atEnd.Expired:
 			parts = append(parts, "no contender entered, but "+promise+" and expired while it was inside")
 		default:
