@@ -102,8 +102,9 @@ type action interface {
 	// except what effect.heal undoes (it is called when not nil).
 	apply(ctx context.Context, env Env, f Fault) (effect, error)
 	// observe looks for the effect of f as apply left it in eff: called
-	// once, after apply and before heal (at the end of the fault's window),
-	// with a context bounded by ObserveTimeout. Faults that complete inside
+	// once, right after apply succeeded (before a later fault can change
+	// what f acts on), with a context bounded by ObserveTimeout; Run adds
+	// what the holder did and who leads at the fault's end. Faults that complete inside
 	// apply (restart, failover, clock-jump) observe there and return
 	// eff.seen.
 	observe(ctx context.Context, env Env, f Fault, eff effect) evidence

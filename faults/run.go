@@ -150,10 +150,16 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		return fail(err)
 	}
 	log.Info("fault applied", "target", w.Target, "start", w.Start, "detail", w.Detail)
+	// The fault's own effect is looked for once it applied, before a later
+	// fault can change what it acts on (a failover killing the node a
+	// latency slows); what the holder did and who leads, at its end.
+	octx, cancel := observeCtx(ctx)
+	own := a.observe(octx, env, rf, eff)
+	cancel()
 	observe := func() {
 		octx, cancel := observeCtx(ctx)
 		defer cancel()
-		ev := a.observe(octx, env, rf, eff)
+		ev := own
 		if held != nil && held.Seen != nil {
 			ev = holderEvidence(f.Type, ev, fmt.Sprintf("holder client-%d", holder), atApply, held.Seen())
 		}
