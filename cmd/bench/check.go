@@ -5,21 +5,27 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/recheck"
 	"github.com/locklab/locklab/report"
 )
 
 // checkCmd is `bench check DIR...`: recompute every safety figure of each
-// run from history.jsonl alone and compare it with result.json.
+// run from history.jsonl twice, by replaying it through the checker and by
+// the independent re-check (package recheck), and compare both with
+// result.json.
 func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench check DIR...\n\nRecomputes every safety figure of each run from DIR/history.jsonl alone\n"+
-			"and compares it with DIR/result.json; exit 1 when they disagree.")
+		fmt.Fprintln(stderr, "usage: bench check DIR...\n\nRecomputes every safety figure of each run from DIR/history.jsonl twice: replayed\n"+
+			"through the checker, and by an independent re-check that shares no code with it;\n"+
+			"compares both with DIR/result.json; exit 1 when any two disagree.")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -37,19 +43,64 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		agree = agree && ok
 	}
 	if !agree {
-		fmt.Fprintln(stdout, "\nDISAGREE: the history does not reproduce result.json (see the marked lines)")
+		fmt.Fprintln(stdout, "\nDISAGREE: result.json, the replay and the re-check differ (see the marked lines; the odd one out is named)")
 		return cli.ErrFailed
 	}
-	fmt.Fprintln(stdout, "\nthe history reproduces every safety figure of result.json")
+	fmt.Fprintln(stdout, "\nthe replay and the independent re-check reproduce every safety figure of result.json")
 	return nil
 }
 
-// figure is one safety figure as the result states it and as the history
-// gives it.
+// tokenOrderTimeout bounds porcupine's search per run, as during the run.
+const tokenOrderTimeout = 30 * time.Second
+
+// figure is one safety figure as the result states it, as the replay
+// gives it and as the re-check gives it.
 type figure struct {
-	name            string
-	result, history float64
-	tolerance       float64
+	name                     string
+	result, replay, recheck  string
+	nResult, nReplay, nCheck float64
+	tolerance                float64
+	numeric                  bool
+}
+
+// differ reports whether two values of f disagree.
+func (f figure) differ(a, b float64, sa, sb string) bool {
+	if f.numeric {
+		return math.Abs(a-b) > f.tolerance
+	}
+	return sa != sb
+}
+
+// odd names the value that disagrees: "" when all agree, the odd one out
+// when two agree, "all" when none does.
+func (f figure) odd() string {
+	rp := f.differ(f.nResult, f.nReplay, f.result, f.replay)
+	rc := f.differ(f.nResult, f.nCheck, f.result, f.recheck)
+	pc := f.differ(f.nReplay, f.nCheck, f.replay, f.recheck)
+	switch {
+	case !rp && !rc && !pc:
+		return ""
+	case !pc:
+		return "result.json"
+	case !rc:
+		return "replay"
+	case !rp:
+		return "recheck"
+	}
+	return "all"
+}
+
+// history opens dir's history afresh (plain or gzipped) for one reader.
+func history(dir string, read func(r io.Reader) error) error {
+	f, err := report.OpenHistory(dir)
+	if err != nil {
+		return fmt.Errorf("bench check %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := read(f); err != nil {
+		return fmt.Errorf("bench check %s: %w", dir, err)
+	}
+	return nil
 }
 
 func checkDir(dir string, w io.Writer) (bool, error) {
@@ -57,59 +108,88 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := report.OpenHistory(dir)
-	if err != nil {
-		return false, fmt.Errorf("bench check %s: %w", dir, err)
-	}
-	defer f.Close()
 	fencing, err := checker.ParseFencing(res.Fencing)
 	if err != nil {
 		return false, fmt.Errorf("bench check %s: result.json: %w", dir, err)
 	}
-	sums, err := checker.Replay(f, fencing)
-	if err != nil {
-		return false, fmt.Errorf("bench check %s: %w", dir, err)
+	var sums map[int]checker.Summary
+	var orders map[int]checker.TokenOrder
+	var rechecked map[int]recheck.Figures
+	if err := history(dir, func(r io.Reader) (err error) { sums, err = checker.Replay(r, fencing); return err }); err != nil {
+		return false, err
+	}
+	if err := history(dir, func(r io.Reader) (err error) {
+		orders, err = checker.CheckTokenOrder(r, tokenOrderTimeout)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	if err := history(dir, func(r io.Reader) (err error) {
+		if rechecked, err = recheck.Check(r, tokenOrderTimeout); err != nil {
+			return fmt.Errorf("recheck: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return false, err
 	}
 	fmt.Fprintf(w, "%s (%s)\n", dir, res.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tlock\tfigure\tresult.json\thistory\t")
+	fmt.Fprintln(tw, "run\tlock\tfigure\tresult.json\treplay\trecheck\t")
 	ok := true
 	for i, run := range res.Runs {
 		s, found := sums[i]
-		if !found && run.Visits > 0 {
-			fmt.Fprintf(tw, "%d\t%s\t(no history lines)\t\t\tDISAGREE\n", i, run.Lock)
+		rc, rfound := rechecked[i]
+		if (!found || !rfound) && run.Visits > 0 {
+			fmt.Fprintf(tw, "%d\t%s\t(no history lines)\t\t\t\tDISAGREE\n", i, run.Lock)
 			ok = false
 			continue
 		}
-		for _, fg := range figuresOf(run, s) {
+		for _, fg := range figuresOf(run, s, orders[i].Verdict, rc) {
 			mark := ""
-			if math.Abs(fg.result-fg.history) > fg.tolerance {
-				mark, ok = "DISAGREE", false
+			if odd := fg.odd(); odd != "" {
+				mark, ok = "DISAGREE: "+odd, false
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%g\t%g\t%s\n", i, run.Lock, fg.name, fg.result, fg.history, mark)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, run.Lock, fg.name, fg.result, fg.replay, fg.recheck, mark)
 		}
 	}
 	tw.Flush()
 	return ok, nil
 }
 
-// figuresOf pairs the result's safety figures with the replayed ones. The
-// overlap time may differ by the instants between the live summary and the
-// last exits written after it (client processes stopped at the end): 1ms.
-func figuresOf(run report.Run, s checker.Summary) []figure {
-	n := func(name string, r, h int) figure { return figure{name: name, result: float64(r), history: float64(h)} }
+// figuresOf lines up the result's safety figures with the replayed and the
+// re-checked ones. Overlap times may differ by the instants between the
+// live summary and the last exits written after it (client processes
+// stopped at the end): 1ms.
+func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figures) []figure {
+	n := func(name string, a, b, c int) figure {
+		return figure{name: name, numeric: true, nResult: float64(a), nReplay: float64(b), nCheck: float64(c),
+			result: strconv.Itoa(a), replay: strconv.Itoa(b), recheck: strconv.Itoa(c)}
+	}
+	ms := func(name string, a float64, b, c time.Duration) figure {
+		fb, fc := float64(b)/1e6, float64(c)/1e6
+		return figure{name: name, numeric: true, tolerance: 1, nResult: a, nReplay: fb, nCheck: fc,
+			result: strconv.FormatFloat(a, 'g', -1, 64), replay: strconv.FormatFloat(fb, 'g', -1, 64), recheck: strconv.FormatFloat(fc, 'g', -1, 64)}
+	}
+	str := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
 	return []figure{
-		n("visits", run.Visits, s.Visits),
-		n("violations", run.Violations, s.Violations),
-		n("incidents", run.Incidents, s.Incidents),
-		n("lock_faults", run.LockFaults, s.LockFaults),
-		n("client_faults", run.ClientFaults, s.ClientFaults),
-		n("lost_updates", run.LostUpdates, s.LostUpdates),
-		n("stale_tokens", run.StaleTokens, s.StaleTokens),
-		n("stale_rejected", run.StaleRejected, s.StaleRejected),
-		n("stale_accepted", run.StaleAccepted, s.StaleAccepted),
-		n("duplicate_tokens", run.DuplicateTokens, s.DuplicateTokens),
-		n("token_regressions", run.TokenRegressions, s.TokenRegressions),
-		{name: "overlap_ms_total", result: run.OverlapMsTotal, history: float64(s.OverlapTotal) / 1e6, tolerance: 1},
+		n("visits", run.Visits, s.Visits, rc.Visits),
+		n("violations", run.Violations, s.Violations, rc.Violations),
+		n("incidents", run.Incidents, s.Incidents, rc.Incidents),
+		n("lock_faults", run.LockFaults, s.LockFaults, rc.LockFaults),
+		n("client_faults", run.ClientFaults, s.ClientFaults, rc.ClientFaults),
+		n("lost_updates", run.LostUpdates, s.LostUpdates, rc.LostUpdates),
+		n("stale_tokens", run.StaleTokens, s.StaleTokens, rc.StaleTokens),
+		n("stale_rejected", run.StaleRejected, s.StaleRejected, rc.StaleRejected),
+		n("stale_accepted", run.StaleAccepted, s.StaleAccepted, rc.StaleAccepted),
+		n("duplicate_tokens", run.DuplicateTokens, s.DuplicateTokens, rc.DuplicateTokens),
+		n("token_regressions", run.TokenRegressions, s.TokenRegressions, rc.TokenRegressions),
+		ms("overlap_ms_total", run.OverlapMsTotal, s.OverlapTotal, rc.OverlapTotal),
+		ms("max_overlap_ms", run.MaxOverlapMs, s.MaxOverlap, rc.MaxOverlap),
+		{name: "token_order", result: str(run.TokenOrder), replay: str(order), recheck: str(rc.TokenOrder)},
 	}
 }
