@@ -96,8 +96,8 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
 		case ev.Visits < minVisits || ev.Clients < MinContenders:
-			why = append(why, fmt.Sprintf("%d visits by %d %s in the window of fault %d (%s %s %.1fs-%.1fs), min_visits %d by >= %d clients",
-				ev.Visits, ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, f.StartS, f.EndS, minVisits, MinContenders))
+			why = append(why, fmt.Sprintf("%d %s by %d %s in the window of fault %d (%s %s %.1fs-%.1fs), min_visits %d by >= %d clients",
+				ev.Visits, plural(ev.Visits, "visit"), ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, f.StartS, f.EndS, minVisits, MinContenders))
 		}
 	}
 	why = append(why, didNotBite(run)...)

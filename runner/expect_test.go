@@ -37,6 +37,8 @@ func TestEvaluateVerdicts(t *testing.T) {
 			report.Run{Faults: []report.FaultWindow{kill, pause}}, []checker.WindowEvidence{contended, {Visits: 2, Clients: 1}}},
 		{"visits after the heal do not count", scenarios.Inconclusive, "0 visits by 0 clients in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, nil},
+		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit by 1 client in the window of fault 0 (restart redis-2 6.5s-6.6s)",
+			report.Run{Faults: []report.FaultWindow{{Type: "restart", Target: "redis-2", StartS: 6.5, EndS: 6.6, VisitsAfter: 4}}}, []checker.WindowEvidence{{Visits: 1, Clients: 1}}},
 		{"resource error", scenarios.Inconclusive, "resource-call errors",
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
 		{"violation", scenarios.Failed, "violations: got 2",
