@@ -21,7 +21,8 @@ func TestMain(m *testing.M) {
 
 // TestCheck: bench check reproduces every safety figure of a run with
 // overlaps (in-process and process-per-client clients) from its history,
-// and says so when result.json is tampered with.
+// by the replay and by the independent re-check, and names result.json as
+// the odd one out when it is tampered with.
 func TestCheck(t *testing.T) {
 	testenv.RequireBinaries(t, "redis-server")
 	for _, ppc := range []string{"false", "true"} {
@@ -42,8 +43,10 @@ func TestCheck(t *testing.T) {
 			if code := cli.Code(run(context.Background(), []string{"check", out}, &stdout, &stderr), &stderr); code != 0 {
 				t.Fatalf("check exit %d:\n%s%s", code, stdout.String(), stderr.String())
 			}
-			if !strings.Contains(stdout.String(), "client_faults") {
-				t.Errorf("no figures printed:\n%s", stdout.String())
+			for _, want := range []string{"result.json  replay", "recheck", "client_faults", "max_overlap_ms", "token_order"} {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("no %q in the output:\n%s", want, stdout.String())
+				}
 			}
 			// tamper: one incident more than the history shows
 			path := filepath.Join(out, "result.json")
@@ -68,6 +71,9 @@ func TestCheck(t *testing.T) {
 			stdout.Reset()
 			if code := cli.Code(run(context.Background(), []string{"check", out}, &stdout, &stderr), &stderr); code != cli.ExitFailed {
 				t.Fatalf("check of a tampered result: exit %d, want 1\n%s", code, stdout.String())
+			}
+			if !strings.Contains(stdout.String(), "DISAGREE: result.json") {
+				t.Errorf("the tampered result.json is not named the odd one out:\n%s", stdout.String())
 			}
 		})
 	}
