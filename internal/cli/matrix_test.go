@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/report"
+)
+
+// TestMatrixVocabulary: the matrix speaks result.json's words, met /
+// failed / inconclusive, and returns the overall verdict.
+func TestMatrixVocabulary(t *testing.T) {
+	no := false
+	tests := []struct {
+		name string
+		runs []report.Run
+		want string
+		cell string
+	}{
+		{"met", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}}, report.VerdictMet, "met 1/1"},
+		{"failed", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}, {Lock: "redis-cad", ExpectMet: &no}}, report.VerdictFailed, "failed 1/2"},
+		{"inconclusive", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictInconclusive, VerdictReason: "0 visits after fault 0"}}, report.VerdictInconclusive, "inconclusive 0/1"},
+		{"run error", []report.Run{{Lock: "redis-cad", Error: "start cluster: boom"}}, report.VerdictFailed, "failed 0/1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sb strings.Builder
+			got := Matrix(&sb, []*report.Result{{Scenario: "s", Runs: tt.runs}})
+			out := sb.String()
+			if got != tt.want {
+				t.Errorf("verdict %q, want %q", got, tt.want)
+			}
+			if !strings.Contains(out, tt.cell) || !strings.Contains(out, "verdict: "+tt.want) {
+				t.Errorf("matrix lacks %q or %q:\n%s", tt.cell, "verdict: "+tt.want, out)
+			}
+			for _, old := range []string{"PASS", "FAIL", "INCONCLUSIVE"} {
+				if strings.Contains(out, old) {
+					t.Errorf("matrix still says %s:\n%s", old, out)
+				}
+			}
+		})
+	}
+}
