@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
@@ -39,7 +40,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("--locks: %q is not among the scenario's locks (%s)", want, strings.Join(labels(sc.Locks), ", "))
+				return nil, fmt.Errorf("--locks: %q is not among the scenario's locks (%s)%s", want, strings.Join(labels(sc.Locks), ", "), suggest.Hint(want, labels(sc.Locks)))
 			}
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // builtinFS holds the built-in scenario files, scenarios/*.yaml.
@@ -54,6 +56,17 @@ func parseBuiltin(name string) (*Scenario, error) {
 	return Parse("builtin:"+name, data)
 }
 
+// BuiltinYAML returns the built-in scenario name's file exactly as
+// embedded (comments included), to start a scenario file from; false when
+// there is no built-in scenario of that name.
+func BuiltinYAML(name string) ([]byte, bool) {
+	if !contains(BuiltinNames(), name) {
+		return nil, false
+	}
+	data, err := builtinFS.ReadFile(name + ".yaml")
+	return data, err == nil
+}
+
 // Resolve loads the scenario arg names. A file that exists at arg is
 // loaded from disk. Otherwise arg may name a built-in scenario, as a bare
 // name ("redis-baseline"), a file name ("redis-baseline.yaml") or a path
@@ -72,6 +85,6 @@ func Resolve(arg string) (*Scenario, error) {
 			return parseBuiltin(name)
 		}
 	}
-	return nil, fmt.Errorf("scenarios: %s: no such file, and no built-in scenario of that name (built-in: %s)",
-		arg, strings.Join(BuiltinNames(), ", "))
+	return nil, fmt.Errorf("scenarios: %s: no such file, and no built-in scenario of that name (built-in: %s)%s",
+		arg, strings.Join(BuiltinNames(), ", "), suggest.Hint(name, BuiltinNames()))
 }

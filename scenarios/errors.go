@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -66,6 +67,45 @@ func (ps *problems) add(line int, field, format string, args ...any) {
 	}
 	ps.seen[s] = true
 	ps.list = append(ps.list, p)
+}
+
+// tabMsg replaces yaml's "found character that cannot start any token" (or
+// its other words) when a tab in a line's indentation caused the error.
+const tabMsg = "a tab character: YAML indentation must use spaces"
+
+// tabHint rewrites each YAML syntax problem that a tab in the indentation
+// of its line, of a line before it, or of the next line (yaml.v3 blames
+// the line before for "found a tab character that violates indentation")
+// explains: it names that line.
+func (ps *problems) tabHint(data []byte) {
+	for i, p := range ps.list {
+		if p.Field != "" || !strings.HasPrefix(p.Msg, "yaml: ") {
+			continue
+		}
+		upto := p.Line
+		if upto > 0 {
+			upto++
+		}
+		if line := tabIndented(data, upto); line > 0 {
+			ps.list[i].Line, ps.list[i].Msg = line, tabMsg
+		}
+	}
+}
+
+// tabIndented returns the first line, up to line upto (every line when
+// upto is 0), whose indentation holds a tab; 0 when none does. Blank lines
+// do not count.
+func tabIndented(data []byte, upto int) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if upto > 0 && i+1 > upto {
+			break
+		}
+		text := bytes.TrimLeft(l, " \t")
+		if len(bytes.TrimSpace(text)) > 0 && bytes.IndexByte(l[:len(l)-len(text)], '\t') >= 0 {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // err returns nil without problems, else an *Error sorted by line.

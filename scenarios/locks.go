@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/locks"
 	"gopkg.in/yaml.v3"
 )
@@ -44,7 +45,7 @@ func (p *parser) lockList(e entry) {
 func (p *parser) lookup(name string, line int, field string) (locks.Spec, bool) {
 	spec, ok := locks.Lookup(name)
 	if !ok {
-		p.add(line, field, "unknown lock %q (known: %s)", name, knownLocks())
+		p.add(line, field, "unknown lock %q (known: %s)%s", name, knownLocks(), suggest.Hint(name, locks.Names()))
 	}
 	return spec, ok
 }

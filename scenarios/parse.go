@@ -59,6 +59,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if root := readDoc(data, &p.problems); root != nil {
 		p.scenario(root)
 	}
+	p.tabHint(data)
 	if err := p.err(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@
 // and results/<scenario>-<time>/result.json.
 //
 //	bench run [flags] SCENARIO...
+//	bench validate [flags] SCENARIO...
+//	bench show SCENARIO
 //	bench report [--out DIR] DIR...
 //	bench list
 //
@@ -22,6 +24,11 @@ const usage = `bench: compare distributed locks on real servers.
 
 Usage:
   bench run [flags] SCENARIO...   run scenarios, print a table, write results/
+                                  (--runs N: N runs each and their spread; a scenario
+                                  with expect exits as chaos run: 0 met, 1 failed,
+                                  3 inconclusive)
+  bench validate SCENARIO...      check scenarios as run would, starting nothing
+  bench show SCENARIO             print a built-in scenario's YAML, to start from
   bench report [--out DIR] DIR... re-render a results folder; compare several
   bench check DIR...              recompute every safety figure from history.jsonl
                                   and compare with result.json (exit 1 if they differ)
@@ -31,8 +38,10 @@ Usage:
   bench version, --version        module version and commit of this binary
   bench help                      this text
 
-SCENARIO is a .yaml file or a built-in name (see 'bench list').
-Each verb takes --help.
+SCENARIO is a .yaml file or a built-in name (see 'bench list'). Flags may come
+before or after the scenarios; after --, every argument is a scenario. Exit codes:
+0 done, 1 a run failed (or an expectation failed), 2 bad input (nothing was
+started), 3 inconclusive. Each verb takes --help.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,6 +56,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return reportCmd(args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(args[1:], stdout, stderr)
+	case "validate":
+		return cli.Validate(args[1:], stdout, stderr, "bench")
+	case "show":
+		return cli.Show(args[1:], stdout, stderr, "bench")
 	case "list":
 		return cli.List(args[1:], stdout, stderr, "bench")
 	case "calibrate":
@@ -59,6 +72,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		io.WriteString(stdout, usage)
 		return nil
 	}
-	io.WriteString(stderr, usage)
-	return cli.Usagef("unknown verb %q", args[0])
+	return cli.UnknownVerb(stderr, "bench", usage, args[0])
 }

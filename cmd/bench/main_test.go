@@ -111,3 +111,88 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestValidate: validate checks what run checks (file, lock names, the
+// run's overrides), prints ok lines for valid scenarios and exits 2 when
+// any is bad, with file:line and a "did you mean" where a name is close.
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, yaml string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "name: good\nlocks: [redis-cad, redlock]\nfaults:\n  - {at: 1s, type: kill, node: redis-0}\n")
+	tab := write("tab.yaml", "name: x\nlocks: [redis-cad]\nworkload:\n  clients: 2\n\tduration: 5s\n")
+	typo := write("typo.yaml", "name: x\nlocks:\n  - redis-ca\n")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"built-in", []string{"redis-baseline", "--locks", "redis-cad"}, 0, "ok redis-baseline (1 locks, 0 faults)\n", ""},
+		{"file", []string{good}, 0, "ok " + good + " (2 locks, 1 faults)\n", ""},
+		{"tab", []string{tab}, 2, "", tab + ":5: a tab character: YAML indentation must use spaces"},
+		{"lock typo in a file", []string{typo}, 2, "", typo + `:3: locks[0]: unknown lock "redis-ca" (known: `},
+		{"lock typo suggestion", []string{typo}, 2, "", `; did you mean "redis-cad"?`},
+		{"--locks typo", []string{"redis-baseline", "--locks", "redis-ca"}, 2, "", `--locks: "redis-ca" is not among the scenario's locks (redis-setnx-expire, redis-set-del, redis-cad, redis-watchdog, redis-reentrant); did you mean "redis-cad"?`},
+		{"scenario typo", []string{"redis-baselin"}, 2, "", `did you mean "redis-baseline"?`},
+		{"one bad of two", []string{good, typo}, 2, "ok " + good, "1 of 2 scenarios invalid"},
+		{"bad provider", []string{"--provider", "k8s", good}, 2, "", `--provider "k8s"`},
+		{"provider override checked", []string{"--provider", "external", good}, 2, "", "provider external needs cluster.external"},
+		{"nothing", nil, 2, "", "no scenario given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := cli.Code(run(context.Background(), append([]string{"validate"}, tt.args...), &stdout, &stderr), &stderr)
+			if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestShow: show prints the built-in file byte for byte (so the shown
+// text is the repository's scenarios/NAME.yaml) and suggests names.
+func TestShow(t *testing.T) {
+	want, err := os.ReadFile("../../scenarios/redis-baseline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Code(run(context.Background(), []string{"show", "redis-baseline"}, &stdout, &stderr), &stderr); code != 0 || !bytes.Equal(stdout.Bytes(), want) {
+		t.Errorf("show redis-baseline: exit %d, output differs from scenarios/redis-baseline.yaml (%d vs %d bytes); stderr %q", code, stdout.Len(), len(want), stderr.String())
+	}
+	for _, args := range [][]string{{"show", "redis-baselin"}, {"show"}, {"show", "a", "b"}} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := cli.Code(run(context.Background(), args, &stdout, &stderr), &stderr); code != cli.ExitBadInput || stdout.Len() > 0 {
+			t.Errorf("bench %v: exit %d, stdout %q", args, code, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "did you mean") && !strings.Contains(stderr.String(), "Usage: bench show") {
+		t.Errorf("no hint or usage: %q", stderr.String())
+	}
+}
+
+func TestUnknownVerbSuggests(t *testing.T) {
+	tests := []struct{ verb, want string }{
+		{"rnu", `unknown verb "rnu"; did you mean "run"?`},
+		{"valdiate", `did you mean "validate"?`},
+		{"frobnicate", `unknown verb "frobnicate"` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.verb, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := cli.Code(run(context.Background(), []string{tt.verb}, &stdout, &stderr), &stderr)
+			if code != cli.ExitBadInput || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@
 //
 //	chaos run [--runs N] [--out DIR] SCENARIO...   exit 1 when an expectation fails, 2 on bad input,
 //	                                               3 when none failed but some were inconclusive
+//	chaos validate [flags] SCENARIO...             check scenarios, starting nothing
 //	chaos list                                     fault types and built-in fault scenarios
 //	chaos atlas [--runs N] [--parallel K] [--shard i/n] [--resume DIR]   the safety atlas
 //	chaos atlas merge DIR...                       join atlas shards
@@ -29,6 +30,7 @@ const usage = `chaos: run fault scenarios against real servers and check their e
 Usage:
   chaos run [flags] SCENARIO...   run each scenario (--runs N times), print the
                                   verdict matrix; exit 1 when an expectation fails
+  chaos validate SCENARIO...      check scenarios as run would, starting nothing
   chaos list                      fault types and built-in scenarios
   chaos atlas [flags]             every lock against every fault family, N seeded
                                   runs per cell: atlas.json|md|html|png (atlas -h)
@@ -37,10 +39,13 @@ Usage:
   chaos version, --version        module version and commit of this binary
   chaos help                      this text
 
-SCENARIO is a .yaml file or a built-in name. Exit codes: 0 every expectation
-met, 1 one failed (or a run failed), 2 bad input (nothing was started), 3 none
-failed but some safety claim was inconclusive (a fault did not apply, fewer
-than min_visits visits after a fault, a resource-call error).
+SCENARIO is a .yaml file or a built-in name; flags may come before or after
+the scenarios (after --, every argument is a scenario). Exit codes: 0 every
+expectation met, 1 one failed (or a run failed), 2 bad input (nothing was
+started), 3 none failed but some safety claim was inconclusive (a fault did not
+apply, fewer than min_visits visits after a fault, a resource-call error).
+--format json writes only JSON to stdout, one result.json document per run;
+the matrix then goes to stderr.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "run":
 		return cli.RunCommand(ctx, "chaos", args[1:], stdout, stderr, cli.RunChaos)
+	case "validate":
+		return cli.Validate(args[1:], stdout, stderr, "chaos")
 	case "list":
 		return list(args[1:], stdout, stderr)
 	case "atlas":
@@ -63,8 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		io.WriteString(stdout, usage)
 		return nil
 	}
-	io.WriteString(stderr, usage)
-	return cli.Usagef("unknown verb %q", args[0])
+	return cli.UnknownVerb(stderr, "chaos", usage, args[0])
 }
 
 func list(args []string, stdout, stderr io.Writer) error {

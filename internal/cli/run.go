@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // Mode selects what `run` does after each scenario.
@@ -21,51 +23,82 @@ const (
 	RunChaos             // also check expectations; fail when one is not met
 )
 
-// RunFlags are the flags of `bench run` and `chaos run`.
-type RunFlags struct {
-	Out      string
-	Results  string
+// PlanFlags are the overrides that change what a run plans: `run` and
+// `validate` share them, so validate checks exactly what run would start.
+type PlanFlags struct {
 	Duration time.Duration
 	Clients  int
 	Locks    string
-	Seed     int64
-	seedSet  bool
 	Provider string
-	Runs     int
-	Format   string
-	Verbose  bool
-	Quiet    bool
 }
 
-func (f *RunFlags) register(fs *flag.FlagSet, mode Mode) {
-	fs.StringVar(&f.Out, "out", "", "write results into this folder (default results/<scenario>-<time>); with several scenarios or --runs, one subfolder each")
-	fs.StringVar(&f.Results, "results", "results", "root folder for results")
+func (f *PlanFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Duration, "duration", 0, "override the workload duration (e.g. 5s)")
 	fs.IntVar(&f.Clients, "clients", 0, "override the number of clients")
 	fs.StringVar(&f.Locks, "locks", "", "run only these locks (comma-separated names or labels)")
+	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker or external")
+}
+
+// options checks the flags and returns them as runner options.
+func (f *PlanFlags) options() (runner.Options, error) {
+	switch f.Provider {
+	case "", "local", "docker", "external":
+	default:
+		return runner.Options{}, Usagef("--provider %q: allowed local, docker, external", f.Provider)
+	}
+	if f.Clients < 0 || f.Duration < 0 {
+		return runner.Options{}, Usagef("--clients and --duration must not be negative")
+	}
+	return runner.Options{Duration: f.Duration, Clients: f.Clients, Locks: SplitList(f.Locks), Provider: f.Provider}, nil
+}
+
+// RunFlags are the flags of `bench run` and `chaos run`.
+type RunFlags struct {
+	PlanFlags
+	Out     string
+	Results string
+	Seed    int64
+	seedSet bool
+	Runs    int
+	Format  string
+	Verbose bool
+	Quiet   bool
+}
+
+func (f *RunFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Out, "out", "", "write results into this folder (default results/<scenario>-<time>); with several scenarios or --runs, one subfolder each")
+	fs.StringVar(&f.Results, "results", "results", "root folder for results")
+	f.PlanFlags.register(fs)
 	fs.Func("seed", "override the scenario seed", func(s string) error {
 		_, err := fmt.Sscan(s, &f.Seed)
 		f.seedSet = err == nil
 		return err
 	})
-	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker or external")
-	fs.StringVar(&f.Format, "format", "table", "output: table, json, or benchstat (Go benchmark lines)")
+	fs.StringVar(&f.Format, "format", "table", "stdout: table; json (only JSON: one result.json document per run, progress and\n"+
+		"the verdict matrix on stderr); benchstat (Go benchmark lines of every run)")
 	fs.BoolVar(&f.Verbose, "v", false, "verbose diagnostics on stderr")
 	fs.BoolVar(&f.Quiet, "q", false, "no progress line")
-	if mode == RunChaos {
-		fs.IntVar(&f.Runs, "runs", 1, "run each scenario this many times")
-	}
+	fs.IntVar(&f.Runs, "runs", 1, "run each scenario this many times; with more than one, runs.md and runs.json\n"+
+		"(per lock: median and min-max of throughput and acquire latency, safety figures summed)\n"+
+		"go into the folder holding run-1, run-2, ...")
 }
 
 // RunCommand parses `run` flags, loads every scenario (all must be valid
-// before anything starts), runs them and prints the outcome.
+// before anything starts), runs them and prints the outcome. chaos judges
+// every result by its expectations; bench judges those of scenarios that
+// have an expect section, with the same verdicts and exit codes.
 func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer, mode Mode) error {
 	fs := flag.NewFlagSet(cmd+" run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f RunFlags
-	f.register(fs, mode)
+	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s run [flags] SCENARIO...\n\nSCENARIO is a .yaml file or a built-in name (%s list).\n\nFlags:\n", cmd, cmd)
+		fmt.Fprintf(stderr, "Usage: %s run [flags] SCENARIO... (flags may also follow the scenarios)\n\n"+
+			"SCENARIO is a .yaml file or a built-in name (%s list). Every scenario is checked\n"+
+			"before anything starts (%s validate does only that).\n\n"+
+			"Exit codes: 0 done (and every expectation met), 1 a run failed or an expectation\n"+
+			"failed, 2 bad input (nothing was started), 3 none failed but some safety claim\n"+
+			"was inconclusive. %s\n\nFlags:\n", cmd, cmd, cmd, runExpectNote[mode])
 		fs.PrintDefaults()
 	}
 	if _, err := ParseFlags(fs, args); err != nil {
@@ -77,19 +110,17 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		return Usagef("--format %q: allowed table, json, benchstat", f.Format)
 	}
 	if f.Runs < 1 {
-		f.Runs = 1
+		return Usagef("--runs %d: must be at least 1", f.Runs)
 	}
-	if f.Provider != "" && f.Provider != "local" && f.Provider != "docker" && f.Provider != "external" {
-		return Usagef("--provider %q: allowed local, docker, external", f.Provider)
+	opts, err := f.options()
+	if err != nil {
+		return err
 	}
 	scs, err := LoadScenarios(fs.Args())
 	if err != nil {
 		return err
 	}
-	opts := runner.Options{
-		ResultsDir: f.Results, OutDir: f.Out, Duration: f.Duration, Clients: f.Clients,
-		Locks: SplitList(f.Locks), Provider: f.Provider, Logger: Logger(stderr, f.Verbose),
-	}
+	opts.ResultsDir, opts.OutDir, opts.Logger = f.Results, f.Out, Logger(stderr, f.Verbose)
 	if f.seedSet {
 		opts.Seed = &f.Seed
 	}
@@ -98,23 +129,28 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	for _, sc := range scs {
 		if _, err := runner.Plan(sc, opts); err != nil {
-			return &UsageError{Err: fmt.Errorf("%s: %w", sc.File, err)}
+			return &UsageError{Err: planError(sc, err)}
 		}
 	}
-	var results []*report.Result
+	// Only the chosen format goes to stdout: with json or benchstat, the
+	// verdict matrix and the runs summary go to stderr.
+	text := stderr
+	if f.Format == "table" {
+		text = stdout
+	}
+	var results, judged []*report.Result
 	failed := false
 	for _, sc := range scs {
+		var runs []*report.Result
+		parent := runsFolder(sc, f, len(scs))
 		for i := 0; i < f.Runs; i++ {
 			o := opts
-			if o.OutDir != "" {
-				// One folder per scenario and run under --out, so several
-				// scenarios or --runs never overwrite each other.
-				if len(scs) > 1 {
-					o.OutDir = filepath.Join(o.OutDir, sc.Name)
-				}
-				if f.Runs > 1 {
-					o.OutDir = filepath.Join(o.OutDir, fmt.Sprintf("run-%d", i+1))
-				}
+			if parent != "" {
+				o.OutDir = parent
+			}
+			if f.Runs > 1 {
+				// One folder per run, so runs never overwrite each other.
+				o.OutDir = filepath.Join(parent, fmt.Sprintf("run-%d", i+1))
 			}
 			fmt.Fprintf(stderr, "== %s", sc.Name)
 			if f.Runs > 1 {
@@ -124,6 +160,10 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			res, dir, err := runner.Run(ctx, sc, o)
 			if res != nil {
 				results = append(results, res)
+				runs = append(runs, res)
+				if mode == RunChaos || len(sc.Expect) > 0 {
+					judged = append(judged, res)
+				}
 				// Plots, report.md and report.html, partial results included.
 				if rerr := report.Render(dir, res); rerr != nil {
 					fmt.Fprintf(stderr, "report: %v\n", rerr)
@@ -147,9 +187,14 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 				return err
 			}
 		}
+		if f.Runs > 1 {
+			if err := writeRuns(text, parent, runs); err != nil {
+				return err
+			}
+		}
 	}
-	if mode == RunChaos {
-		switch Matrix(stdout, results) {
+	if len(judged) > 0 {
+		switch Matrix(text, judged) {
 		case VerdictFailed:
 			return ErrFailed
 		case VerdictInconclusive:
@@ -162,6 +207,54 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintln(stderr, "some runs failed: see the error column and the logs/ folder of the results")
 		return ErrFailed
 	}
+	return nil
+}
+
+var runExpectNote = map[Mode]string{
+	RunBench: "A scenario with an expect section is judged\nas chaos run judges it (the verdict matrix follows its tables); one without only\nfails when a run fails.",
+	RunChaos: "Every scenario is judged by its expect section\n(the verdict matrix follows the tables).",
+}
+
+// runsFolder is where the runs of sc go: --out (its sc.Name subfolder with
+// several scenarios), or with --runs > 1 and no --out a fresh
+// <results>/<scenario>-<time>/ holding run-1, run-2, ... and the runs
+// summary; "" lets runner choose the folder of a single run.
+func runsFolder(sc *scenarios.Scenario, f RunFlags, nScenarios int) string {
+	switch {
+	case f.Out != "" && nScenarios > 1:
+		return filepath.Join(f.Out, sc.Name)
+	case f.Out != "":
+		return f.Out
+	case f.Runs > 1:
+		return filepath.Join(f.Results, sc.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	return ""
+}
+
+// planError names the scenario's file in a runner.Plan error, unless the
+// error already starts with it.
+func planError(sc *scenarios.Scenario, err error) error {
+	if strings.HasPrefix(err.Error(), sc.File+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", sc.File, err)
+}
+
+// writeRuns writes runs.md and runs.json of one scenario's runs into dir
+// and prints the summary to w.
+func writeRuns(w io.Writer, dir string, runs []*report.Result) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	s := report.SummarizeRuns(runs)
+	if err := report.WriteRuns(dir, s); err != nil {
+		return fmt.Errorf("runs summary: %w", err)
+	}
+	fmt.Fprintln(w)
+	if err := s.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nruns: %s\n\n", filepath.Join(dir, "runs.md"))
 	return nil
 }
 
