@@ -15,7 +15,8 @@ import (
 // reportCmd is `bench report [--out DIR] DIR...`: with one results folder
 // it re-renders its plots, report.md and report.html from result.json
 // (into --out when given, else in place); with several it compares them,
-// the first being the baseline: deltas on stdout, and comparison.md,
+// like with like (a result only against the first result of the same
+// scenario; different scenarios lock by lock): tables on stdout, and comparison.md,
 // comparison.html and plots in --out (default results/compare-<time>/).
 func reportCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench report", flag.ContinueOnError)
@@ -25,7 +26,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: bench report [flags] DIR...\n\n"+
 			"DIR is a results folder (or its result.json). One DIR: re-render its plots,\n"+
-			"report.md and report.html. Several: compare them with the first as baseline.\n\nFlags:\n")
+			"report.md and report.html. Several: compare them, a result only with the first\n"+
+			"result of the same scenario; different scenarios side by side, lock by lock.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	dirs, err := cli.ParseFlags(fs, args)
