@@ -45,12 +45,12 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 	return eff, nil
 }
 
-func (pauseClientAction) observe(_ context.Context, _ Env, f Fault, eff effect) evidence {
+func (pauseClientAction) observe(ctx context.Context, _ Env, f Fault, eff effect) evidence {
 	if len(eff.pids) == 0 || eff.pids[0] == 0 {
 		return unchecked("client-%s's process id unknown: state not checked", f.Client)
 	}
 	pid := eff.pids[0]
-	switch st := liveState(pid); st {
+	switch st := stoppedState(ctx, pid); st {
 	case "T", "t":
 		return seen(true, "client-%s process %d stopped (state %s)", f.Client, pid, st)
 	case "":

@@ -52,12 +52,12 @@ func (pauseAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 	return eff, nil
 }
 
-func (pauseAction) observe(ctx context.Context, env Env, f Fault, eff effect) evidence {
+func (pauseAction) observe(ctx context.Context, env Env, _ Fault, eff effect) evidence {
 	if env.Cluster.Info().Provider == cluster.ProviderDocker {
 		return unchecked("docker pause: process state not checked")
 	}
 	pid := eff.pids[0]
-	if st := liveState(pid); st == "T" || st == "t" {
+	if st := stoppedState(ctx, pid); st == "T" || st == "t" {
 		return seen(true, "process %d stopped (state %s in /proc/%d/stat)", pid, st, pid)
 	} else if st == "" {
 		return seen(false, "process %d gone: killed, not paused", pid)

@@ -141,6 +141,28 @@ func liveState(pid int) string {
 	return st
 }
 
+// stoppedState polls pid's state until it is stopped (T, or t when
+// traced), gone, or probeTimeout passed, and returns the last state seen:
+// SIGSTOP is delivered asynchronously, so a running process reads R for
+// a moment after the kill(2) returned.
+func stoppedState(ctx context.Context, pid int) string {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := liveState(pid)
+		if st == "T" || st == "t" || st == "" {
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			return st
+		case <-tick.C:
+		}
+	}
+}
+
 // isRedis says whether a node speaks the Redis protocol with a keyspace.
 func isRedis(n *cluster.Node) bool {
 	return n.Kind == cluster.KindRedis || n.Kind == cluster.KindReplica
