@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/report"
 )
 
 // TestBadScenarios: every class of bad input exits 2 with file:line: field:
@@ -192,6 +196,77 @@ func TestUnknownVerbSuggests(t *testing.T) {
 			code := cli.Code(run(context.Background(), []string{tt.verb}, &stdout, &stderr), &stderr)
 			if code != cli.ExitBadInput || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestRunExpectAndRuns: bench run judges a scenario with expect as chaos
+// run does (0 met, 1 failed, 3 inconclusive); without expect it exits 0.
+// --runs 2 writes runs.json and runs.md beside run-1 and run-2, and
+// --format json keeps stdout to one JSON document per run.
+func TestRunExpectAndRuns(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	const head = "name: bench-expect\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad, redis-set-del]\n" +
+		"workload: {clients: 3, duration: 2s, ttl: 300ms, critical_section: 500ms}\n"
+	tests := []struct {
+		name, expect string
+		extra        []string
+		code         int
+	}{
+		{"no expect, two runs, json", "", []string{"--runs", "2", "--format", "json"}, cli.ExitOK},
+		{"met", "expect:\n  default: {violations: \">0\"}\n", nil, cli.ExitOK},
+		{"failed", "expect:\n  default: {violations: 0}\n", nil, cli.ExitFailed},
+		{"inconclusive", "expect:\n  redis-cad: {lock_faults: 0, min_visits: 1000000}\n  redis-set-del: {violations: \">0\"}\n", nil, cli.ExitInconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "s.yaml")
+			if err := os.WriteFile(file, []byte(head+tt.expect), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"run", file, "-q", "--out", out}, tt.extra...), &stdout, &stderr)
+			if code := cli.Code(err, &stderr); code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			if tt.expect == "" {
+				if strings.Contains(stdout.String()+stderr.String(), "verdict:") {
+					t.Errorf("a scenario without expect was judged:\n%s", stderr.String())
+				}
+				dec := json.NewDecoder(&stdout)
+				docs := 0
+				for {
+					var r report.Result
+					if err := dec.Decode(&r); err == io.EOF {
+						break
+					} else if err != nil {
+						t.Fatalf("stdout is not only JSON documents: %v", err)
+					}
+					docs++
+				}
+				if docs != 2 {
+					t.Errorf("%d JSON documents on stdout, want 2 (one per run)", docs)
+				}
+				data, err := os.ReadFile(filepath.Join(out, "runs.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var s report.RunsSummary
+				if err := json.Unmarshal(data, &s); err != nil || s.Runs != 2 || len(s.Locks) != 2 || s.Locks[0].Throughput.Median <= 0 {
+					t.Errorf("runs.json: %v %+v", err, s)
+				}
+				for _, f := range []string{"runs.md", "run-1/result.json", "run-2/result.json"} {
+					if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+						t.Error(err)
+					}
+				}
+				return
+			}
+			if !strings.Contains(stdout.String(), "verdict: "+map[int]string{0: "met", 1: "failed", 3: "inconclusive"}[tt.code]) {
+				t.Errorf("no matching verdict line:\n%s", stdout.String())
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/internal/cli"
 	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/workload"
 )
 
@@ -65,5 +68,65 @@ func TestList(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("chaos list lacks %q", want)
 		}
+	}
+}
+
+// TestJSONOnly: with --format json stdout holds only JSON, one result
+// document per run; the verdict matrix goes to stderr.
+func TestJSONOnly(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	const yaml = "name: json-only\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad]\n" +
+		"workload: {clients: 2, duration: 1s}\nexpect:\n  default: {violations: 0}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"run", file, "--format", "json", "-q", "--runs", "2", "--out", filepath.Join(dir, "out")}, &stdout, &stderr)
+	if code := cli.Code(err, &stderr); code != cli.ExitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	dec := json.NewDecoder(&stdout)
+	docs := 0
+	for {
+		var r report.Result
+		if err := dec.Decode(&r); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("stdout is not only JSON documents: %v\n%s", err, stdout.String())
+		}
+		if r.Scenario != "json-only" {
+			t.Errorf("document %d: scenario %q", docs, r.Scenario)
+		}
+		docs++
+	}
+	if docs != 2 {
+		t.Errorf("%d JSON documents, want 2", docs)
+	}
+	if !strings.Contains(stderr.String(), "verdict: met") {
+		t.Errorf("no verdict matrix on stderr:\n%s", stderr.String())
+	}
+}
+
+func TestVersionAndValidate(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--version"}, 0, "chaos github.com/locklab/locklab "},
+		{[]string{"validate", "pause-holder", "--locks", "redis-watchdog"}, 0, "ok pause-holder (1 locks, 1 faults)"},
+		{[]string{"validate", "pause-holdr"}, 2, `did you mean "pause-holder"?`},
+		{[]string{"atlsa"}, 2, `did you mean "atlas"?`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := cli.Code(run(context.Background(), tt.args, &stdout, &stderr), &stderr)
+			if code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and %q", code, stdout.String(), stderr.String(), tt.code, tt.want)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/internal/suggest"
@@ -112,7 +113,7 @@ func UnknownVerb(stderr io.Writer, cmd, usage, verb string) error {
 	var verbs []string
 	for _, line := range strings.Split(usage, "\n") {
 		if rest, ok := strings.CutPrefix(line, "  "+cmd+" "); ok {
-			if f := strings.Fields(strings.ReplaceAll(rest, ",", " ")); len(f) > 0 && !strings.HasPrefix(f[0], "-") {
+			if f := strings.Fields(strings.ReplaceAll(rest, ",", " ")); len(f) > 0 && !strings.HasPrefix(f[0], "-") && !slices.Contains(verbs, f[0]) {
 				verbs = append(verbs, f[0])
 			}
 		}

@@ -10,13 +10,13 @@ import (
 
 // Closest returns the candidates nearest to name: those at the least edit
 // distance (insertions, deletions, substitutions and swaps of two adjacent
-// letters, case ignored) when that distance is at most a third of name's
+// letters, case ignored) when that distance is at most a quarter of name's
 // length (at least 1), in the candidates' order; else the one candidate
 // that name is a prefix of (3 letters at least). Nil when nothing is
 // close, or when name is itself a candidate.
 func Closest(name string, candidates []string) []string {
 	lname := strings.ToLower(name)
-	limit := max(1, len([]rune(lname))/3)
+	limit := max(1, len([]rune(lname))/4)
 	best := limit
 	var out []string
 	var prefixed []string

@@ -39,6 +39,7 @@ func TestHint(t *testing.T) {
 		{"unique prefix", "calib", verbs, `; did you mean "calibrate"?`},
 		{"ambiguous prefix, nothing close", "redis-", []string{"redis-cad", "redis-py2"}, ""},
 		{"nothing close", "frobnicate", verbs, ""},
+		{"three edits in nine letters is not close", "redis-cad", []string{"redis-py"}, ""},
 		{"exact name", "run", verbs, ""},
 		{"short names need an exact letter", "xy", []string{"ab"}, ""},
 		{"no candidates", "x", nil, ""},
