@@ -88,8 +88,9 @@ func TestExecPlan(t *testing.T) {
 }
 
 // TestExecAtlasRun: the starter Redis client of bench init --exec, run by
-// the atlas in the baseline and pause-holder-long families: real runs,
-// complete results, cells judged.
+// the atlas in the baseline, pause-holder-long and restart-empty families:
+// real runs, complete results, cells judged, and a server fault acting on
+// the program's cluster (not dropped as naming servers it lacks).
 func TestExecAtlasRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts servers and client programs")
@@ -109,7 +110,7 @@ func TestExecAtlasRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPlan(Config{Runs: 1, Locks: []string{"mine"}, Families: []string{"baseline", "pause-holder-long"}, Exec: []ExecLock{e}})
+	p, err := NewPlan(Config{Runs: 1, Locks: []string{"mine"}, Families: []string{"baseline", "pause-holder-long", "restart-empty"}, Exec: []ExecLock{e}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestExecAtlasRun(t *testing.T) {
 	if err := WriteScenarios(p, dir); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := Execute(context.Background(), p.Jobs, RunOptions{Dir: dir, Parallel: 2}); err != nil || n != 2 {
+	if n, err := Execute(context.Background(), p.Jobs, RunOptions{Dir: dir, Parallel: 2}); err != nil || n != 3 {
 		t.Fatalf("Execute: %d runs, %v", n, err)
 	}
 	a := Build(p, []string{dir}, dir)
@@ -134,6 +135,9 @@ func TestExecAtlasRun(t *testing.T) {
 	}
 	if pause.LockFaults != 0 {
 		t.Errorf("pause-holder-long: %d lock faults: the holder's promise (validity_ms) ran out before the second grant", pause.LockFaults)
+	}
+	if r := a.Cell("mine", "restart-empty").RunList[0]; strings.Contains(r.FaultNotes, "not applicable") || strings.Contains(r.Reason, "did not apply") {
+		t.Errorf("restart-empty: the restart of redis-0 did not act on the program's cluster: %s %s", r.FaultNotes, r.Reason)
 	}
 	if pause.StaleAccepted != 0 || pause.LostUpdates != 0 {
 		t.Errorf("pause-holder-long: stale accepted %d, lost updates %d: the starter client's INCR token fences", pause.StaleAccepted, pause.LostUpdates)

@@ -35,6 +35,11 @@ Usage:
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         the harness against each backend's own limit
   bench cleanup [--all]           remove containers left by interrupted docker runs
+  bench init [--exec] [--backend B] [--name NAME] [DIR]
+                                  a starter scenario for your own lock (and, with
+                                  --exec, a starter client program)
+  bench client-check [--backend B] -- CMD ARGS...
+                                  check a client program against a real server
   bench version, --version        module version and commit of this binary
   bench help                      this text
 
@@ -66,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return calibrateCmd(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
+	case "client-check":
+		return clientCheckCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return cli.Version(args[1:], stdout, stderr, "bench")
 	case "help", "-h", "--help":

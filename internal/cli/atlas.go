@@ -40,6 +40,9 @@ type AtlasFlags struct {
 	Verbose  bool
 	Quiet    bool
 	Slim     bool
+	// Exec are --exec NAME=CMD values, for programs on Backend.
+	Exec    []string
+	Backend string
 }
 
 // DefaultParallel is --parallel's default: two runs per core, at most 16.
@@ -67,7 +70,12 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.Slim, "slim", false, "keep of each run only result.json, history.jsonl.gz and report.md (about 30 kB instead of 0.6 MB: plots, report.html and logs go)")
 	fs.StringVar(&f.Shard, "shard", "", "run only shard i of n of the (lock, family, run) list, e.g. 2/4")
 	fs.StringVar(&f.Resume, "resume", "", "continue the atlas in this folder: skip finished runs (its plan.json gives the plan)")
-	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock)")
+	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock and every --exec)")
+	fs.Func("exec", "NAME='CMD ARGS': judge your program (client protocol) as lock NAME beside the others (repeatable; --locks NAME: it alone)", func(s string) error {
+		f.Exec = append(f.Exec, s)
+		return nil
+	})
+	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: redis, zookeeper or etcd")
 	fs.StringVar(&f.Families, "families", "", "only these families (comma-separated; default every family)")
 	fs.StringVar(&f.Out, "out", "results/atlas", "atlas folder")
 	fs.DurationVar(&f.TTL, "ttl", time.Second, "lease every family scales its timings from")
@@ -103,7 +111,11 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		dir = f.Resume
 		plan, err = atlas.LoadPlan(dir)
 	} else {
-		plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families)})
+		var execs []atlas.ExecLock
+		execs, err = execLocks(f)
+		if err == nil {
+			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs})
+		}
 		if err == nil {
 			if old, lerr := atlas.LoadPlan(dir); lerr == nil && !atlas.SamePlan(old, plan) {
 				err = fmt.Errorf("%s holds an atlas of another plan: choose another --out, or --resume %s", dir, dir)

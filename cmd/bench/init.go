@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/locklab/locklab/clients"
+	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/locks/external"
+)
+
+const initUsage = `Usage:
+  bench init [--exec] [--backend redis|zookeeper|etcd] [--name NAME] [DIR]
+
+Writes DIR/NAME.yaml, a starter scenario for your own lock: an exec lock
+entry (your program, speaking docs/client-protocol.md), a paused-holder
+fault and the safety it must keep, commented where you edit it. With
+--exec it also writes DIR/NAME_client.py, a client that runs as written
+(a plain lock on the backend) for you to change, and locklab_client.py
+beside it (the protocol side, shared with locklab's own Python clients).
+Existing files are never overwritten.
+
+Flags:
+`
+
+// initFlags are the flags of bench init.
+type initFlags struct {
+	exec    bool
+	backend string
+	name    string
+}
+
+var initName = regexp.MustCompile(`^[a-z][a-z0-9-_]*$`)
+
+func initCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f initFlags
+	fs.BoolVar(&f.exec, "exec", false, "also write a starter client program (Python) that runs as written")
+	fs.StringVar(&f.backend, "backend", "redis", "the servers your lock uses: redis, zookeeper or etcd")
+	fs.StringVar(&f.name, "name", "mylock", "the scenario's and the lock's name (lower case, digits, - and _)")
+	fs.Usage = func() {
+		io.WriteString(stderr, initUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := cli.ParseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return cli.Usagef("bench init: one folder at most (got %s)", strings.Join(pos, " "))
+	}
+	dir := "."
+	if len(pos) == 1 {
+		dir = pos[0]
+	}
+	if _, ok := clusterLines[f.backend]; !ok {
+		return cli.Usagef("bench init: --backend must be redis, zookeeper or etcd (got %q)", f.backend)
+	}
+	if !initName.MatchString(f.name) {
+		return cli.Usagef("bench init: --name %q: use lower case letters, digits, - and _, starting with a letter", f.name)
+	}
+	files, err := starterFiles(f, dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench init: %w", err)
+	}
+	for _, sf := range files {
+		if old, err := os.ReadFile(sf.path); err == nil {
+			if sf.shared && string(old) == string(sf.data) {
+				continue // the same protocol module, written by an earlier init
+			}
+			return cli.Usagef("bench init: %s exists: not overwritten (choose another --name or folder)", sf.path)
+		} else if !errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("bench init: %w", err)
+		}
+	}
+	for _, sf := range files {
+		if err := os.WriteFile(sf.path, sf.data, sf.mode); err != nil {
+			return fmt.Errorf("bench init: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", sf.path)
+	}
+	scenario := files[0].path
+	fmt.Fprintln(stdout, "\nnext:")
+	if f.exec {
+		fmt.Fprintf(stdout, "  bench client-check --backend %s -- %s %s   # checks the client against a real %s (about 10 s)\n",
+			f.backend, external.Python(), files[1].path, f.backend)
+	} else {
+		fmt.Fprintf(stdout, "  edit the command: line of %s to run your program, then\n", scenario)
+		fmt.Fprintf(stdout, "  bench client-check --backend %s -- YOUR-PROGRAM ARGS   # checks it against a real %s\n", f.backend, f.backend)
+	}
+	fmt.Fprintf(stdout, "  chaos run %s   # your lock under a paused holder (about 20 s)\n", scenario)
+	if f.exec {
+		fmt.Fprintf(stdout, "  chaos atlas --exec '%s=%s %s' --backend %s --locks %s --runs 1   # every fault family that applies\n",
+			f.name, external.Python(), files[1].path, f.backend, f.name)
+	}
+	return nil
+}
+
+// starterFile is one file bench init writes.
+type starterFile struct {
+	path   string
+	data   []byte
+	mode   os.FileMode
+	shared bool // locklab_client.py: the same content may already be there
+}
+
+// clusterLines are the scenario's cluster section per backend.
+var clusterLines = map[string]string{
+	"redis":     "redis: {primaries: 1}",
+	"zookeeper": "zookeeper: {nodes: 3}",
+	"etcd":      "etcd: {nodes: 3}",
+}
+
+func starterFiles(f initFlags, dir string) ([]starterFile, error) {
+	client := filepath.Join(dir, f.name+"_client.py")
+	command := "[./" + f.name + "-client]   # EDIT: your program and its arguments"
+	if f.exec {
+		command = fmt.Sprintf("[%s, %s]", external.Python(), client)
+	}
+	out := []starterFile{{path: filepath.Join(dir, f.name+".yaml"), data: []byte(scenarioText(f, command)), mode: 0o644}}
+	if !f.exec {
+		return out, nil
+	}
+	body, err := clients.Files.ReadFile("python/starter_" + f.backend + ".py")
+	if err != nil {
+		return nil, fmt.Errorf("bench init: starter client: %w", err)
+	}
+	module, err := clients.Files.ReadFile("python/locklab_client.py")
+	if err != nil {
+		return nil, fmt.Errorf("bench init: protocol module: %w", err)
+	}
+	body = []byte(strings.ReplaceAll(string(body), "THIS_FILE", client))
+	return append(out,
+		starterFile{path: client, data: body, mode: 0o755},
+		starterFile{path: filepath.Join(dir, "locklab_client.py"), data: module, mode: 0o644, shared: true}), nil
+}
+
+// scenarioText is the starter scenario: the paused-holder test every lock
+// should face first, with the claims a fenced lock keeps.
+func scenarioText(f initFlags, command string) string {
+	return fmt.Sprintf(`# %[1]s: your lock, its holder paused past its lease.
+# Lines marked EDIT are yours to change; README.md, "Scenarios", lists every field.
+# Run it: chaos run %[1]s.yaml   (exit 0: every expect met; 1: one failed;
+# 3: inconclusive, e.g. the fault found no holder)
+name: %[1]s
+description: >
+  %[1]s (an exec lock on %[2]s) under a paused holder: the holder's whole
+  process is stopped (SIGSTOP) for 5s, past its 2s lease, then resumes and
+  writes what it read before the pause. A lock with fencing tokens keeps
+  the data safe: the resource rejects the stale write.
+seed: 1
+cluster:
+  %[3]s   # EDIT: the servers your program needs
+locks:
+  # exec runs your program once per client; it speaks the client protocol
+  # (docs/client-protocol.md). label names it in tables and in expect.
+  - {name: exec, backend: %[2]s, command: %[4]s, label: %[1]s}
+workload:
+  clients: 3
+  duration: 10s
+  ttl: 2s                 # EDIT: handed to your program as ttl_ms (lease or session timeout)
+  critical_section: 300ms # how long a holder stays inside
+faults:
+  # EDIT: the fault to inject. pause-client stops the holder's process
+  # group: a GC or VM pause. Others: latency, partition, pause, kill,
+  # restart, clock-jump (README.md, "Scenarios").
+  - {at: 2s, for: 5s, type: pause-client, client: holder}
+resource:
+  fencing: enforce        # a write with a token older than one already seen is rejected
+expect:
+  # EDIT: what your lock must keep. lock_faults 0: the lock never granted a
+  # second holder within the first one's promise (validity_ms/session_ms);
+  # stale_accepted and lost_updates 0: fencing kept the data safe. A lock
+  # without tokens loses updates here: expect lost_updates: ">0" for it.
+  default: {lock_faults: 0, stale_accepted: 0, lost_updates: 0}
+`, f.name, f.backend, clusterLines[f.backend], command)
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/locks/external"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func benchInit(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"init"}, args...), &out, &errb)
+	return out.String(), err
+}
+
+// TestInit: bench init --exec writes a scenario the validator accepts and
+// a client that passes client-check against a real server as written, for
+// every backend; a second init refuses to overwrite.
+func TestInit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts servers and client programs")
+	}
+	for _, c := range []struct{ backend, server string }{
+		{"redis", "redis-server"}, {"zookeeper", "java"}, {"etcd", "etcd"},
+	} {
+		t.Run(c.backend, func(t *testing.T) {
+			testenv.RequireBinaries(t, c.server, "/usr/bin/python3")
+			dir := t.TempDir()
+			out, err := benchInit(t, "--exec", "--backend", c.backend, "--name", "team-lock", dir)
+			if err != nil {
+				t.Fatalf("init: %v\n%s", err, out)
+			}
+			for _, f := range []string{"team-lock.yaml", "team-lock_client.py", "locklab_client.py"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("init did not write %s: %v", f, err)
+				}
+			}
+			for _, w := range []string{"bench client-check --backend " + c.backend, "chaos run " + filepath.Join(dir, "team-lock.yaml"), "chaos atlas --exec"} {
+				if !strings.Contains(out, w) {
+					t.Errorf("init's next commands lack %q:\n%s", w, out)
+				}
+			}
+			sc, err := scenarios.Parse(filepath.Join(dir, "team-lock.yaml"), mustRead(t, filepath.Join(dir, "team-lock.yaml")))
+			if err != nil {
+				t.Fatalf("the starter scenario does not validate: %v", err)
+			}
+			if l := sc.Locks[0]; l.Name != "exec" || l.Label != "team-lock" || l.Options["backend"] != c.backend {
+				t.Errorf("lock entry %+v", l)
+			}
+			check, err := clientCheck(t, "--backend", c.backend, "--duration", "2s", "--", external.Python(), filepath.Join(dir, "team-lock_client.py"))
+			if err != nil || !strings.Contains(check, "client-check: PASS") {
+				t.Errorf("the starter client as written does not pass client-check: %v", err)
+			}
+			_, err = benchInit(t, "--exec", "--backend", c.backend, "--name", "team-lock", dir)
+			var ue *cli.UsageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "team-lock.yaml exists: not overwritten") {
+				t.Errorf("second init: %v, want a refusal to overwrite", err)
+			}
+		})
+	}
+}
+
+func TestInitBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend", "mysql", dir}, `--backend must be redis, zookeeper or etcd (got "mysql")`},
+		{[]string{"--name", "My Lock", dir}, `--name "My Lock"`},
+		{[]string{dir, dir}, "one folder at most"},
+	} {
+		_, err := benchInit(t, c.args...)
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("init %v: %v, want a usage error containing %q", c.args, err, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("bad input wrote %d files", len(entries))
+	}
+	// Without --exec: the scenario only, its command marked for editing.
+	out, err := benchInit(t, "--name", "plain", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := mustRead(t, filepath.Join(dir, "plain.yaml")); !bytes.Contains(b, []byte("EDIT: your program")) || !strings.Contains(out, "edit the command") {
+		t.Errorf("scenario without --exec:\n%s\n%s", b, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plain_client.py")); err == nil {
+		t.Error("init without --exec wrote a client")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
