@@ -168,6 +168,10 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 		LabelStart: procStart(os.Getpid()),
 	}
 	p.netName = "locklab-" + p.runID
+	if err := p.prepareImages(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 	if err := p.createNetwork(ctx); err != nil {
 		p.close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("cluster: docker network %s: %w", p.netName, err)

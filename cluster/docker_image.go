@@ -5,10 +5,15 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/locklab/locklab/images"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -16,8 +21,10 @@ import (
 // Default images of the docker provider: the official images. When one is
 // not present locally and an image built by `make images` is
 // (locklab/redis, locklab/zookeeper, locklab/etcd, any tag), that one is
-// used instead and the run log says so. Scenario files choose others with
-// cluster.<backend>.image.
+// used instead and the run log says so. When neither is present, the
+// official image is pulled if a registry answers, else the locklab/*
+// images are built on first use (EnsureLocalImages). Scenario files choose
+// others with cluster.<backend>.image.
 const (
 	DefaultRedisImage     = "redis:7.2"
 	DefaultZooKeeperImage = "zookeeper:3.9"
@@ -54,6 +61,29 @@ func (p *dockerProvider) image(ctx context.Context, spec *containerSpec) (string
 	return img, nil
 }
 
+// prepareImages resolves the image of every backend the spec starts
+// before Start's deadline (DefaultStartTimeout) begins: pulling a missing
+// default, or building the locklab/* images on first use, takes minutes.
+func (p *dockerProvider) prepareImages(ctx context.Context) error {
+	s := p.c.spec
+	var specs []*containerSpec
+	if s.Redis != nil {
+		specs = append(specs, &containerSpec{backend: BackendRedis, image: s.Redis.Image})
+	}
+	if s.ZooKeeper != nil {
+		specs = append(specs, &containerSpec{backend: BackendZooKeeper, image: s.ZooKeeper.Image})
+	}
+	if s.Etcd != nil {
+		specs = append(specs, &containerSpec{backend: BackendEtcd, image: s.Etcd.Image})
+	}
+	for _, cs := range specs {
+		if _, err := p.image(ctx, cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func defaultImage(backend string) string {
 	switch backend {
 	case BackendRedis:
@@ -66,11 +96,12 @@ func defaultImage(backend string) string {
 	return ""
 }
 
-// resolveImage picks the image for a backend: the requested one, or the
-// default official image when present locally, or else the newest
-// locklab/<backend> image `make images` built. An image that is not
-// present locally is pulled by testcontainers when the container is
-// created (and only then).
+// resolveImage picks the image for a backend: the requested one (pulled
+// by testcontainers when the container is created if it is missing), or
+// the default official image when present locally, or else the newest
+// locklab/<backend> image `make images` built. When neither is present it
+// pulls the default; when no registry answers it builds the locklab/*
+// images (EnsureLocalImages, progress on ImageBuildOutput) and uses them.
 func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *slog.Logger, backend, requested string) (string, error) {
 	if requested != "" {
 		return requested, nil
@@ -79,6 +110,35 @@ func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *sl
 	if _, err := cli.ImageInspect(ctx, def); err == nil {
 		return def, nil
 	}
+	best, err := newestLocal(ctx, cli, backend)
+	if err != nil || best != "" {
+		if best != "" {
+			log.Warn("docker: default image not present locally: using the one built by `make images`",
+				"backend", backend, "default", def, "image", best)
+		}
+		return best, err
+	}
+	perr := pull(ctx, cli, def)
+	if perr == nil {
+		return def, nil
+	}
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("pull %s: %w", def, ctx.Err())
+	}
+	fmt.Fprintf(ImageBuildOutput, "docker: image %s is not present locally and could not be pulled (%v)\n", def, perr)
+	if err := EnsureLocalImages(ctx, ImageBuildOutput); err != nil {
+		return "", fmt.Errorf("docker: image %s is not present locally, could not be pulled (%v), and building the locklab/* images failed: %w", def, perr, err)
+	}
+	best, err = newestLocal(ctx, cli, backend)
+	if err == nil && best == "" {
+		err = fmt.Errorf("docker: images/build.sh finished but no %s image exists", LocalImageRepos[backend])
+	}
+	return best, err
+}
+
+// newestLocal is the newest-versioned tag of the locklab/<backend> image
+// present locally, "" when there is none.
+func newestLocal(ctx context.Context, cli *testcontainers.DockerClient, backend string) (string, error) {
 	repo := LocalImageRepos[backend]
 	res, err := cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
 	if err != nil {
@@ -93,12 +153,81 @@ func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *sl
 			}
 		}
 	}
-	if best == "" {
-		return def, nil // testcontainers pulls it; launch explains a failure
-	}
-	log.Warn("docker: default image not present locally: using the one built by `make images`",
-		"backend", backend, "default", def, "image", best)
 	return best, nil
+}
+
+// PullTimeout bounds the pull of a default image that is not present
+// locally; a machine without a registry answers at once (no such host).
+const PullTimeout = 5 * time.Minute
+
+// pull pulls ref, waiting for the pull to finish.
+func pull(ctx context.Context, cli *testcontainers.DockerClient, ref string) error {
+	ctx, cancel := context.WithTimeout(ctx, PullTimeout)
+	defer cancel()
+	resp, err := cli.ImagePull(ctx, ref, client.ImagePullOptions{})
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	return resp.Wait(ctx)
+}
+
+// ImageBuildOutput receives the progress of a build of the locklab/*
+// images that a docker run starts on first use: the commands' stderr.
+var ImageBuildOutput io.Writer = os.Stderr
+
+var buildMu sync.Mutex // one build at a time in a process
+
+// EnsureLocalImages builds the images `make images` builds (locklab/redis,
+// locklab/zookeeper and locklab/etcd from Debian packages, images.Build)
+// when one of them is missing, writing progress to w, bounded by
+// images.DefaultTimeout; it returns at once when they all exist. The
+// docker provider calls it when a default image is missing and cannot be
+// pulled; the tests call it (testenv.RequireDockerImages) so that both
+// paths are the same code. It needs a Docker engine, and root for the
+// first build.
+func EnsureLocalImages(ctx context.Context, w io.Writer) error {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	cli, err := dockerClient(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	missing, err := missingLocal(ctx, cli)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "docker: building %s from Debian packages (images/build.sh, as `make images`; a few minutes, once, up to %v)\n",
+		strings.Join(missing, ", "), images.DefaultTimeout)
+	ctx, cancel := context.WithTimeout(ctx, images.DefaultTimeout)
+	defer cancel()
+	t0 := time.Now()
+	if err := images.Build(ctx, w); err != nil {
+		return err
+	}
+	if missing, err = missingLocal(ctx, cli); err == nil && len(missing) > 0 {
+		err = fmt.Errorf("images/build.sh finished without %s", strings.Join(missing, ", "))
+	}
+	if err == nil {
+		fmt.Fprintf(w, "docker: images built in %v\n", time.Since(t0).Round(time.Second))
+	}
+	return err
+}
+
+// missingLocal lists the locklab image repositories without any tag.
+func missingLocal(ctx context.Context, cli *testcontainers.DockerClient) ([]string, error) {
+	var missing []string
+	for _, b := range []string{BackendRedis, BackendZooKeeper, BackendEtcd} {
+		best, err := newestLocal(ctx, cli, b)
+		if err != nil {
+			return nil, err
+		}
+		if best == "" {
+			missing = append(missing, LocalImageRepos[b])
+		}
+	}
+	return missing, nil
 }
 
 // parseVersion reads "7.0" or "7.0.15" (nil for other tags).

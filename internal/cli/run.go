@@ -36,7 +36,8 @@ func (f *PlanFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Duration, "duration", 0, "override the workload duration (e.g. 5s)")
 	fs.IntVar(&f.Clients, "clients", 0, "override the number of clients")
 	fs.StringVar(&f.Locks, "locks", "", "run only these locks (comma-separated names or labels)")
-	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker or external")
+	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker or external (docker: a missing image is\n"+
+		"pulled, or without a registry built once from Debian packages, as `make images`)")
 }
 
 // options checks the flags and returns them as runner options.
@@ -98,7 +99,7 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			"before anything starts (%s validate does only that).\n\n"+
 			"Exit codes: 0 done (and every expectation met), 1 a run failed or an expectation\n"+
 			"failed, 2 bad input (nothing was started), 3 none failed but some safety claim\n"+
-			"was inconclusive. %s\n\nFlags:\n", cmd, cmd, cmd, runExpectNote[mode])
+			"was inconclusive.\n\n%s\n\nFlags:\n", cmd, cmd, cmd, runExpectNote[mode])
 		fs.PrintDefaults()
 	}
 	if _, err := ParseFlags(fs, args); err != nil {
@@ -211,8 +212,10 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 }
 
 var runExpectNote = map[Mode]string{
-	RunBench: "A scenario with an expect section is judged\nas chaos run judges it (the verdict matrix follows its tables); one without only\nfails when a run fails.",
-	RunChaos: "Every scenario is judged by its expect section\n(the verdict matrix follows the tables).",
+	RunBench: "A scenario with an expect section is judged as chaos run judges it (the verdict\n" +
+		"matrix follows the tables); one without fails only when a run fails.",
+	RunChaos: "Every scenario is judged by its expect section (the verdict matrix follows the\n" +
+		"tables).",
 }
 
 // runsFolder is where the runs of sc go: --out (its sc.Name subfolder with

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/images"
 )
 
 // RequireDocker skips the test under -short and checks that a Docker engine
@@ -39,7 +38,8 @@ var (
 // RequireDockerImages is RequireDocker plus the server images the docker
 // provider uses offline (locklab/redis, locklab/zookeeper, locklab/etcd):
 // when they are missing it builds them once per test binary, as `make
-// images` does (images.Build, bounded by images.DefaultTimeout; a few
+// images` does and as the provider does on first use
+// (cluster.EnsureLocalImages, bounded by images.DefaultTimeout; a few
 // minutes), logging the build's progress. A failed build fails the test.
 // With an official image present locally (redis:7.2, ...) the provider uses
 // that one instead; the build is then still done, so that both paths stay
@@ -48,31 +48,15 @@ func RequireDockerImages(t testing.TB) {
 	t.Helper()
 	RequireDocker(t)
 	imagesOnce.Do(func() {
-		if imagesPresent() {
-			return
-		}
-		t.Logf("docker images missing: building them (images/build.sh, up to %v)", images.DefaultTimeout)
-		ctx, cancel := context.WithTimeout(context.Background(), images.DefaultTimeout)
-		defer cancel()
-		t0 := time.Now()
 		var out strings.Builder
-		imagesErr = images.Build(ctx, &out)
-		t.Logf("images/build.sh (%v):\n%s", time.Since(t0).Round(time.Second), out.String())
+		imagesErr = cluster.EnsureLocalImages(context.Background(), &out)
+		if out.Len() > 0 {
+			t.Logf("docker images were missing: %s", out.String())
+		}
 	})
 	if imagesErr != nil {
 		t.Fatalf("build docker images: %v", imagesErr)
 	}
-}
-
-// imagesPresent reports whether every locklab image repository has a tag.
-func imagesPresent() bool {
-	for _, repo := range cluster.LocalImageRepos {
-		out, err := exec.Command("docker", "images", "-q", "--filter", "reference="+repo+":*").Output()
-		if err != nil || len(strings.TrimSpace(string(out))) == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // DockerLeftovers lists the containers and networks labelled with run
