@@ -4,6 +4,8 @@ package scenarios
 
 import (
 	"strings"
+
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 func (p *parser) expect(e entry) {
@@ -22,7 +24,7 @@ func (p *parser) expect(e entry) {
 	for _, x := range es {
 		path := join("expect", x.name)
 		if !known[x.name] {
-			p.add(x.key.Line, path, "no lock or label %q in locks (known: default, %s)", x.name, strings.Join(names, ", "))
+			p.add(x.key.Line, path, "no lock or label %q in locks (known: default, %s)%s", x.name, strings.Join(names, ", "), suggest.Hint(x.name, append([]string{"default"}, names...)))
 		}
 		f, _ := p.fields(x.val, path, expectFields)
 		ex := Expect{Line: x.key.Line}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -146,7 +147,7 @@ func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 				spec = &s
 				fi.f.Type = t
 			} else {
-				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)", t, strings.Join(faults.Types(), ", "))
+				p.add(e.line(), join(fi.path, "type"), "unknown fault type %q (known: %s)%s", t, strings.Join(faults.Types(), ", "), suggest.Hint(t, faults.Types()))
 			}
 		}
 	}
@@ -157,7 +158,7 @@ func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 			if spec != nil {
 				allowed = spec.Fields()
 			}
-			p.add(e.key.Line, field, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			p.add(e.key.Line, field, "unknown field (allowed: %s)%s", strings.Join(allowed, ", "), suggest.Hint(e.name, allowed))
 			continue
 		}
 		fi.has[e.name] = pos{e.line(), field}

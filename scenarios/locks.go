@@ -133,7 +133,7 @@ func (p *parser) lockOptions(l *Lock, m *lockMeta, opts []entry) {
 	for _, e := range opts {
 		field := join(m.path, e.name)
 		if !contains(allowed, e.name) {
-			p.add(e.key.Line, field, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			p.add(e.key.Line, field, "unknown field (allowed: %s)%s", strings.Join(allowed, ", "), suggest.Hint(e.name, allowed))
 			good = false
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -283,7 +284,7 @@ func (p *parser) fields(n *yaml.Node, path string, allowed []string) (map[string
 	out := make(map[string]entry, len(es))
 	for _, e := range es {
 		if !contains(allowed, e.name) {
-			p.add(e.key.Line, join(path, e.name), "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+			p.add(e.key.Line, join(path, e.name), "unknown field (allowed: %s)%s", strings.Join(allowed, ", "), suggest.Hint(e.name, allowed))
 			continue
 		}
 		out[e.name] = e

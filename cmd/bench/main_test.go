@@ -131,6 +131,9 @@ func TestValidate(t *testing.T) {
 	good := write("good.yaml", "name: good\nlocks: [redis-cad, redlock]\nfaults:\n  - {at: 1s, type: kill, node: redis-0}\n")
 	tab := write("tab.yaml", "name: x\nlocks: [redis-cad]\nworkload:\n  clients: 2\n\tduration: 5s\n")
 	typo := write("typo.yaml", "name: x\nlocks:\n  - redis-ca\n")
+	fieldTypo := write("field.yaml", "name: x\nlocks: [redis-cad]\nworkload:\n  durration: 5s\n")
+	faultTypo := write("fault.yaml", "name: x\nlocks: [redis-cad]\nfaults:\n  - {at: 1s, type: pasue, node: redis-0}\n")
+	expectTypo := write("expect.yaml", "name: x\nlocks: [redis-cad]\nexpect:\n  defualt: {violations: 0}\n")
 	tests := []struct {
 		name   string
 		args   []string
@@ -145,6 +148,11 @@ func TestValidate(t *testing.T) {
 		{"lock typo suggestion", []string{typo}, 2, "", `; did you mean "redis-cad"?`},
 		{"--locks typo", []string{"redis-baseline", "--locks", "redis-ca"}, 2, "", `--locks: "redis-ca" is not among the scenario's locks (redis-setnx-expire, redis-set-del, redis-cad, redis-watchdog, redis-reentrant); did you mean "redis-cad"?`},
 		{"scenario typo", []string{"redis-baselin"}, 2, "", `did you mean "redis-baseline"?`},
+		{"field typo", []string{fieldTypo}, 2, "", fieldTypo + `:4: workload.durration: unknown field (allowed: `},
+		{"field typo suggestion", []string{fieldTypo}, 2, "", `; did you mean "duration"?`},
+		{"fault type typo", []string{faultTypo}, 2, "", `unknown fault type "pasue" (known: `},
+		{"fault type suggestion", []string{faultTypo}, 2, "", `; did you mean "pause"?`},
+		{"expect key typo", []string{expectTypo}, 2, "", `; did you mean "default"?`},
 		{"one bad of two", []string{good, typo}, 2, "ok " + good, "1 of 2 scenarios invalid"},
 		{"bad provider", []string{"--provider", "k8s", good}, 2, "", `--provider "k8s"`},
 		{"provider override checked", []string{"--provider", "external", good}, 2, "", "provider external needs cluster.external"},
