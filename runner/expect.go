@@ -96,8 +96,9 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
 		case ev.Visits < minVisits || ev.Clients < MinContenders:
-			why = append(why, fmt.Sprintf("%d %s by %d %s in the window of fault %d (%s %s %.1fs-%.1fs), min_visits %d by >= %d clients",
-				ev.Visits, plural(ev.Visits, "visit"), ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, f.StartS, f.EndS, minVisits, MinContenders))
+			w := evidenceWindow(run, f)
+			why = append(why, fmt.Sprintf("%d %s by %d %s in the window of fault %d (%s %s %.1fs-%.1fs, to a lease after its heal), min_visits %d by >= %d clients",
+				ev.Visits, plural(ev.Visits, "visit"), ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, w.Start.Seconds(), w.End.Seconds(), minVisits, MinContenders))
 		}
 	}
 	why = append(why, didNotBite(run)...)

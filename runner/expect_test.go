@@ -31,13 +31,13 @@ func TestEvaluateVerdicts(t *testing.T) {
 		{"evidence", scenarios.Met, "", report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{contended}},
 		{"failed fault", scenarios.Inconclusive, "did not apply",
 			report.Run{Faults: []report.FaultWindow{{Type: "kill", Target: "redis-0", Error: "no such node", VisitsAfter: 10}}}, []checker.WindowEvidence{contended}},
-		{"few visits in the window", scenarios.Inconclusive, "2 visits by 2 clients in the window of fault 0 (kill redis-0 1.0s-3.0s), min_visits 3 by >= 2 clients",
+		{"few visits in the window", scenarios.Inconclusive, "2 visits by 2 clients in the window of fault 0 (kill redis-0 1.0s-3.0s, to a lease after its heal), min_visits 3 by >= 2 clients",
 			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Clients: 2}}},
-		{"one client in the window", scenarios.Inconclusive, "2 visits by 1 client in the window of fault 1 (pause-client holder 2.0s-4.0s), min_visits 3 by >= 2 clients",
+		{"one client in the window", scenarios.Inconclusive, "2 visits by 1 client in the window of fault 1 (pause-client holder 2.0s-4.0s, to a lease after its heal), min_visits 3 by >= 2 clients",
 			report.Run{Faults: []report.FaultWindow{kill, pause}}, []checker.WindowEvidence{contended, {Visits: 2, Clients: 1}}},
 		{"visits after the heal do not count", scenarios.Inconclusive, "0 visits by 0 clients in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, nil},
-		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit by 1 client in the window of fault 0 (restart redis-2 6.5s-6.6s)",
+		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit by 1 client in the window of fault 0 (restart redis-2 6.5s-6.6s, to a lease",
 			report.Run{Faults: []report.FaultWindow{{Type: "restart", Target: "redis-2", StartS: 6.5, EndS: 6.6, VisitsAfter: 4}}}, []checker.WindowEvidence{{Visits: 1, Clients: 1}}},
 		{"resource error", scenarios.Inconclusive, "resource-call errors",
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
@@ -57,6 +57,30 @@ func TestEvaluateVerdicts(t *testing.T) {
 			}
 			if met := *got.ExpectMet; met != (tt.want == scenarios.Met) {
 				t.Errorf("expect_met %v", met)
+			}
+		})
+	}
+}
+
+// TestEvidenceWindow: a fault's evidence is counted from its start to one
+// lease after its heal, never past the run's end.
+func TestEvidenceWindow(t *testing.T) {
+	run := &report.Run{TTLMs: 1000, DurationS: 10}
+	tests := []struct {
+		name       string
+		f          report.FaultWindow
+		start, end time.Duration
+	}{
+		{"healed", report.FaultWindow{StartS: 2, EndS: 4}, 2 * time.Second, 5 * time.Second},
+		{"instant", report.FaultWindow{StartS: 6.5, EndS: 6.6}, 6500 * time.Millisecond, 7600 * time.Millisecond},
+		{"near the end", report.FaultWindow{StartS: 8, EndS: 9.5}, 8 * time.Second, 10 * time.Second},
+		{"end before start", report.FaultWindow{StartS: 3, EndS: 0}, 3 * time.Second, 4 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := evidenceWindow(run, tt.f)
+			if w.Start != tt.start || w.End != tt.end {
+				t.Errorf("window %v-%v, want %v-%v", w.Start, w.End, tt.start, tt.end)
 			}
 		})
 	}

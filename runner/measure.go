@@ -119,9 +119,10 @@ func applied(out *report.Run) [][2]float64 {
 	return ws
 }
 
-// windowEvidence counts the visits overlapping each fault's window (a
-// fault that did not apply gets zero) and sets out's VisitsInWindow and
-// ContendersInWindow over the windows of the faults that applied.
+// windowEvidence counts the visits overlapping each fault's evidence
+// window (a fault that did not apply gets zero) and sets out's
+// VisitsInWindow and ContendersInWindow over the windows of the faults
+// that applied.
 func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowEvidence {
 	if len(out.Faults) == 0 {
 		return nil
@@ -130,7 +131,7 @@ func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowE
 	var idx []int // fault index of each window
 	for i, f := range out.Faults {
 		if f.Error == "" {
-			ws = append(ws, checker.Window{Start: secs(f.StartS), End: secs(max(f.EndS, f.StartS))})
+			ws = append(ws, evidenceWindow(out, f))
 			idx = append(idx, i)
 		}
 	}
@@ -141,6 +142,23 @@ func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowE
 		perFault[i] = each[j]
 	}
 	return perFault
+}
+
+// evidenceWindow is where fault f's evidence is counted: from its start to
+// one lease (the run's ttl) after its heal, within the run. A fault's
+// harm shows within a lease of its heal or never: a holder paused for
+// less than its lease writes at the heal and leaves, a key a restart or a
+// clock jump took is granted again while its holder's lease still runs.
+// A window of the fault alone would hold a single visit for every correct
+// lock under those faults (the holder's: nobody else may enter), so a
+// claim of safety could never be made; visits a lease or more after the
+// heal are still not evidence.
+func evidenceWindow(out *report.Run, f report.FaultWindow) checker.Window {
+	end := secs(max(f.EndS, f.StartS)) + time.Duration(out.TTLMs*float64(time.Millisecond))
+	if out.DurationS > 0 {
+		end = min(end, secs(out.DurationS))
+	}
+	return checker.Window{Start: secs(f.StartS), End: end}
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

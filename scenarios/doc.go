@@ -174,13 +174,20 @@
 //
 //   - a fault did not apply (an error, never started, not applicable for
 //     the lock);
-//   - for any fault, fewer than min_visits visits overlapped its window
-//     (entered no later than its heal, left no earlier than its start; a
-//     visit still inside at the end counts), or fewer than 2 distinct
-//     clients made them: nobody contended while the fault acted. Visits
-//     that began after the heal are not evidence. The reason gives the
-//     numbers: "2 visits by 1 client in the window of fault 0 (pause-client
-//     holder 2.0s-4.0s), min_visits 3 by >= 2 clients";
+//   - for any fault, fewer than min_visits visits overlapped its evidence
+//     window, or fewer than 2 distinct clients made them: nobody contended
+//     while the fault could do harm. The window runs from the fault's
+//     start to one lease (the run's ttl) after its heal, within the run: a
+//     fault's harm shows within a lease of its heal or never (a holder
+//     paused for less than its lease writes at the heal; a key a restart
+//     took is granted again while its holder's lease runs), and a window
+//     of the fault alone would hold only the holder's visit for every
+//     correct lock. A visit overlaps it when it entered no later than the
+//     window's end and left no earlier than its start (a visit still
+//     inside at the end counts). Visits that began a lease or more after
+//     the heal are not evidence. The reason gives the numbers: "2 visits
+//     by 1 client in the window of fault 0 (pause-client holder
+//     2.0s-5.0s, to a lease after its heal), min_visits 3 by >= 2 clients";
 //   - a run without faults made fewer than min_visits visits;
 //   - a resource call failed, so visits went unchecked.
 //
