@@ -98,7 +98,7 @@ build: $(BIN)/bench $(BIN)/chaos
 # Always rebuilt (go's cache makes that cheap); separate so `make bench`
 # compiles only what it runs.
 $(BIN)/bench $(BIN)/chaos: FORCE
-	$(GO) build -o $@ ./cmd/$(notdir $@)
+	$(GO) build -buildvcs=auto -o $@ ./cmd/$(notdir $@)
 
 FORCE:
 

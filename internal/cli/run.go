@@ -139,7 +139,7 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if f.Format == "table" {
 		text = stdout
 	}
-	var results, judged []*report.Result
+	var judged []*report.Result
 	failed := false
 	for _, sc := range scs {
 		var runs []*report.Result
@@ -160,7 +160,6 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			fmt.Fprintf(stderr, ": %s\n", firstSentence(sc.Description))
 			res, dir, err := runner.Run(ctx, sc, o)
 			if res != nil {
-				results = append(results, res)
 				runs = append(runs, res)
 				if mode == RunChaos || len(sc.Expect) > 0 {
 					judged = append(judged, res)

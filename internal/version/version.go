@@ -48,15 +48,16 @@ func fromBuildInfo(bi *debug.BuildInfo) Info {
 }
 
 // Short is the version and the commit's first 12 characters, with +dirty:
-// "(devel) 1a2b3c4d5e6f+dirty", or the version alone without a commit.
-// runner writes it into result.json's version.
+// "(devel) 1a2b3c4d5e6f+dirty"; the version alone when it already names
+// the commit (Go 1.24's pseudo-versions "v0.0.0-20261125122838-1a2b3c4d5e6f+dirty")
+// or there is none. runner writes it into result.json's version.
 func (in Info) Short() string {
 	s := in.Version
-	if in.Commit != "" {
-		c := in.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
+	c := in.Commit
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	if c != "" && !strings.Contains(s, c) {
 		s += " " + c
 		if in.Dirty {
 			s += "+dirty"

@@ -19,6 +19,9 @@ func TestFromBuildInfo(t *testing.T) {
 		{"clean tagged", debug.BuildInfo{Main: debug.Module{Path: "m", Version: "v1.2.3"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}},
 			"v1.2.3 0123456789ab", "m v1.2.3 0123456789ab"},
+		{"pseudo-version naming the commit", debug.BuildInfo{Main: debug.Module{Path: "m", Version: "v0.0.0-20261125122838-0123456789ab+dirty"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}},
+			"v0.0.0-20261125122838-0123456789ab+dirty", "m v0.0.0-20261125122838-0123456789ab+dirty"},
 		{"no vcs (go test)", debug.BuildInfo{Main: debug.Module{Path: "m"}}, "(devel)", "m (devel)"},
 	}
 	for _, tt := range tests {
