@@ -229,7 +229,9 @@ func persistent(ctx context.Context, addr string) (bool, string, error) {
 
 // roundTrip times one request/reply to a server of kind through addr (a
 // link's proxy): PING for Redis and Sentinel, srvr for ZooKeeper, GET
-// /version for etcd. ok is false for a kind it cannot ask.
+// /version for etcd. ok is false for a kind it cannot ask. When no reply
+// came, the duration is how long it waited after sending (the round trip
+// was longer), with the error.
 func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time.Duration, bool, error) {
 	var req, want string
 	switch kind {
@@ -260,12 +262,43 @@ func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time
 	line, err := bufio.NewReader(c).ReadString('\n')
 	took := time.Since(t0)
 	if err != nil && line == "" {
-		return 0, true, fmt.Errorf("round trip to %s: %w", addr, err)
+		return took, true, fmt.Errorf("round trip to %s: %w", addr, err)
 	}
 	if !strings.HasPrefix(line, want) {
 		return 0, true, fmt.Errorf("round trip to %s: unexpected reply %q", addr, strings.TrimSpace(line))
 	}
 	return took, true, nil
+}
+
+// probes is how many round trips fastestRoundTrip tries: the fastest of a
+// few is the link's own cost, without the machine's passing stalls.
+const probes = 3
+
+// fastestRoundTrip is the smallest of up to probes round trips through
+// addr (answered true), or, when none was answered, the longest wait
+// after a request without its reply: a lower bound of the round trip
+// (answered false, with the last error).
+func fastestRoundTrip(ctx context.Context, addr, kind string, wait time.Duration) (d time.Duration, answered, ok bool, err error) {
+	for range probes {
+		took, can, e := roundTrip(ctx, addr, kind, wait)
+		if !can {
+			return 0, false, false, nil
+		}
+		ok = true
+		switch {
+		case e == nil && (!answered || took < d):
+			d, answered = took, true
+		case e != nil && !answered:
+			d, err = max(d, took), e
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if answered {
+		err = nil
+	}
+	return d, answered, ok, err
 }
 
 // established lists the ESTABLISHED TCP connections accepted on the
