@@ -161,7 +161,9 @@ func Families() []Family {
 				if l.Backend != locks.Redis {
 					return notApplicable(string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them")
 				}
-				return usual(l, fault("clock-jump", t.at(), "node: redis-0, offset: "+ms(10*t.TTL)))
+				s, _ := usual(l, fault("clock-jump", t.at(), "node: redis-0, offset: "+ms(10*t.TTL)))
+				s.CS = keyHeldCS(t)
+				return s, ""
 			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
 			Fault: func(t timing, l lockInfo) (setup, string) {
@@ -244,8 +246,17 @@ func restart(t timing, l lockInfo, persistence string) (setup, string) {
 		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
 	}
 	c, _ := serversWith(l, persistence)
-	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}}, ""
+	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}, CS: keyHeldCS(t)}, ""
 }
+
+// keyHeldCS is the critical section of the families whose fault acts on
+// the lock key on one node (a restart, a clock jump): a quarter of the
+// lease. Longer than the default ttl/5, so a holder's key is there most of
+// the time and the fault finds one to lose (a restart landing in a
+// hand-off finds none: a fault that did not bite); short enough that the
+// evidence window, the fault and one lease after it, holds at least three
+// visits (with ttl/2 it held two).
+func keyHeldCS(t timing) time.Duration { return t.TTL / 4 }
 
 // Sentinel timings (redis-failover explains them): the replica lags by
 // failoverLag, longer than kill-to-promotion (about 2-3s), so the promoted
