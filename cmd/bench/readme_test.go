@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadme: the README stays a two-minute read (under 150 lines), every
+// relative link in it names a file of the repository (an anchor names a
+// heading of that file), and every user document in docs/ is linked.
+func TestReadme(t *testing.T) {
+	root := filepath.Join("..", "..")
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if n := strings.Count(text, "\n"); n >= 150 {
+		t.Errorf("README.md has %d lines, want under 150: move detail to docs/", n)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`).FindAllStringSubmatch(text, -1) {
+		target, anchor := m[1], strings.TrimPrefix(m[2], "#")
+		if strings.Contains(target, "://") {
+			continue
+		}
+		linked[filepath.Clean(target)] = true
+		doc, err := os.ReadFile(filepath.Join(root, target))
+		if err != nil {
+			t.Errorf("README links %s: %v", target, err)
+			continue
+		}
+		if anchor != "" && !hasHeading(string(doc), anchor) {
+			t.Errorf("README links %s#%s: no such heading", target, anchor)
+		}
+	}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		rel, _ := filepath.Rel(root, d)
+		if !linked[rel] {
+			t.Errorf("README does not link %s", rel)
+		}
+	}
+	for _, outside := range []string{"DESIGN.md", "../shared", "FIELD-NOTES"} {
+		if strings.Contains(text, outside) {
+			t.Errorf("README cites %q, a file outside the repository", outside)
+		}
+	}
+}
+
+// hasHeading reports whether a Markdown heading of doc has the GitHub
+// anchor anchor (lower case, spaces as dashes, punctuation dropped).
+func hasHeading(doc, anchor string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		h := strings.TrimLeft(line, "#")
+		if h == line || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		a := strings.Map(func(r rune) rune {
+			switch {
+			case r == ' ':
+				return '-'
+			case r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z':
+				return r
+			}
+			return -1
+		}, strings.ToLower(strings.TrimSpace(h)))
+		if strings.ReplaceAll(a, ".", "") == anchor || a == anchor {
+			return true
+		}
+	}
+	return false
+}
