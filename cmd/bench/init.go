@@ -150,7 +150,7 @@ func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 // should face first, with the claims a fenced lock keeps.
 func scenarioText(f initFlags, command string) string {
 	return fmt.Sprintf(`# %[1]s: your lock, its holder paused past its lease.
-# Lines marked EDIT are yours to change; README.md, "Scenarios", lists every field.
+# Lines marked EDIT are yours to change; docs/scenario-file.md lists every field.
 # Run it: chaos run %[1]s.yaml   (exit 0: every expect met; 1: one failed;
 # 3: inconclusive, e.g. the fault found no holder)
 name: %[1]s
@@ -174,7 +174,7 @@ workload:
 faults:
   # EDIT: the fault to inject. pause-client stops the holder's process
   # group: a GC or VM pause. Others: latency, partition, pause, kill,
-  # restart, clock-jump (README.md, "Scenarios").
+  # restart, clock-jump (docs/faults.md).
   - {at: 2s, for: 5s, type: pause-client, client: holder}
 resource:
   fencing: enforce        # a write with a token older than one already seen is rejected
