@@ -38,11 +38,20 @@ func (s *Shared) insideLocked() []int {
 // and pausing it after its write (before its Exit) would freeze a client
 // whose work is done, so the resumed holder would write nothing stale.
 func (s *Shared) WaitInside(ctx context.Context) (int, error) {
+	var c int
+	err := s.untilReader(ctx, func(v *visit) { c = v.client })
+	return c, err
+}
+
+// untilReader waits until some visit has read and not yet written (Enter
+// wakes the waiters) and calls found with the first such visit, s.mu held.
+func (s *Shared) untilReader(ctx context.Context, found func(v *visit)) error {
 	for {
 		s.mu.Lock()
-		if c, ok := s.firstReader(); ok {
+		if v := s.firstReaderVisit(); v != nil {
+			found(v)
 			s.mu.Unlock()
-			return c, nil
+			return nil
 		}
 		if s.waiters == nil {
 			s.waiters = make(chan struct{})
@@ -52,17 +61,9 @@ func (s *Shared) WaitInside(ctx context.Context) (int, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, fmt.Errorf("wait for a holder: %w", ctx.Err())
+			return fmt.Errorf("wait for a holder: %w", ctx.Err())
 		}
 	}
-}
-
-func (s *Shared) firstReader() (int, bool) {
-	best := s.firstReaderVisit()
-	if best == nil {
-		return 0, false
-	}
-	return best.client, true
 }
 
 // firstReaderVisit is the visit that entered first among those that read
@@ -137,37 +138,24 @@ type HoldSeen struct {
 // holder cannot move anyway; the hold only bridges the moment between
 // picking and stopping).
 func (s *Shared) HoldInside(ctx context.Context) (*Hold, error) {
-	for {
-		s.mu.Lock()
-		if v := s.firstReaderVisit(); v != nil {
-			if s.holds.m == nil {
-				s.holds.m = map[uint64]*held{}
-				s.holds.any.Store(true)
-			}
-			e := s.holds.m[v.id]
-			if e == nil {
-				e = &held{release: make(chan struct{}), exited: -1}
-				s.holds.m[v.id] = e
-			}
-			if e.count == 0 && e.released() {
-				e.release = make(chan struct{}) // held again after a release
-			}
-			e.count++
-			h := &Hold{s: s, v: v, e: e, picked: s.clock()}
-			s.mu.Unlock()
-			return h, nil
+	var h *Hold
+	err := s.untilReader(ctx, func(v *visit) {
+		if s.holds.m == nil {
+			s.holds.m = map[uint64]*held{}
+			s.holds.any.Store(true)
 		}
-		if s.waiters == nil {
-			s.waiters = make(chan struct{})
+		e := s.holds.m[v.id]
+		if e == nil {
+			e = &held{release: make(chan struct{}), exited: -1}
+			s.holds.m[v.id] = e
 		}
-		ch := s.waiters
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for a holder: %w", ctx.Err())
+		if e.count == 0 && e.released() {
+			e.release = make(chan struct{}) // held again after a release
 		}
-	}
+		e.count++
+		h = &Hold{s: s, v: v, e: e, picked: s.clock()}
+	})
+	return h, err
 }
 
 // Client is the held client's index.
