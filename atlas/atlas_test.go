@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/testenv"
 	_ "github.com/locklab/locklab/locks/all"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

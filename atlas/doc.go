@@ -13,5 +13,5 @@
 // unsafe-without-fencing, inconclusive, not-applicable (DESIGN.md §7).
 //
 // It is runner-level: it imports runner, scenarios, report and locks, and
-// only cmd/chaos (through internal/cli) imports it.
+// only cmd/chaos (through cmd/internal/cli) imports it.
 package atlas

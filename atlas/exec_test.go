@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/clients"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks/external"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestExecPlan: an --exec program gets a cell in every family, with its

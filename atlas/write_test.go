@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // reference is the committed atlas whose real runs the page tests read.

@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/endpoints"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
 	"github.com/locklab/locklab/workload"
@@ -243,7 +242,7 @@ func handoff(ctx context.Context, name string, ep func(int) locks.Endpoints, d t
 
 // proxiedEndpoints gives client i its own proxied addresses, as a run does.
 func proxiedEndpoints(cl *cluster.Cluster) func(int) locks.Endpoints {
-	return func(i int) locks.Endpoints { return endpoints.ForLocks(cl.Endpoints(i)) }
+	return func(i int) locks.Endpoints { return cl.Endpoints(i).ForLocks() }
 }
 
 func cycle(acquire, release float64) float64 {

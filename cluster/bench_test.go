@@ -7,7 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // BenchmarkProxy compares a Redis round trip (PING) dialed directly with

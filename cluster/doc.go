@@ -18,8 +18,9 @@
 // It owns the one model of a cluster, PlanOf (plan.go): every node and
 // proxied link a Spec produces, computed before anything starts; Start
 // builds exactly that plan, and faults and scenarios validate against it.
-// It takes plain Go values: it never imports locks, scenarios, faults,
-// runner, workload, checker or report.
+// It takes plain Go values: it never imports scenarios, faults, runner,
+// workload, checker or report, and locks only for the endpoint type a
+// client's addresses convert to (Endpoints.ForLocks).
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, redis.go,

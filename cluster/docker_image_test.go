@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestEnsureLocalImages: the one copy of "build the locklab/* images when

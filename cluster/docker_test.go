@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // dockerCluster starts spec with the docker provider from the local images

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 func etcdClient(t *testing.T, endpoints []string) *clientv3.Client {

@@ -6,6 +6,8 @@ package cluster
 import (
 	"log/slog"
 	"time"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // Provider values (contract: cluster.provider in scenario files).
@@ -87,7 +89,7 @@ type Spec struct {
 }
 
 // Endpoints are one client's addresses, all through that client's proxies.
-// It mirrors locks.Endpoints field by field (cluster does not import locks).
+// It mirrors locks.Endpoints field by field; ForLocks converts.
 type Endpoints struct {
 	Redis       []string
 	Sentinels   []string
@@ -99,6 +101,17 @@ type Endpoints struct {
 	// provider external only, from the environment; none otherwise). It
 	// mirrors locks.Auth; Credentials' String and GoString redact it.
 	Auth Credentials
+}
+
+// ForLocks converts e for the lock packages (which never import cluster).
+// locks.Auth mirrors Credentials field for field, so the conversion stops
+// compiling when one gains a field the other lacks.
+func (e Endpoints) ForLocks() locks.Endpoints {
+	return locks.Endpoints{
+		Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
+		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect,
+		Auth: locks.Auth(e.Auth),
+	}
 }
 
 // Info describes a started cluster for the result file.

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 func zkConnect(t *testing.T, servers []string) *zk.Conn {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 func TestWithLeaders(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // runOnly runs fs through Run until each has ended (for: after its heal;

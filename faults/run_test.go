@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 func within(d, want, tol time.Duration) bool { return d >= want-tol && d <= want+tol }

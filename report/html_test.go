@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/testenv"
 )
 
 // imgProbe runs at the page's load event (which waits for every image) and

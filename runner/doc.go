@@ -5,5 +5,5 @@
 // it started — also when the context is cancelled (Ctrl-C), in which case the
 // result is written with complete=false. Both cmd/bench and cmd/chaos use it.
 // It owns the order of a run (cluster -> workload with faults -> result);
-// it never imports cmd or internal/cli, and nothing below it imports it.
+// it never imports cmd or cmd/internal/cli, and nothing below it imports it.
 package runner

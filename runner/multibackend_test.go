@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/testenv"
 )
 
 // A fault may name nodes of every backend the scenario declares: each lock

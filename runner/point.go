@@ -14,7 +14,6 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/internal/endpoints"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
@@ -102,7 +101,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	defer r.recordHistory(resource)()
 	lcfg := func(i int) locks.Config {
 		return locks.Config{
-			Endpoints: endpoints.ForLocks(cl.Endpoints(i)),
+			Endpoints: cl.Endpoints(i).ForLocks(),
 			TTL:       ttl,
 			Retry:     pt.Lock.Retry,
 			Prefix:    prefix(pt.Lock, r.sc.Name),

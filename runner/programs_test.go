@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
+	"github.com/locklab/locklab/testenv"
 )
 
 // libraryLocks are the reference clients of other languages.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/testenv"
 	_ "github.com/locklab/locklab/locks/all"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

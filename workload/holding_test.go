@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

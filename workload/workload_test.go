@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/redislock"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

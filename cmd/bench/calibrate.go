@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/calibrate"
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 )
 
 // calibrateCmd parses bench calibrate's flags; package calibrate measures.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/calibrate"
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 )
 
 func TestCalibrateJSON(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/recheck"
 	"github.com/locklab/locklab/report"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/workload"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
+	"github.com/locklab/locklab/testenv"
 )
 
 // fakeClient is a tiny client program that grants every lock at once

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/clients"
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
 )
 

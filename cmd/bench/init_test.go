@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/testenv"
 )
 
 func benchInit(t *testing.T, args ...string) (string, error) {

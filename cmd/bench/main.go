@@ -15,7 +15,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 )
 
 func main() { cli.Main(run) }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestBadScenarios: every class of bad input exits 2 with file:line: field:

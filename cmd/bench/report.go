@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locklab/locklab/internal/cli"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/report"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/atlas"
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestAtlasCommand: bad flags exit 2 before anything runs; two shards of a

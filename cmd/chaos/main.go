@@ -19,8 +19,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/internal/cli"
 )
 
 func main() { cli.Main(run) }

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/internal/cli"
-	"github.com/locklab/locklab/internal/testenv"
+	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
 )
 

@@ -16,11 +16,11 @@ func TestAppendCommand(t *testing.T) {
 
 func TestRead(t *testing.T) {
 	for in, want := range map[string]any{
-		"+OK\r\n":                        "OK",
-		"-ERR wrong\r\n":                 Error("ERR wrong"),
-		":42\r\n":                        int64(42),
-		"$5\r\nhe\r\nl\r\n":              "he\r\nl",
-		"$-1\r\n":                        nil,
+		"+OK\r\n":                       "OK",
+		"-ERR wrong\r\n":                Error("ERR wrong"),
+		":42\r\n":                       int64(42),
+		"$5\r\nhe\r\nl\r\n":             "he\r\nl",
+		"$-1\r\n":                       nil,
 		"*2\r\n:1\r\n*1\r\n$1\r\nx\r\n": []any{int64(1), []any{"x"}},
 	} {
 		got, err := Read(bufio.NewReader(strings.NewReader(in)))

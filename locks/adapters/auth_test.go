@@ -14,12 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/etcdlock"
 	"github.com/locklab/locklab/locks/zklock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // authNew builds a client of lock with endpoints e through the registry.

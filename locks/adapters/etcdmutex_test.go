@@ -8,11 +8,11 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/etcdlock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 func TestEtcdMutexMutualExclusion(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestPromise acquires each lock that is not a single-instance Redis

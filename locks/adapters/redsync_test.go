@@ -11,11 +11,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/redislock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // redisCase is one adapter against n fresh redis-servers.

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/zklock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // Helpers shared by zklib_test.go and etcdmutex_test.go carry a "lab"

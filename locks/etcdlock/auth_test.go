@@ -9,9 +9,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
+	"github.com/locklab/locklab/testenv"
 )
 
 const (

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
+	"github.com/locklab/locklab/testenv"
 )
 
 // certs are PEM files of a test CA, a server certificate for one host name

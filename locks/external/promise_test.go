@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/testenv"
 )
 
 // requireLibraries: the servers and Debian packages the reference clients

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/memlock"
+	"github.com/locklab/locklab/locktest"
 )
 
 func client(t *memlock.Table, ttl time.Duration) locks.Client {

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // BenchmarkAcquireRelease measures one uncontended client taking and giving

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redislock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // TestSentinelWithReplica connects through Sentinel (every dial through the

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redlock"
+	"github.com/locklab/locklab/locktest"
 )
 
 // Redlock logs in to every primary with Endpoints.Auth (through

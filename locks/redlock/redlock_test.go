@@ -15,10 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/redlock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 // env is a cluster of independent primaries for a test, with a raw client

@@ -9,10 +9,10 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/locktest"
-	"github.com/locklab/locklab/internal/testenv"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/zklock"
+	"github.com/locklab/locklab/locktest"
+	"github.com/locklab/locklab/testenv"
 )
 
 const (

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locktest"
 )
 
 // queueLock is an in-process lock with a queue of waiters, handing the lock

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/endpoints"
 	"github.com/locklab/locklab/locks"
 )
 
@@ -34,7 +33,7 @@ func NewEnsemble(t testing.TB, backend locks.Backend, clients int) *Ensemble {
 
 // Endpoints are client i's endpoints (credentials included), converted as
 // the runner does.
-func (e *Ensemble) Endpoints(i int) locks.Endpoints { return endpoints.ForLocks(e.C.Endpoints(i)) }
+func (e *Ensemble) Endpoints(i int) locks.Endpoints { return e.C.Endpoints(i).ForLocks() }
 
 // Cut cuts every link of client i (no byte passes either way).
 func (e *Ensemble) Cut(t testing.TB, i int) { t.Helper(); CutClient(t, e.C, i) }

@@ -5,6 +5,6 @@
 //
 // It is for tests only: every helper takes a testing.TB and fails the test
 // itself. It sees lock implementations only through the locks interfaces and
-// never starts servers (that is internal/testenv's job), so it does not
+// never starts servers (that is package testenv's job), so it does not
 // import the cluster package.
 package locktest

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/internal/locktest"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locktest"
 )
 
 // fakeLock is an in-process lock: slots holders at once (1 is a mutex),
