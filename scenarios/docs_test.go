@@ -330,7 +330,7 @@ func faultsMD(b *strings.Builder) {
 	}
 	fieldTableMD(b, rows, "")
 	w("### Fault types\n\n")
-	w("| type | what it does | acts on | fields | heals (`for`) | external |\n|---|---|---|---|---|---|\n")
+	w("| type | what it does | acts on | fields | heals (`for`) | external | it bit when (`bit` in the result) |\n|---|---|---|---|---|---|---|\n")
 	for _, name := range faults.Types() {
 		ft, _ := faults.Lookup(name)
 		fields := mapStrings(ft.Fields(), func(f string) string {
@@ -348,7 +348,7 @@ func faultsMD(b *strings.Builder) {
 			}
 			return "no"
 		}
-		w("| `%s` | %s | %s | %s | %s | %s |\n", name, cell(ft.Doc), cell(targetText(ft)), strings.Join(fields, ", "), yes(ft.Heals), yes(ft.External))
+		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", name, cell(ft.Doc), cell(targetText(ft)), strings.Join(fields, ", "), yes(ft.Heals), yes(ft.External), cell(ft.Observes))
 	}
 	w("\n")
 }
