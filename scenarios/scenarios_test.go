@@ -56,6 +56,7 @@ func checkBad(t *testing.T, cases []badCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			recordBad(t, tc)
 			s, err := Parse("x.yaml", []byte(tc.src))
 			if err == nil {
 				t.Fatalf("Parse succeeded (%+v), want an error starting %q", s, tc.want)
