@@ -175,8 +175,10 @@
 //   - a fault did not apply (an error, never started, not applicable for
 //     the lock);
 //   - for any fault, fewer than min_visits visits overlapped its evidence
-//     window, or fewer than 2 distinct clients made them: nobody contended
-//     while the fault could do harm. The window runs from the fault's
+//     window, or fewer than 2 distinct clients made them (1 when
+//     min_visits is 1: a lock meant to stop granting under the fault has
+//     only its holder's visit to show): nobody contended while the fault
+//     could do harm. The window runs from the fault's
 //     start to one lease (the run's ttl) after its heal, within the run: a
 //     fault's harm shows within a lease of its heal or never (a holder
 //     paused for less than its lease writes at the heal; a key a restart
