@@ -44,6 +44,9 @@ type clientCheckFlags struct {
 // stopWithin is how long a program may take to exit after stop.
 const stopWithin = 5 * time.Second
 
+// The acquire and release timeouts client-check hands its programs, ms.
+const acquireTimeoutMs, releaseTimeoutMs = 5000, 5000
+
 func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench client-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -216,7 +219,7 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 		tr.w = stdout
 	}
 	cfg := workload.Config{Clients: 2, Keys: 1, CriticalSection: 10 * time.Millisecond,
-		AcquireTimeout: 5 * time.Second, ReleaseTimeout: 5 * time.Second}
+		AcquireTimeout: acquireTimeoutMs * time.Millisecond, ReleaseTimeout: releaseTimeoutMs * time.Millisecond}
 	specs := make([]workload.ProgramSpec, 2)
 	for i := range specs {
 		ep := c.Endpoints(i)
@@ -225,7 +228,7 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 				Endpoints: workload.ProgramEndpoints{Redis: ep.Redis, Sentinels: ep.Sentinels, MasterNames: ep.MasterNames,
 					ZooKeeper: ep.ZooKeeper, Etcd: ep.Etcd},
 				TTLMs: 5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),
-				CriticalSectionMs: 10, AcquireTimeoutMs: 5000, ReleaseTimeoutMs: 5000}}
+				CriticalSectionMs: 10, AcquireTimeoutMs: acquireTimeoutMs, ReleaseTimeoutMs: releaseTimeoutMs}}
 	}
 	r := &checkResult{stderr: map[int]string{}}
 	sctx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -253,7 +256,10 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 		return nil, context.Cause(ctx)
 	}
 	ps.StopWork()
-	stopWait := time.NewTimer(stopWithin + time.Second)
+	// A program gets stop at its next next: one still acquiring or
+	// releasing may ask only its timeout later, and its stopWithin counts
+	// from there (checkStop), so wait that long for it before judging.
+	stopWait := time.NewTimer(time.Duration(acquireTimeoutMs+releaseTimeoutMs)*time.Millisecond + stopWithin + time.Second)
 	select {
 	case <-ps.Done():
 	case <-stopWait.C:
