@@ -152,11 +152,13 @@ func TestPartitionHolderEvidence(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
 			res := checker.New(checker.FencingOff, time.Now())
 			env := testEnv(t, c)
+			picked := make(chan struct{})
 			env.Holder = func(ctx context.Context) (HeldClient, error) {
 				h, err := res.HoldInside(ctx)
 				if err != nil {
 					return HeldClient{}, err
 				}
+				close(picked)
 				return HeldClient{Client: h.Client(), Release: h.Release, Seen: func() HolderState {
 					s := h.Seen()
 					return HolderState{Inside: s.Inside, Contenders: s.Contenders, Expired: s.Expired,
@@ -179,6 +181,9 @@ func TestPartitionHolderEvidence(t *testing.T) {
 			}
 			left := make(chan error, 1)
 			go func() {
+				// The holder tries to leave only once the fault picked it:
+				// the hold is what keeps it inside, not how fast Run starts.
+				<-picked
 				<-proceed
 				if err := res.Write(ctx, id, 1); err != nil {
 					left <- err
