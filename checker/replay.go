@@ -36,7 +36,12 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 			rp.s.clock = func() time.Duration { return rp.now }
 			runs[op.Run] = rp
 		}
-		if t := time.Duration(op.Return); t > rp.now && op.Op != OpAcquire {
+		// The resource's own lines (enter, read, write, exit) carry its
+		// clock when it wrote them; a client's lines (acquire, renew,
+		// release, lost) carry the client's times, which may run ahead of
+		// the line's place (a renewal reported late) and must not move the
+		// clock the resource's lines are replayed on.
+		if t := time.Duration(op.Return); t > rp.now && resourceOp(op.Op) {
 			rp.now = t
 		}
 		id := rp.ids[op.Visit]
@@ -82,3 +87,8 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 }
 
 func isStale(err error) bool { return errors.Is(err, ErrStaleToken) }
+
+// resourceOp reports whether op is a line the resource writes itself.
+func resourceOp(op string) bool {
+	return op == OpEnter || op == OpRead || op == OpWrite || op == OpExit
+}
