@@ -195,8 +195,10 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		<-ctx.Done()
 		w.End = since()
 	default:
-		observe()
+		// A one-shot fault ends when it was done; looking for its effect
+		// is not part of it.
 		w.End = since()
+		observe()
 	}
 	return w
 }
