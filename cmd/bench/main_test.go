@@ -226,6 +226,7 @@ func TestRunExpectAndRuns(t *testing.T) {
 		{"no expect, two runs, json", "", []string{"--runs", "2", "--format", "json"}, cli.ExitOK},
 		{"met", "expect:\n  default: {violations: \">0\"}\n", nil, cli.ExitOK},
 		{"failed", "expect:\n  default: {violations: 0}\n", nil, cli.ExitFailed},
+		{"throughput gate", "expect:\n  default: {throughput: \">=1000000\", violations: \">=0\"}\n", nil, cli.ExitFailed},
 		{"inconclusive", "expect:\n  redis-cad: {lock_faults: 0, min_visits: 1000000}\n  redis-set-del: {violations: \">0\"}\n", nil, cli.ExitInconclusive},
 	}
 	for _, tt := range tests {
