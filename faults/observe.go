@@ -302,16 +302,22 @@ func fastestRoundTrip(ctx context.Context, addr, kind string, wait time.Duration
 }
 
 // established lists the ESTABLISHED TCP connections accepted on the
-// local port of listen (a proxy's listen address), from /proc/net/tcp, by
-// their remote address.
-func established(listen string) (map[string]bool, error) {
-	_, p, err := net.SplitHostPort(listen)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil {
-		return nil, err
+// local ports of listens (proxies' listen addresses), from one read of
+// /proc/net/tcp and tcp6 (the kernel builds those files socket by socket:
+// on a busy machine one read costs tens of milliseconds), by listen
+// address and remote address.
+func established(listens ...string) (map[string]bool, error) {
+	ports := map[uint64]string{}
+	for _, l := range listens {
+		_, p, err := net.SplitHostPort(l)
+		if err != nil {
+			return nil, err
+		}
+		port, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return nil, err
+		}
+		ports[port] = l
 	}
 	out := map[string]bool{}
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
@@ -328,8 +334,8 @@ func established(listen string) (map[string]bool, error) {
 			if !ok {
 				continue
 			}
-			if v, err := strconv.ParseUint(lp, 16, 32); err == nil && int(v) == port {
-				out[listen+" "+f[2]] = true
+			if v, err := strconv.ParseUint(lp, 16, 32); err == nil && ports[v] != "" {
+				out[ports[v]+" "+f[2]] = true
 			}
 		}
 	}
@@ -338,14 +344,12 @@ func established(listen string) (map[string]bool, error) {
 
 // linkConns lists the live connections on ls (each proxy's listen port).
 func linkConns(ls []*cluster.Link) map[string]bool {
-	out := map[string]bool{}
+	var listens []string
 	for _, l := range ls {
 		for _, p := range l.Proxies() {
-			cs, _ := established(p.Listen)
-			for c := range cs {
-				out[c] = true
-			}
+			listens = append(listens, p.Listen)
 		}
 	}
+	out, _ := established(listens...)
 	return out
 }
