@@ -325,17 +325,24 @@ func established(listens ...string) (map[string]bool, error) {
 		if err != nil {
 			continue
 		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			f := strings.Fields(line)
-			if len(f) < 4 || f[3] != "01" {
-				continue
-			}
-			_, lp, ok := strings.Cut(f[1], ":")
+		rest := string(b)
+		_, rest, _ = strings.Cut(rest, "\n") // the header
+		for rest != "" {
+			var line string
+			line, rest, _ = strings.Cut(rest, "\n")
+			// "  sl: local:PORT remote:PORT st ...", addresses in hex
+			_, line, ok := strings.Cut(line, ": ")
 			if !ok {
 				continue
 			}
+			local, line, _ := strings.Cut(line, " ")
+			remote, line, _ := strings.Cut(line, " ")
+			if !strings.HasPrefix(line, "01") { // ESTABLISHED
+				continue
+			}
+			lp := local[strings.LastIndexByte(local, ':')+1:]
 			if v, err := strconv.ParseUint(lp, 16, 32); err == nil && ports[v] != "" {
-				out[ports[v]+" "+f[2]] = true
+				out[ports[v]+" "+remote] = true
 			}
 		}
 	}
