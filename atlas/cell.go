@@ -7,7 +7,7 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// Cell verdicts (contract, DESIGN.md section 7).
+// Cell verdicts (contract names: docs/atlas.md).
 const (
 	Safe                 = "safe"
 	Unsafe               = "unsafe"

@@ -10,7 +10,7 @@
 // the jobs, Execute runs jobs through runner (in parallel, skipping
 // finished ones), and Build reads the runs back from one folder or from
 // the shards of one plan into cells with their verdicts: safe, unsafe,
-// unsafe-without-fencing, inconclusive, not-applicable (DESIGN.md §7).
+// unsafe-without-fencing, inconclusive, not-applicable.
 //
 // It is runner-level: it imports runner, scenarios, report and locks, and
 // only cmd/chaos (through cmd/internal/cli) imports it.

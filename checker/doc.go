@@ -1,5 +1,5 @@
 // Package checker is the shared resource every locklab client touches inside
-// its critical section, and the ground truth of a run (DESIGN.md §5).
+// its critical section, and the ground truth of a run.
 //
 // The resource has one clock (monotonic, from the run's base time) and sees
 // every visit: Enter, Read, Write, Exit. From that it records
@@ -18,7 +18,7 @@
 //     is rejected with ErrStaleToken and counted as rejected. Token 0 means
 //     the lock gives no token: such visits are never called stale.
 //
-// Beyond those counts (DESIGN.md §7) it groups overlapping visits into
+// Beyond those counts it groups overlapping visits into
 // incidents (a maximal group of overlapping visits counts once) and
 // classifies each as a lock fault (both holders entered within their own
 // promises, and the lock certainly granted the later one while the earlier

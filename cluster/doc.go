@@ -29,7 +29,7 @@
 // watch, per-backend builders), link.go/gate.go/select.go links and
 // selectors, peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
 //
-// # Names (DESIGN.md §3, contract)
+// # Names (contract: docs/faults.md)
 //
 // Nodes: redis-0, redis-1, .. (independent primaries), redis-0-r0, redis-0-r1,
 // .. (replicas of redis-0), sentinel-0, .. (each monitors every primary under

@@ -55,7 +55,7 @@ type Toxic struct {
 }
 
 // Link is one named, directed link of the cluster: connections opened by From
-// to To go through it (DESIGN.md §3: "client-3->redis-0",
+// to To go through it (docs/faults.md: "client-3->redis-0",
 // "redis-0-r0->redis-0", "zk-1->zk-0", "etcd-peers->etcd-0"). Each link is
 // one embedded toxiproxy proxy, or for ZooKeeper peer links two (quorum and
 // election port). Toxics added to a link apply to every proxy of it.

@@ -29,7 +29,7 @@ var (
 const DefaultStopGrace = 10 * time.Second
 
 // Node is one server of the cluster: a Redis primary or replica, a Sentinel,
-// a ZooKeeper or etcd member. Its name is contract (DESIGN.md §3). Methods are
+// a ZooKeeper or etcd member. Its name is contract (docs/faults.md). Methods are
 // safe for concurrent use; operations that change the server's state
 // (Start, Stop, Kill, Restart) are serialised per node.
 type Node struct {

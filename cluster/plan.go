@@ -8,7 +8,7 @@ import (
 )
 
 // Plan is the topology Start builds from a Spec, computed from the spec
-// alone: every node (DESIGN.md §3 names) and every proxied link. Start
+// alone: every node (names in docs/faults.md) and every proxied link. Start
 // builds exactly its plan (and fails when it did not), so fault and
 // scenario validation can ask it before anything starts.
 type Plan struct {

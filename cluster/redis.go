@@ -386,7 +386,7 @@ func poll(ctx context.Context, what string, f func(context.Context) error) error
 	}
 }
 
-// addRedisNodes names the nodes of a Redis topology (DESIGN §3):
+// addRedisNodes names the nodes of a Redis topology (docs/faults.md):
 // redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>. Both
 // providers build the same topology from them.
 func (c *Cluster) addRedisNodes() (primaries, replicas, sentinels []*Node, err error) {

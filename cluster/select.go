@@ -39,7 +39,7 @@ func matchEnd(sel, end string) bool {
 	return sel == end || (sel == Clients && isClient(end))
 }
 
-// Links returns the links a selector names (DESIGN.md §3, contract):
+// Links returns the links a selector names (contract: docs/faults.md):
 //
 //	"client-3->redis-0"    one link
 //	"clients->redis-0"     every client's link to redis-0

@@ -1,4 +1,4 @@
-// Package faults performs the faults of a scenario (DESIGN.md §4) on a
+// Package faults performs the faults of a scenario (docs/scenario-file.md) on a
 // running cluster, on schedule, and records when each really happened.
 //
 // It owns the fault table (table.go: every type's fields, targets, doc and

@@ -7,7 +7,7 @@ import (
 )
 
 // Holder is the selector for the client inside the critical section when a
-// fault starts (contract, DESIGN.md §3).
+// fault starts (a contract name: docs/faults.md).
 const Holder = "holder"
 
 // usesHolder reports whether f names holder anywhere.

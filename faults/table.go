@@ -6,7 +6,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// Fault types (contract, DESIGN.md §4), the values of a fault's type field.
+// Fault types (contract names: docs/scenario-file.md), the values of a fault's type field.
 const (
 	Latency     = "latency"
 	Bandwidth   = "bandwidth"

@@ -1,6 +1,6 @@
 // Package locks defines the interface every lock implementation in locklab
 // satisfies, the sentinel errors they share, and the registry that maps a lock
-// name (a contract used by scenario files, see DESIGN.md §2) to a constructor.
+// name (a contract used by scenario files, see docs/scenario-file.md) to a constructor.
 //
 // A lock package (redislock, zklock, etcdlock, redlock, adapters) registers its
 // variants in an init function; importing locks/all registers every one of them.

@@ -97,7 +97,7 @@ func (c Condition) String() string {
 }
 
 // Counts are the safety and error counts of one run that expectations are
-// checked against (result fields of DESIGN.md §6 and §7).
+// checked against (result fields of docs/results.md).
 type Counts struct {
 	Violations       int
 	StaleTokens      int

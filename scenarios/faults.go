@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Fault types (contract, DESIGN.md §4): package faults owns the fault
+// Fault types (contract names: docs/scenario-file.md): package faults owns the fault
 // table; these are its names under the spelling scenarios has always
 // exported.
 const (

@@ -101,7 +101,7 @@ func (p *parser) checkFault(fi *faultInfo) {
 				bad("link", "%s", msg)
 			}
 		case good("node"):
-			// A bare node name means every link touching it (DESIGN §3);
+			// A bare node name means every link touching it (docs/faults.md);
 			// clients, client-N and holder name the client ends.
 			if _, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder); msg != "" {
 				bad("node", "%s", msg)
@@ -388,7 +388,7 @@ func (p *parser) checkFaults() {
 		f.Line = fi.line
 		p.s.Faults = append(p.s.Faults, f)
 		if f.Type == FaultPauseClient {
-			// DESIGN §4: pause-client implies process_per_client, even
+			// pause-client implies process_per_client, even
 			// over an explicit false (the design's own example has one).
 			p.s.Workload.ProcessPerClient = true
 		}

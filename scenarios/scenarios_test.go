@@ -370,7 +370,7 @@ expect:
 	}
 }
 
-// designExample is the scenario of DESIGN.md §4, verbatim: files written
+// designExample is the reference example scenario, verbatim: files written
 // from the design alone must load.
 const designExample = `name: redis-failover                 # [a-z0-9-]+, required
 description: >                       # shown in reports

@@ -8,7 +8,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// Node and link names (DESIGN.md §3, contract) checked against the cluster a
+// Node and link names (contract: docs/faults.md) checked against the cluster a
 // scenario describes.
 
 // nodeKind is a bit set of node kinds, so a fault can say which it accepts.

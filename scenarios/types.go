@@ -6,7 +6,7 @@ import (
 	"github.com/locklab/locklab/faults"
 )
 
-// Scenario is one parsed and validated scenario file (DESIGN.md §4).
+// Scenario is one parsed and validated scenario file (docs/scenario-file.md).
 // Durations are already parsed; defaults already applied.
 type Scenario struct {
 	Name        string
@@ -144,7 +144,7 @@ type Expect struct {
 	LostUpdates   string
 	Errors        string
 	// Incidents, LockFaults, ClientFaults, DuplicateTokens and
-	// TokenRegressions are the verdict fields of DESIGN.md §7.
+	// TokenRegressions are the verdict fields (docs/results.md).
 	Incidents        string
 	LockFaults       string
 	ClientFaults     string

@@ -12,7 +12,7 @@ import (
 	"github.com/locklab/locklab/locks"
 )
 
-// Lock names registered by this package (contract, DESIGN.md §2).
+// Lock names registered by this package (contract names: docs/scenario-file.md, "Lock catalogue").
 const (
 	NameRecipe = "zk-recipe"
 	NameHerd   = "zk-herd"
