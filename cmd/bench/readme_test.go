@@ -77,3 +77,43 @@ func hasHeading(doc, anchor string) bool {
 	}
 	return false
 }
+
+// TestNoOutsideCitations: no source or document of the repository cites a
+// file its users do not have (the team's design notes); what a user needs
+// is in docs/.
+func TestNoOutsideCitations(t *testing.T) {
+	root := filepath.Join("..", "..")
+	self, _ := filepath.Abs("readme_test.go")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "results" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".md", ".py", ".java", ".sh", ".yaml":
+		default:
+			return nil
+		}
+		if abs, _ := filepath.Abs(p); abs == self {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, outside := range []string{"DESIGN.md", "../shared/", "FIELD-NOTES"} {
+			if strings.Contains(string(b), outside) {
+				t.Errorf("%s cites %q, a file outside the repository: put what users need in docs/", p, outside)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
