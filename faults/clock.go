@@ -21,8 +21,8 @@ var clockJumpScript = redis.NewScript(clockJumpLua)
 // clockJumpAction emulates a forward jump of a Redis server's wall clock by
 // offset: what such a jump does to a lock is make keys expire early, since
 // Redis stores expiry as an absolute wall-clock time. A real jump cannot be
-// made here: the Debian redis-server hangs at start under libfaketime
-//, and moving the host's clock would move every server's. So
+// made here: the Debian redis-server hangs at start under libfaketime,
+// and moving the host's clock would move every server's. So
 // one Lua script (clockjump.lua), run on the node itself over a direct
 // connection, shortens every key's remaining TTL by offset in every
 // database, deleting keys whose PTTL <= offset as their expiry would; keys
