@@ -89,7 +89,6 @@ type program struct {
 	paused    bool
 	killed    bool
 	stopSent  time.Time  // when the harness wrote stop
-	exitedAt  time.Time  // when the process was reaped
 	wmu       sync.Mutex // serializes writes to stdin
 }
 
@@ -107,12 +106,6 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 		return nil, fmt.Errorf("client-%d (%s): start %q: %w", s.Client, s.Name, s.Command[0], err)
 	}
 	p.cmd, p.stdin, p.sp, p.started = cmd, sp.stdin, sp, time.Now()
-	go func() {
-		<-sp.done
-		p.mu.Lock()
-		p.exitedAt = time.Now()
-		p.mu.Unlock()
-	}()
 	go p.read(sp.stdout)
 	s.Config.Op, s.Config.Version = "config", ProtocolVersion
 	p.send(s.Config) // a program that died already shows in waitReady, with its stderr
@@ -235,12 +228,20 @@ type ProgramExit struct {
 	Stderr string
 }
 
-func (p *program) exit() ProgramExit {
+// exit says how the program ended, waiting until deadline for it to be
+// reaped: its stdout closes (and its session ends) a moment before that.
+func (p *program) exit(deadline <-chan time.Time) ProgramExit {
+	reaped := true
+	select {
+	case <-p.sp.done:
+	case <-deadline:
+		reaped = false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := ProgramExit{Client: p.client, StopSent: p.stopSent, Exited: p.exitedAt, Killed: p.killed, Stderr: p.stderr.String()}
-	if !e.Exited.IsZero() {
-		e.Status = "exit status 0"
+	e := ProgramExit{Client: p.client, StopSent: p.stopSent, Killed: p.killed, Stderr: p.stderr.String()}
+	if reaped {
+		e.Exited, e.Status = p.sp.exited, "exit status 0"
 		if p.sp.err != nil {
 			e.Status = p.sp.err.Error()
 		}

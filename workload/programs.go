@@ -167,11 +167,13 @@ func (ps *Programs) Stop(grace time.Duration) error {
 // times a program's own exit instead).
 func (ps *Programs) StopWork() { ps.stopRun() }
 
-// Exits says how each program ended so far, by client index.
-func (ps *Programs) Exits() []ProgramExit {
+// Exits says how each program ended, by client index, waiting up to wait
+// for those not yet reaped.
+func (ps *Programs) Exits(wait time.Duration) []ProgramExit {
+	deadline := time.After(wait)
 	out := make([]ProgramExit, len(ps.progs))
 	for i, p := range ps.progs {
-		out[i] = p.exit()
+		out[i] = p.exit(deadline)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // spawned is a client process started by spawn.
@@ -17,9 +18,11 @@ type spawned struct {
 	// reader as soon as the process exits, which can lose the last lines
 	// still unread.
 	stdout *os.File
-	// done is closed once the process was reaped; err is then Wait's error.
-	done chan struct{}
-	err  error
+	// done is closed once the process was reaped; err is then Wait's
+	// error and exited when Wait returned.
+	done   chan struct{}
+	err    error
+	exited time.Time
 }
 
 // spawn starts cmd as client's process in its own process group, killed
@@ -56,6 +59,7 @@ func spawn(cmd *exec.Cmd, client int, logDir string, wrap func(io.Writer) io.Wri
 	s := &spawned{cmd: cmd, stdin: stdin, stdout: stdout, done: make(chan struct{})}
 	go func() {
 		s.err = cmd.Wait()
+		s.exited = time.Now()
 		logf.Close()
 		close(s.done)
 	}()

@@ -259,13 +259,13 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 	// A program gets stop at its next next: one still acquiring or
 	// releasing may ask only its timeout later, and its stopWithin counts
 	// from there (checkStop), so wait that long for it before judging.
-	stopWait := time.NewTimer(time.Duration(acquireTimeoutMs+releaseTimeoutMs)*time.Millisecond + stopWithin + time.Second)
+	stopWait := time.Duration(acquireTimeoutMs+releaseTimeoutMs)*time.Millisecond + stopWithin + time.Second
+	deadline := time.Now().Add(stopWait)
 	select {
 	case <-ps.Done():
-	case <-stopWait.C:
+	case <-time.After(stopWait):
 	}
-	stopWait.Stop()
-	exits := ps.Exits()
+	exits := ps.Exits(max(time.Until(deadline), 0))
 	ps.Kill()
 	for _, e := range exits {
 		r.stderr[e.Client] = e.Stderr
