@@ -47,8 +47,22 @@ class Adapter:
         driver = sys.argv[1] if len(sys.argv) > 1 else ""
         u, self.ttl = url(driver, config)
         member = ("locklab-client-%d-%s" % (config["client"], uuid.uuid4().hex[:8])).encode()
-        self.coord = coordination.get_coordinator(u, member)
-        self.coord.start(start_heart=True)
+        # tooz's ZooKeeper driver waits for its first connection only as
+        # long as the session timeout (the TTL, 2 s in some scenarios): on
+        # a loaded machine that can pass before the ensemble answers, so
+        # start is tried again until a deadline well inside the harness's
+        # 60 s wait for ready.
+        deadline = time.monotonic() + 30
+        while True:
+            self.coord = coordination.get_coordinator(u, member)
+            try:
+                self.coord.start(start_heart=True)
+                break
+            except coordination.ToozConnectionError as e:
+                if time.monotonic() >= deadline:
+                    raise
+                lc.log("start: %s: trying again" % e)
+                time.sleep(0.5)
         self.locks = {}
         self.etcd = driver == "etcd3"
         self.zk = driver == "zookeeper"
