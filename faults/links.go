@@ -87,15 +87,7 @@ func plural(n int, one string) string {
 // latency from the time it was read, so throughput is not limited.
 type latencyAction struct{}
 
-func (latencyAction) check(t *topology, f Fault) error {
-	if f.Latency <= 0 {
-		return fmt.Errorf("latency must be > 0 (got %v)", f.Latency)
-	}
-	if f.Jitter < 0 {
-		return fmt.Errorf("jitter must be >= 0 (got %v)", f.Jitter)
-	}
-	return checkLinkFault(t, f)
-}
+func (latencyAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
