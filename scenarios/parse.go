@@ -71,18 +71,18 @@ func Parse(file string, data []byte) (*Scenario, error) {
 // parser holds one Parse call's state.
 type parser struct {
 	problems
-	s    *Scenario
+	s *Scenario
 	// plan is the cluster's plan faults are checked against; nil when the
 	// cluster section had errors (clusterBad), so fault checks do not pile
 	// more errors on them.
 	plan       *cluster.Plan
 	clusterBad bool
 	clientsOK  bool
-	primaries *entry // cluster.redis.primaries as written
-	locks     []lockMeta
-	faults    []faultInfo
-	sweepVals [][]*yaml.Node  // value nodes of each Sweep.Params entry
-	extBad    map[string]bool // cluster.external lists with a bad entry
+	primaries  *entry // cluster.redis.primaries as written
+	locks      []lockMeta
+	faults     []faultInfo
+	sweepVals  [][]*yaml.Node  // value nodes of each Sweep.Params entry
+	extBad     map[string]bool // cluster.external lists with a bad entry
 }
 
 func (p *parser) scenario(root *yaml.Node) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all" // the locks the built-in scenarios use
@@ -654,7 +655,7 @@ func TestCondition(t *testing.T) {
 		}
 	}
 	e := Expect{Violations: "0", Errors: ">0"}
-	if got := e.Unmet(Counts{Violations: 2}); !reflect.DeepEqual(got, []string{"violations: got 2, want 0", "errors: got 0, want >0"}) {
+	if got := e.Unmet(Counts{SafetyFigures: checker.SafetyFigures{Violations: 2}}); !reflect.DeepEqual(got, []string{"violations: got 2, want 0", "errors: got 0, want >0"}) {
 		t.Errorf("Unmet = %q", got)
 	}
 	if got := e.Unmet(Counts{Errors: 1}); got != nil {
