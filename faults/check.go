@@ -185,8 +185,8 @@ func checkLinkFault(t *topology, f Fault) error {
 }
 
 // checkServer checks the node of pause, kill, restart, failover and
-// clock-jump: a server the provider can act on, of one of the kinds its
-// row of the fault table accepts.
+// clock-jump (check has refused them with provider external): a server of
+// one of the kinds its row of the fault table accepts.
 func checkServer(t *topology, f Fault) error {
 	typ, _ := Lookup(f.Type)
 	kinds := typ.Kinds
