@@ -95,7 +95,9 @@ func checkValues(typ Type, f Fault) []error {
 	if f.At < 0 {
 		errs = append(errs, fieldError("at", fmt.Errorf("must be >= 0 (got %s): at %s is before the workload starts", f.At, f.At)))
 	}
-	atLeast("for", int64(f.For), 0, f.For.String())
+	if f.For < 0 {
+		errs = append(errs, fieldError("for", fmt.Errorf("must be > 0 (got %s); leave for out to last until the end", f.For)))
+	}
 	// latency 0 is allowed: the baseline point of a latency sweep.
 	atLeast("latency", int64(f.Latency), 0, f.Latency.String())
 	atLeast("jitter", int64(f.Jitter), 0, f.Jitter.String())

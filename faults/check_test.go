@@ -191,3 +191,43 @@ func TestCheckJoinsErrors(t *testing.T) {
 		t.Errorf("pause-client in process is not ErrUnsupported: %v", err)
 	}
 }
+
+// TestCheckFields: each problem names the field at fault as a scenario
+// file writes it, so a parser can point at its line.
+func TestCheckFields(t *testing.T) {
+	zk := cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	external := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
+		External: &cluster.ExternalSpec{ZooKeeper: []string{"a:2181", "b:2181"}}, Clients: 2})
+	for _, tc := range []struct {
+		name  string
+		plan  cluster.Plan
+		f     Fault
+		field string
+	}{
+		{"unknown type", zk, Fault{Type: "flood"}, "type"},
+		{"negative at", zk, Fault{Type: Kill, Node: "zk-0", At: -time.Second}, "at"},
+		{"negative for", zk, Fault{Type: Pause, Node: "zk-0", For: -time.Second}, "for"},
+		{"no rate", zk, Fault{Type: Bandwidth, Node: "zk-0"}, "rate_kbps"},
+		{"no target", zk, Fault{Type: Reset}, ""},
+		{"link and node", zk, Fault{Type: Reset, Link: "clients->zk-0", Node: "zk-0"}, "node"},
+		{"missing node", zk, Fault{Type: Kill, Node: "zk-7"}, "node"},
+		{"missing link end", zk, Fault{Type: Reset, Link: "clients->zk-7"}, "link"},
+		{"group member", zk, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-9"}}}, "groups[1][1]"},
+		{"member twice", zk, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-0"}}}, "groups[1][1]"},
+		{"link source in a group", zk, Fault{Type: Partition, Groups: [][]string{{"etcd-peers"}, {"clients"}}}, "groups[0][0]"},
+		{"cuts nothing", zk, Fault{Type: Partition, Groups: [][]string{{"client-0"}, {"client-1"}}}, "groups"},
+		{"isolate and groups", zk, Fault{Type: Partition, Isolate: "zk-0", Groups: [][]string{{"zk-0"}, {"zk-1"}}}, "isolate"},
+		{"server fault, external", external, Fault{Type: Kill, Node: "zk-0"}, "type"},
+		{"peers apart, external", external, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "clients"}}}, "groups"},
+		{"client index", zk, Fault{Type: PauseClient, Client: "5"}, "client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tc.plan, true, []Fault{tc.f})
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Fault != 0 || fe.Field != tc.field {
+				t.Fatalf("got %v (%#v), want a *FieldError on field %q", err, fe, tc.field)
+			}
+			t.Log(err)
+		})
+	}
+}

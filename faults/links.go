@@ -176,12 +176,7 @@ func toxicsPresent(ls []*cluster.Link, why string) evidence {
 // (a symmetric link: a large reply and a large request are both slowed).
 type bandwidthAction struct{}
 
-func (bandwidthAction) check(t *topology, f Fault) error {
-	if f.RateKbps <= 0 {
-		return fmt.Errorf("rate_kbps must be > 0 (got %d)", f.RateKbps)
-	}
-	return checkLinkFault(t, f)
-}
+func (bandwidthAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (bandwidthAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
