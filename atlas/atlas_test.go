@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	_ "github.com/locklab/locklab/locks/all"
 	"github.com/locklab/locklab/testenv"
 	"github.com/locklab/locklab/workload"
@@ -186,9 +187,9 @@ func TestJudge(t *testing.T) {
 		want string
 	}{
 		{"all met", "", []RunSummary{met, met}, Safe},
-		{"lock fault", "", []RunSummary{met, {Verdict: "failed", Incidents: 1, LockFaults: 1}}, Unsafe},
-		{"client fault only", "", []RunSummary{met, {Verdict: "failed", Incidents: 1, ClientFaults: 1}}, UnsafeWithoutFencing},
-		{"lost update", "", []RunSummary{{Verdict: "failed", LostUpdates: 2}}, UnsafeWithoutFencing},
+		{"lock fault", "", []RunSummary{met, {Verdict: "failed", SafetyFigures: checker.SafetyFigures{Incidents: 1, LockFaults: 1}}}, Unsafe},
+		{"client fault only", "", []RunSummary{met, {Verdict: "failed", SafetyFigures: checker.SafetyFigures{Incidents: 1, ClientFaults: 1}}}, UnsafeWithoutFencing},
+		{"lost update", "", []RunSummary{{Verdict: "failed", SafetyFigures: checker.SafetyFigures{LostUpdates: 2}}}, UnsafeWithoutFencing},
 		{"one inconclusive", "", []RunSummary{met, {Verdict: "inconclusive"}}, Inconclusive},
 		{"run error", "", []RunSummary{met, {Verdict: "met", Error: "start cluster: boom"}}, Inconclusive},
 		{"no runs", "", nil, Inconclusive},

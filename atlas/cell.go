@@ -3,6 +3,7 @@ package atlas
 import (
 	"math"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -18,31 +19,24 @@ const (
 
 // RunSummary is what the atlas keeps of one run.
 type RunSummary struct {
-	Index         int     `json:"index"`
-	Seed          int64   `json:"seed"`
-	Dir           string  `json:"dir"` // relative to the atlas folder
-	Verdict       string  `json:"verdict"`
-	Reason        string  `json:"reason,omitempty"`
-	Error         string  `json:"error,omitempty"`
-	Ops           int64   `json:"ops"`
-	Incidents     int     `json:"incidents"`
-	LockFaults    int     `json:"lock_faults"`
-	ClientFaults  int     `json:"client_faults"`
-	StaleAccepted int     `json:"stale_accepted"`
-	StaleRejected int     `json:"stale_rejected"`
-	LostUpdates   int     `json:"lost_updates"`
-	Rate          float64 `json:"rate"`                  // completed critical sections per second, whole run
-	RateDuring    float64 `json:"rate_during"`           // during the fault(s)
-	RateAfter     float64 `json:"rate_after"`            // after the last heal (-1: nothing healed before the end)
-	RecoveryS     float64 `json:"recovery_s"`            // last heal -> next completion (-1: none)
-	FaultNotes    string  `json:"fault_notes,omitempty"` // faults that did not apply or carried an error
+	Index   int    `json:"index"`
+	Seed    int64  `json:"seed"`
+	Dir     string `json:"dir"` // relative to the atlas folder
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Ops     int64  `json:"ops"`
+	// SafetyFigures are the run's; non-zero duplicate_tokens or
+	// token_regressions mean the fencing source itself broke.
+	checker.SafetyFigures
+	Rate       float64 `json:"rate"`                  // completed critical sections per second, whole run
+	RateDuring float64 `json:"rate_during"`           // during the fault(s)
+	RateAfter  float64 `json:"rate_after"`            // after the last heal (-1: nothing healed before the end)
+	RecoveryS  float64 `json:"recovery_s"`            // last heal -> next completion (-1: none)
+	FaultNotes string  `json:"fault_notes,omitempty"` // faults that did not apply or carried an error
 	// VisitsAfter is the fewest visits begun after a fault's start, over
 	// the faults after the first bucket (-1: no such fault).
 	VisitsAfter int `json:"visits_after"`
-	// DuplicateTokens and TokenRegressions are the run's: fencing tokens
-	// that do not order the holders (the fencing source itself broke).
-	DuplicateTokens  int `json:"duplicate_tokens,omitempty"`
-	TokenRegressions int `json:"token_regressions,omitempty"`
 	// Clients ran the workload; VisitsInWindow visits overlapped a fault
 	// window, made by ContendersInWindow of them (0 in results that
 	// predate the fields).
@@ -72,20 +66,14 @@ type CellResult struct {
 	RunsWithIncidents int `json:"runs_with_incidents"`
 	// Missing counts planned runs with no complete result (not run yet,
 	// interrupted, timed out): such a cell is at best inconclusive.
-	Missing       int     `json:"missing_runs"`
-	Rate          float64 `json:"rate"`
-	RateLow       float64 `json:"rate_low"`
-	RateHigh      float64 `json:"rate_high"`
-	LockFaults    int     `json:"lock_faults"`
-	ClientFaults  int     `json:"client_faults"`
-	StaleAccepted int     `json:"stale_accepted"`
-	StaleRejected int     `json:"stale_rejected"`
-	LostUpdates   int     `json:"lost_updates"`
-	// DuplicateTokens and TokenRegressions sum the runs': non-zero ones
-	// mean the fencing source itself broke, which no resource-side check
-	// can repair (the cell is unsafe).
-	DuplicateTokens  int `json:"duplicate_tokens"`
-	TokenRegressions int `json:"token_regressions"`
+	Missing  int     `json:"missing_runs"`
+	Rate     float64 `json:"rate"`
+	RateLow  float64 `json:"rate_low"`
+	RateHigh float64 `json:"rate_high"`
+	// SafetyFigures sum the runs': non-zero duplicate_tokens or
+	// token_regressions mean the fencing source itself broke, which no
+	// resource-side check can repair (the cell is unsafe).
+	checker.SafetyFigures
 	// Basis is the sentence saying what the cell's claim rests on ("safe:
 	// 5 of 5 runs with the fault applied, 212 visits in the window by 2-4
 	// clients").
@@ -132,9 +120,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	}
 	r := res.Runs[0]
 	s.Verdict, s.Reason, s.Error = r.Verdict, r.VerdictReason, r.Error
-	s.Ops, s.Incidents, s.LockFaults, s.ClientFaults = r.Ops, r.Incidents, r.LockFaults, r.ClientFaults
-	s.StaleAccepted, s.StaleRejected, s.LostUpdates = r.StaleAccepted, r.StaleRejected, r.LostUpdates
-	s.DuplicateTokens, s.TokenRegressions = r.DuplicateTokens, r.TokenRegressions
+	s.Ops, s.SafetyFigures = r.Ops, r.SafetyFigures
 	s.Clients, s.VisitsInWindow, s.ContendersInWindow = r.Clients, r.VisitsInWindow, r.ContendersInWindow
 	s.AvailabilityDuringFault = r.AvailabilityDuringFault
 	s.Faults = len(r.Faults)
@@ -222,13 +208,7 @@ func judge(c *CellResult, base float64) {
 		if r.Incidents > 0 {
 			c.RunsWithIncidents++
 		}
-		c.LockFaults += r.LockFaults
-		c.ClientFaults += r.ClientFaults
-		c.StaleAccepted += r.StaleAccepted
-		c.StaleRejected += r.StaleRejected
-		c.LostUpdates += r.LostUpdates
-		c.DuplicateTokens += r.DuplicateTokens
-		c.TokenRegressions += r.TokenRegressions
+		c.SafetyFigures.Add(r.SafetyFigures)
 		if r.AvailabilityDuringFault != nil {
 			avail = append(avail, *r.AvailabilityDuringFault)
 		}

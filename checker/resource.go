@@ -86,30 +86,21 @@ type Violation struct {
 
 // Summary is the resource's ground truth at one moment.
 type Summary struct {
-	Visits        int   // Enter calls
-	Writes        int   // writes applied
-	Counter       int64 // sum of every lock's counter
-	LostUpdates   int   // Writes - Counter (never negative)
-	Violations    int   // overlapping visit pairs
-	StaleTokens   int   // writes with a stale token (applied or not)
-	StaleRejected int   // of those, rejected by enforce
-	StaleAccepted int   // of those, applied
-	MaxOverlap    time.Duration
-	TotalOverlap  time.Duration // sum over violation pairs
-	Events        []Violation   // every violation, in order of At
-	Inside        int           // visits not yet exited
+	// SafetyFigures are the run's safety counts: violations (overlapping
+	// visit pairs), lost updates (Writes - Counter), stale tokens,
+	// incidents and token figures.
+	SafetyFigures
+	Visits       int   // Enter calls
+	Writes       int   // writes applied
+	Counter      int64 // sum of every lock's counter
+	MaxOverlap   time.Duration
+	TotalOverlap time.Duration // sum over violation pairs
+	Events       []Violation   // every violation, in order of At
+	Inside       int           // visits not yet exited
 
-	// Incidents counts maximal groups of overlapping visits (Incident);
-	// each is a lock fault or a client fault.
-	Incidents    int
-	LockFaults   int
-	ClientFaults int
 	// OverlapTotal is how long, summed over locks, two or more visits were
 	// inside one lock's resource at once (each instant counted once).
 	OverlapTotal time.Duration
-	// DuplicateTokens and TokenRegressions: see tokenFigures.
-	DuplicateTokens  int
-	TokenRegressions int
 	// IncidentList is the first MaxIncidents incidents, in order of Start.
 	IncidentList []Incident
 	// Promise is "unbounded" when some visit promised no time bound, else
@@ -442,12 +433,9 @@ func (s *Shared) Summary() Summary {
 	now := s.clock()
 	sum := Summary{
 		Visits:        s.nvisits,
-		Violations:    len(s.events),
-		StaleTokens:   s.stale,
-		StaleRejected: s.reject,
-		StaleAccepted: s.stale - s.reject,
 		Inside:        len(s.visits),
 		Events:        make([]Violation, len(s.events)),
+		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject},
 	}
 	copy(sum.Events, s.events)
 	for i := range sum.Events {

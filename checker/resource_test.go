@@ -51,7 +51,7 @@ func TestSequences(t *testing.T) {
 			// a writes after b's higher token was seen at b's Enter: stale.
 			name:  "overlap without interleaved rw: violation, no lost update",
 			steps: []step{enter("a", "L", 0, 1), enter("b", "L", 1, 2), rw("a"), exit("a"), rw("b"), exit("b")},
-			want:  Summary{Visits: 2, Writes: 2, Counter: 2, Violations: 1, StaleTokens: 1, StaleAccepted: 1},
+			want:  Summary{Visits: 2, Writes: 2, Counter: 2, SafetyFigures: SafetyFigures{Violations: 1, StaleTokens: 1, StaleAccepted: 1}},
 		},
 		{
 			name: "interleaved read-hold-write loses an update",
@@ -60,7 +60,7 @@ func TestSequences(t *testing.T) {
 				write("b"), exit("b"), write("a"), exit("a"),
 			},
 			// a's write carries token 1 after 2 was seen: stale (observe by default off: counted)
-			want: Summary{Visits: 2, Writes: 2, Counter: 1, LostUpdates: 1, Violations: 1, StaleTokens: 1, StaleAccepted: 1},
+			want: Summary{Visits: 2, Writes: 2, Counter: 1, SafetyFigures: SafetyFigures{LostUpdates: 1, Violations: 1, StaleTokens: 1, StaleAccepted: 1}},
 		},
 		{
 			name:    "enforce rejects the stale write and keeps the counter",
@@ -69,7 +69,7 @@ func TestSequences(t *testing.T) {
 				enter("a", "L", 0, 1), read("a"), enter("b", "L", 1, 2), read("b"),
 				write("b"), exit("b"), write("a"), exit("a"),
 			},
-			want:    Summary{Visits: 2, Writes: 1, Counter: 1, Violations: 1, StaleTokens: 1, StaleRejected: 1},
+			want:    Summary{Visits: 2, Writes: 1, Counter: 1, SafetyFigures: SafetyFigures{Violations: 1, StaleTokens: 1, StaleRejected: 1}},
 			wantErr: 1,
 		},
 		{
@@ -79,7 +79,7 @@ func TestSequences(t *testing.T) {
 				enter("a", "L", 0, 5), read("a"), enter("b", "L", 1, 6), rw("b"), exit("b"),
 				enter("c", "L", 2, 7), rw("c"), exit("c"), write("a"), exit("a"),
 			},
-			want: Summary{Visits: 3, Writes: 3, Counter: 1, LostUpdates: 2, Violations: 2, StaleTokens: 1, StaleAccepted: 1},
+			want: Summary{Visits: 3, Writes: 3, Counter: 1, SafetyFigures: SafetyFigures{LostUpdates: 2, Violations: 2, StaleTokens: 1, StaleAccepted: 1}},
 		},
 		{
 			name:    "late enter with an old token is stale even without overlap",
@@ -88,7 +88,7 @@ func TestSequences(t *testing.T) {
 				enter("b", "L", 1, 6), rw("b"), exit("b"),
 				enter("a", "L", 0, 5), rw("a"), exit("a"),
 			},
-			want:    Summary{Visits: 2, Writes: 1, Counter: 1, StaleTokens: 1, StaleRejected: 1},
+			want:    Summary{Visits: 2, Writes: 1, Counter: 1, SafetyFigures: SafetyFigures{StaleTokens: 1, StaleRejected: 1}},
 			wantErr: 1,
 		},
 		{
@@ -109,12 +109,12 @@ func TestSequences(t *testing.T) {
 				enter("a", "L", 0, 1), enter("b", "L", 1, 2), enter("c", "L", 2, 3),
 				exit("a"), exit("b"), exit("c"),
 			},
-			want: Summary{Visits: 3, Violations: 3},
+			want: Summary{Visits: 3, SafetyFigures: SafetyFigures{Violations: 3}},
 		},
 		{
 			name:  "same client entering twice is still a violation",
 			steps: []step{enter("a", "L", 0, 1), enter("b", "L", 0, 2), exit("a"), exit("b")},
-			want:  Summary{Visits: 2, Violations: 1},
+			want:  Summary{Visits: 2, SafetyFigures: SafetyFigures{Violations: 1}},
 		},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,15 +11,20 @@ import (
 )
 
 // Check reports, before anything starts, the faults of fs that a cluster
-// started from spec cannot perform, one *FaultError per fault (joined with
-// errors.Join; capability errors wrap ErrUnsupported). processPerClient says
-// whether clients run as their own processes (pause-client needs it).
+// built from plan (cluster.PlanOf) cannot perform: one *FieldError per
+// problem, joined with errors.Join (capability errors wrap
+// ErrUnsupported). processPerClient says whether clients run as their own
+// processes (pause-client needs it). It is the one validator of faults:
+// scenario parsing maps its errors to file, line and field, and Run checks
+// each fault with it again against the running cluster.
 //
 // Node names include the leader selectors zk-leader and etcd-leader (the
 // member leading when the fault starts, see Run); a fault naming one must
 // be possible whichever member leads.
 //
-// Beyond names that do not exist, it rejects:
+// Beyond names that do not exist and values out of range (at, for,
+// latency, jitter and delay negative; rate_kbps and offset not positive),
+// it rejects:
 //   - a link that does not exist: "etcd-0->etcd-1" where etcd has no pair
 //     links (peer traffic is proxied per destination only there,
 //     "etcd-peers->etcd-1"), "redis-0->redis-0-r0" without sentinels (the
@@ -30,34 +36,89 @@ import (
 //   - a partition that separates etcd members in one direction only
 //     (without pair links: a group holding two or more etcd members while
 //     another group holds any, since their shared incoming proxy cannot be
-//     cut for one sender), or that cuts no link at all;
-//   - pause, kill, restart, failover and clock-jump with provider external;
+//     cut for one sender), that separates peers whose traffic is not
+//     proxied (provider external), or that cuts no link at all;
+//   - every fault type the table does not mark External with provider
+//     external;
 //   - failover of a node that is not a Redis primary, or without a replica
 //     of it or without sentinels; clock-jump on a node that is not Redis;
 //   - pause-client without processPerClient, or of a client that does not
 //     exist.
-func Check(spec cluster.Spec, processPerClient bool, fs []Fault) error {
-	t := newTopology(spec, processPerClient)
+func Check(plan cluster.Plan, processPerClient bool, fs []Fault) error {
+	t := &topology{plan, processPerClient}
 	var errs []error
 	for i, f := range fs {
-		typ, ok := Lookup(f.Type)
-		var err error
-		if !ok {
-			err = fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported)
-		} else {
-			err = typ.action.check(t, f)
-		}
-		if err == nil && f.At < 0 {
-			err = fmt.Errorf("at %v is before the workload starts", f.At)
-		}
-		if err == nil && f.For < 0 {
-			err = fmt.Errorf("for %v is negative", f.For)
-		}
-		if err != nil {
-			errs = append(errs, &FaultError{Index: i, Type: f.Type, Err: err})
+		for _, err := range t.check(f) {
+			fe, ok := err.(*FieldError)
+			if !ok {
+				fe = &FieldError{Field: targetField(f), Err: err}
+			}
+			fe.Fault, fe.Type = i, f.Type
+			errs = append(errs, fe)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// check applies every rule of the fault table to f: its values, then its
+// target through the row's action.
+func (t *topology) check(f Fault) []error {
+	typ, ok := Lookup(f.Type)
+	if !ok {
+		return []error{fieldError("type", fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported))}
+	}
+	errs := checkValues(typ, f)
+	if t.Provider == cluster.ProviderExternal && !typ.External {
+		return append(errs, fieldError("type", unsupported("a %s fault is not possible with provider external, which allows "+
+			"only client-side faults (latency, bandwidth, partition and reset on client links; pause-client)", f.Type)))
+	}
+	if err := typ.action.check(t, f); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// checkValues checks the durations and numbers typ takes.
+func checkValues(typ Type, f Fault) []error {
+	var errs []error
+	takes := typ.Fields()
+	atLeast := func(name string, v, min int64, show string) {
+		if !slices.Contains(takes, name) || v >= min {
+			return
+		}
+		rel := ">= 0"
+		if min > 0 {
+			rel = "> 0"
+		}
+		errs = append(errs, fieldError(name, fmt.Errorf("must be %s (got %s)", rel, show)))
+	}
+	if f.At < 0 {
+		errs = append(errs, fieldError("at", fmt.Errorf("must be >= 0 (got %s): at %s is before the workload starts", f.At, f.At)))
+	}
+	if f.For < 0 {
+		errs = append(errs, fieldError("for", fmt.Errorf("must be > 0 (got %s); leave for out to last until the end", f.For)))
+	}
+	// latency 0 is allowed: the baseline point of a latency sweep.
+	atLeast("latency", int64(f.Latency), 0, f.Latency.String())
+	atLeast("jitter", int64(f.Jitter), 0, f.Jitter.String())
+	atLeast("rate_kbps", int64(f.RateKbps), 1, strconv.Itoa(f.RateKbps))
+	atLeast("delay", int64(f.Delay), 0, f.Delay.String())
+	atLeast("offset", int64(f.Offset), 1, f.Offset.String())
+	return errs
+}
+
+// targetField is the field a target error of f is about: the one of
+// link, node, groups, isolate and client it sets.
+func targetField(f Fault) string {
+	for _, c := range []struct{ name, v string }{{"link", f.Link}, {"node", f.Node}, {"isolate", f.Isolate}, {"client", f.Client}} {
+		if c.v != "" {
+			return c.name
+		}
+	}
+	if f.Groups != nil {
+		return "groups"
+	}
+	return ""
 }
 
 func unsupported(format string, args ...any) error {
@@ -69,9 +130,9 @@ func unsupported(format string, args ...any) error {
 func checkLinkFault(t *topology, f Fault) error {
 	switch {
 	case f.Link == "" && f.Node == "":
-		return errors.New("needs link: A->B or node: NAME")
+		return fieldError("", fmt.Errorf("a %s fault needs link: A->B or node: NAME", f.Type))
 	case f.Link != "" && f.Node != "":
-		return errors.New("set link or node, not both")
+		return fieldError("node", errors.New("set link or node, not both"))
 	case f.Node != "":
 		if _, err := t.known(f.Node); err != nil {
 			return err
@@ -107,11 +168,11 @@ func checkLinkFault(t *topology, f Fault) error {
 	case kb == kindClient:
 		return unsupported("no link %s: links from a client are written client->server (connections the client opens), "+
 			"e.g. %s->%s", f.Link, b, a)
+	case t.Provider == cluster.ProviderExternal:
+		return unsupported("no link %s: with provider external only client links exist", f.Link)
 	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
 		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
 			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.Provider, cluster.EtcdPeers, b)
-	case t.Provider == cluster.ProviderExternal:
-		return unsupported("no link %s: with provider external only client links exist", f.Link)
 	case kb == cluster.KindSentinel && ka != cluster.KindSentinel:
 		return unsupported("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", f.Link, b, a)
 	case ka == cluster.KindRedis && kb == cluster.KindReplica:
@@ -119,35 +180,29 @@ func checkLinkFault(t *topology, f Fault) error {
 			"primary's stream flows back on them); links between the servers of a master group in both "+
 			"directions exist with sentinels only", f.Link, b, a)
 	case a == cluster.RedisPeers:
-		return unsupported("no link %s: redis-peers links exist to the nodes of a Redis topology with replicas or sentinels", f.Link)
+		return unsupported("no link %s: redis-peers links exist to the Redis nodes of a topology with replicas or sentinels", f.Link)
 	}
 	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, from a "+
 		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between etcd members)", f.Link)
 }
 
 // checkServer checks the node of pause, kill, restart, failover and
-// clock-jump: a server the provider can act on, of one of the kinds its
-// row of the fault table accepts.
+// clock-jump (check has refused them with provider external): a server of
+// one of the kinds its row of the fault table accepts.
 func checkServer(t *topology, f Fault) error {
 	typ, _ := Lookup(f.Type)
 	kinds := typ.Kinds
 	if f.Node == "" {
-		return errors.New("needs node: NAME")
-	}
-	if t.Provider == cluster.ProviderExternal {
-		return unsupported("provider external allows only client-side faults (latency, bandwidth, partition "+
-			"and reset on client links; pause-client), not %s", f.Type)
+		return fieldError("node", fmt.Errorf("a %s fault needs node: NAME (%s)", f.Type, kindPatterns(kinds)))
 	}
 	k, err := t.known(f.Node)
 	if err != nil {
 		return err
 	}
-	for _, want := range kinds {
-		if k == want {
-			return nil
-		}
+	if slices.Contains(kinds, k) {
+		return nil
 	}
-	return fmt.Errorf("%s is a %s node; %s acts on %s nodes", f.Node, k, f.Type, strings.Join(kinds, " or "))
+	return fmt.Errorf("%q is not one of %s (a %s fault acts on %s nodes)", f.Node, kindPatterns(kinds), f.Type, strings.Join(kinds, " or "))
 }
 
 // partitionGroups returns the groups of a partition fault (isolate
@@ -157,34 +212,28 @@ func checkServer(t *topology, f Fault) error {
 func partitionGroups(t *topology, f Fault) ([][]string, error) {
 	switch {
 	case f.Isolate == "" && f.Groups == nil:
-		return nil, errors.New("needs groups: [[A, B], [C]] or isolate: NAME")
+		return nil, fieldError("", errors.New("a partition needs groups: [[A, B], [C]] or isolate: NAME"))
 	case f.Isolate != "" && f.Groups != nil:
-		return nil, errors.New("set groups or isolate, not both")
+		return nil, fieldError("isolate", errors.New("set groups or isolate, not both"))
 	}
 	sels := leaderSelectors(f)
 	if len(sels) == 0 {
 		return resolvedGroups(t, f)
 	}
-	seen := map[string]int{}
-	for gi, g := range f.Groups {
-		for _, m := range g {
-			if _, err := t.known(m); err != nil {
-				return nil, err
-			}
-			if prev, dup := seen[m]; dup {
-				return nil, fmt.Errorf("%s is in groups %d and %d", m, prev, gi)
-			}
-			seen[m] = gi
-		}
-	}
 	if f.Isolate != "" {
 		if _, err := t.known(f.Isolate); err != nil {
 			return nil, err
 		}
+	} else if err := t.members(f.Groups); err != nil {
+		return nil, err
 	}
 	for _, a := range t.leaderChoices(sels) {
 		if _, err := resolvedGroups(t, withLeaders(f, a, nil)); err != nil {
-			return nil, fmt.Errorf("when %s: %w", a.leads(), err)
+			field := targetField(f)
+			if fe, ok := err.(*FieldError); ok {
+				field, err = fe.Field, fe.Err
+			}
+			return nil, fieldError(field, fmt.Errorf("when %s: %w", a.leads(), err))
 		}
 	}
 	if f.Isolate != "" {
@@ -203,21 +252,32 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 		groups = t.isolateGroups(f.Isolate)
 	}
 	if len(groups) < 2 {
-		return nil, fmt.Errorf("needs at least two groups (got %d)", len(groups))
+		return nil, fmt.Errorf("needs at least two groups to cut apart (got %d)", len(groups))
 	}
-	groupOf := map[string]int{}
 	for gi, g := range groups {
 		if len(g) == 0 {
 			return nil, fmt.Errorf("group %d is empty", gi)
 		}
+	}
+	if f.Isolate == "" {
+		if err := t.members(groups); err != nil {
+			return nil, err
+		}
+	}
+	groupOf := map[string]int{}
+	for gi, g := range groups {
 		for _, m := range g {
-			if _, err := t.known(m); err != nil {
-				return nil, err
-			}
-			if prev, dup := groupOf[m]; dup {
-				return nil, fmt.Errorf("%s is in groups %d and %d", m, prev, gi)
-			}
 			groupOf[m] = gi
+		}
+	}
+	if t.Provider == cluster.ProviderExternal {
+		for a, ga := range groupOf {
+			for b, gb := range groupOf {
+				if ka, kb := t.Kind(a), t.Kind(b); a < b && ga != gb && ka == kb && (ka == cluster.KindZooKeeper || ka == cluster.KindEtcd) {
+					return nil, unsupported("%s and %s are in different groups, but with provider external their peer traffic "+
+						"is not proxied: only client links can be cut", a, b)
+				}
+			}
 		}
 	}
 	if gc, ok := groupOf[cluster.Clients]; ok {
@@ -257,6 +317,41 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 		return nil, fmt.Errorf("no proxied link runs between the groups %s, so the partition cuts nothing", groupsString(groups))
 	}
 	return groups, nil
+}
+
+// members checks the names of a partition's groups as written: each a
+// node (not a link source such as etcd-peers), in one group only.
+func (t *topology) members(groups [][]string) error {
+	seen := map[string]int{}
+	for gi, g := range groups {
+		for j, m := range g {
+			field := fmt.Sprintf("groups[%d][%d]", gi, j)
+			if m == cluster.EtcdPeers || m == cluster.RedisPeers {
+				return fieldError(field, fmt.Errorf("%q is not one of %s, clients, client-N, holder: it names the source of links only",
+					m, kindPatterns(serverKinds)))
+			}
+			if _, err := t.known(m); err != nil {
+				return fieldError(field, err)
+			}
+			if prev, dup := seen[m]; dup {
+				return fieldError(field, fmt.Errorf("%s is already in groups[%d]", m, prev))
+			}
+			seen[m] = gi
+		}
+	}
+	return nil
+}
+
+// kindPatterns names the nodes of kinds by pattern, for messages:
+// "redis-N, redis-N-rM".
+func kindPatterns(kinds []string) string {
+	pattern := map[string]string{cluster.KindRedis: "redis-N", cluster.KindReplica: "redis-N-rM",
+		cluster.KindSentinel: "sentinel-N", cluster.KindZooKeeper: "zk-N", cluster.KindEtcd: "etcd-N"}
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = pattern[k]
+	}
+	return strings.Join(out, ", ")
 }
 
 func groupOfEnd(groupOf map[string]int, end string) (int, bool) {

@@ -66,7 +66,8 @@ func TestCheck(t *testing.T) {
 		{"etcd node", etcd, false, lat(Fault{Node: "etcd-1"}), ""},
 		{"zk pair", zk, false, lat(Fault{Link: "zk-0->zk-2"}), ""},
 		{"external client link", external, false, lat(Fault{Link: "clients->redis-0"}), ""},
-		{"latency 0", plain, false, Fault{Type: Latency, Link: "clients->redis-0"}, "latency must be > 0"},
+		{"latency 0", plain, false, Fault{Type: Latency, Link: "clients->redis-0"}, ""},
+		{"negative latency", plain, false, Fault{Type: Latency, Link: "clients->redis-0", Latency: -time.Second}, "must be >= 0 (got -1s)"},
 		{"bandwidth", plain, false, Fault{Type: Bandwidth, Node: "redis-0", RateKbps: 10}, ""},
 		{"bandwidth 0", plain, false, Fault{Type: Bandwidth, Node: "redis-0"}, "rate_kbps"},
 		{"reset", plain, false, Fault{Type: Reset, Node: "holder"}, ""},
@@ -77,7 +78,7 @@ func TestCheck(t *testing.T) {
 		{"partition clients split", plain, false, part([]string{"client-1"}, []string{"clients", "redis-0"}), "clients includes every client"},
 		{"partition nothing to cut", plain, false, part([]string{"client-1"}, []string{"client-2"}), "cuts nothing"},
 		{"partition one group", plain, false, part([]string{"redis-0"}), "at least two groups"},
-		{"partition twice", plain, false, part([]string{"redis-0"}, []string{"redis-0", "clients"}), "in groups 0 and 1"},
+		{"partition twice", plain, false, part([]string{"redis-0"}, []string{"redis-0", "clients"}), "redis-0 is already in groups[0]"},
 		{"partition unknown", plain, false, part([]string{"redis-7"}, []string{"clients"}), `no node "redis-7"`},
 		{"partition sentinels", sentinel, false, part([]string{"redis-0"}, []string{"sentinel-0", "clients"}), ""},
 		{"partition primary from sentinels", sentinel, false,
@@ -111,7 +112,7 @@ func TestCheck(t *testing.T) {
 		{"leader and a member", zk, false, part([]string{"zk-leader", "zk-0"}, []string{"zk-1", "zk-2", "clients"}), ""},
 		{"leader alone", zk, false, part([]string{"zk-leader"}, []string{"zk-0", "zk-1", "zk-2", "clients"}), ""},
 		{"leader against one", zk, false, part([]string{"zk-leader"}, []string{"zk-0"}), "when zk-0 leads: group 1 is empty"},
-		{"leader twice", zk, false, part([]string{"zk-leader"}, []string{"zk-leader", "clients"}), "zk-leader is in groups 0 and 1"},
+		{"leader twice", zk, false, part([]string{"zk-leader"}, []string{"zk-leader", "clients"}), "zk-leader is already in groups[0]"},
 		{"leader missing", zk, false, Fault{Type: Partition, Isolate: "etcd-leader"}, `no node "etcd-leader"`},
 		{"leader link", zk, false, lat(Fault{Link: "zk-leader->zk-1"}), ""},
 		{"leader client link", etcd, false, lat(Fault{Link: "clients->etcd-leader"}), ""},
@@ -151,7 +152,7 @@ func TestCheck(t *testing.T) {
 		{"negative at", plain, false, lat(Fault{Node: "redis-0", At: -time.Second}), "before the workload starts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check(tc.spec, tc.ppc, []Fault{lat(Fault{Node: "clients"}), tc.f})
+			err := Check(cluster.PlanOf(tc.spec), tc.ppc, []Fault{lat(Fault{Node: "clients"}), tc.f})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("rejected: %v", err)
@@ -161,9 +162,9 @@ func TestCheck(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
-			var fe *FaultError
-			if !errors.As(err, &fe) || fe.Index != 1 || fe.Type != tc.f.Type || !strings.HasPrefix(err.Error(), "faults[1] ("+tc.f.Type+"): ") {
-				t.Errorf("error %q (%#v): want a *FaultError for faults[1]", err, fe)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Fault != 1 || fe.Type != tc.f.Type || !strings.HasPrefix(err.Error(), "faults[1]") {
+				t.Errorf("error %q (%#v): want a *FieldError for faults[1]", err, fe)
 			}
 			t.Log(err)
 		})
@@ -171,16 +172,16 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckJoinsErrors(t *testing.T) {
-	err := Check(cluster.Spec{Redis: &cluster.RedisSpec{}}, false, []Fault{
+	err := Check(cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{}}), false, []Fault{
 		{Type: Kill, Node: "redis-3"},
 		{Type: Kill, Node: "redis-0"},
 		{Type: PauseClient, Client: "0"},
 	})
 	var idx []int
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var fe *FaultError
+		var fe *FieldError
 		if errors.As(e, &fe) {
-			idx = append(idx, fe.Index)
+			idx = append(idx, fe.Fault)
 		}
 	}
 	if !slices.Equal(idx, []int{0, 2}) {
@@ -188,5 +189,45 @@ func TestCheckJoinsErrors(t *testing.T) {
 	}
 	if !errors.Is(err, ErrUnsupported) {
 		t.Errorf("pause-client in process is not ErrUnsupported: %v", err)
+	}
+}
+
+// TestCheckFields: each problem names the field at fault as a scenario
+// file writes it, so a parser can point at its line.
+func TestCheckFields(t *testing.T) {
+	zk := cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	external := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
+		External: &cluster.ExternalSpec{ZooKeeper: []string{"a:2181", "b:2181"}}, Clients: 2})
+	for _, tc := range []struct {
+		name  string
+		plan  cluster.Plan
+		f     Fault
+		field string
+	}{
+		{"unknown type", zk, Fault{Type: "flood"}, "type"},
+		{"negative at", zk, Fault{Type: Kill, Node: "zk-0", At: -time.Second}, "at"},
+		{"negative for", zk, Fault{Type: Pause, Node: "zk-0", For: -time.Second}, "for"},
+		{"no rate", zk, Fault{Type: Bandwidth, Node: "zk-0"}, "rate_kbps"},
+		{"no target", zk, Fault{Type: Reset}, ""},
+		{"link and node", zk, Fault{Type: Reset, Link: "clients->zk-0", Node: "zk-0"}, "node"},
+		{"missing node", zk, Fault{Type: Kill, Node: "zk-7"}, "node"},
+		{"missing link end", zk, Fault{Type: Reset, Link: "clients->zk-7"}, "link"},
+		{"group member", zk, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-9"}}}, "groups[1][1]"},
+		{"member twice", zk, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-0"}}}, "groups[1][1]"},
+		{"link source in a group", zk, Fault{Type: Partition, Groups: [][]string{{"etcd-peers"}, {"clients"}}}, "groups[0][0]"},
+		{"cuts nothing", zk, Fault{Type: Partition, Groups: [][]string{{"client-0"}, {"client-1"}}}, "groups"},
+		{"isolate and groups", zk, Fault{Type: Partition, Isolate: "zk-0", Groups: [][]string{{"zk-0"}, {"zk-1"}}}, "isolate"},
+		{"server fault, external", external, Fault{Type: Kill, Node: "zk-0"}, "type"},
+		{"peers apart, external", external, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "clients"}}}, "groups"},
+		{"client index", zk, Fault{Type: PauseClient, Client: "5"}, "client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tc.plan, true, []Fault{tc.f})
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Fault != 0 || fe.Field != tc.field {
+				t.Fatalf("got %v (%#v), want a *FieldError on field %q", err, fe, tc.field)
+			}
+			t.Log(err)
+		})
 	}
 }

@@ -16,7 +16,9 @@
 // workload's start, Env.Base), heals each after its for, or when the run
 // ends for faults that last to the end, and returns one Window per fault for
 // the result file. Check tells, before anything starts, which faults a
-// cluster spec and client setup cannot perform.
+// cluster plan (cluster.PlanOf) and client setup cannot perform, each
+// problem a *FieldError naming the fault and field; it is the one
+// validator of faults (scenario parsing maps its errors to lines).
 //
 // Each fault type is a small value behind one interface (check, apply), in
 // a map from the type's name; the mechanisms, all through package cluster:

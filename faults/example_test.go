@@ -14,7 +14,7 @@ import (
 // harness's process. Cutting the primary off from the sentinels is fine.
 func ExampleCheck() {
 	spec := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3}, Clients: 4}
-	err := faults.Check(spec, false, []faults.Fault{
+	err := faults.Check(cluster.PlanOf(spec), false, []faults.Fault{
 		{Type: faults.Latency, At: 5 * time.Second, For: 10 * time.Second,
 			Link: "redis-0-r0->redis-0", Latency: 3 * time.Second},
 		{Type: faults.Partition, At: 8 * time.Second, Isolate: "redis-0"},
@@ -23,6 +23,6 @@ func ExampleCheck() {
 	})
 	fmt.Println(err)
 	// Output:
-	// faults[2] (latency): no link redis-0->sentinel-0: Redis servers never dial sentinels; Sentinel's connections are sentinel-0->redis-0: faults: unsupported
-	// faults[3] (pause-client): pause-client stops a client's process, so it needs workload.process_per_client: true: faults: unsupported
+	// faults[2].link (latency): no link redis-0->sentinel-0: Redis servers never dial sentinels; Sentinel's connections are sentinel-0->redis-0: faults: unsupported
+	// faults[3].client (pause-client): pause-client stops a client's process, so it needs workload.process_per_client: true: faults: unsupported
 }

@@ -134,19 +134,32 @@ type effect struct {
 	links []*cluster.Link
 }
 
-// FaultError is one fault that cannot be performed: Index is its position
-// in the faults list.
-type FaultError struct {
-	Index int
+// FieldError is one problem with one fault: Fault is its position in the
+// faults list, Field the field at fault as written in a scenario file
+// ("node", "groups[1][0]"; "" for the fault as a whole), Err what is wrong
+// (wrapping ErrUnsupported when the cluster or provider cannot do it).
+// Check returns these, so a scenario's parser can name the file, line and
+// field of each.
+type FieldError struct {
+	Fault int
 	Type  string
+	Field string
 	Err   error
 }
 
-func (e *FaultError) Error() string {
-	return fmt.Sprintf("faults[%d] (%s): %v", e.Index, e.Type, e.Err)
+func (e *FieldError) Error() string {
+	path := fmt.Sprintf("faults[%d]", e.Fault)
+	if e.Field != "" {
+		path += "." + e.Field
+	}
+	return fmt.Sprintf("%s (%s): %v", path, e.Type, e.Err)
 }
 
-func (e *FaultError) Unwrap() error { return e.Err }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// fieldError says that field of the fault being checked is at fault;
+// Check fills in the fault's index and type.
+func fieldError(field string, err error) error { return &FieldError{Field: field, Err: err} }
 
 // state is shared by the faults of one Run, so that overlapping faults on
 // the same link, node or client compose: the first to apply a cut, pause

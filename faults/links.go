@@ -87,15 +87,7 @@ func plural(n int, one string) string {
 // latency from the time it was read, so throughput is not limited.
 type latencyAction struct{}
 
-func (latencyAction) check(t *topology, f Fault) error {
-	if f.Latency <= 0 {
-		return fmt.Errorf("latency must be > 0 (got %v)", f.Latency)
-	}
-	if f.Jitter < 0 {
-		return fmt.Errorf("jitter must be >= 0 (got %v)", f.Jitter)
-	}
-	return checkLinkFault(t, f)
-}
+func (latencyAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
@@ -184,12 +176,7 @@ func toxicsPresent(ls []*cluster.Link, why string) evidence {
 // (a symmetric link: a large reply and a large request are both slowed).
 type bandwidthAction struct{}
 
-func (bandwidthAction) check(t *topology, f Fault) error {
-	if f.RateKbps <= 0 {
-		return fmt.Errorf("rate_kbps must be > 0 (got %d)", f.RateKbps)
-	}
-	return checkLinkFault(t, f)
-}
+func (bandwidthAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (bandwidthAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)

@@ -175,7 +175,7 @@ func TestPartitionSentinels(t *testing.T) {
 	spec := cluster.RedisSpec{Replicas: 1, Sentinels: 3}
 	groups := [][]string{{"redis-0"}, {"sentinel-0", "sentinel-1", "sentinel-2", "redis-0-r0", "clients"}}
 	f := Fault{Type: Partition, Groups: groups}
-	if err := Check(cluster.Spec{Redis: &spec, Clients: 1}, false, []Fault{f}); err != nil {
+	if err := Check(cluster.PlanOf(cluster.Spec{Redis: &spec, Clients: 1}), false, []Fault{f}); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
 	c := redisCluster(t, spec, 1)

@@ -6,7 +6,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// ClientProxies returns the servers of spec whose client links the faults
+// ClientProxies returns the servers of plan whose client links the faults
 // fs may act on, in plan order, for cluster.Spec.ClientProxies: proxies
 // only where a fault can act. A server is in it when any client's link to
 // it may be faulted (a latency, bandwidth or reset fault naming the link,
@@ -17,9 +17,11 @@ import (
 // Leader selectors and holder count for every member or client they may
 // stand for. With no such fault the result is empty (not nil): clients
 // connect directly.
-func ClientProxies(spec cluster.Spec, processPerClient bool, fs []Fault) []string {
-	spec.ClientProxies = nil
-	t := newTopology(spec, processPerClient)
+//
+// plan is the plan of the cluster's spec with ClientProxies nil (every
+// client link proxied).
+func ClientProxies(plan cluster.Plan, processPerClient bool, fs []Fault) []string {
+	t := &topology{plan, processPerClient}
 	need := map[string]bool{}
 	for _, f := range fs {
 		for _, l := range t.clientLinks(f) {

@@ -41,13 +41,13 @@ func TestClientProxies(t *testing.T) {
 			[]string{"etcd-0", "etcd-1", "etcd-2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ClientProxies(tc.spec, tc.ppc, tc.fs)
+			got := ClientProxies(cluster.PlanOf(tc.spec), tc.ppc, tc.fs)
 			if got == nil || !slices.Equal(got, tc.want) {
 				t.Fatalf("ClientProxies = %#v, want %#v", got, tc.want)
 			}
 			spec := tc.spec
 			spec.ClientProxies = got
-			if err := Check(spec, tc.ppc, tc.fs); err != nil {
+			if err := Check(cluster.PlanOf(spec), tc.ppc, tc.fs); err != nil {
 				t.Errorf("Check on the cluster proxied for %v: %v", got, err)
 			}
 		})

@@ -96,9 +96,9 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		w.Start = since()
 		return fail(errors.New("faults: Env.Cluster is nil"))
 	}
-	if err := a.check(topo, f); err != nil {
+	if errs := topo.check(f); len(errs) > 0 {
 		w.Start = since()
-		return fail(err)
+		return fail(errors.Join(errs...))
 	}
 	rf, held, err := resolveHolder(ctx, env, f)
 	holder := -1

@@ -20,11 +20,6 @@ type topology struct {
 	processPerClient bool
 }
 
-// newTopology is the topology cluster.Start(spec) builds.
-func newTopology(spec cluster.Spec, processPerClient bool) *topology {
-	return &topology{cluster.PlanOf(spec), processPerClient}
-}
-
 // topologyOf is the topology of a running cluster.
 func topologyOf(c *cluster.Cluster, processPerClient bool) *topology {
 	return &topology{c.Plan(), processPerClient}

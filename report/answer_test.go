@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // TestReading: one line per run, from its counts: lock faults cannot be
@@ -17,13 +19,13 @@ func TestReading(t *testing.T) {
 		run  Run
 		want string
 	}{
-		{"lock faults", Run{LockFaults: 2, Incidents: 2, Faults: failover},
+		{"lock faults", Run{Faults: failover, SafetyFigures: checker.SafetyFigures{LockFaults: 2, Incidents: 2}},
 			"unsafe: 2 lock faults under failover — the lock granted twice; fencing cannot repair this"},
-		{"client fault fenced", Run{ClientFaults: 1, Incidents: 1, Fences: true, Faults: failover},
+		{"client fault fenced", Run{Fences: true, Faults: failover, SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1}},
 			"safe only with fencing: 1 client fault under failover"},
-		{"client fault no tokens", Run{ClientFaults: 1, Incidents: 1, Faults: failover},
+		{"client fault no tokens", Run{Faults: failover, SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1}},
 			"unsafe without fencing: 1 client fault under failover"},
-		{"broken tokens", Run{ClientFaults: 1, Incidents: 1, Fences: true, DuplicateTokens: 1, Faults: failover},
+		{"broken tokens", Run{Fences: true, Faults: failover, SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1, DuplicateTokens: 1}},
 			"fencing would repair this, but the fencing source itself broke (1 duplicate token, 0 token regressions)"},
 		{"no fault", Run{}, "safe: no incident (no fault in this run)"},
 		{"safe with evidence", Run{Faults: failover, VisitsInWindow: 212, ContendersInWindow: 3},

@@ -6,25 +6,20 @@ import (
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // SafetyCell is the safety outcome of one lock in one result, summed over
 // its runs (sweep points).
 type SafetyCell struct {
-	Runs          int
-	Failed        int // runs that produced no measurement
-	Violations    int
-	LostUpdates   int
-	StaleAccepted int
-	StaleRejected int
+	Runs   int
+	Failed int // runs that produced no measurement
+	// SafetyFigures sum the runs'.
+	checker.SafetyFigures
 	// ExpectMissed is true when a run of this lock did not meet its
 	// expectations.
 	ExpectMissed bool
-	// Incidents are maximal groups of overlapping visits, each a lock or a
-	// client fault.
-	Incidents    int
-	LockFaults   int
-	ClientFaults int
 	// Inconclusive is true when a run's verdict was inconclusive (and
 	// none failed); Reason is the first such run's reason.
 	Inconclusive bool
@@ -96,13 +91,7 @@ func Safety(results []*Result, cols []string) *SafetyMatrix {
 			if !measured(run) {
 				cell.Failed++
 			}
-			cell.Violations += run.Violations
-			cell.LostUpdates += run.LostUpdates
-			cell.StaleAccepted += run.StaleAccepted
-			cell.StaleRejected += run.StaleRejected
-			cell.Incidents += run.Incidents
-			cell.LockFaults += run.LockFaults
-			cell.ClientFaults += run.ClientFaults
+			cell.SafetyFigures.Add(run.SafetyFigures)
 			switch run.Verdict {
 			case VerdictInconclusive:
 				if !cell.Inconclusive {

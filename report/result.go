@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // Schema is the version of result.json written by this code. Readers
@@ -86,16 +88,19 @@ type Run struct {
 	TTLMs     float64           `json:"ttl_ms"`
 	DurationS float64           `json:"duration_s"`
 
-	Ops           int64            `json:"ops"`
-	Throughput    float64          `json:"throughput"`
-	Errors        map[string]int64 `json:"errors"`
-	Violations    int              `json:"violations"`
-	LostUpdates   int              `json:"lost_updates"`
-	StaleTokens   int              `json:"stale_tokens"`
-	StaleRejected int              `json:"stale_rejected"`
-	StaleAccepted int              `json:"stale_accepted"`
-	MaxOverlapMs  float64          `json:"max_overlap_ms"`
-	Visits        int              `json:"visits"`
+	Ops        int64            `json:"ops"`
+	Throughput float64          `json:"throughput"`
+	Errors     map[string]int64 `json:"errors"`
+	// SafetyFigures are the run's safety counts (violations, lost_updates,
+	// stale_tokens, stale_rejected, stale_accepted, incidents, lock_faults,
+	// client_faults, duplicate_tokens, token_regressions). incidents counts
+	// maximal groups of overlapping visits; each is a lock fault (the lock
+	// granted again within the earlier holder's promise: nothing on the
+	// client side repairs this) or a client fault (the earlier holder
+	// stayed inside past its promise: fencing repairs this).
+	checker.SafetyFigures
+	MaxOverlapMs float64 `json:"max_overlap_ms"`
+	Visits       int     `json:"visits"`
 	// VisitsInWindow counts visits that overlapped a fault window (from
 	// the fault's start to its heal, or the run's end); ContendersInWindow
 	// how many distinct clients made them. They are the evidence a safety
@@ -107,21 +112,8 @@ type Run struct {
 	// run had no fault, or no completion before it).
 	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
 
-	// Incidents counts maximal groups of overlapping visits; each is a
-	// lock fault (the lock granted again within the earlier holder's
-	// promise: nothing on the client side repairs this) or a client fault
-	// (the earlier holder stayed inside past its promise: fencing repairs
-	// this).
-	Incidents    int `json:"incidents"`
-	LockFaults   int `json:"lock_faults"`
-	ClientFaults int `json:"client_faults"`
 	// OverlapMsTotal is how long two or more visits were inside at once.
 	OverlapMsTotal float64 `json:"overlap_ms_total"`
-	// DuplicateTokens counts visits presenting a non-zero token another
-	// holder presented before; TokenRegressions grants whose token is not
-	// greater than one granted earlier in real time.
-	DuplicateTokens  int `json:"duplicate_tokens"`
-	TokenRegressions int `json:"token_regressions"`
 	// Promise says what the lease's promised validity is: "measured",
 	// "estimated" (an adapter's conservative estimate) or "unbounded".
 	Promise string `json:"promise,omitempty"`

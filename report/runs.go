@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // RunsSummary sums up repeated runs of one scenario (`run --runs N`): per
@@ -42,18 +44,10 @@ type LockRuns struct {
 	AcquireP50Ms Spread `json:"acquire_p50_ms"`
 	AcquireP99Ms Spread `json:"acquire_p99_ms"`
 
-	// Safety figures, summed over every run.
-	Ops              int64 `json:"ops"`
-	Errors           int64 `json:"errors"`
-	Violations       int   `json:"violations"`
-	LostUpdates      int   `json:"lost_updates"`
-	StaleTokens      int   `json:"stale_tokens"`
-	StaleAccepted    int   `json:"stale_accepted"`
-	Incidents        int   `json:"incidents"`
-	LockFaults       int   `json:"lock_faults"`
-	ClientFaults     int   `json:"client_faults"`
-	DuplicateTokens  int   `json:"duplicate_tokens"`
-	TokenRegressions int   `json:"token_regressions"`
+	// Ops, errors and the safety figures, summed over every run.
+	Ops    int64 `json:"ops"`
+	Errors int64 `json:"errors"`
+	checker.SafetyFigures
 }
 
 // SummarizeRuns sums up results, repeated runs of one scenario, per lock
@@ -91,15 +85,7 @@ func SummarizeRuns(results []*Result) *RunsSummary {
 			for _, n := range run.Errors {
 				lr.Errors += n
 			}
-			lr.Violations += run.Violations
-			lr.LostUpdates += run.LostUpdates
-			lr.StaleTokens += run.StaleTokens
-			lr.StaleAccepted += run.StaleAccepted
-			lr.Incidents += run.Incidents
-			lr.LockFaults += run.LockFaults
-			lr.ClientFaults += run.ClientFaults
-			lr.DuplicateTokens += run.DuplicateTokens
-			lr.TokenRegressions += run.TokenRegressions
+			lr.SafetyFigures.Add(run.SafetyFigures)
 		}
 	}
 	for _, k := range order {

@@ -6,12 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/checker"
 )
 
 func TestSummarizeRuns(t *testing.T) {
 	run := func(lock string, tp, p50, p99 float64, violations int, errMsg string) Run {
-		return Run{Lock: lock, Ops: 10, Throughput: tp, Acquire: Latency{P50Ms: p50, P99Ms: p99},
-			Violations: violations, Incidents: violations, LockFaults: violations, Errors: map[string]int64{"timeout": 1}, Error: errMsg}
+		return Run{Lock: lock, Ops: 10, Throughput: tp, Acquire: Latency{P50Ms: p50, P99Ms: p99}, Errors: map[string]int64{"timeout": 1}, Error: errMsg,
+			SafetyFigures: checker.SafetyFigures{Violations: violations, Incidents: violations, LockFaults: violations},
+		}
 	}
 	results := []*Result{
 		{Scenario: "s", Runs: []Run{run("a", 100, 1, 10, 0, ""), run("b", 50, 2, 20, 1, "")}},

@@ -61,10 +61,7 @@ func countsOf(run *report.Run) scenarios.Counts {
 	}
 	throughput := run.Throughput
 	return scenarios.Counts{
-		Violations: run.Violations, StaleTokens: run.StaleTokens, StaleRejected: run.StaleRejected,
-		StaleAccepted: run.StaleAccepted, LostUpdates: run.LostUpdates, Errors: errs,
-		Incidents: run.Incidents, LockFaults: run.LockFaults, ClientFaults: run.ClientFaults,
-		DuplicateTokens: run.DuplicateTokens, TokenRegressions: run.TokenRegressions,
+		SafetyFigures: run.SafetyFigures, Errors: errs,
 		Throughput:   &throughput,
 		AcquireP50Ms: latency(run.Acquire, run.Acquire.P50Ms), AcquireP99Ms: latency(run.Acquire, run.Acquire.P99Ms),
 		HandoffP50Ms:            latency(run.Handoff, run.Handoff.P50Ms),
@@ -139,11 +136,11 @@ func reasons(checks []scenarios.Check) string {
 	return strings.Join(out, "; ")
 }
 
-// verdictFields copies the checker's incident and token figures into out.
+// verdictFields copies the checker's safety figures, overlap and
+// incidents into out.
 func verdictFields(out *report.Run, truth checker.Summary) {
-	out.Incidents, out.LockFaults, out.ClientFaults = truth.Incidents, truth.LockFaults, truth.ClientFaults
+	out.SafetyFigures = truth.SafetyFigures
 	out.OverlapMsTotal = msf(truth.OverlapTotal)
-	out.DuplicateTokens, out.TokenRegressions = truth.DuplicateTokens, truth.TokenRegressions
 	out.Promise = truth.Promise
 	for _, in := range truth.IncidentList {
 		out.IncidentEvents = append(out.IncidentEvents, report.IncidentEvent{

@@ -42,7 +42,7 @@ func TestEvaluateVerdicts(t *testing.T) {
 		{"resource error", scenarios.Inconclusive, "resource-call errors",
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
 		{"violation", scenarios.Failed, "violations: got 2",
-			report.Run{Violations: 2, Incidents: 1, ClientFaults: 1, Faults: []report.FaultWindow{kill}}, nil},
+			report.Run{Faults: []report.FaultWindow{kill}, SafetyFigures: checker.SafetyFigures{Violations: 2, Incidents: 1, ClientFaults: 1}}, nil},
 		{"no faults, enough visits", scenarios.Met, "", report.Run{}, nil},
 	}
 	for _, tt := range tests {

@@ -13,13 +13,12 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// relevantFaults fits fs to spec's cluster (faults.Narrow on its plan):
+// relevantFaults fits fs to the cluster of plan (faults.Narrow):
 // the faults that act, each with a note naming what was dropped from it
 // ("" when nothing), and the faults left with nothing to act on, recorded
 // in the run as not applicable (faults.Applies alone would drop them
 // silently, and the run would read safe as if they had happened).
-func relevantFaults(fs []scenarios.Fault, spec cluster.Spec) (kept []scenarios.Fault, notes []string, na []report.FaultWindow) {
-	plan := cluster.PlanOf(spec)
+func relevantFaults(fs []scenarios.Fault, plan cluster.Plan) (kept []scenarios.Fault, notes []string, na []report.FaultWindow) {
 	for _, f := range fs {
 		n := faults.Narrow(f, plan)
 		if n.NotApplicable != "" {
@@ -60,28 +59,24 @@ func groupsString(gs [][]string) string {
 	return fmt.Sprint(gs)
 }
 
-// checkFaults runs faults.Check for one point and turns its errors into
-// file:line messages.
-func checkFaults(sc *scenarios.Scenario, lock string, spec cluster.Spec, ppc bool, fs []scenarios.Fault) error {
-	err := faults.Check(spec, ppc, fs)
+// checkFaults runs faults.Check for one point (its lock's cluster, the
+// provider the run uses) and names each problem's file, line and field.
+func checkFaults(sc *scenarios.Scenario, lock string, plan cluster.Plan, ppc bool, fs []scenarios.Fault) error {
+	err := faults.Check(plan, ppc, fs)
 	if err == nil {
 		return nil
 	}
 	var lines []string
-	for _, e := range unjoin(err) {
-		var fe *faults.FaultError
-		if errors.As(e, &fe) && fe.Index < len(fs) {
-			lines = append(lines, fmt.Sprintf("%s:%d: faults: %s (with lock %s): %v", sc.File, fs[fe.Index].Line, fe.Type, lock, fe.Err))
-			continue
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var fe *faults.FieldError
+		if errors.As(e, &fe) && fe.Fault < len(fs) {
+			path := fmt.Sprintf("faults[%d]", fe.Fault)
+			if fe.Field != "" {
+				path += "." + fe.Field
+			}
+			e = fmt.Errorf("%s:%d: %s: %v (a %s fault, with lock %s)", sc.File, fs[fe.Fault].Line, path, fe.Err, fe.Type, lock)
 		}
-		lines = append(lines, fmt.Sprintf("%s: faults: %v", sc.File, e))
+		lines = append(lines, e.Error())
 	}
 	return errors.New(strings.Join(lines, "\n"))
-}
-
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

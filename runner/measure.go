@@ -71,11 +71,6 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 		out.Throughput = float64(sum.Ops) / elapsed.Seconds()
 	}
 	out.Errors = sum.Errors
-	out.Violations = truth.Violations
-	out.LostUpdates = truth.LostUpdates
-	out.StaleTokens = truth.StaleTokens
-	out.StaleRejected = truth.StaleRejected
-	out.StaleAccepted = truth.StaleAccepted
 	out.MaxOverlapMs = msf(truth.MaxOverlap)
 	out.Visits = truth.Visits
 	verdictFields(out, truth)

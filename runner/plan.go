@@ -20,6 +20,10 @@ type Point struct {
 	Clients int
 	Params  map[string]string
 	Faults  []scenarios.Fault
+	// Cluster is the cluster the point starts (without Dir and Logger):
+	// its lock's backend, proxied where Faults may act
+	// (faults.ClientProxies).
+	Cluster cluster.Spec
 	// Dropped, one per Faults entry, names what a multi-backend fault lost
 	// for this lock ("" when nothing); NotApplicable are the faults left
 	// with nothing to act on, recorded in the run as such.
@@ -79,17 +83,20 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		}
 		for _, v := range variants {
 			n := v.Workload.Clients
-			cs := clusterSpec(sc, providerOf(sc, opts), spec, n, "")
-			fs, dropped, na := relevantFaults(v.Faults, cs)
-			cs.ClientProxies = faults.ClientProxies(cs, sc.Workload.ProcessPerClient, fs)
-			if err := checkFaults(sc, label(l), cs, sc.Workload.ProcessPerClient, fs); err != nil {
+			// The point's plan, every client link proxied: what its faults
+			// are narrowed to, checked against and proxied for.
+			cs := lockCluster(sc, providerOf(sc, opts), spec.Backend, n)
+			plan := cluster.PlanOf(cs)
+			fs, dropped, na := relevantFaults(v.Faults, plan)
+			cs.ClientProxies = faults.ClientProxies(plan, sc.Workload.ProcessPerClient, fs)
+			if err := checkFaults(sc, label(l), plan, sc.Workload.ProcessPerClient, fs); err != nil {
 				return nil, err
 			}
 			var params map[string]string
 			if len(v.Params) > 0 {
 				params = v.Params
 			}
-			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na})
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na, Cluster: cs})
 		}
 	}
 	return pts, nil

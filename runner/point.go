@@ -71,9 +71,8 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 		name += "_" + unsafeChars.ReplaceAllString(k+"="+pt.Params[k], "_")
 	}
 	resetPeakRSS()
-	cspec := clusterSpec(r.sc, r.provider, spec, pt.Clients, filepath.Join(r.dir, "logs", name))
-	cspec.Logger = r.log
-	cspec.ClientProxies = faults.ClientProxies(cspec, r.sc.Workload.ProcessPerClient, pt.Faults)
+	cspec := pt.Cluster
+	cspec.Dir, cspec.Logger = filepath.Join(r.dir, "logs", name), r.log
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
 	cl, err := cluster.Start(ctx, cspec)
 	if err != nil {

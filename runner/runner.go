@@ -143,32 +143,20 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 	return res, dir, ctx.Err()
 }
 
-// clusterSpec is the cluster one lock runs on: the scenario's section for
-// the lock's backend only (a fresh cluster per lock).
-func clusterSpec(sc *scenarios.Scenario, provider string, spec locks.Spec, clients int, dir string) cluster.Spec {
-	c := sc.Cluster
-	cs := cluster.Spec{Provider: provider, Clients: clients, Dir: dir, RunID: sc.Name}
-	switch spec.Backend {
-	case locks.Redis:
-		if c.Redis != nil {
-			cs.Redis = &cluster.RedisSpec{Primaries: c.Redis.Primaries, Replicas: c.Redis.Replicas,
-				Sentinels: c.Redis.Sentinels, Persistence: c.Redis.Persistence, Image: c.Redis.Image}
-		} else {
-			cs.Redis = &cluster.RedisSpec{Primaries: max(1, spec.MinRedis)}
-		}
-	case locks.ZooKeeper:
-		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
-		if c.ZooKeeper != nil {
-			cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: c.ZooKeeper.Nodes, Image: c.ZooKeeper.Image}
-		}
-	case locks.Etcd:
-		cs.Etcd = &cluster.EtcdSpec{Nodes: 1}
-		if c.Etcd != nil {
-			cs.Etcd = &cluster.EtcdSpec{Nodes: c.Etcd.Nodes, Image: c.Etcd.Image}
-		}
+// lockCluster is the cluster one lock runs on: the scenario's
+// (scenarios.Cluster.Spec, whose defaults give every lock's backend a
+// section) with the lock's backend only, a fresh cluster per lock.
+func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend, clients int) cluster.Spec {
+	cs := sc.Cluster.Spec(clients)
+	cs.Provider, cs.RunID = provider, sc.Name
+	if backend != locks.Redis {
+		cs.Redis = nil
 	}
-	if c.External != nil {
-		cs.External = &cluster.ExternalSpec{Redis: c.External.Redis, ZooKeeper: c.External.ZooKeeper, Etcd: c.External.Etcd}
+	if backend != locks.ZooKeeper {
+		cs.ZooKeeper = nil
+	}
+	if backend != locks.Etcd {
+		cs.Etcd = nil
 	}
 	return cs
 }

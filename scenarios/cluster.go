@@ -21,22 +21,16 @@ func (p *parser) cluster(e entry) {
 			c.Provider = v
 		}
 	}
-	if len(p.list) > before {
-		p.unsure = kServer // provider or section shape unknown
-	}
-	section := func(name string, kinds nodeKind, parse func(entry)) {
+	section := func(name string, parse func(entry)) {
 		if x, ok := f[name]; ok {
-			n := len(p.list)
 			parse(x)
-			if len(p.list) > n {
-				p.unsure |= kinds
-			}
 		}
 	}
-	section("redis", kPrimary|kReplica|kSentinel, func(x entry) { c.Redis = p.redis(x) })
-	section("zookeeper", kZK, func(x entry) { c.ZooKeeper = p.ensemble(x, "cluster.zookeeper") })
-	section("etcd", kEtcd, func(x entry) { c.Etcd = p.ensemble(x, "cluster.etcd") })
-	section("external", kServer, func(x entry) { c.External = p.external(x) })
+	section("redis", func(x entry) { c.Redis = p.redis(x) })
+	section("zookeeper", func(x entry) { c.ZooKeeper = p.ensemble(x, "cluster.zookeeper") })
+	section("etcd", func(x entry) { c.Etcd = p.ensemble(x, "cluster.etcd") })
+	section("external", func(x entry) { c.External = p.external(x) })
+	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
 		for _, name := range []string{"redis", "zookeeper", "etcd"} {
 			if x, ok := f[name]; ok {
@@ -192,22 +186,28 @@ func (p *parser) clusterDefaults() {
 	}
 }
 
-// clusterSpec is the cluster section as a cluster.Spec with every backend
-// it declares, for clients clients (at least one).
-func (p *parser) clusterSpec(clients int) cluster.Spec {
-	c := p.s.Cluster
+// Spec is the cluster section as a cluster.Spec with every backend it
+// declares, for clients clients (at least one): what validation checks
+// faults against, and what each run starts (its lock's backend only, see
+// cluster.Spec.Only).
+func (c Cluster) Spec(clients int) cluster.Spec {
 	cs := cluster.Spec{Provider: c.Provider, Clients: max(clients, 1)}
 	if r := c.Redis; r != nil {
-		cs.Redis = &cluster.RedisSpec{Primaries: r.Primaries, Replicas: r.Replicas, Sentinels: r.Sentinels}
+		cs.Redis = &cluster.RedisSpec{Primaries: r.Primaries, Replicas: r.Replicas, Sentinels: r.Sentinels,
+			Persistence: r.Persistence, Image: r.Image}
 	}
 	if z := c.ZooKeeper; z != nil {
-		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: z.Nodes}
+		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: z.Nodes, Image: z.Image}
 	}
 	if e := c.Etcd; e != nil {
-		cs.Etcd = &cluster.EtcdSpec{Nodes: e.Nodes}
+		cs.Etcd = &cluster.EtcdSpec{Nodes: e.Nodes, Image: e.Image}
 	}
 	if x := c.External; x != nil {
 		cs.External = &cluster.ExternalSpec{Redis: x.Redis, ZooKeeper: x.ZooKeeper, Etcd: x.Etcd}
 	}
 	return cs
 }
+
+// plan is the plan (cluster.PlanOf) of Spec(clients) with every client
+// link proxied: what faults are checked against.
+func (c Cluster) plan(clients int) cluster.Plan { return cluster.PlanOf(c.Spec(clients)) }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // Condition is one expectation on a count or a measured figure, parsed
@@ -99,17 +101,8 @@ func (c Condition) String() string {
 // Counts are the safety and error counts of one run that expectations are
 // checked against (result fields of docs/results.md).
 type Counts struct {
-	Violations       int
-	StaleTokens      int
-	StaleRejected    int
-	StaleAccepted    int
-	LostUpdates      int
-	Errors           int // all kinds together
-	Incidents        int
-	LockFaults       int
-	ClientFaults     int
-	DuplicateTokens  int
-	TokenRegressions int
+	checker.SafetyFigures
+	Errors int // all kinds together
 
 	// Performance figures of the run, for the gates; nil when the run did
 	// not measure one (no acquisition, no hand-off, no fault window, or
@@ -250,21 +243,23 @@ func evalGate(name, want string, c Counts) Check {
 // round3 rounds v to three decimals, for messages.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// safetyFields are the counts of unsafety: a zero there is a claim that
-// needs evidence (faults applied, visits after them, no resource error).
-var safetyFields = map[string]bool{
-	"violations": true, "incidents": true, "lock_faults": true, "client_faults": true,
-	"lost_updates": true, "stale_tokens": true, "stale_accepted": true,
-	"duplicate_tokens": true, "token_regressions": true,
+// isSafety reports whether name is a count of unsafety, a safety figure
+// whose zero is a claim that needs evidence (faults applied, visits after
+// them, no resource error): every one but stale_rejected (a rejection is
+// fencing at work).
+func isSafety(name string) bool {
+	_, ok := checker.SafetyFigures{}.Get(name)
+	return ok && name != "stale_rejected"
 }
 
 func (c Counts) get(name string) int {
-	return map[string]int{
-		"violations": c.Violations, "stale_tokens": c.StaleTokens, "stale_rejected": c.StaleRejected,
-		"stale_accepted": c.StaleAccepted, "lost_updates": c.LostUpdates, "errors": c.Errors,
-		"incidents": c.Incidents, "lock_faults": c.LockFaults, "client_faults": c.ClientFaults,
-		"duplicate_tokens": c.DuplicateTokens, "token_regressions": c.TokenRegressions,
-	}[name]
+	if v, ok := c.SafetyFigures.Get(name); ok {
+		return v
+	}
+	if name == "errors" {
+		return c.Errors
+	}
+	return 0
 }
 
 // Evaluate checks the counts against e, one Check per condition set, in
@@ -293,7 +288,7 @@ func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
 		switch {
 		case err != nil:
 			ch.Verdict, ch.Reason = Failed, err.Error()
-		case safetyFields[name] && ch.Got == 0 && noEvidence != "":
+		case isSafety(name) && ch.Got == 0 && noEvidence != "":
 			ch.Want = cond.String()
 			ch.Verdict, ch.Reason = Inconclusive, noEvidence
 		case cond.Check(ch.Got):

@@ -5,12 +5,13 @@
 // It owns the YAML contract and its line-accurate validation; the fault
 // table belongs to package faults (it decodes faults into faults.Fault) and
 // the model of nodes and links to cluster.PlanOf. It imports faults,
-// cluster and locks (the registry) only: never runner, workload, checker or
-// report.
+// cluster, locks (the registry) and checker (for SafetyFigures, what
+// expectations are checked against; checker imports nothing) only: never
+// runner, workload or report.
 //
 // Files: parse.go the top level and workload, cluster.go, locks.go,
-// faults.go (fault parsing), faults_check.go (fault validation),
-// topology.go (node names over the plan), sweep.go, expect.go and
+// faults.go (fault parsing), faults_check.go (faults.Check's errors mapped
+// to lines), sweep.go, expect.go and
 // condition.go, one per section; yamlnode.go YAML helpers.
 //
 // # Entry points
@@ -108,8 +109,8 @@
 // A partition's groups must cut at least one proxied link. With provider
 // external only client links exist, so only client-side faults are
 // possible: latency, bandwidth, reset and partition on client links, and
-// pause-client. faults.Check repeats these checks against the cluster spec;
-// this package reports them first, with lines.
+// pause-client. These rules are package faults' (faults.Check, against the
+// cluster's plan); this package reports what it finds with lines.
 //
 // # Sweeps
 //

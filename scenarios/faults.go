@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/suggest"
 	"gopkg.in/yaml.v3"
@@ -27,27 +26,6 @@ const (
 	FaultPauseClient = faults.PauseClient
 	FaultClockJump   = faults.ClockJump
 )
-
-// nodeKinds converts a fault type's cluster kinds to the node kinds a
-// name may have.
-func nodeKinds(kinds []string) nodeKind {
-	var k nodeKind
-	for _, c := range kinds {
-		switch c {
-		case cluster.KindRedis:
-			k |= kPrimary
-		case cluster.KindReplica:
-			k |= kReplica
-		case cluster.KindSentinel:
-			k |= kSentinel
-		case cluster.KindZooKeeper:
-			k |= kZK
-		case cluster.KindEtcd:
-			k |= kEtcd
-		}
-	}
-	return k
-}
 
 // sweepable reports whether a fault field can be swept: every scalar field
 // except type.
@@ -123,10 +101,7 @@ func asClient(n *yaml.Node) (string, string) {
 	if s == "holder" {
 		return s, ""
 	}
-	if nd, ok := parseNode(s); ok && nd.kind == kClient {
-		return strconv.Itoa(nd.i), ""
-	}
-	if i, err := strconv.Atoi(s); err == nil && i >= 0 {
+	if i, err := strconv.Atoi(strings.TrimPrefix(s, "client-")); err == nil && i >= 0 {
 		return strconv.Itoa(i), ""
 	}
 	return "", fmt.Sprintf("must be holder or a client index such as 0 (got %q)", s)

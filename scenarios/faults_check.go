@@ -1,10 +1,12 @@
 package scenarios
 
-// Fault validation against the fault table (package faults) and the cluster's plan, with file:line.
+// Fault validation: which fields each fault type takes comes from the
+// fault table, everything else from faults.Check against the cluster's
+// plan; this file only maps its errors to file:line: field.
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +14,10 @@ import (
 	"github.com/locklab/locklab/faults"
 )
 
-// checkFault validates one fault against its type and the topology.
+// checkFault validates one fault: the fields its type takes and requires
+// (faults.Type.Fields, Required), then, when those are sound and the
+// cluster section was read without errors, faults.Check against the
+// cluster's plan.
 func (p *parser) checkFault(fi *faultInfo) {
 	spec, ok := faults.Lookup(fi.f.Type)
 	if !ok {
@@ -26,6 +31,7 @@ func (p *parser) checkFault(fi *faultInfo) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	sound := len(fi.bad) == 0
 	for _, name := range names {
 		if contains(allowed, name) {
 			continue
@@ -38,309 +44,79 @@ func (p *parser) checkFault(fi *faultInfo) {
 		}
 	}
 	has := func(name string) bool { _, ok := fi.has[name]; return ok }
-	good := func(name string) bool { return has(name) && !fi.bad[name] }
-	need := func(name, hint string) bool {
+	for _, name := range append([]string{"at"}, spec.Required...) {
 		if !has(name) {
-			p.add(fi.line, join(fi.path, name), "required by a %s fault (%s)", typ, hint)
-			return false
-		}
-		return !fi.bad[name]
-	}
-	at := func(name string) (int, string) { x := fi.has[name]; return x.line, x.field }
-	bad := func(name, format string, args ...any) {
-		line, field := at(name)
-		p.add(line, field, format, args...)
-	}
-
-	if need("at", "when it starts, counted from the workload's start, e.g. at: 5s") {
-		switch d := p.s.Workload.Duration; {
-		case f.At < 0:
-			bad("at", "must be >= 0 (got %s)", f.At)
-		case d > 0 && f.At >= d:
-			bad("at", "%s is not before the workload ends (workload.duration %s)", f.At, d)
+			p.add(fi.line, join(fi.path, name), "required by a %s fault (%s)", typ, valueHint[name])
+			sound = false
 		}
 	}
-	if good("for") && spec.Heals && f.For <= 0 {
-		bad("for", "must be > 0 (got %s); leave for out to last until the end", f.For)
-	}
-	for _, r := range spec.Required {
-		need(r, valueHint[r])
-	}
-	positive := func(name string, v int64, show string) {
-		if good(name) && v <= 0 {
-			bad(name, "must be > 0 (got %s)", show)
+	if at, ok := fi.has["at"]; ok && !fi.bad["at"] {
+		if d := p.s.Workload.Duration; d > 0 && f.At >= d {
+			p.add(at.line, at.field, "%s is not before the workload ends (workload.duration %s)", f.At, d)
 		}
 	}
-	nonNegative := func(name string, v int64, show string) {
-		if good(name) && v < 0 {
-			bad(name, "must be >= 0 (got %s)", show)
-		}
+	if at, ok := fi.has["for"]; ok && !fi.bad["for"] && spec.Heals && f.For == 0 {
+		p.add(at.line, at.field, "must be > 0 (got %s); leave for out to last until the end", f.For)
 	}
-	// latency 0 is allowed: the baseline point of a latency sweep.
-	nonNegative("latency", int64(f.Latency), f.Latency.String())
-	nonNegative("jitter", int64(f.Jitter), f.Jitter.String())
-	positive("rate_kbps", int64(f.RateKbps), strconv.Itoa(f.RateKbps))
-	nonNegative("delay", int64(f.Delay), f.Delay.String())
-	positive("offset", int64(f.Offset), f.Offset.String())
-
-	t := &p.topo
-	if t.external && !spec.External {
-		bad("type", "a %s fault is not possible with provider external, which allows only client-side faults "+
-			"(latency, bandwidth, partition and reset on client links; pause-client)", typ)
+	if !sound || p.plan == nil {
 		return
 	}
-	switch spec.Target {
-	case faults.OnLinkOrNode:
-		switch {
-		case !has("link") && !has("node"):
-			p.add(fi.line, fi.path, "a %s fault needs link: A->B or node: NAME", typ)
-		case has("link") && has("node"):
-			bad("node", "set link or node, not both")
-		case good("link"):
-			if _, msg := t.checkLink(f.Link); msg != "" {
-				bad("link", "%s", msg)
-			}
-		case good("node"):
-			// A bare node name means every link touching it (docs/faults.md);
-			// clients, client-N and holder name the client ends.
-			if _, msg := t.checkNode(f.Node, kAny|kClients|kClient|kHolder); msg != "" {
-				bad("node", "%s", msg)
-			}
+	// pause-client implies process_per_client (checkFaults sets it).
+	for _, e := range unjoin(faults.Check(*p.plan, true, []faults.Fault{*f})) {
+		var fe *faults.FieldError
+		if !errors.As(e, &fe) {
+			p.add(fi.line, fi.path, "%v", e)
+			continue
 		}
-	case faults.OnServer:
-		if !need("node", "the server it acts on: "+nodeKinds(spec.Kinds).describe()) {
-			break
-		}
-		if _, msg := t.checkNode(f.Node, nodeKinds(spec.Kinds)); msg != "" {
-			bad("node", "%s", msg)
-			break
-		}
-		if typ == FaultFailover && t.unsure&kPrimary == 0 {
-			if t.sentinel == 0 {
-				bad("node", "failover needs Sentinel to promote a replica: set cluster.redis.sentinels (e.g. 3)")
-			}
-			if t.replicas == 0 {
-				bad("node", "failover needs a replica to promote: set cluster.redis.replicas >= 1")
-			}
-		}
-	case faults.OnPartition:
-		switch {
-		case !has("groups") && !has("isolate"):
-			p.add(fi.line, fi.path, "a partition needs groups: [[A, B], [C]] or isolate: NAME")
-		case has("groups") && has("isolate"):
-			bad("isolate", "set groups or isolate, not both")
-		case good("isolate"):
-			p.checkIsolate(fi)
-		case good("groups"):
-			p.checkGroups(fi)
-		}
-	case faults.OnClient:
-		if need("client", "holder or a client index") && f.Client != "holder" {
-			if i, _ := strconv.Atoi(f.Client); t.clients > 0 && i >= t.clients {
-				bad("client", "no client %d (clients are 0..%d)", i, t.clients-1)
-			}
-		}
+		line, field := p.faultField(fi, fe.Field)
+		p.add(line, field, "%s", strings.TrimSuffix(fe.Err.Error(), ": "+faults.ErrUnsupported.Error()))
 	}
 }
 
-// valueHint says what a required value field means, for "required" errors.
+// faultField is where a faults.FieldError's field was written: the field
+// itself (for a swept value its place in sweep:), a member of groups, or
+// the fault when it was not written.
+func (p *parser) faultField(fi *faultInfo, field string) (int, string) {
+	var g, m int
+	if _, err := fmt.Sscanf(field, "groups[%d][%d]", &g, &m); err == nil && g < len(fi.groupLines) && m < len(fi.groupLines[g]) {
+		return fi.groupLines[g][m], index(index(fi.has["groups"].field, g), m)
+	}
+	if at, ok := fi.has[field]; ok {
+		return at.line, at.field
+	}
+	if field == "" {
+		return fi.line, fi.path
+	}
+	return fi.line, join(fi.path, field)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// valueHint says what a required field means, for "required" errors.
 var valueHint = map[string]string{
+	"at":        "when it starts, counted from the workload's start, e.g. at: 5s",
 	"latency":   "the delay to add, e.g. latency: 500ms",
 	"rate_kbps": "the bandwidth limit in kB/s, e.g. rate_kbps: 64",
 	"offset":    "how far the clock jumps forward, e.g. offset: 10s",
 }
 
-// member is one node of a partition group.
-type member struct {
-	n     node
-	name  string
-	group int
-}
-
-// checkIsolate checks isolate: x, which is groups [[x], [every other
-// server, and clients unless x is a client]].
-func (p *parser) checkIsolate(fi *faultInfo) {
-	t := &p.topo
-	at := fi.has["isolate"]
-	x := fi.f.Isolate
-	n, msg := t.checkNode(x, kAny)
-	if msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-		return
-	}
-	if t.unsure != 0 {
-		return // the other servers are not known
-	}
-	ms := []member{{n, x, 0}}
-	for _, s := range t.servers() {
-		if s != x {
-			o, _ := parseNode(s)
-			ms = append(ms, member{o, s, 1})
-		}
-	}
-	if !n.isClient() {
-		ms = append(ms, member{node{kind: kClients}, "clients", 1})
-	}
-	if msg := t.partitionLeaders(ms, 2); msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-	}
-}
-
-// checkGroups checks a partition's groups: known nodes, each in one group,
-// and at least one link to cut.
-func (p *parser) checkGroups(fi *faultInfo) {
-	t := &p.topo
-	groups := fi.f.Groups
-	at := fi.has["groups"]
-	if len(groups) < 2 {
-		p.add(at.line, at.field, "needs at least two groups to cut apart (got %d)", len(groups))
-		return
-	}
-	var ms []member
-	seen := map[string]int{}
-	valid := true
-	for i, g := range groups {
-		for j, name := range g {
-			mline, mfield := fi.groupLines[i][j], index(index(at.field, i), j)
-			n, msg := t.checkNode(name, kAny)
-			if msg == "" {
-				if prev, dup := seen[name]; dup {
-					msg = fmt.Sprintf("%s is already in %s", name, index(at.field, prev))
-				}
-			}
-			if msg != "" {
-				p.add(mline, mfield, "%s", msg)
-				valid = false
-				continue
-			}
-			seen[name] = i
-			ms = append(ms, member{n, name, i})
-		}
-	}
-	if !valid {
-		return
-	}
-	if msg := t.partitionLeaders(ms, len(groups)); msg != "" {
-		p.add(at.line, at.field, "%s", msg)
-	}
-}
-
-// partitionLeaders is partition for groups that may name leader selectors:
-// they are checked for every member that may lead, as package faults
-// resolves them when the fault starts (a selector takes its member out of
-// every other place the groups name it). ngroups is the number of groups.
-func (t *topology) partitionLeaders(ms []member, ngroups int) string {
-	var sels []nodeKind
-	for _, m := range ms {
-		if m.n.isLeader() && !slices.Contains(sels, m.n.kind) {
-			sels = append(sels, m.n.kind)
-		}
-	}
-	if len(sels) == 0 {
-		return t.partition(ms)
-	}
-	choices := []map[nodeKind]node{{}}
-	for _, k := range sels {
-		var next []map[nodeKind]node
-		for _, a := range choices {
-			for _, c := range t.candidates(node{kind: k}) {
-				b := map[nodeKind]node{k: c}
-				for kk, v := range a {
-					b[kk] = v
-				}
-				next = append(next, b)
-			}
-		}
-		choices = next
-	}
-	for _, a := range choices {
-		placed := map[node]bool{}
-		for _, c := range a {
-			placed[c] = true
-		}
-		var resolved []member
-		seen := map[node]int{}
-		size := make([]int, ngroups)
-		for _, m := range ms {
-			n := m.n
-			if c, ok := a[n.kind]; ok {
-				n = c
-			} else if placed[n] {
-				continue // the selector places it
-			}
-			if g, dup := seen[n]; dup && g == m.group {
-				continue
-			}
-			seen[n] = m.group
-			size[m.group]++
-			resolved = append(resolved, member{n, n.name(), m.group})
-			if !m.n.isLeader() {
-				resolved[len(resolved)-1].name = m.name
-			}
-		}
-		var leads []string
-		for _, k := range sels {
-			if a[k].i >= 0 {
-				leads = append(leads, a[k].name())
-			}
-		}
-		when := ""
-		if len(leads) > 0 {
-			when = "when " + strings.Join(leads, " and ") + " leads: "
-		}
-		for g, n := range size {
-			if n == 0 {
-				return fmt.Sprintf("%sgroup %d is empty (a leader selector takes its member out of every other group)", when, g)
-			}
-		}
-		if msg := t.partition(resolved); msg != "" {
-			return when + msg
-		}
-	}
-	return ""
-}
-
-// partition checks the members of a partition's groups against the
-// proxied links and returns what is wrong, or "".
-func (t *topology) partition(ms []member) string {
-	etcdIn := map[int]int{} // group -> etcd members in it
-	for _, m := range ms {
-		if m.n.kind == kEtcd {
-			etcdIn[m.group]++
-		}
-	}
-	if msg := t.plan.EtcdSplit(etcdIn); msg != "" {
-		return msg
-	}
-	cuts := false
-	for a := range ms {
-		for b := a + 1; b < len(ms); b++ {
-			x, y := ms[a], ms[b]
-			if x.group == y.group {
-				continue
-			}
-			switch {
-			case x.n.isClient() && y.n.isClient() && (x.n.kind == kClients || y.n.kind == kClients):
-				return fmt.Sprintf("%s and %s are in different groups, but clients includes every client", x.name, y.name)
-			case t.external && !x.n.isClient() && !y.n.isClient() && x.n.kind == y.n.kind && x.n.kind&(kZK|kEtcd) != 0:
-				return fmt.Sprintf("%s and %s are in different groups, but with provider external their peer traffic is not "+
-					"proxied: only client links can be cut", x.name, y.name)
-			case t.cut(x.n, y.n):
-				cuts = true
-			}
-		}
-	}
-	if !cuts {
-		return fmt.Sprintf("no proxied link runs between the groups, so the partition cuts nothing (%s)", linkRules)
-	}
-	return ""
-}
-
-// checkFaults validates every fault against the topology. A fault with
-// swept fields is checked once per swept value (the other swept fields at
-// their first value), and problems with a swept value are reported at the
-// value in sweep:.
+// checkFaults validates every fault against the cluster's plan. A fault
+// with swept fields is checked once per swept value (the other swept
+// fields at their first value), and problems with a swept value are
+// reported at the value in sweep:.
 func (p *parser) checkFaults() {
+	if !p.clusterBad {
+		plan := p.s.Cluster.plan(p.fewestClients())
+		p.plan = &plan
+	}
 	var params []SweepParam
 	if p.s.Sweep != nil {
 		params = p.s.Sweep.Params
@@ -393,4 +169,24 @@ func (p *parser) checkFaults() {
 			p.s.Workload.ProcessPerClient = true
 		}
 	}
+}
+
+// unknownClients stands for the clients of a workload section with errors:
+// enough that no client-N a fault names is refused for it.
+const unknownClients = 1024
+
+// fewestClients is the fewest clients any run of the scenario has (sweeps
+// included): client-N must be below it.
+func (p *parser) fewestClients() int {
+	if !p.clientsOK {
+		return unknownClients
+	}
+	n := p.s.Workload.Clients
+	if sw := p.s.Sweep; sw != nil && len(sw.Clients) > 0 {
+		n = sw.Clients[0]
+		for _, c := range sw.Clients {
+			n = min(n, c)
+		}
+	}
+	return n
 }

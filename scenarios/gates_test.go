@@ -3,6 +3,8 @@ package scenarios
 import (
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/checker"
 )
 
 func TestRealCondition(t *testing.T) {
@@ -139,7 +141,7 @@ func TestGatesEvaluate(t *testing.T) {
 		})
 	}
 	// The counts' own verdicts are unchanged by the gates.
-	if got := (Expect{Violations: "0"}).Unmet(Counts{Violations: 2}); len(got) != 1 || got[0] != "violations: got 2, want 0" {
+	if got := (Expect{Violations: "0"}).Unmet(Counts{SafetyFigures: checker.SafetyFigures{Violations: 2}}); len(got) != 1 || got[0] != "violations: got 2, want 0" {
 		t.Errorf("Unmet = %q", got)
 	}
 	if got := (Expect{Throughput: ">=5000"}).Unmet(Counts{Throughput: f(3120.5)}); len(got) != 1 || got[0] != "throughput 3120.5 ops/s, want >=5000" {

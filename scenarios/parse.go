@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // Defaults applied by Parse (see the package doc for the full list).
@@ -69,18 +71,18 @@ func Parse(file string, data []byte) (*Scenario, error) {
 // parser holds one Parse call's state.
 type parser struct {
 	problems
-	s    *Scenario
-	topo topology
-
-	// unsure is the node kinds whose cluster section had errors, so fault
-	// checks do not pile more errors on them.
-	unsure    nodeKind
-	clientsOK bool
-	primaries *entry // cluster.redis.primaries as written
-	locks     []lockMeta
-	faults    []faultInfo
-	sweepVals [][]*yaml.Node  // value nodes of each Sweep.Params entry
-	extBad    map[string]bool // cluster.external lists with a bad entry
+	s *Scenario
+	// plan is the cluster's plan faults are checked against; nil when the
+	// cluster section had errors (clusterBad), so fault checks do not pile
+	// more errors on them.
+	plan       *cluster.Plan
+	clusterBad bool
+	clientsOK  bool
+	primaries  *entry // cluster.redis.primaries as written
+	locks      []lockMeta
+	faults     []faultInfo
+	sweepVals  [][]*yaml.Node  // value nodes of each Sweep.Params entry
+	extBad     map[string]bool // cluster.external lists with a bad entry
 }
 
 func (p *parser) scenario(root *yaml.Node) {
@@ -135,7 +137,6 @@ func (p *parser) scenario(root *yaml.Node) {
 	if e, ok := top["sweep"]; ok {
 		p.sweep(e)
 	}
-	p.buildTopology()
 	p.checkFaults()
 	if e, ok := top["expect"]; ok {
 		p.expect(e)

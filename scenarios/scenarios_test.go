@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all" // the locks the built-in scenarios use
@@ -226,7 +227,7 @@ func TestBadFaultNode(t *testing.T) {
 		{"leader group left empty", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[zk-leader], [zk-1]]}\n",
 			"x.yaml:5: faults[0].groups: ", "when zk-1 leads: group 1 is empty"},
 		{"leader twice", "name: t\nlocks: [test-zk]\ncluster: {zookeeper: {nodes: 3}}\nfaults:\n  - {type: partition, at: 1s, groups: [[zk-leader], [zk-leader, clients]]}\n",
-			"x.yaml:5: faults[0].groups[1][0]: ", "zk-leader is already in faults[0].groups[0]"},
+			"x.yaml:5: faults[0].groups[1][0]: ", "zk-leader is already in groups[0]"},
 		{"not a link", head + "  - {type: reset, at: 1s, link: clients-redis-0}\n",
 			"x.yaml:5: faults[0].link: ", "is not a link: write A->B"},
 		{"kill a client", head + "  - {type: kill, at: 1s, node: clients}\n",
@@ -654,7 +655,7 @@ func TestCondition(t *testing.T) {
 		}
 	}
 	e := Expect{Violations: "0", Errors: ">0"}
-	if got := e.Unmet(Counts{Violations: 2}); !reflect.DeepEqual(got, []string{"violations: got 2, want 0", "errors: got 0, want >0"}) {
+	if got := e.Unmet(Counts{SafetyFigures: checker.SafetyFigures{Violations: 2}}); !reflect.DeepEqual(got, []string{"violations: got 2, want 0", "errors: got 0, want >0"}) {
 		t.Errorf("Unmet = %q", got)
 	}
 	if got := e.Unmet(Counts{Errors: 1}); got != nil {

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/checker"
 )
 
 func TestVerdictFields(t *testing.T) {
@@ -21,7 +23,7 @@ expect:
 		t.Fatalf("expect %+v", e)
 	}
 	// enough evidence: judged as usual
-	checks := e.Evaluate(Counts{ClientFaults: 1, Incidents: 1, Violations: 1}, "")
+	checks := e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1, Violations: 1}}, "")
 	if v := Verdict(checks); v != Failed {
 		t.Errorf("verdict %s, want failed (violations 1): %+v", v, checks)
 	}
@@ -35,10 +37,10 @@ expect:
 	if v := Verdict(checks); v != Inconclusive {
 		t.Errorf("verdict %s, want inconclusive", v)
 	}
-	if v := Verdict(e.Evaluate(Counts{Violations: 3, ClientFaults: 1, Incidents: 1}, "too few visits")); v != Failed {
+	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{Violations: 3, ClientFaults: 1, Incidents: 1}}, "too few visits")); v != Failed {
 		t.Errorf("verdict %s, want failed: non-zero violations are evidence", v)
 	}
-	if v := Verdict(e.Evaluate(Counts{ClientFaults: 2, Incidents: 2}, "")); v != Met {
+	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ClientFaults: 2, Incidents: 2}}, "")); v != Met {
 		t.Errorf("verdict %s, want met", v)
 	}
 	for _, bad := range []string{"{on_lost: maybe}", "{lock_faults: x}"} {
