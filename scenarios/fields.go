@@ -77,8 +77,8 @@ var fieldTable = []Field{
 	{Path: "expect", Kind: KindMap,
 		Doc: "conditions on each run's counts, keyed by a lock name, a label or default; chaos exits 1 when one fails"},
 
-	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external"}, Example: "local",
-		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run"},
+	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external", "netns"}, Example: "local",
+		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run; netns: each server in its own network namespace, faults as dropped packets (root)"},
 	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
 	{Path: "cluster.zookeeper", Kind: KindSection, Doc: "a ZooKeeper ensemble (not with provider external)"},
 	{Path: "cluster.etcd", Kind: KindSection, Doc: "an etcd cluster (not with provider external)"},
