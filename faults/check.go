@@ -46,6 +46,9 @@ func Check(spec cluster.Spec, processPerClient bool, fs []Fault) error {
 			err = fmt.Errorf("unknown fault type %q (known: %s): %w", f.Type, strings.Join(Types(), ", "), ErrUnsupported)
 		} else {
 			err = typ.action.check(t, f)
+			if err == nil {
+				err = checkNetns(t, typ, f)
+			}
 		}
 		if err == nil && f.At < 0 {
 			err = fmt.Errorf("at %v is before the workload starts", f.At)

@@ -132,6 +132,8 @@ type effect struct {
 	pids  []int
 	rtt   map[*cluster.Link]time.Duration
 	links []*cluster.Link
+	// filters are the packet rules of a fault under provider netns.
+	filters []*cluster.PacketFilter
 }
 
 // FaultError is one fault that cannot be performed: Index is its position
