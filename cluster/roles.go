@@ -6,23 +6,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or KindEtcd), asking each running member its Role. It fails when no
-// member says it leads (during an election, or without quorum).
+// or KindEtcd), asking every running member its Role at once (a member the
+// harness cannot reach, cut off by a partition under provider netns, must
+// not use up the others' time). It fails when no member says it leads
+// (during an election, or without quorum); with several, the first in
+// node order wins.
 func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
-	var errs []error
+	var members []*Node
 	for _, n := range c.Nodes() {
-		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
-			continue
+		if n.Kind == kind && (n.cmd == nil || n.Alive()) {
+			members = append(members, n)
 		}
-		r, err := n.Role(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if r == "leader" || r == "standalone" {
+	}
+	roles := make([]string, len(members))
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, n := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			roles[i], errs[i] = n.Role(ctx)
+		}()
+	}
+	wg.Wait()
+	for i, n := range members {
+		if errs[i] == nil && (roles[i] == "leader" || roles[i] == "standalone") {
 			return n, nil
 		}
 	}

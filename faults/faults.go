@@ -134,6 +134,10 @@ type effect struct {
 	links []*cluster.Link
 	// filters are the packet rules of a fault under provider netns.
 	filters []*cluster.PacketFilter
+	// late, when set, is the fault's own evidence read at its end instead
+	// of right after it applied: packet rules' counters only count once
+	// traffic met them.
+	late func() evidence
 }
 
 // FaultError is one fault that cannot be performed: Index is its position

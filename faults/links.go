@@ -356,6 +356,9 @@ func (partitionAction) apply(ctx context.Context, env Env, f Fault) (effect, err
 			plural(len(ls), "link"), groupsString(groups), linkNames(ls))
 	}
 	eff.links = ls
+	if _, kernel := netnsCutEvidence(ls); kernel {
+		eff.late = func() evidence { return partitionAction{}.observe(context.Background(), env, f, eff) }
+	}
 	return eff, nil
 }
 

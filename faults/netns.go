@@ -180,7 +180,8 @@ func (lossAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
 		return effect{target: sel}, err
 	}
 	d := fmt.Sprintf("%d%% of packets dropped both ways on %s: %s", f.Percent, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs}, nil
+	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
+		late: func() evidence { return matched(fs, "dropped") }}, nil
 }
 
 func (lossAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -205,7 +206,8 @@ func (blackholeAction) apply(_ context.Context, env Env, f Fault) (effect, error
 		return effect{target: sel}, err
 	}
 	d := fmt.Sprintf("new connections dropped (SYN) on %s: %s", plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs}, nil
+	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
+		late: func() evidence { return matched(fs, "connection requests dropped") }}, nil
 }
 
 func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -227,7 +229,8 @@ func applyNetnsReset(ctx context.Context, env Env, f Fault) (effect, error) {
 		return effect{target: sel}, err
 	}
 	eff := effect{target: sel, links: ls, filters: fs, heal: h,
-		detail: fmt.Sprintf("TCP packets answered with a reset both ways on %s: %s", plural(len(ls), "link"), linkNames(ls))}
+		detail: fmt.Sprintf("TCP packets answered with a reset both ways on %s: %s", plural(len(ls), "link"), linkNames(ls)),
+		late:   func() evidence { return matched(fs, "answered with a reset") }}
 	if f.For <= 0 {
 		t := time.NewTimer(resetWindow)
 		select {
@@ -237,7 +240,7 @@ func applyNetnsReset(ctx context.Context, env Env, f Fault) (effect, error) {
 		}
 		eff.seen = matched(fs, "answered with a reset")
 		eff.detail += fmt.Sprintf(" for %v", resetWindow)
-		eff.heal = nil
+		eff.heal, eff.late = nil, nil
 		return eff, h(context.WithoutCancel(ctx))
 	}
 	return eff, nil
