@@ -6,36 +6,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or KindEtcd), asking every running member its Role at once (a member the
-// harness cannot reach, cut off by a partition under provider netns, must
-// not use up the others' time). It fails when no member says it leads
-// (during an election, or without quorum); with several, the first in
-// node order wins.
+// or KindEtcd), asking every running member its Role at once and returning
+// with the first that says it leads: a member the harness cannot reach
+// (cut off by a partition under provider netns) must not hold up the
+// answer, nor use up the others' time. It fails when no member says it
+// leads (during an election, or without quorum).
 func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
-	var members []*Node
-	for _, n := range c.Nodes() {
-		if n.Kind == kind && (n.cmd == nil || n.Alive()) {
-			members = append(members, n)
-		}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		n    *Node
+		role string
+		err  error
 	}
-	roles := make([]string, len(members))
-	errs := make([]error, len(members))
-	var wg sync.WaitGroup
-	for i, n := range members {
-		wg.Add(1)
+	answers := make(chan answer)
+	asked := 0
+	for _, n := range c.Nodes() {
+		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
+			continue
+		}
+		asked++
 		go func() {
-			defer wg.Done()
-			roles[i], errs[i] = n.Role(ctx)
+			r, err := n.Role(ctx)
+			select {
+			case answers <- answer{n, r, err}:
+			case <-ctx.Done():
+			}
 		}()
 	}
-	wg.Wait()
-	for i, n := range members {
-		if errs[i] == nil && (roles[i] == "leader" || roles[i] == "standalone") {
-			return n, nil
+	var errs []error
+	for range asked {
+		a := <-answers
+		if a.err == nil && (a.role == "leader" || a.role == "standalone") {
+			return a.n, nil
+		}
+		if a.err != nil {
+			errs = append(errs, a.err)
 		}
 	}
 	return nil, fmt.Errorf("cluster: no %s leader: %w", kind, errors.Join(append(errs, ErrNoLeader)...))
