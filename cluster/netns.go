@@ -49,8 +49,8 @@ type netnsProvider struct {
 	host   string     // the veth link in the harness's namespace
 
 	mu     sync.Mutex
-	nodes  int      // nodes plugged so far
-	spaces []string                 // every namespace created, bridge first
+	nodes  int                       // nodes plugged so far
+	spaces []string                  // every namespace created, bridge first
 	ns     map[string]netns.NsHandle // node -> its namespace
 	nsName map[string]string         // node -> its namespace's name
 	ip     map[string]netip.Addr     // node -> its address
