@@ -10,8 +10,9 @@ DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-c
 # binary -> package that provides it
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
              redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper
-# What only the tests need besides the servers: Chromium loads report.html.
-TEST_BINS := chromium:chromium
+# What only the tests need besides the servers: Chromium loads report.html;
+# the netns tests list namespaces with ip (iproute2).
+TEST_BINS := chromium:chromium ip:iproute2
 TEST_TIMEOUT ?= 60m
 # Package parallelism of `make test`: 2 (one package per core), chosen by
 # measurement on a 2-core machine. The packages' own times in one -p 2 run

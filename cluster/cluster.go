@@ -34,6 +34,7 @@ type Cluster struct {
 	dataDir string
 	prov    provider
 	docker  *dockerProvider // the provider when it is docker
+	netns   *netnsProvider  // the provider when it is netns
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -103,6 +104,12 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 			return nil, err
 		}
 		c.prov, c.docker = dp, dp
+	case ProviderNetns:
+		np, err := newNetnsProvider(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		c.prov, c.netns = np, np
 	default:
 		return nil, fmt.Errorf("cluster: provider %q: %w", spec.Provider, ErrUnsupported)
 	}
@@ -222,6 +229,16 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
+	} else if c.netns != nil {
+		if c.spec.Redis != nil {
+			add(c.buildNetnsRedis(*c.spec.Redis))
+		}
+		if c.spec.ZooKeeper != nil {
+			add(c.buildNetnsZooKeeper(*c.spec.ZooKeeper))
+		}
+		if c.spec.Etcd != nil {
+			add(c.buildNetnsEtcd(*c.spec.Etcd))
+		}
 	} else if c.docker != nil {
 		if c.spec.Redis != nil {
 			add(c.buildDockerRedis(*c.spec.Redis))
@@ -287,8 +304,20 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 
+	// Provider netns: every link is the kernel's, with packet rules for
+	// faults (netns_link.go).
+	if c.netns != nil {
+		for _, l := range c.plan.Links {
+			if err := c.addKernelLink(l.From, l.To); err != nil {
+				return err
+			}
+		}
+	}
 	// Client links, now that every node has its final address.
 	for _, l := range c.plan.Links {
+		if c.netns != nil {
+			break
+		}
 		if !isClient(l.From) {
 			continue
 		}

@@ -70,6 +70,9 @@ type Link struct {
 	gateID  string
 	gate    *gate
 	watch   bool // proxies follow their upstreams' listening state (listen.go)
+	// kernel replaces the proxies on links of provider netns
+	// (netns_link.go): Cut, Heal and IsCut act on packet rules.
+	kernel *kernelLink
 
 	mu        sync.Mutex
 	upstreams []string // the proxies' upstreams
@@ -113,6 +116,9 @@ func (l *Link) AddToxic(t Toxic) (string, error) {
 }
 
 func (l *Link) addToxic(t Toxic) (string, error) {
+	if l.kernel != nil {
+		return "", errNoProxy(l, "toxic "+t.Type)
+	}
 	if t.Name == "" {
 		l.seq++
 		t.Name = fmt.Sprintf("%s-%d", t.Type, l.seq)
@@ -200,6 +206,9 @@ func (l *Link) Toxics() []string {
 // (Do not call the proxies' own ResetToxics: it would also remove the gate
 // that Cut works with.)
 func (l *Link) ResetToxics(ctx context.Context) error {
+	if l.kernel != nil {
+		return l.kernel.heal(ctx)
+	}
 	l.gate.set(false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -269,6 +278,9 @@ func (l *Link) ResetPeer(d time.Duration, s Stream) (string, error) {
 //
 // Cut and Heal act at once and take no toxiproxy lock (see gate.go).
 func (l *Link) Cut() error {
+	if l.kernel != nil {
+		return l.CutWays(true, true)
+	}
 	l.gate.set(true)
 	return nil
 }
@@ -277,12 +289,18 @@ func (l *Link) Cut() error {
 // is not cut does nothing. The error is always nil today; ctx is for
 // providers where healing is a remote call.
 func (l *Link) Heal(ctx context.Context) error {
+	if l.kernel != nil {
+		return l.kernel.heal(ctx)
+	}
 	l.gate.set(false)
 	return nil
 }
 
 // IsCut reports whether the link is cut.
 func (l *Link) IsCut() bool {
+	if l.kernel != nil {
+		return l.kernel.isCut()
+	}
 	cut, _ := l.gate.state()
 	return cut
 }
@@ -292,6 +310,9 @@ func (l *Link) IsCut() bool {
 // toxics stay. During the instant between the two, a new connection is
 // refused.
 func (l *Link) Reset() error {
+	if l.kernel != nil {
+		return errNoProxy(l, "reset")
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error

@@ -46,6 +46,9 @@ func PlanOf(spec Spec) Plan {
 			p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, len(e.ZooKeeper))
 			p.addNumbered("etcd-", KindEtcd, BackendEtcd, len(e.Etcd))
 		}
+	} else if s.Provider == ProviderNetns {
+		p.planNetns(s)
+		return p
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
@@ -270,4 +273,39 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 		}
 	}
 	return fmt.Errorf("cluster: built topology differs from its plan: extra %v, missing %v", extra, missing)
+}
+
+// planNetns is the plan of provider netns: the same nodes; no proxies, so
+// a link is every directed pair of nodes of a backend that talk to each
+// other (a Redis topology with replicas or sentinels, ZooKeeper and etcd
+// members) and every client to every server, whatever ClientProxies says.
+func (p *Plan) planNetns(s Spec) {
+	if r := s.Redis; r != nil {
+		first := len(p.Nodes)
+		primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
+		for _, prim := range primaries {
+			for j := range r.Replicas {
+				p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
+			}
+		}
+		p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+		if r.Replicas > 0 || r.Sentinels > 0 {
+			var names []string
+			for _, n := range p.Nodes[first:] {
+				names = append(names, n.Name)
+			}
+			p.pairLinks(names)
+		}
+	}
+	if z := s.ZooKeeper; z != nil {
+		p.pairLinks(p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes))
+	}
+	if e := s.Etcd; e != nil {
+		p.pairLinks(p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes))
+	}
+	for i := range p.Clients {
+		for _, n := range p.Nodes {
+			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
+		}
+	}
 }

@@ -9,21 +9,42 @@ import (
 )
 
 // Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or KindEtcd), asking each running member its Role. It fails when no
-// member says it leads (during an election, or without quorum).
+// or KindEtcd), asking every running member its Role at once and returning
+// with the first that says it leads: a member the harness cannot reach
+// (cut off by a partition under provider netns) must not hold up the
+// answer, nor use up the others' time. It fails when no member says it
+// leads (during an election, or without quorum).
 func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
-	var errs []error
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		n    *Node
+		role string
+		err  error
+	}
+	answers := make(chan answer)
+	asked := 0
 	for _, n := range c.Nodes() {
 		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
 			continue
 		}
-		r, err := n.Role(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		asked++
+		go func() {
+			r, err := n.Role(ctx)
+			select {
+			case answers <- answer{n, r, err}:
+			case <-ctx.Done():
+			}
+		}()
+	}
+	var errs []error
+	for range asked {
+		a := <-answers
+		if a.err == nil && (a.role == "leader" || a.role == "standalone") {
+			return a.n, nil
 		}
-		if r == "leader" || r == "standalone" {
-			return n, nil
+		if a.err != nil {
+			errs = append(errs, a.err)
 		}
 	}
 	return nil, fmt.Errorf("cluster: no %s leader: %w", kind, errors.Join(append(errs, ErrNoLeader)...))

@@ -72,6 +72,9 @@ func (t *topology) check(f Fault) []error {
 		return append(errs, fieldError("type", unsupported("a %s fault is not possible with provider external, which allows "+
 			"only client-side faults (latency, bandwidth, partition and reset on client links; pause-client)", f.Type)))
 	}
+	if err := checkNetns(t, typ, f); err != nil {
+		return append(errs, err)
+	}
 	if err := typ.action.check(t, f); err != nil {
 		errs = append(errs, err)
 	}

@@ -21,7 +21,12 @@ type Fault struct {
 	RateKbps int
 	Delay    time.Duration
 	Offset   time.Duration
-	Line     int // where the fault was written in its scenario file; 0 when not from one
+	// Percent is loss's share of packets dropped, 1..100.
+	Percent int
+	// Direction is a partition's: DirectionBoth (""), DirectionOut or
+	// DirectionIn (provider netns only).
+	Direction string
+	Line      int // where the fault was written in its scenario file; 0 when not from one
 }
 
 // mapNames returns f with every node name it holds (link ends, node,

@@ -132,6 +132,12 @@ type effect struct {
 	pids  []int
 	rtt   map[*cluster.Link]time.Duration
 	links []*cluster.Link
+	// filters are the packet rules of a fault under provider netns.
+	filters []*cluster.PacketFilter
+	// late, when set, is the fault's own evidence read at its end instead
+	// of right after it applied: packet rules' counters only count once
+	// traffic met them.
+	late func() evidence
 }
 
 // FieldError is one problem with one fault: Fault is its position in the

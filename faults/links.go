@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,6 +209,9 @@ type resetAction struct{}
 func (resetAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (resetAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
+	if env.Cluster.Info().Provider == cluster.ProviderNetns {
+		return applyNetnsReset(ctx, env, f)
+	}
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
@@ -248,6 +252,12 @@ func (resetAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 // connection through the first link whose server a probe can ask, which
 // the reset_peer toxic must reset on its first data.
 func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) evidence {
+	if eff.filters != nil {
+		if f.For <= 0 {
+			return eff.seen
+		}
+		return matched(eff.filters, "answered with a reset")
+	}
 	if f.For <= 0 {
 		return eff.seen
 	}
@@ -277,6 +287,9 @@ func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) ev
 type partitionAction struct{}
 
 func (partitionAction) check(t *topology, f Fault) error {
+	if err := checkDirection(f); err != nil {
+		return err
+	}
 	_, err := partitionGroups(t, f)
 	return err
 }
@@ -305,14 +318,34 @@ func (partitionAction) apply(ctx context.Context, env Env, f Fault) (effect, err
 		}
 		return errors.Join(errs...)
 	}
+	group := func(end string) int {
+		for gi, g := range groups {
+			if slices.ContainsFunc(g, func(m string) bool { return matchEnd(m, end) }) {
+				return gi
+			}
+		}
+		return -1
+	}
 	for _, l := range ls {
-		if err := st.acquire(cutKey{l}, l.Cut); err != nil {
+		fwd, back := cutWays(f.Direction, l, group)
+		if !fwd && !back {
+			continue
+		}
+		if err := st.acquire(cutKey{l}, func() error { return l.CutWays(fwd, back) }); err != nil {
 			return eff, err
 		}
 		cut = append(cut, l)
 	}
+	ls = cut
 	eff.detail = fmt.Sprintf("cut %s between %s: %s", plural(len(ls), "link"), groupsString(groups), linkNames(ls))
+	if f.Direction == DirectionOut || f.Direction == DirectionIn {
+		eff.detail = fmt.Sprintf("cut one way (%s of the first group) %s between %s: %s", f.Direction,
+			plural(len(ls), "link"), groupsString(groups), linkNames(ls))
+	}
 	eff.links = ls
+	if _, kernel := netnsCutEvidence(ls); kernel {
+		eff.late = func() evidence { return partitionAction{}.observe(context.Background(), env, f, eff) }
+	}
 	return eff, nil
 }
 
@@ -328,6 +361,10 @@ func (partitionAction) observe(_ context.Context, _ Env, _ Fault, eff effect) ev
 	}
 	if len(eff.links) == 0 {
 		return seen(false, "no link between the groups to cut")
+	}
+	if dropped, kernel := netnsCutEvidence(eff.links); kernel {
+		return seen(cut == len(eff.links) && dropped > 0, "%d of %s cut; their nftables rules dropped %d packets",
+			cut, plural(len(eff.links), "link"), dropped)
 	}
 	return seen(cut == len(eff.links), "%d of %s cut (proxy holds their traffic)", cut, plural(len(eff.links), "link"))
 }

@@ -160,6 +160,9 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		octx, cancel := observeCtx(ctx)
 		defer cancel()
 		ev := own
+		if eff.late != nil {
+			ev = eff.late()
+		}
 		if held != nil && held.Seen != nil {
 			ev = holderEvidence(f.Type, ev, fmt.Sprintf("holder client-%d", holder), atApply, held.Seen())
 		}

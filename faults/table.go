@@ -18,6 +18,8 @@ const (
 	Failover    = "failover"
 	PauseClient = "pause-client"
 	ClockJump   = "clock-jump"
+	Loss        = "loss"
+	Blackhole   = "blackhole"
 )
 
 // Target is how a fault type says what it acts on.
@@ -44,7 +46,12 @@ type Type struct {
 	Optional []string
 	Heals    bool // takes for: the fault ends after it
 	External bool // possible with provider external (client links only)
-	Doc      string
+	// Proxied faults act through the proxies on links: not possible with
+	// provider netns, whose links have none.
+	Proxied bool
+	// Netns faults are packet rules: provider netns only.
+	Netns bool
+	Doc   string
 	// Observes is what the fault looks for to say it bit (Window.Bit):
 	// its observable effect.
 	Observes string
@@ -55,18 +62,18 @@ var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindS
 	cluster.KindZooKeeper, cluster.KindEtcd}
 
 var table = []Type{
-	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true,
+	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true, Proxied: true,
 		Doc: "delay on the link(s)", action: latencyAction{},
 		Observes: "a probed link's round trip rose by latency/2 or more (PING, srvr or GET /version through the proxy, before and while)"},
-	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true,
+	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true, Proxied: true,
 		Doc: "throttle the link(s)", action: bandwidthAction{},
 		Observes: "the toxics are in place on every link"},
-	{Name: Partition, Target: OnPartition, Heals: true, External: true,
-		Doc: "cut every link between the groups (blackhole: requests hang)", action: partitionAction{},
-		Observes: "every cut link's proxy holds its traffic; holder: a contender granted, or its promise expired, while it was inside; leader selectors: whether the leader changed"},
+	{Name: Partition, Target: OnPartition, Optional: []string{"direction"}, Heals: true, External: true,
+		Doc: "cut every link between the groups (requests hang); provider netns: packets dropped, direction out or in cuts one way", action: partitionAction{},
+		Observes: "every cut link's proxy holds its traffic (netns: its rules dropped packets); holder: a contender granted, or its promise expired, while it was inside; leader selectors: whether the leader changed"},
 	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
-		Doc: "reset live connections", action: resetAction{},
-		Observes: "live connections closed (count, /proc/net/tcp); with for: a new connection reset on its first request"},
+		Doc: "reset live connections (netns: TCP packets answered with a reset, for 1s or until healed)", action: resetAction{},
+		Observes: "live connections closed (count, /proc/net/tcp); with for: a new connection reset on its first request; netns: packets answered with a reset"},
 	{Name: Pause, Target: OnServer, Kinds: serverKinds, Heals: true,
 		Doc: "SIGSTOP the server, SIGCONT after for", action: pauseAction{},
 		Observes: "the process stopped (state T in /proc/PID/stat)"},
@@ -85,11 +92,17 @@ var table = []Type{
 	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Required: []string{"offset"},
 		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", action: clockJumpAction{},
 		Observes: "keys expired early or their TTL shortened"},
+	{Name: Loss, Target: OnLinkOrNode, Required: []string{"percent"}, Heals: true, Netns: true,
+		Doc: "drop percent of the packets both ways at random (provider netns)", action: lossAction{},
+		Observes: "the nftables rules' counters: packets dropped"},
+	{Name: Blackhole, Target: OnLinkOrNode, Heals: true, Netns: true,
+		Doc: "drop new connections (TCP SYN) from A to B; live ones carry on (provider netns)", action: blackholeAction{},
+		Observes: "the nftables rules' counters: connection requests dropped"},
 }
 
 // FieldNames is every field any fault type takes.
 var FieldNames = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
-	"latency", "jitter", "rate_kbps", "delay", "offset"}
+	"latency", "jitter", "rate_kbps", "delay", "offset", "percent", "direction"}
 
 // Lookup returns the row of the fault type called name.
 func Lookup(name string) (Type, bool) {

@@ -69,7 +69,7 @@ func (fi *faultInfo) clone() faultInfo {
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
 	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "latency": &f.Latency,
 		"jitter": &f.Jitter, "delay": &f.Delay, "offset": &f.Offset}
-	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate}
+	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate, "direction": &f.Direction}
 	var msg string
 	switch {
 	case durations[name] != nil:
@@ -78,6 +78,8 @@ func setFaultField(f *Fault, name string, n *yaml.Node) string {
 		*texts[name], msg = asString(n)
 	case name == "rate_kbps":
 		f.RateKbps, msg = asInt(n)
+	case name == "percent":
+		f.Percent, msg = asInt(n)
 	case name == "link":
 		f.Link, msg = asString(n)
 		if a, b, ok := strings.Cut(f.Link, "->"); ok {

@@ -77,8 +77,8 @@ var fieldTable = []Field{
 	{Path: "expect", Kind: KindMap,
 		Doc: "conditions on each run's counts, keyed by a lock name, a label or default; chaos exits 1 when one fails"},
 
-	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external"}, Example: "local",
-		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run"},
+	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external", "netns"}, Example: "local",
+		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run; netns: each server in its own network namespace, faults as dropped packets (root)"},
 	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
 	{Path: "cluster.zookeeper", Kind: KindSection, Doc: "a ZooKeeper ensemble (not with provider external)"},
 	{Path: "cluster.etcd", Kind: KindSection, Doc: "an etcd cluster (not with provider external)"},
@@ -216,6 +216,8 @@ var faultFieldDocs = map[string]Field{
 	"rate_kbps": {Kind: KindInt, Bounds: ">= 1", Example: "64", Doc: "bandwidth in KB/s, both directions"},
 	"delay":     {Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "1s", Doc: "restart: how long the node stays down"},
 	"offset":    {Kind: KindDuration, Bounds: "> 0", Example: "30s", Doc: "clock-jump: how far the server's clock jumps forward"},
+	"percent":   {Kind: KindInt, Bounds: "1..100", Example: "10", Doc: "loss: the share of packets dropped, both ways, at random"},
+	"direction": {Kind: KindString, Default: "both", Allowed: []string{"both", "out", "in"}, Example: "out", Doc: "partition, provider netns: out drops only the packets leaving the first group (isolate: the node), in only those entering it"},
 }
 
 // fieldNames returns the names of the fields directly under section, in

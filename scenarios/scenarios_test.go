@@ -185,7 +185,7 @@ func TestMissingName(t *testing.T) {
 		{"lock without name", "name: t\nlocks:\n  - {ttl: 1s}\n",
 			"x.yaml:3: locks[0].name: ", "required"},
 		{"fault without type", "name: t\nlocks: [test-lock]\nfaults:\n  - {at: 1s, node: redis-0}\n",
-			"x.yaml:4: faults[0].type: ", "required (one of bandwidth, clock-jump"},
+			"x.yaml:4: faults[0].type: ", "required (one of bandwidth, blackhole, clock-jump"},
 		{"fault without at", "name: t\nlocks: [test-lock]\nfaults:\n  - {type: kill, node: redis-0}\n",
 			"x.yaml:4: faults[0].at: ", "required by a kill fault"},
 	})
@@ -249,7 +249,7 @@ func TestBadFaultNode(t *testing.T) {
 		{"swept node", head + "  - {type: kill, at: 1s, node: redis-0}\nsweep:\n  faults[0].node: [redis-0, redis-2]\n",
 			"x.yaml:7: sweep.faults[0].node[1]: ", `no node "redis-2"`},
 		{"unknown fault type", head + "  - {type: explode, at: 1s, node: redis-0}\n",
-			"x.yaml:5: faults[0].type: ", `unknown fault type "explode" (known: bandwidth, clock-jump, failover, kill, latency, partition, pause, pause-client, reset, restart)`},
+			"x.yaml:5: faults[0].type: ", `unknown fault type "explode" (known: bandwidth, blackhole, clock-jump, failover, kill, latency, loss, partition, pause, pause-client, reset, restart)`},
 		{"external: server fault", "name: t\nlocks: [test-lock]\ncluster:\n  provider: external\n  external: {redis: [\"10.0.0.1:6379\"]}\nfaults:\n  - {type: kill, at: 1s, node: redis-0}\n",
 			"x.yaml:7: faults[0].type: ", "not possible with provider external"},
 		{"external: link between servers", "name: t\nlocks: [test-redlock]\ncluster:\n  provider: external\n  external: {redis: [\"a:1\", \"b:2\", \"c:3\"]}\nfaults:\n  - {type: latency, at: 1s, link: redis-1->redis-0, latency: 1s}\n",
@@ -476,8 +476,22 @@ faults:
   - {type: pause-client, at: 6s, for: 2s, client: 3}
   - {type: clock-jump, at: 7s, node: redis-0-r0, offset: 30s}
 `)
+	// The packet faults exist under provider netns only.
+	netns := mustParse(t, `name: t
+locks: [test-lock, test-zk]
+cluster:
+  provider: netns
+  redis: {replicas: 1}
+  zookeeper: {nodes: 3}
+workload: {clients: 4, duration: 30s}
+faults:
+  - {type: loss, at: 1s, for: 2s, node: redis-0, percent: 20}
+  - {type: blackhole, at: 1s, for: 2s, link: clients->zk-0}
+  - {type: partition, at: 1s, for: 2s, isolate: zk-leader, direction: out}
+  - {type: reset, at: 1s, link: zk-1->zk-0}
+`)
 	var types []string
-	for _, f := range s.Faults {
+	for _, f := range append(s.Faults, netns.Faults...) {
 		types = append(types, f.Type)
 	}
 	for _, typ := range faults.Types() {

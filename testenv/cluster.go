@@ -22,7 +22,7 @@ const ClusterStartTimeout = 60 * time.Second
 func Cluster(t testing.TB, spec cluster.Spec) *cluster.Cluster {
 	t.Helper()
 	var bins []string
-	if spec.Provider == "" || spec.Provider == cluster.ProviderLocal {
+	if spec.Provider == "" || spec.Provider == cluster.ProviderLocal || spec.Provider == cluster.ProviderNetns {
 		if spec.Redis != nil {
 			bins = append(bins, "redis-server")
 			if spec.Redis.Sentinels > 0 {

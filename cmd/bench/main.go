@@ -34,7 +34,7 @@ Usage:
                                   and compare with result.json (exit 1 if they differ)
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         the harness against each backend's own limit
-  bench cleanup [--all]           remove containers left by interrupted docker runs
+  bench cleanup [--all]           remove containers and network namespaces left by killed runs
   bench init [--exec] [--backend B] [--name NAME] [DIR]
                                   a starter scenario for your own lock (and, with
                                   --exec, a starter client program)

@@ -35,7 +35,7 @@ Usage:
   chaos atlas [flags]             every lock against every fault family, N seeded
                                   runs per cell: atlas.json|md|html|png (atlas -h)
   chaos atlas merge DIR...        join atlas shards into one atlas
-  chaos cleanup [--all]           remove containers left by interrupted docker runs
+  chaos cleanup [--all]           remove containers and network namespaces left by killed runs
   chaos version, --version        module version and commit of this binary
   chaos help                      this text
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,9 +25,10 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s cleanup [--all] [-n]\n\n"+
 			"Removes the Docker containers (with their volumes) and networks labelled %s=1 that\n"+
-			"runs with --provider docker left behind when they were killed. A run that ends\n"+
-			"normally or by Ctrl-C removes its own. Runs whose harness is still running are kept\n"+
-			"unless --all.\n\nFlags:\n", cmd, cluster.LabelLocklab)
+			"runs with --provider docker left behind when they were killed, and the network\n"+
+			"namespaces named %s* (with the processes still in them) that runs with\n"+
+			"--provider netns left. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
+			"whose harness is still running are kept unless --all.\n\nFlags:\n", cmd, cluster.LabelLocklab, cluster.NetnsPrefix)
 		fs.PrintDefaults()
 	}
 	if _, err := ParseFlags(fs, args); err != nil {
@@ -39,11 +41,22 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	if *verbose {
 		log = Logger(stderr, true)
 	}
-	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	verb := "removed"
 	if *dry {
 		verb = "would remove"
 	}
+	nres, nerr := cluster.NetnsCleanup(cluster.NetnsCleanupOptions{All: *all, DryRun: *dry, Logger: log})
+	fmt.Fprintf(stdout, "%s %d network namespace(s), %d process(es)\n", verb, len(nres.Namespaces), len(nres.Processes))
+	for _, n := range nres.Namespaces {
+		fmt.Fprintf(stdout, "  netns %s\n", n)
+	}
+	for _, k := range nres.Kept {
+		fmt.Fprintf(stdout, "kept netns %s\n", k)
+	}
+	if nerr != nil {
+		fmt.Fprintf(stderr, "netns: %v\n", nerr)
+	}
+	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	fmt.Fprintf(stdout, "%s %d container(s), %d network(s)\n", verb, len(res.Containers), len(res.Networks))
 	for _, c := range res.Containers {
 		fmt.Fprintf(stdout, "  container %s\n", c)
@@ -54,5 +67,5 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	for _, k := range res.Kept {
 		fmt.Fprintf(stdout, "kept run %s\n", k)
 	}
-	return err
+	return errors.Join(nerr, err)
 }

@@ -34,6 +34,13 @@ const (
 	ExitInconclusive = 3
 )
 
+// ExitCodeError ends the command with Code and prints nothing: the
+// harness that ran inside a network namespace (provider netns) already
+// reported, and this is its exit code.
+type ExitCodeError struct{ Code int }
+
+func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
 // UsageError is bad input: the command prints it and exits ExitBadInput.
 type UsageError struct{ Err error }
 
@@ -75,9 +82,12 @@ func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer)
 // Code prints err (when it needs printing) and returns the exit code.
 func Code(err error, stderr io.Writer) int {
 	var ue *UsageError
+	var ce *ExitCodeError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return ExitOK
+	case errors.As(err, &ce):
+		return ce.Code
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, ue.Err)
 		return ExitBadInput

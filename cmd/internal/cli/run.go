@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -36,16 +38,17 @@ func (f *PlanFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Duration, "duration", 0, "override the workload duration (e.g. 5s)")
 	fs.IntVar(&f.Clients, "clients", 0, "override the number of clients")
 	fs.StringVar(&f.Locks, "locks", "", "run only these locks (comma-separated names or labels)")
-	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker or external (docker: a missing image is\n"+
-		"pulled, or without a registry built once from Debian packages, as `make images`)")
+	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker, external or netns (docker: a missing image is\n"+
+		"pulled, or without a registry built once from Debian packages, as `make images`; netns: every server\n"+
+		"in its own network namespace, needs root)")
 }
 
 // options checks the flags and returns them as runner options.
 func (f *PlanFlags) options() (runner.Options, error) {
 	switch f.Provider {
-	case "", "local", "docker", "external":
+	case "", "local", "docker", "external", "netns":
 	default:
-		return runner.Options{}, Usagef("--provider %q: allowed local, docker, external", f.Provider)
+		return runner.Options{}, Usagef("--provider %q: allowed local, docker, external, netns", f.Provider)
 	}
 	if f.Clients < 0 || f.Duration < 0 {
 		return runner.Options{}, Usagef("--clients and --duration must not be negative")
@@ -132,6 +135,9 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		if _, err := runner.Plan(sc, opts); err != nil {
 			return &UsageError{Err: planError(sc, err)}
 		}
+	}
+	if needsNetns(scs, opts) && !cluster.InNetnsHarness() {
+		return runInNetns(ctx)
 	}
 	// Only the chosen format goes to stdout: with json or benchstat, the
 	// verdict matrix and the runs summary go to stderr.
@@ -271,4 +277,33 @@ func printResult(w io.Writer, format string, res *report.Result, dir string) {
 		report.Table(w, res)
 		fmt.Fprintf(w, "\nresults: %s\n\n", dir)
 	}
+}
+
+// needsNetns reports whether a scenario runs with provider netns.
+func needsNetns(scs []*scenarios.Scenario, opts runner.Options) bool {
+	for _, sc := range scs {
+		p := sc.Cluster.Provider
+		if opts.Provider != "" {
+			p = opts.Provider
+		}
+		if p == cluster.ProviderNetns {
+			return true
+		}
+	}
+	return false
+}
+
+// runInNetns runs this command again inside a network namespace of the
+// run (provider netns: the harness must live where the servers'
+// addresses are, and nothing may be added to the machine's namespace) and
+// ends with its exit code.
+func runInNetns(ctx context.Context) error {
+	if err := cluster.NetnsAvailable(); err != nil {
+		return err
+	}
+	code, err := cluster.RunInNetns(ctx, os.Args, nil)
+	if err != nil {
+		return err
+	}
+	return &ExitCodeError{Code: code}
 }

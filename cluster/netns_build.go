@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Builders of the netns provider: the same nodes as local and docker, each
+// in its namespace at its own address on the server's standard port. Peers
+// reach each other at those addresses directly (the kernel carries every
+// link; faults are rules in the namespaces), so none of the local
+// provider's peer proxies, demultiplexers and hosts files is needed.
+
+// Ports the servers listen on in their namespaces.
+const (
+	netnsRedisPort    = 6379
+	netnsSentinelPort = 26379
+	netnsZKClient     = 2181
+	netnsZKQuorum     = 2888
+	netnsZKElection   = 3888
+	netnsEtcdClient   = 2379
+	netnsEtcdPeer     = 2380
+)
+
+// netnsAddNodes gives each node its namespace and address:port.
+func (c *Cluster) netnsAddNodes(nodes []*Node, port func(*Node) int) (map[*Node]string, error) {
+	ips := map[*Node]string{}
+	for _, n := range nodes {
+		ip, err := c.netns.addNode(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		ips[n] = ip.String()
+		n.setAddr(net.JoinHostPort(ip.String(), strconv.Itoa(port(n))))
+	}
+	return ips, nil
+}
+
+func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
+	b := backend{name: BackendRedis}
+	persist := redisPersistArgs(rs.Persistence)
+	primaries, replicas, sentinels, err := c.addRedisNodes()
+	if err != nil {
+		return b, err
+	}
+	servers := append(append([]*Node(nil), primaries...), replicas...)
+	all := append(append([]*Node(nil), servers...), sentinels...)
+	ips, err := c.netnsAddNodes(all, func(n *Node) int {
+		if n.Kind == KindSentinel {
+			return netnsSentinelPort
+		}
+		return netnsRedisPort
+	})
+	if err != nil {
+		return b, err
+	}
+	server := func(n *Node, extra ...string) command {
+		args := []string{
+			"--port", strconv.Itoa(netnsRedisPort), "--bind", ips[n], "--dir", n.dataDir,
+			"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
+			"--repl-diskless-sync-delay", "0",
+			"--enable-debug-command", "local",
+		}
+		args = append(append(args, persist...), extra...)
+		return command{path: "redis-server", args: args, dir: n.dataDir}
+	}
+	for _, n := range primaries {
+		n.cmd = func() (command, error) { return server(n), nil }
+	}
+	for _, n := range replicas {
+		host, port := splitHostPort(primaryOf(primaries, n).Addr())
+		n.cmd = func() (command, error) { return server(n, "--replicaof", host, port), nil }
+	}
+	for _, n := range servers {
+		n.probe = redisProbe(n)
+		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
+	}
+	for _, n := range sentinels {
+		n.role = func(ctx context.Context) (string, error) {
+			if err := redisPing(ctx, n.Addr()); err != nil {
+				return "", err
+			}
+			return "sentinel", nil
+		}
+	}
+	quorum := len(sentinels)/2 + 1
+	noPeers := map[*Node]string{}
+	for _, n := range sentinels {
+		conf := filepath.Join(n.dataDir, "sentinel.conf")
+		n.cmd = func() (command, error) {
+			// Written on the first launch only: a restarted sentinel keeps
+			// what it learned (see buildRedis).
+			if _, err := os.Stat(conf); os.IsNotExist(err) {
+				body := sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], primaries, noPeers, quorum)
+				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+					return command{}, err
+				}
+			}
+			return command{path: "redis-sentinel", args: []string{conf}, dir: n.dataDir}, nil
+		}
+		n.probe = redisProbe(n)
+	}
+	b.start = func(ctx context.Context) error {
+		if err := startNodes(ctx, primaries, nil); err != nil {
+			return err
+		}
+		if err := startNodes(ctx, replicas, replicaLinkUp); err != nil {
+			return err
+		}
+		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
+			return sentinelKnows(ctx, n, primaries, noPeers, rs.Replicas, len(sentinels)-1)
+		})
+	}
+	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
+	return b, nil
+}
+
+func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
+	b := backend{name: BackendZooKeeper}
+	nodes, err := c.addPlanned(BackendZooKeeper)
+	if err != nil {
+		return b, err
+	}
+	ips, err := c.netnsAddNodes(nodes, func(*Node) int { return netnsZKClient })
+	if err != nil {
+		return b, err
+	}
+	for i, n := range nodes {
+		conf := filepath.Join(n.dataDir, "zoo.cfg")
+		if err := writeNetnsZooKeeperFiles(n, i, nodes, ips); err != nil {
+			return b, err
+		}
+		n.cmd = func() (command, error) {
+			return command{path: "java", dir: n.dataDir, args: []string{
+				"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true",
+				"-Dzookeeper.root.logger=INFO,CONSOLE",
+				"-Dzookeeper.fastleader.maxNotificationInterval=" + strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
+				"-cp", zkClasspath,
+				"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
+			}}, nil
+		}
+		zkChecks(n)
+	}
+	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
+	b.version = func(ctx context.Context) string {
+		_, v, _ := zkSrvr(ctx, nodes[0].Addr())
+		return v
+	}
+	return b, nil
+}
+
+// writeNetnsZooKeeperFiles writes member self's myid and zoo.cfg: every
+// member at its namespace address, with the timing of the local provider.
+func writeNetnsZooKeeperFiles(n *Node, self int, nodes []*Node, ips map[*Node]string) error {
+	data := filepath.Join(n.dataDir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644); err != nil {
+		return err
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
+	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, netnsZKClient, ips[n])
+	fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
+	cfg.WriteString("admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
+	if len(nodes) > 1 {
+		for j, o := range nodes {
+			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, ips[o], netnsZKQuorum, netnsZKElection)
+		}
+	}
+	return os.WriteFile(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()), 0o644)
+}
+
+func (c *Cluster) buildNetnsEtcd(EtcdSpec) (backend, error) {
+	b := backend{name: BackendEtcd}
+	nodes, err := c.addPlanned(BackendEtcd)
+	if err != nil {
+		return b, err
+	}
+	ips, err := c.netnsAddNodes(nodes, func(*Node) int { return netnsEtcdClient })
+	if err != nil {
+		return b, err
+	}
+	peerURL := make([]string, len(nodes))
+	for i, n := range nodes {
+		peerURL[i] = "http://" + net.JoinHostPort(ips[n], strconv.Itoa(netnsEtcdPeer))
+	}
+	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
+	for i, n := range nodes {
+		n.cmd = func() (command, error) {
+			client := "http://" + n.Addr()
+			return command{path: "etcd", dir: n.dataDir, args: append([]string{
+				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
+				"--listen-client-urls", client, "--advertise-client-urls", client,
+				"--listen-peer-urls", peerURL[i],
+			}, membership(i)...)}, nil
+		}
+		etcdChecks(n)
+	}
+	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
+	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
+	return b, nil
+}

@@ -1,0 +1,258 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Faults as packet rules (provider netns): the links of a netns cluster
+// have no proxy; loss, blackhole, reset and partitions are nftables rules
+// in the namespace of each link's server end (cluster.PacketRule), and
+// each says it bit when its rules' counters show packets they acted on.
+
+// Partition directions (the direction field).
+const (
+	DirectionBoth = "both" // every packet between the groups (default)
+	DirectionOut  = "out"  // packets leaving the first group for the others
+	DirectionIn   = "in"   // packets entering the first group from the others
+)
+
+// resetWindow is how long a reset without for answers every packet of the
+// link with a TCP reset under provider netns: a live connection breaks at
+// its next packet (a client's next request, a keepalive, a heartbeat).
+const resetWindow = time.Second
+
+// checkNetns checks what provider netns changes for f: faults acting
+// through link proxies are not possible, packet faults need it, and since
+// every client shares the harness's address a fault cannot single one
+// client out.
+func checkNetns(t *topology, typ Type, f Fault) error {
+	netns := t.Provider == cluster.ProviderNetns
+	switch {
+	case typ.Proxied && netns:
+		return fieldError("type", unsupported("%s acts through a proxy on the link, and links of provider netns have none "+
+			"(no traffic-control qdisc either); use provider local or docker for %s", f.Type, f.Type))
+	case typ.Netns && !netns:
+		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider netns (root); provider %s "+
+			"has only proxies", f.Type, t.Provider))
+	case f.Direction != "" && f.Direction != DirectionBoth && !netns:
+		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
+			"directions of a connection or neither", f.Direction))
+	}
+	if !netns {
+		return nil
+	}
+	names := []string{f.Node, f.Isolate}
+	if a, b, ok := strings.Cut(f.Link, "->"); ok {
+		names = append(names, a, b)
+	}
+	for _, g := range f.Groups {
+		names = append(names, g...)
+	}
+	for _, n := range names {
+		if _, ok := clientIndex(n); ok || (n == Holder && typ.Target != OnClient) {
+			return fieldError(targetField(f), unsupported("with provider netns every client has the harness's address, so a packet fault "+
+				"cannot single out %s: name clients", n))
+		}
+	}
+	return nil
+}
+
+// checkDirection checks a partition's direction field.
+func checkDirection(f Fault) error {
+	switch f.Direction {
+	case "", DirectionBoth, DirectionOut, DirectionIn:
+		return nil
+	}
+	return fmt.Errorf("direction %q: allowed %s (default), %s (packets leaving the first group are dropped), "+
+		"%s (packets entering it)", f.Direction, DirectionBoth, DirectionOut, DirectionIn)
+}
+
+// cutWays says which ways of link l a partition with direction cuts: the
+// packets From->To (forward) and To->From (backward). group is the group
+// of a link end (-1 when in none).
+func cutWays(direction string, l *cluster.Link, group func(string) int) (forward, backward bool) {
+	gf, gt := group(l.From), group(l.To)
+	switch direction {
+	case DirectionOut:
+		return gf == 0, gt == 0
+	case DirectionIn:
+		return gt == 0, gf == 0
+	}
+	return true, true
+}
+
+// addPacketRules installs rules(l) for every link and returns a heal
+// removing them; on error those already added are removed.
+func addPacketRules(env Env, ls []*cluster.Link, rules func(*cluster.Link) []cluster.PacketRule) (func(context.Context) error, []*cluster.PacketFilter, error) {
+	var added []*cluster.PacketFilter
+	remove := func(context.Context) error {
+		var errs []error
+		for _, f := range added {
+			if err := f.Remove(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	seen := map[cluster.PacketRule]bool{}
+	for _, l := range ls {
+		for _, r := range rules(l) {
+			r.From, r.To = sharedEnd(r.From), sharedEnd(r.To)
+			if seen[r] {
+				continue // client-0->X and client-1->X are one address pair
+			}
+			seen[r] = true
+			f, err := env.Cluster.AddPacketRule(r)
+			if err != nil {
+				return nil, nil, errors.Join(err, remove(context.Background()))
+			}
+			added = append(added, f)
+		}
+	}
+	return remove, added, nil
+}
+
+// sharedEnd is end as a packet rule sees it: every client is "clients"
+// (one address).
+func sharedEnd(end string) string {
+	if _, ok := clientIndex(end); ok {
+		return cluster.Clients
+	}
+	return end
+}
+
+// bothWays are the rules acting on the packets of link l in both
+// directions.
+func bothWays(l *cluster.Link, a cluster.PacketAction, percent int) []cluster.PacketRule {
+	return []cluster.PacketRule{{From: l.From, To: l.To, Action: a, Percent: percent},
+		{From: l.To, To: l.From, Action: a, Percent: percent}}
+}
+
+// matched is the evidence of packet rules: bit when they acted on a
+// packet.
+func matched(fs []*cluster.PacketFilter, what string) evidence {
+	var n uint64
+	var errs []string
+	for _, f := range fs {
+		m, err := f.Matched()
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		n += m
+	}
+	if len(fs) == 0 {
+		return seen(false, "no packet rule installed")
+	}
+	s := fmt.Sprintf("%d packets %s by %s", n, what, plural(len(fs), "nftables rule"))
+	if len(errs) > 0 {
+		s += " (" + strings.Join(errs, "; ") + ")"
+	}
+	return seen(n > 0, "%s", s)
+}
+
+// lossAction drops percent of the packets of the selected links, both
+// ways, at random (nftables numgen random).
+type lossAction struct{}
+
+func (lossAction) check(t *topology, f Fault) error {
+	if f.Percent < 1 || f.Percent > 100 {
+		return fieldError("percent", fmt.Errorf("must be 1..100 (got %d)", f.Percent))
+	}
+	return checkLinkFault(t, f)
+}
+
+func (lossAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+		return bothWays(l, cluster.PacketDrop, f.Percent)
+	})
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	d := fmt.Sprintf("%d%% of packets dropped both ways on %s: %s", f.Percent, plural(len(ls), "link"), linkNames(ls))
+	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
+		late: func() evidence { return matched(fs, "dropped") }}, nil
+}
+
+func (lossAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	return matched(eff.filters, "dropped")
+}
+
+// blackholeAction drops the connection requests (TCP SYN) From->To of the
+// selected links: connections that exist carry on, new ones time out.
+type blackholeAction struct{}
+
+func (blackholeAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
+
+func (blackholeAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+		return []cluster.PacketRule{{From: l.From, To: l.To, Action: cluster.PacketDropSYN}}
+	})
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	d := fmt.Sprintf("new connections dropped (SYN) on %s: %s", plural(len(ls), "link"), linkNames(ls))
+	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
+		late: func() evidence { return matched(fs, "connection requests dropped") }}, nil
+}
+
+func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
+	return matched(eff.filters, "connection requests dropped")
+}
+
+// applyNetnsReset is reset under provider netns: every TCP packet of the
+// selected links, both ways, is answered with a reset, until healed (with
+// for) or for resetWindow.
+func applyNetnsReset(ctx context.Context, env Env, f Fault) (effect, error) {
+	ls, sel, err := selectLinks(env, f)
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+		return bothWays(l, cluster.PacketReset, 0)
+	})
+	if err != nil {
+		return effect{target: sel}, err
+	}
+	eff := effect{target: sel, links: ls, filters: fs, heal: h,
+		detail: fmt.Sprintf("TCP packets answered with a reset both ways on %s: %s", plural(len(ls), "link"), linkNames(ls)),
+		late:   func() evidence { return matched(fs, "answered with a reset") }}
+	if f.For <= 0 {
+		t := time.NewTimer(resetWindow)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		eff.seen = matched(fs, "answered with a reset")
+		eff.detail += fmt.Sprintf(" for %v", resetWindow)
+		eff.heal, eff.late = nil, nil
+		return eff, h(context.WithoutCancel(ctx))
+	}
+	return eff, nil
+}
+
+// netnsCutEvidence is how many packets the rules of cut links dropped,
+// and whether any of them is a kernel link (provider netns).
+func netnsCutEvidence(ls []*cluster.Link) (uint64, bool) {
+	kernel := slices.ContainsFunc(ls, (*cluster.Link).Kernel)
+	var n uint64
+	for _, l := range ls {
+		n += l.Dropped()
+	}
+	return n, kernel
+}
