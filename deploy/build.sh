@@ -45,8 +45,9 @@ log "go build bench chaos (CGO_ENABLED=0)"
 for cmd in bench chaos; do
 	CGO_ENABLED=0 "$GO" build -buildvcs=auto -o "$CTX/$cmd" "./cmd/$cmd"
 done
-cp deploy/Dockerfile deploy/entrypoint.sh "$CTX/"
-chmod 0755 "$CTX/entrypoint.sh"
+cp deploy/Dockerfile "$CTX/"
+cp deploy/entrypoint.sh "$CTX/locklab-shard"
+chmod 0755 "$CTX/locklab-shard"
 
 log "docker build $IMAGE FROM $BASE"
 # The legacy builder: it builds FROM a local image without asking a
