@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/atlas"
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -143,11 +142,13 @@ func TestIndexedJobOnDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a Docker engine; skipped under -short")
 	}
+	// The docker CLI is what the build and the run use: ask it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	err := cluster.DockerAvailable(ctx)
+	b, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput()
 	cancel()
 	if err != nil {
-		testenv.Unavailable(t, "no Docker engine answers (%v): the locklab image and its Indexed Job are untested on this machine", err)
+		testenv.Unavailable(t, "no Docker engine answers (docker version: %v: %s): the locklab image and its Indexed Job are untested on this machine",
+			err, strings.TrimSpace(string(b)))
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

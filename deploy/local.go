@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -169,7 +170,10 @@ func docker(ctx context.Context, logFile string, args []string) error {
 	defer f.Close()
 	cmd := exec.CommandContext(ctx, "docker", args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.WaitDelay = 10 * time.Second
+	// On cancel, SIGTERM: the client passes it to the container, where
+	// chaos stops its runs and writes what it has (the shard resumes).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	if err := cmd.Run(); err != nil {
 		b, _ := os.ReadFile(logFile)
 		return fmt.Errorf("docker run: %w\n%s", err, tail(b, 20))
@@ -177,11 +181,12 @@ func docker(ctx context.Context, logFile string, args []string) error {
 	return nil
 }
 
-// removeContainers removes every container labelled with run: killing the
-// docker client does not stop its container, and --rm does not remove one
-// whose client was killed.
+// removeContainers stops (SIGTERM, then SIGKILL after 20s) and removes
+// every container labelled with run: a docker client that is killed does
+// not stop its container, and --rm does not remove one whose client was
+// killed.
 func removeContainers(run string, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	b, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--filter", "label="+LabelRun+"="+run).Output()
 	if err != nil {
@@ -192,7 +197,11 @@ func removeContainers(run string, log *slog.Logger) {
 	if len(ids) == 0 {
 		return
 	}
-	if out, err := exec.CommandContext(ctx, "docker", append([]string{"rm", "-f"}, ids...)...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "docker", append([]string{"stop", "-t", "20"}, ids...)...).CombinedOutput(); err != nil {
+		log.Warn("stop containers", "run", run, "err", err, "output", string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "docker", append([]string{"rm", "-f"}, ids...)...).CombinedOutput(); err != nil &&
+		!strings.Contains(string(out), "No such container") {
 		log.Warn("remove containers", "run", run, "err", err, "output", string(out))
 	}
 }
