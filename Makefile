@@ -27,7 +27,7 @@ TEST_P ?= 2
 TEST_FLAGS = -race -count=1 -p $(TEST_P) -timeout $(TEST_TIMEOUT)
 N ?= 10
 
-.PHONY: all deps test-deps apt-install clients FORCE build test test-short test-stress bench calibrate report lint clean help images
+.PHONY: all deps test-deps apt-install clients FORCE build test test-short test-stress bench calibrate report lint clean help images image deploy-local
 
 all: build
 
@@ -41,6 +41,8 @@ help:
 	@echo "make deps       apt-get install the servers when missing"
 	@echo "make build      bin/bench and bin/chaos"
 	@echo "make lint       gofmt and go vet"
+	@echo "make image      the locklab image (servers, clients, bench, chaos, shard entry point), offline"
+	@echo "make deploy-local  deploy/k8s/atlas-job.yaml run on the local Docker engine, shards merged"
 
 # deps installs the Debian packages whose binaries are missing (ZooKeeper's
 # jar is checked too: the java binary alone does not prove it is there) and
@@ -93,6 +95,23 @@ clients:
 # images/build.sh. Skips images that exist (FORCE=1 rebuilds); needs root.
 images:
 	sh images/build.sh
+
+# image builds locklab/locklab:<tag or dev>: locklab/base (built with
+# images/build.sh when missing) + the library clients' Debian packages +
+# static bench and chaos + deploy/entrypoint.sh, which runs one shard of an
+# Indexed Job (deploy/build.sh, docs/deploy.md). Idempotent; needs root
+# when the base must be built.
+image:
+	GO="$(GO)" sh deploy/build.sh
+
+# deploy-local runs DEPLOY_MANIFEST (an Indexed Job) on the local Docker
+# engine exactly as written, one container per index, into a fresh
+# DEPLOY_VOLUME, and merges the shards there with bin/chaos.
+DEPLOY_MANIFEST ?= deploy/k8s/atlas-job.yaml
+DEPLOY_VOLUME   ?= results/deploy-local
+deploy-local: image $(BIN)/chaos
+	rm -rf $(DEPLOY_VOLUME)
+	$(GO) run ./deploy/runlocal --manifest $(DEPLOY_MANIFEST) --volume $(DEPLOY_VOLUME) --chaos $(BIN)/chaos
 
 build: $(BIN)/bench $(BIN)/chaos
 
