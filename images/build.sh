@@ -40,6 +40,14 @@ PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 have_repo() { [ -n "$(docker images -q --filter "reference=$1:*" 2>/dev/null)" ]; }
 
+# One build at a time on this machine: test packages running in parallel
+# (the docker provider's tests, the locklab image's) may all find the base
+# missing; the later ones wait here and then find it built.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"${WORKDIR:-/var/tmp}/locklab-images.lock"
+	flock 9
+fi
+
 if [ "$FORCE" != 1 ] && have_image "$BASE" && have_repo locklab/redis && have_repo locklab/zookeeper && have_repo locklab/etcd; then
 	log "up to date: $BASE, $(docker images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=locklab/*' | grep -v base | sort | tr '\n' ' ')(FORCE=1 rebuilds)"
 	exit 0
