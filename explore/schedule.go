@@ -30,10 +30,10 @@ type Schedule struct {
 	ZooKeeper   int    `json:"zookeeper,omitempty"`
 	Etcd        int    `json:"etcd,omitempty"`
 	// Workload.
-	Clients  int           `json:"clients"`
-	TTL      time.Duration `json:"ttl"`
-	CS       time.Duration `json:"critical_section"`
-	Duration time.Duration `json:"duration"`
+	Clients  int            `json:"clients"`
+	TTL      time.Duration  `json:"ttl"`
+	CS       time.Duration  `json:"critical_section"`
+	Duration time.Duration  `json:"duration"`
 	Faults   []faults.Fault `json:"faults"`
 	// Expect is the expect section's default line ("{incidents: 0,
 	// lock_faults: 0}" for an explored run; the finding for a minimal one).
