@@ -72,26 +72,27 @@ func requireRedis(t *testing.T) {
 	testenv.RequireBinaries(t, "redis-server")
 }
 
-// TestShrinkRestart shrinks a real finding: redis-cad on a Redis without
-// persistence restarted while a holder is inside loses the key and grants
-// the lock again (a lock fault); two other faults ride along. Shrinking
-// must keep the restart, end with at most 2 faults, and measure the
+// TestShrinkClockJump shrinks a real finding: redis-cad whose Redis
+// clock jumps forward while a holder is inside loses the key early and
+// grants the lock again (a lock fault, server-side); a restart of the
+// non-persistent Redis after it and a small latency ride along. Shrinking
+// must keep the clock jump, end with at most 2 faults, and measure the
 // minimal scenario reproducing in >= 3 of 5 runs.
-func TestShrinkRestart(t *testing.T) {
+func TestShrinkClockJump(t *testing.T) {
 	requireRedis(t)
 	dir := t.TempDir()
 	x := &explorer{e: &Explore{Schema: Schema, Plan: Plan{Seed: 1}}, o: Options{Dir: dir, Parallel: 4}, start: time.Now()}
-	s := Schedule{Name: "restart", Lock: "redis-cad", Primaries: 1, Persistence: "none", Clients: 3,
+	s := Schedule{Name: "clock-jump", Lock: "redis-cad", Primaries: 1, Persistence: "none", Clients: 2,
 		TTL: time.Second, CS: 500 * time.Millisecond, Faults: []faults.Fault{
 			{Type: faults.Latency, At: 500 * time.Millisecond, For: 300 * time.Millisecond, Link: "clients->redis-0", Latency: 5 * time.Millisecond},
-			{Type: faults.Restart, At: 1500 * time.Millisecond, Node: "redis-0"},
-			{Type: faults.Reset, At: 2500 * time.Millisecond, For: 200 * time.Millisecond, Link: "client-0->redis-0"},
+			{Type: faults.ClockJump, At: time.Second, Node: "redis-0", Offset: 5 * time.Second},
+			{Type: faults.Restart, At: 2500 * time.Millisecond, Node: "redis-0"},
 		}}
 	s.Duration = runLength(s)
 	if _, err := s.Parse(); err != nil {
 		t.Fatal(err)
 	}
-	f := &Finding{Signature: "redis-cad--lock-fault--latency+reset+restart", Lock: "redis-cad", Broke: LockFault}
+	f := &Finding{Signature: "redis-cad--lock-fault--clock-jump+latency+restart", Lock: "redis-cad", Broke: LockFault}
 	start := time.Now()
 	x.shrink(context.Background(), f, s)
 	t.Logf("shrunk in %s:", time.Since(start).Round(time.Second))
@@ -101,8 +102,8 @@ func TestShrinkRestart(t *testing.T) {
 	if f.Shrink != "done" {
 		t.Fatalf("shrink %q, want done", f.Shrink)
 	}
-	if f.MinimalFaults > 2 || !contains(f.MinimalTypes, faults.Restart) {
-		t.Errorf("minimal scenario has %d faults %v, want at most 2 with the restart", f.MinimalFaults, f.MinimalTypes)
+	if f.MinimalFaults > 2 || !contains(f.MinimalTypes, faults.ClockJump) {
+		t.Errorf("minimal scenario has %d faults %v, want at most 2 with the clock jump", f.MinimalFaults, f.MinimalTypes)
 	}
 	if f.Reproduced < Need || f.Tries != Tries {
 		t.Errorf("minimal scenario reproduced %d/%d, want >= %d of %d", f.Reproduced, f.Tries, Need, Tries)
