@@ -220,7 +220,7 @@ func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, erro
 		}
 		x.e, x.spent = old, old.ElapsedS
 		for _, f := range x.e.Findings {
-			if f.Shrink == "stopped" {
+			if f.Shrink == "stopped" || f.Shrink == "running" {
 				f.Shrink = "" // shrink it again from its first run
 			}
 		}

@@ -27,6 +27,9 @@ const (
 	LostUpdate      = "lost-update"      // the counter lost a write
 )
 
+// severity orders what broke, most severe first.
+var severity = []string{LockFault, DuplicateToken, TokenRegression, ClientFault, LostUpdate}
+
 // brokenFields maps what broke to the expectation field that states it.
 var brokenFields = map[string]string{
 	LockFault: "lock_faults", DuplicateToken: "duplicate_tokens", TokenRegression: "token_regressions",

@@ -32,33 +32,30 @@ func (x *explorer) shrinkAll(ctx context.Context) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(left*float64(time.Second)), errBudget)
 		defer cancel()
 	}
-	for ctx.Err() == nil {
-		f := x.nextToShrink()
-		if f == nil {
-			break
-		}
-		if by := x.subsumedBy(f); by != nil {
-			f.Shrink = "subsumed"
-			f.Minimal, f.MinimalFaults, f.Repro = by.Minimal, by.MinimalFaults, by.Repro
-			f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
-			x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
-			continue
-		}
-		start, err := x.gen.Draw(f.FirstRun)
-		if err != nil {
-			f.Shrink = "stopped"
-			x.progress("%s: %v", f.Signature, err)
-			continue
-		}
-		x.shrink(ctx, f, start)
-		x.e.ElapsedS = x.elapsed()
-		if err := writeJSON(x.o.Dir, x.e); err != nil {
-			x.progress("%v", err)
-		}
-		if f.Shrink != "done" {
-			break
-		}
+	var wg sync.WaitGroup
+	for w := 0; w < shrinkers(x.o.Parallel); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				f, start, ok := x.pickToShrink()
+				if !ok {
+					return
+				}
+				if f == nil {
+					continue
+				}
+				x.shrink(ctx, f, start)
+				x.mu.Lock()
+				x.e.ElapsedS = x.elapsed()
+				if err := writeJSON(x.o.Dir, x.e); err != nil {
+					x.progress("%v", err)
+				}
+				x.mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	if context.Cause(ctx) == errBudget {
 		return nil
 	}
@@ -67,23 +64,55 @@ func (x *explorer) shrinkAll(ctx context.Context) error {
 
 var errBudget = fmt.Errorf("explore: budget spent")
 
+// shrinkers is how many findings shrink at once: one per Need runs of
+// parallel, rounded up, so each shrinks Need runs at a time.
+func shrinkers(parallel int) int { return max(1, (parallel+Need-1)/Need) }
+
+// pickToShrink takes the next finding to shrink and its first run's
+// schedule; ok is false when none is left. A subsumed finding is marked
+// and f is nil.
+func (x *explorer) pickToShrink() (f *Finding, start Schedule, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f = x.nextToShrink()
+	if f == nil {
+		return nil, Schedule{}, false
+	}
+	if by := x.subsumedBy(f); by != nil {
+		f.Shrink = "subsumed"
+		f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
+		f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
+		x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
+		return nil, Schedule{}, true
+	}
+	start, err := x.gen.Draw(f.FirstRun)
+	if err != nil {
+		f.Shrink = "stopped"
+		x.progress("%s: %v", f.Signature, err)
+		return nil, Schedule{}, true
+	}
+	f.Shrink = "running"
+	return f, start, true
+}
+
 // nextToShrink picks the finding to shrink next: one of a (lock, what
 // broke) pair with no shrunk finding yet before the others, then the
-// fewest fault types, then the first found. So a budget that cannot
+// fewest fault types, then the most severe breakage, then the first
+// found. So a budget that cannot
 // shrink every finding shrinks the most different ones.
 func (x *explorer) nextToShrink() *Finding {
 	var best *Finding
-	key := func(f *Finding) [3]float64 {
+	key := func(f *Finding) [4]float64 {
 		covered := 0.0
 		for _, g := range x.e.Findings {
-			if g.Shrink == "done" && g.Lock == f.Lock && g.Broke == f.Broke {
+			if (g.Shrink == "done" || g.Shrink == "running") && g.Lock == f.Lock && g.Broke == f.Broke {
 				covered = 1
 			}
 		}
-		return [3]float64{covered, float64(len(f.FaultTypes)), f.FirstAtS}
+		return [4]float64{covered, float64(len(f.FaultTypes)), float64(slices.Index(severity, f.Broke)), f.FirstAtS}
 	}
 	for _, f := range x.e.Findings {
-		if f.Shrink == "done" || f.Shrink == "subsumed" || f.Shrink == "stopped" {
+		if f.Shrink != "" {
 			continue
 		}
 		if best == nil || less(key(f), key(best)) {
@@ -93,7 +122,7 @@ func (x *explorer) nextToShrink() *Finding {
 	return best
 }
 
-func less(a, b [3]float64) bool {
+func less(a, b [4]float64) bool {
 	for i := range a {
 		if a[i] != b[i] {
 			return a[i] < b[i]
@@ -125,7 +154,22 @@ func (x *explorer) subsumedBy(f *Finding) *Finding {
 // simplification in turn (drop one fault, halve a fault, shorten the
 // run, fewer clients, simpler parameters) and keeps one when it
 // reproduces in Need of Tries runs, then measures the result.
-func (x *explorer) shrink(ctx context.Context, f *Finding, cur Schedule) {
+func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
+	// f is this goroutine's copy; publish copies it into the exploration
+	// under its lock, so explore.json is written from a consistent value.
+	x.mu.Lock()
+	w := *shared
+	x.mu.Unlock()
+	f := &w
+	publish := func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		g := *f
+		g.Steps = slices.Clone(f.Steps)
+		g.MinimalTypes = slices.Clone(f.MinimalTypes)
+		*shared = g
+	}
+	defer publish()
 	dir := filepath.Join(x.o.Dir, "findings", f.Signature)
 	os.RemoveAll(filepath.Join(dir, "steps"))
 	if err := os.MkdirAll(filepath.Join(dir, "steps"), 0o755); err != nil {
@@ -158,22 +202,26 @@ func (x *explorer) shrink(ctx context.Context, f *Finding, cur Schedule) {
 		}
 		st.Kept = st.Reproduced >= Need
 		f.Steps = append(f.Steps, st)
+		publish()
 		x.progress("shrink %s step %d: %s: %d/%d %s", f.Signature, step, what, st.Reproduced, st.Tries, map[bool]string{true: "kept", false: "dropped"}[st.Kept])
 		return st.Kept
 	}
-	// Passes over every kind of step until one keeps nothing (at most
-	// three): a step kept late (a fault started earlier) can make an
-	// earlier one (dropping another fault) reproduce.
+	// Passes over every kind of step while one moves a fault (at most
+	// three): a fault shortened or started earlier can make dropping
+	// another one reproduce.
 	for pass, changed := 1, true; changed && pass <= 3 && ctx.Err() == nil; pass++ {
 		changed = false
-		// Drop faults one at a time, the last first.
+		// Drop faults one at a time, the last first; never the last one of
+		// a finding whose faults bit (without faults it would be another).
 		for i := len(cur.Faults) - 1; i >= 0; i-- {
+			if len(cur.Faults) == 1 && len(f.FaultTypes) > 0 {
+				break
+			}
 			c := cur.Clone()
 			c.Faults = slices.Delete(c.Faults, i, i+1)
 			if try(fmt.Sprintf("drop fault %d (%s %s)", i, cur.Faults[i].Type, Target(cur.Faults[i])), c) {
 				cur = c
 				x.saveMinimal(f, cur)
-				changed = true
 			}
 		}
 		// Shorten each fault (its length, its restart delay), then start it
@@ -210,7 +258,6 @@ func (x *explorer) shrink(ctx context.Context, f *Finding, cur Schedule) {
 			}
 			cur = c
 			x.saveMinimal(f, cur)
-			changed = true
 		}
 		// Simpler parameters.
 		for _, simplify := range simplifications(cur) {
@@ -219,7 +266,6 @@ func (x *explorer) shrink(ctx context.Context, f *Finding, cur Schedule) {
 			if try(what, c) {
 				cur = c
 				x.saveMinimal(f, cur)
-				changed = true
 			}
 		}
 	}
@@ -281,45 +327,45 @@ func (x *explorer) saveMinimal(f *Finding, cur Schedule) {
 	f.Repro = "chaos run --runs 5 " + filepath.Join(x.o.Dir, rel)
 }
 
-// repeat runs s up to Tries times, Parallel at once, and returns how many
-// reproduced f and how many ran. With early it stops once the answer is
-// known (Need reproduced, or too many did not).
+// repeat runs s up to Tries times, at most Need at once, and returns
+// how many reproduced f and how many ran. With early it starts a run only
+// while the answer is open (fewer than Need reproduced, fewer than
+// Tries-Need+1 did not, counting the runs in flight either way), so a
+// step that reproduces 3 times in a row costs 3 runs.
 func (x *explorer) repeat(ctx context.Context, s Schedule, f *Finding, name string, early bool) (reproduced, ran int) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, min(x.o.Parallel, Tries))
 	yaml := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", name+".yaml")
 	os.WriteFile(yaml, []byte(s.YAML()), 0o644)
-	decided := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return early && (reproduced >= Need || ran-reproduced > Tries-Need)
+	conc := max(1, min(x.o.Parallel, Need))
+	results := make(chan bool)
+	failed, inflight, launched := 0, 0, 0
+	open := func() bool {
+		return !early || (reproduced+inflight < Need && failed+inflight < Tries-Need+1)
 	}
-	for rep := 1; rep <= Tries; rep++ {
-		sem <- struct{}{}
-		if ctx.Err() != nil || decided() {
-			<-sem
-			break
+	for {
+		for launched < Tries && inflight < conc && ctx.Err() == nil && open() {
+			launched++
+			inflight++
+			dir := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", fmt.Sprintf("%s-rep-%d", name, launched))
+			go func(rep int) {
+				r, err := runSchedule(ctx, s, dir, seedOf(f.Signature, name, rep), x.o.Logger)
+				results <- err == nil && Reproduces(*r, f.Broke)
+			}(launched)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			dir := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", fmt.Sprintf("%s-rep-%d", name, rep))
-			r, err := runSchedule(ctx, s, dir, seedOf(f.Signature, name, rep), x.o.Logger)
-			if ctx.Err() != nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			ran++
-			if err == nil && Reproduces(*r, f.Broke) {
-				reproduced++
-			}
-		}()
+		if inflight == 0 {
+			return reproduced, ran
+		}
+		ok := <-results
+		inflight--
+		if ctx.Err() != nil {
+			continue // interrupted: not counted
+		}
+		ran++
+		if ok {
+			reproduced++
+		} else {
+			failed++
+		}
 	}
-	wg.Wait()
-	return reproduced, ran
 }
 
 // seedOf derives a repetition's seed from the finding, step and

@@ -212,11 +212,17 @@ func printExplore(w io.Writer, e *explore.Explore, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FINDING\tfaults\treproduced\tfirst found\tminimal scenario")
 	for _, f := range e.Findings {
-		min := "-"
+		faults, rate, min := "-", "-", "not shrunk"
 		if f.Minimal != "" {
-			min = filepath.Join(dir, f.Minimal)
+			faults, min = fmt.Sprint(f.MinimalFaults), filepath.Join(dir, f.Minimal)
+			if f.Shrink != "done" {
+				min += " (" + orNone(f.Shrink) + ")"
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\trun %d, %.1f min\t%s\n", f.Signature, f.MinimalFaults, f.Reproduced, f.Tries, f.FirstRun, f.FirstAtS/60, min)
+		if f.Tries > 0 {
+			rate = fmt.Sprintf("%d/%d", f.Reproduced, f.Tries)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\trun %d, %.1f min\t%s\n", f.Signature, faults, rate, f.FirstRun, f.FirstAtS/60, min)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d runs (%d unsafe, %d safe, %d inconclusive), %d findings, %.0f runs/hour\nreport: %s\n",
