@@ -140,7 +140,7 @@ func Classify(lock string, o Outcome) string {
 			sides = append(sides, side)
 		}
 	}
-	s := what + " under " + strings.Join(sides, " and ") + " faults"
+	s := what + " under " + strings.Join(sides, ", ") + " faults"
 	if spec.Broken {
 		s += " (lock broken by design)"
 	}

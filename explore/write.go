@@ -116,8 +116,14 @@ func sections(e *Explore) []section {
 			}
 			shrink = fmt.Sprintf("%s: %d of %d steps kept", orDash(f.Shrink), kept, len(f.Steps))
 		}
-		ft.add(f.Signature, f.Classification, orDash(f.Minimal), fmt.Sprint(f.MinimalFaults),
-			fmt.Sprintf("%d/%d", f.Reproduced, f.Tries), rate,
+		faults, reproduced := "-", "-"
+		if f.Minimal != "" {
+			faults = fmt.Sprint(f.MinimalFaults)
+		}
+		if f.Tries > 0 {
+			reproduced = fmt.Sprintf("%d/%d", f.Reproduced, f.Tries)
+		}
+		ft.add(f.Signature, f.Classification, orDash(f.Minimal), faults, reproduced, rate,
 			fmt.Sprintf("run %d, %.1f min in", f.FirstRun, f.FirstAtS/60), fmt.Sprint(len(f.Runs)), shrink)
 		if f.Minimal != "" {
 			ft.link(2, f.Minimal)
@@ -130,6 +136,9 @@ func sections(e *Explore) []section {
 	out = append(out, section{title: "Findings", paras: fparas, tab: ft})
 
 	for _, f := range e.Findings {
+		if len(f.Steps) == 0 && f.Shrink != "subsumed" {
+			continue // not shrunk: the findings table says so
+		}
 		st := &table{head: []string{"step", "reproduced", "kept"}}
 		for _, s := range f.Steps {
 			switch {
@@ -139,8 +148,8 @@ func sections(e *Explore) []section {
 				st.add(s.What, fmt.Sprintf("%d/%d", s.Reproduced, s.Tries), yesNo(s.Kept))
 			}
 		}
-		paras := []string{fmt.Sprintf("%s. Found by run %d (%s); %d runs in all. Reproduce: `%s`.",
-			f.Classification, f.FirstRun, runScenario(e, f.FirstRun), len(f.Runs), orDash(f.Repro))}
+		paras := []string{fmt.Sprintf("%s. Found by run %d (%s); %d of the runs in all. Shrinking: %s. Reproduce: `%s`.",
+			f.Classification, f.FirstRun, runScenario(e, f.FirstRun), len(f.Runs), f.Shrink, orDash(f.Repro))}
 		out = append(out, section{title: "Shrinking " + f.Signature, paras: paras, tab: st})
 	}
 
