@@ -102,7 +102,8 @@ type Finding struct {
 	FirstRun int     `json:"first_run"`
 	FirstAtS float64 `json:"first_at_s"`
 	Runs     []int   `json:"runs"`
-	// Shrink is the finding's shrinking: "done", "stopped" (budget or
+	// Shrink is the finding's shrinking: "done", "rare" (done, but the
+	// result reproduced in fewer than 3 of 5 runs), "stopped" (budget or
 	// interrupt: Minimal is the last step kept), "subsumed" (not shrunk:
 	// a shrunk finding of the same lock and breakage needs only faults of
 	// this one's types; its minimal scenario is given) or "" (not

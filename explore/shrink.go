@@ -279,7 +279,12 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 	f.Rate = float64(f.Reproduced) / float64(f.Tries)
 	f.RateLow, f.RateHigh = atlas.Wilson(f.Reproduced, f.Tries)
 	f.Shrink = "done"
-	x.progress("shrunk %s to %d faults: reproduces %d/%d (%s)", f.Signature, len(cur.Faults), f.Reproduced, f.Tries, f.Minimal)
+	if f.Reproduced < Need {
+		// The first run was a rare event (or its fault did not bite in
+		// the measured runs): no step was kept for want of 3 of 5.
+		f.Shrink = "rare"
+	}
+	x.progress("shrunk %s to %d faults: reproduces %d/%d (%s, %s)", f.Signature, len(cur.Faults), f.Reproduced, f.Tries, f.Shrink, f.Minimal)
 }
 
 // simplifications are the parameter steps that apply to s: options off,
