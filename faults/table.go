@@ -55,7 +55,42 @@ type Type struct {
 	// Observes is what the fault looks for to say it bit (Window.Bit):
 	// its observable effect.
 	Observes string
-	action   action
+	// Bounds are the ranges `chaos explore` draws this type's fields
+	// from (at, for and the value fields). A type without bounds is never
+	// drawn: declaring them is how a row joins random exploration.
+	Bounds []Bound
+	action action
+}
+
+// Bound is the range one field of a fault is drawn from, uniformly
+// between Min and Max. With PerTTL the field is a duration and the range
+// is in multiples of the run's lease (at: 0.5 to 3 leases), so every
+// schedule keeps its faults relative to the TTL it runs with; without it
+// the field is a plain number (rate_kbps).
+type Bound struct {
+	Field    string
+	Min, Max float64
+	PerTTL   bool
+}
+
+// ttls is a Bound of a duration field in multiples of the lease.
+func ttls(field string, lo, hi float64) Bound {
+	return Bound{Field: field, Min: lo, Max: hi, PerTTL: true}
+}
+
+// startAndHeal are the bounds of at and for shared by the faults that
+// heal: a start within the first three leases, a length from a quarter
+// of a lease (a blip the lock must ride out) to three (past any lease).
+var startAndHeal = []Bound{ttls("at", 0.5, 3), ttls("for", 0.25, 3)}
+
+// withBounds returns startAndHeal (or just the start, for faults that do
+// not heal) followed by extra.
+func withBounds(heals bool, extra ...Bound) []Bound {
+	out := []Bound{startAndHeal[0]}
+	if heals {
+		out = append(out, startAndHeal[1])
+	}
+	return append(out, extra...)
 }
 
 var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
@@ -63,35 +98,37 @@ var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindS
 
 var table = []Type{
 	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true, Proxied: true,
-		Doc: "delay on the link(s)", action: latencyAction{},
+		Doc: "delay on the link(s)", Bounds: withBounds(true, ttls("latency", 0.1, 2), ttls("jitter", 0, 0.2)), action: latencyAction{},
 		Observes: "a probed link's round trip rose by latency/2 or more (PING, srvr or GET /version through the proxy, before and while)"},
 	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true, Proxied: true,
-		Doc: "throttle the link(s)", action: bandwidthAction{},
+		Doc: "throttle the link(s)", Bounds: withBounds(true, Bound{Field: "rate_kbps", Min: 1, Max: 64}), action: bandwidthAction{},
 		Observes: "the toxics are in place on every link"},
 	{Name: Partition, Target: OnPartition, Optional: []string{"direction"}, Heals: true, External: true,
-		Doc: "cut every link between the groups (requests hang); provider netns: packets dropped, direction out or in cuts one way", action: partitionAction{},
+		Doc: "cut every link between the groups (requests hang); provider netns: packets dropped, direction out or in cuts one way", Bounds: withBounds(true), action: partitionAction{},
 		Observes: "every cut link's proxy holds its traffic (netns: its rules dropped packets); holder: a contender granted, or its promise expired, while it was inside; leader selectors: whether the leader changed"},
 	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
-		Doc: "reset live connections (netns: TCP packets answered with a reset, for 1s or until healed)", action: resetAction{},
+		Doc: "reset live connections (netns: TCP packets answered with a reset, for 1s or until healed)", Bounds: withBounds(true), action: resetAction{},
 		Observes: "live connections closed (count, /proc/net/tcp); with for: a new connection reset on its first request; netns: packets answered with a reset"},
 	{Name: Pause, Target: OnServer, Kinds: serverKinds, Heals: true,
-		Doc: "SIGSTOP the server, SIGCONT after for", action: pauseAction{},
+		Doc: "SIGSTOP the server, SIGCONT after for", Bounds: withBounds(true), action: pauseAction{},
 		Observes: "the process stopped (state T in /proc/PID/stat)"},
 	{Name: Kill, Target: OnServer, Kinds: serverKinds,
-		Doc: "SIGKILL the server", action: killAction{},
+		Doc: "SIGKILL the server", Bounds: withBounds(false), action: killAction{},
 		Observes: "the process gone"},
 	{Name: Restart, Target: OnServer, Kinds: serverKinds, Optional: []string{"delay"},
-		Doc: "kill, wait delay, start again on the same data dir", action: restartAction{},
+		Doc: "kill, wait delay, start again on the same data dir", Bounds: withBounds(false, ttls("delay", 0, 1)), action: restartAction{},
 		Observes: "the process gone and a new one serving; Redis without persistence: keys there before the kill, none loaded at the start"},
 	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
-		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", action: failoverAction{},
+		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", Bounds: withBounds(false), action: failoverAction{},
 		Observes: "a replica promoted; the keys on the old and the new primary"},
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
-		Doc: "SIGSTOP a client process (holder: the one in the critical section)", action: pauseClientAction{},
+		Doc: "SIGSTOP a client process (holder: the one in the critical section)", Bounds: withBounds(true), action: pauseClientAction{},
 		Observes: "the client's process stopped (state T); holder: inside when the pause applied and when it ended"},
 	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Required: []string{"offset"},
-		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", action: clockJumpAction{},
+		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockJumpAction{},
 		Observes: "keys expired early or their TTL shortened"},
+	// loss and blackhole declare no Bounds: chaos explore draws for the
+	// proxy providers, where they are refused.
 	{Name: Loss, Target: OnLinkOrNode, Required: []string{"percent"}, Heals: true, Netns: true,
 		Doc: "drop percent of the packets both ways at random (provider netns)", action: lossAction{},
 		Observes: "the nftables rules' counters: packets dropped"},

@@ -9,6 +9,8 @@
 //	chaos list                                     fault types and built-in fault scenarios
 //	chaos atlas [--runs N] [--parallel K] [--shard i/n] [--resume DIR]   the safety atlas
 //	chaos atlas merge DIR...                       join atlas shards
+//	chaos explore [--budget D | --runs N] [--seed S] ...   random fault schedules, findings, shrinking
+//	chaos explore merge DIR...                     join explore shards
 package main
 
 import (
@@ -35,6 +37,9 @@ Usage:
   chaos atlas [flags]             every lock against every fault family, N seeded
                                   runs per cell: atlas.json|md|html|png (atlas -h)
   chaos atlas merge DIR...        join atlas shards into one atlas
+  chaos explore [flags]           random fault schedules: findings, each shrunk to a
+                                  minimal scenario (explore -h)
+  chaos explore merge DIR...      join explore shards into one exploration
   chaos cleanup [--all]           remove containers and network namespaces left by killed runs
   chaos version, --version        module version and commit of this binary
   chaos help                      this text
@@ -62,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return list(args[1:], stdout, stderr)
 	case "atlas":
 		return cli.Atlas(ctx, args[1:], stdout, stderr)
+	case "explore":
+		return exploreCmd(ctx, args[1:], stdout, stderr)
 	case "cleanup":
 		return cli.Cleanup(ctx, args[1:], stdout, stderr, "chaos")
 	case "version", "--version", "-version":

@@ -1,0 +1,317 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/locks"
+)
+
+// Drawable returns the fault types explore draws: the rows of the fault
+// table that declare bounds, sorted.
+func Drawable() []string {
+	var out []string
+	for _, name := range faults.Types() {
+		if t, _ := faults.Lookup(name); len(t.Bounds) > 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Generator draws schedules: the same seed and index always give the same
+// schedule.
+type Generator struct {
+	Seed  int64
+	Locks []string
+	// Types are the fault types drawn from; empty draws no faults.
+	Types []string
+}
+
+// TTLs are the leases a run is drawn with.
+var TTLs = []time.Duration{750 * time.Millisecond, time.Second, 1500 * time.Millisecond}
+
+// csRatios are the critical sections drawn, relative to the lease.
+var csRatios = []float64{0.1, 0.25, 0.5}
+
+// Draw returns run index's schedule, validated. An error means the
+// generator drew something the validator refuses: a bug in the generator.
+func (g Generator) Draw(index int) (Schedule, error) {
+	rng := rand.New(rand.NewPCG(uint64(g.Seed), uint64(index)))
+	lock := g.Locks[rng.IntN(len(g.Locks))]
+	spec, ok := locks.Lookup(lock)
+	if !ok {
+		return Schedule{}, fmt.Errorf("explore: %q is not a registered lock", lock)
+	}
+	s := Schedule{
+		Name:    fmt.Sprintf("explore-%d-%s", index, lock),
+		Lock:    lock,
+		Options: map[string]string{},
+		Clients: 2 + rng.IntN(4),
+		TTL:     TTLs[rng.IntN(len(TTLs))],
+	}
+	s.CS = time.Duration(float64(s.TTL) * csRatios[rng.IntN(len(csRatios))])
+	drawTopology(rng, &s, spec)
+	drawOptions(rng, &s, spec)
+	plan := cluster.PlanOf(clusterSpec(s))
+	types := g.applicable(s)
+	if len(types) > 0 {
+		n := 1 + rng.IntN(4)
+		for i := 0; i < n; i++ {
+			t, _ := faults.Lookup(types[rng.IntN(len(types))])
+			s.Faults = append(s.Faults, drawFault(rng, t, s, plan))
+		}
+	}
+	s.Duration = runLength(s)
+	s.Description = fmt.Sprintf("explore run %d (seed %d): %s, %d clients, ttl %s, faults %s.",
+		index, g.Seed, lock, s.Clients, s.TTL, strings.Join(s.FaultTypes(), ", "))
+	if _, err := s.Parse(); err != nil {
+		return s, fmt.Errorf("explore: run %d drew a schedule the validator refuses (a generator bug): %w", index, err)
+	}
+	return s, nil
+}
+
+// applicable keeps the generator's types the validator accepts on s's
+// topology, each probed on its first target (failover needs Sentinel, a
+// clock jump a Redis node): a type with nothing to act on is not drawn.
+func (g Generator) applicable(s Schedule) []string {
+	plan := cluster.PlanOf(clusterSpec(s))
+	var out []string
+	for _, name := range g.Types {
+		t, ok := faults.Lookup(name)
+		if !ok || len(t.Bounds) == 0 {
+			continue
+		}
+		if t.Target == faults.OnServer && len(serverTargets(t, plan)) == 0 {
+			continue
+		}
+		probe := s.Clone()
+		f := faults.Fault{Type: name, At: s.TTL}
+		target(&f, t, plan, nil)
+		setValues(&f, t, s.TTL, func(b faults.Bound) float64 { return b.Max })
+		probe.Faults = []faults.Fault{f}
+		probe.Duration = runLength(probe)
+		if _, err := probe.Parse(); err == nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// drawTopology sets the cluster a lock runs on: Redlock over 3 or 5
+// primaries, a single Redis primary with or without a replica and
+// Sentinel, 3-member ZooKeeper or etcd.
+func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
+	switch spec.Backend {
+	case locks.ZooKeeper:
+		s.ZooKeeper = 3
+		return
+	case locks.Etcd:
+		s.Etcd = 3
+		return
+	}
+	s.Persistence = "none"
+	if rng.IntN(4) == 0 {
+		s.Persistence = "always"
+	}
+	if spec.Quorum {
+		s.Primaries = 3
+		if rng.IntN(2) == 0 {
+			s.Primaries = 5
+		}
+		s.Primaries = max(s.Primaries, spec.MinRedis)
+		return
+	}
+	s.Primaries = 1
+	if rng.IntN(3) == 0 {
+		s.Replicas, s.Sentinels = 1, 3
+	}
+}
+
+// drawOptions sets the lock options explore varies where the lock has
+// them: renewal on or off, waiting for a replica's acknowledgement.
+func drawOptions(rng *rand.Rand, s *Schedule, spec locks.Spec) {
+	for _, o := range spec.Options {
+		switch o.Name {
+		case "renew":
+			if rng.IntN(2) == 0 {
+				s.Options["renew"] = "true"
+			}
+		case "wait_replicas":
+			if s.Replicas > 0 && rng.IntN(2) == 0 {
+				s.Options["wait_replicas"] = "1"
+			}
+		}
+	}
+}
+
+// clusterSpec is s's cluster as the cluster package plans it.
+func clusterSpec(s Schedule) cluster.Spec {
+	cs := cluster.Spec{Provider: cluster.ProviderLocal, Clients: s.Clients}
+	switch {
+	case s.ZooKeeper > 0:
+		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: s.ZooKeeper}
+	case s.Etcd > 0:
+		cs.Etcd = &cluster.EtcdSpec{Nodes: s.Etcd}
+	default:
+		cs.Redis = &cluster.RedisSpec{Primaries: s.Primaries, Replicas: s.Replicas, Sentinels: s.Sentinels}
+	}
+	return cs
+}
+
+// runLength is long enough for every fault to start, heal and be
+// followed by two leases (evidence and recovery), and at least four
+// leases.
+func runLength(s Schedule) time.Duration {
+	end := 4 * s.TTL
+	for _, f := range s.Faults {
+		e := f.At + f.For + f.Delay + 2*s.TTL + s.CS
+		end = max(end, e)
+	}
+	return end.Round(time.Millisecond)
+}
+
+// drawFault draws one fault of type t: its start (alone, overlapping the
+// previous fault or after it), length, target and values within t's
+// bounds.
+func drawFault(rng *rand.Rand, t faults.Type, s Schedule, plan cluster.Plan) faults.Fault {
+	f := faults.Fault{Type: t.Name}
+	uniform := func(b faults.Bound) float64 { return b.Min + rng.Float64()*(b.Max-b.Min) }
+	setValues(&f, t, s.TTL, uniform)
+	if n := len(s.Faults); n > 0 && rng.IntN(2) == 0 {
+		prev := s.Faults[n-1]
+		if rng.IntN(2) == 0 && prev.For > 0 {
+			f.At = prev.At + time.Duration(rng.Float64()*float64(prev.For)) // overlapping
+		} else {
+			f.At = prev.At + prev.For + prev.Delay + time.Duration(rng.Float64()*float64(s.TTL)) // in sequence
+		}
+	}
+	f.At = f.At.Round(time.Millisecond)
+	target(&f, t, plan, rng)
+	return f
+}
+
+// setValues sets every field t declares a bound for, with pick choosing
+// within the bound.
+func setValues(f *faults.Fault, t faults.Type, ttl time.Duration, pick func(faults.Bound) float64) {
+	for _, b := range t.Bounds {
+		v := pick(b)
+		d := time.Duration(v * float64(ttl)).Round(time.Millisecond)
+		switch b.Field {
+		case "at":
+			f.At = d
+		case "for":
+			f.For = max(d, time.Millisecond)
+		case "latency":
+			f.Latency = d
+		case "jitter":
+			f.Jitter = d
+		case "delay":
+			f.Delay = d
+		case "offset":
+			f.Offset = max(d, time.Millisecond)
+		case "rate_kbps":
+			f.RateKbps = max(1, int(v))
+		}
+	}
+}
+
+// target sets what f acts on, drawn from the plan (rng nil: the first
+// candidate): a server or leader for server faults; a node, one link or
+// one direction of a client link for link faults; a server, the holder
+// or a minority for partitions; the holder or one client for client
+// faults.
+func target(f *faults.Fault, t faults.Type, plan cluster.Plan, rng *rand.Rand) {
+	pick := func(xs []string) string {
+		if rng == nil {
+			return xs[0]
+		}
+		return xs[rng.IntN(len(xs))]
+	}
+	servers := serverTargets(faults.Type{Kinds: []string{cluster.KindRedis, cluster.KindReplica, cluster.KindZooKeeper, cluster.KindEtcd}}, plan)
+	switch t.Target {
+	case faults.OnServer:
+		f.Node = pick(serverTargets(t, plan))
+	case faults.OnLinkOrNode:
+		if rng != nil && rng.IntN(3) == 0 {
+			f.Node = pick(servers)
+			return
+		}
+		f.Link = pick(linkTargets(plan))
+	case faults.OnPartition:
+		if rng != nil && rng.IntN(3) == 0 && len(servers) > 1 {
+			f.Groups = minority(plan, rng)
+			return
+		}
+		f.Isolate = pick(append([]string{"holder"}, servers...))
+	case faults.OnClient:
+		f.Client = "holder"
+		if rng != nil && rng.IntN(4) == 0 {
+			f.Client = fmt.Sprint(rng.IntN(plan.Clients))
+		}
+	}
+}
+
+// serverTargets are the plan's nodes of t's kinds, and the leader
+// selectors of the ensembles among them.
+func serverTargets(t faults.Type, plan cluster.Plan) []string {
+	var out []string
+	for _, n := range plan.Nodes {
+		if slices.Contains(t.Kinds, n.Kind) {
+			out = append(out, n.Name)
+		}
+	}
+	if slices.Contains(t.Kinds, cluster.KindZooKeeper) && plan.Count(cluster.KindZooKeeper) > 1 {
+		out = append(out, "zk-leader")
+	}
+	if slices.Contains(t.Kinds, cluster.KindEtcd) && plan.Count(cluster.KindEtcd) > 1 {
+		out = append(out, "etcd-leader")
+	}
+	return out
+}
+
+// linkTargets are the links a link fault may act on: every client's or
+// the holder's link to a server, one client's link,
+// and the peer links between servers.
+func linkTargets(plan cluster.Plan) []string {
+	var out []string
+	for _, n := range plan.Nodes {
+		if n.Kind == cluster.KindSentinel {
+			continue
+		}
+		out = append(out, "clients->"+n.Name, "holder->"+n.Name)
+	}
+	for _, l := range plan.Links {
+		if plan.Kind(l.From) != "" && plan.Kind(l.To) != "" {
+			out = append(out, l.Name()) // a peer link
+		} else if strings.HasPrefix(l.From, "client-0") {
+			out = append(out, l.Name())
+		}
+	}
+	return out
+}
+
+// minority cuts a minority of the data servers (a leader among them for
+// ensembles), with the holder, from the rest and the other clients.
+func minority(plan cluster.Plan, rng *rand.Rand) [][]string {
+	var data []string
+	for _, n := range plan.Nodes {
+		if n.Kind != cluster.KindSentinel {
+			data = append(data, n.Name)
+		}
+	}
+	rng.Shuffle(len(data), func(i, j int) { data[i], data[j] = data[j], data[i] })
+	k := 1 + rng.IntN(max(1, (len(data)-1)/2))
+	a, b := slices.Clone(data[:k]), slices.Clone(data[k:])
+	if rng.IntN(2) == 0 {
+		a = append(a, "holder") // the holder with the minority, the others where they are
+	} else {
+		b = append(b, "clients")
+	}
+	return [][]string{a, b}
+}

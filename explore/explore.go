@@ -1,0 +1,457 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/report"
+	"github.com/locklab/locklab/runner"
+)
+
+// Schema is the version of explore.json.
+const Schema = "locklab/explore/v1"
+
+// Plan is what makes two explorations the same one: shards and resumed
+// sessions of a plan draw the same schedules.
+type Plan struct {
+	Seed  int64    `json:"seed"`
+	Locks []string `json:"locks"`
+	// Faults are the fault types drawn; empty: none.
+	Faults []string `json:"faults"`
+	// Runs bounds the draws (0: the budget alone); Budget bounds the time.
+	Runs   int           `json:"runs,omitempty"`
+	Budget time.Duration `json:"budget_ns,omitempty"`
+	// ShrinkShare is the budget's share kept for shrinking. Default 0.4.
+	ShrinkShare float64 `json:"shrink_share"`
+}
+
+// Same reports whether p and q draw the same schedules.
+func (p Plan) Same(q Plan) bool {
+	return p.Seed == q.Seed && slices.Equal(p.Locks, q.Locks) && slices.Equal(p.Faults, q.Faults)
+}
+
+// Generator is the plan's schedule generator.
+func (p Plan) Generator() Generator {
+	return Generator{Seed: p.Seed, Locks: p.Locks, Types: p.Faults}
+}
+
+// Explore is explore.json: the plan, every run, every finding.
+type Explore struct {
+	Schema string `json:"schema"`
+	Plan   Plan   `json:"plan"`
+	// Shard is "i/n" when this folder holds one shard; Merged lists the
+	// folders a merge read.
+	Shard    string    `json:"shard,omitempty"`
+	Merged   []string  `json:"merged,omitempty"`
+	Parallel int       `json:"parallel"`
+	Started  time.Time `json:"started"`
+	// ElapsedS is the time spent, over every session (resumed ones add
+	// theirs); ExploreS the part spent drawing and running schedules.
+	ElapsedS float64 `json:"elapsed_s"`
+	ExploreS float64 `json:"explore_s"`
+	// Complete is false when the exploration was interrupted.
+	Complete bool        `json:"complete"`
+	Runs     []RunRecord `json:"runs"`
+	Findings []*Finding  `json:"findings"`
+	// Counts over Runs.
+	Safe         int `json:"safe"`
+	Unsafe       int `json:"unsafe"`
+	Inconclusive int `json:"inconclusive"`
+	// RunsPerHour is explored runs per hour of exploring.
+	RunsPerHour float64 `json:"runs_per_hour"`
+	// Tried counts runs by lock and fault type.
+	Tried []Tried `json:"tried"`
+}
+
+// RunRecord is one explored run.
+type RunRecord struct {
+	Index int    `json:"index"`
+	Lock  string `json:"lock"`
+	// Faults are the drawn faults' types and targets ("restart redis-0").
+	Faults []string `json:"faults"`
+	// Scenario and Dir are the scenario file and result folder, relative
+	// to the explore folder.
+	Scenario string `json:"scenario"`
+	Dir      string `json:"dir"`
+	Outcome
+	Signature string `json:"signature,omitempty"`
+	// AtS is when the run finished, in seconds into the exploration.
+	AtS float64 `json:"at_s"`
+}
+
+// Finding is one signature: its runs, and its shrinking.
+type Finding struct {
+	Signature      string   `json:"signature"`
+	Lock           string   `json:"lock"`
+	Broke          string   `json:"broke"`
+	FaultTypes     []string `json:"fault_types"`
+	Classification string   `json:"classification"`
+	// FirstRun found it, FirstAtS seconds into the exploration; Runs are
+	// every run index with this signature.
+	FirstRun int     `json:"first_run"`
+	FirstAtS float64 `json:"first_at_s"`
+	Runs     []int   `json:"runs"`
+	// Shrink is the finding's shrinking: "done", "rare" (done, but the
+	// result reproduced in fewer than 3 of 5 runs), "stopped" (budget or
+	// interrupt: Minimal is the last step kept), "subsumed" (not shrunk:
+	// a shrunk finding of the same lock and breakage needs only faults of
+	// this one's types; its minimal scenario is given) or "" (not
+	// started).
+	Shrink string `json:"shrink"`
+	// Minimal is the minimal scenario, relative to the explore folder,
+	// MinimalFaults its number of faults; Repro the command that checks it.
+	Minimal       string `json:"minimal,omitempty"`
+	MinimalFaults int    `json:"minimal_faults"`
+	// MinimalTypes are the minimal scenario's sorted fault types.
+	MinimalTypes []string `json:"minimal_types"`
+	Repro        string   `json:"repro,omitempty"`
+	// Reproduced of Tries runs of the minimal scenario showed the finding;
+	// Rate and its Wilson 95% interval [RateLow, RateHigh].
+	Reproduced int     `json:"reproduced"`
+	Tries      int     `json:"tries"`
+	Rate       float64 `json:"rate"`
+	RateLow    float64 `json:"rate_low"`
+	RateHigh   float64 `json:"rate_high"`
+	Steps      []Step  `json:"steps"`
+}
+
+// Step is one shrinking step tried.
+type Step struct {
+	What       string `json:"what"`
+	Reproduced int    `json:"reproduced"`
+	Tries      int    `json:"tries"`
+	Kept       bool   `json:"kept"`
+	// Refused is the validator's answer when the step was not run.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Tried counts the runs of one lock with one fault type ("none": runs
+// without faults).
+type Tried struct {
+	Lock         string `json:"lock"`
+	Fault        string `json:"fault"`
+	Runs         int    `json:"runs"`
+	Unsafe       int    `json:"unsafe"`
+	Inconclusive int    `json:"inconclusive"`
+}
+
+// Options say how Run explores.
+type Options struct {
+	// Dir is the explore folder (OUT/explore).
+	Dir string
+	// Parallel runs this many schedules at once. Default 1.
+	Parallel int
+	// Shard k of n keeps the run indexes i with i mod n == k-1.
+	ShardK, ShardN int
+	Logger         *slog.Logger
+	// Progress receives a line per finished run and shrinking step.
+	Progress io.Writer
+}
+
+// Read loads dir/explore.json.
+func Read(dir string) (*Explore, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "explore.json"))
+	if err != nil {
+		return nil, err
+	}
+	var e Explore
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "explore.json"), err)
+	}
+	if e.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, "explore.json"), e.Schema, Schema)
+	}
+	return &e, nil
+}
+
+// explorer is one session of Run.
+type explorer struct {
+	e     *Explore
+	o     Options
+	gen   Generator
+	start time.Time // this session's start
+	spent float64   // ElapsedS of earlier sessions
+	mu    sync.Mutex
+	next  int // the next candidate run index
+}
+
+func (x *explorer) elapsed() float64 { return x.spent + time.Since(x.start).Seconds() }
+
+func (x *explorer) progress(format string, a ...any) {
+	if x.o.Progress != nil {
+		fmt.Fprintf(x.o.Progress, "explore: "+format+"\n", a...)
+	}
+}
+
+// Run explores: it draws and runs schedules until the plan's runs are
+// done or its share of the budget is spent, then shrinks each finding in
+// the order found with what is left, and writes explore.json, .md and
+// .html. With resume it continues the exploration in o.Dir (runs already
+// done are kept, shrinking that finished is kept). It returns ctx's error
+// when interrupted, after writing what it has.
+func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, error) {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	if o.ShardN < 1 {
+		o.ShardK, o.ShardN = 1, 1
+	}
+	if plan.ShrinkShare <= 0 || plan.ShrinkShare >= 1 {
+		plan.ShrinkShare = 0.4
+	}
+	x := &explorer{o: o, gen: plan.Generator(), start: time.Now()}
+	old, err := Read(o.Dir)
+	switch {
+	case err == nil && !resume:
+		return nil, fmt.Errorf("%s holds an exploration already: choose another --out, or --resume it", o.Dir)
+	case err == nil:
+		if !old.Plan.Same(plan) {
+			return nil, fmt.Errorf("%s holds an exploration of another plan (seed, locks or faults differ)", o.Dir)
+		}
+		x.e, x.spent = old, old.ElapsedS
+		for _, f := range x.e.Findings {
+			if f.Shrink == "stopped" || f.Shrink == "running" {
+				f.Shrink = "" // shrink it again from its first run
+			}
+		}
+		x.e.Plan.Runs, x.e.Plan.Budget = plan.Runs, plan.Budget
+	case resume && !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	default:
+		x.e = &Explore{Schema: Schema, Plan: plan, Started: time.Now().UTC()}
+	}
+	if o.ShardN > 1 {
+		x.e.Shard = fmt.Sprintf("%d/%d", o.ShardK, o.ShardN)
+	}
+	x.e.Parallel = o.Parallel
+	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o755); err != nil {
+		return nil, fmt.Errorf("explore folder: %w", err)
+	}
+	x.next = o.ShardK - 1
+	exploreErr := x.explore(ctx)
+	var shrinkErr error
+	if exploreErr == nil {
+		shrinkErr = x.shrinkAll(ctx)
+	}
+	x.e.ElapsedS = x.elapsed()
+	x.e.Complete = ctx.Err() == nil
+	if werr := Write(o.Dir, x.e); werr != nil {
+		return x.e, werr
+	}
+	return x.e, errors.Join(exploreErr, shrinkErr)
+}
+
+// exploreUntil is the time, in seconds into the exploration, when
+// drawing stops: the budget less its shrinking share (0: no limit).
+func (x *explorer) exploreUntil() float64 {
+	p := x.e.Plan
+	if p.Budget <= 0 {
+		return 0
+	}
+	return p.Budget.Seconds() * (1 - p.ShrinkShare)
+}
+
+// nextIndex returns the next run index of this shard not yet done, or
+// false when the plan's runs are done or the exploring time is over.
+func (x *explorer) nextIndex(done map[int]bool) (int, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if until := x.exploreUntil(); until > 0 && x.elapsed() >= until {
+		return 0, false
+	}
+	for {
+		i := x.next
+		if x.e.Plan.Runs > 0 && i >= x.e.Plan.Runs {
+			return 0, false
+		}
+		x.next += x.o.ShardN
+		if !done[i] {
+			return i, true
+		}
+	}
+}
+
+func (x *explorer) explore(ctx context.Context) error {
+	done := map[int]bool{}
+	for _, r := range x.e.Runs {
+		done[r.Index] = true
+	}
+	if len(done) > 0 {
+		x.progress("%d runs already done in %s, continuing", len(done), x.o.Dir)
+	}
+	sessionStart := time.Now()
+	exploredBefore := x.e.ExploreS
+	var wg sync.WaitGroup
+	for w := 0; w < x.o.Parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i, ok := x.nextIndex(done)
+				if !ok {
+					return
+				}
+				x.runOne(ctx, i)
+			}
+		}()
+	}
+	wg.Wait()
+	x.mu.Lock()
+	x.e.ExploreS = exploredBefore + time.Since(sessionStart).Seconds()
+	x.mu.Unlock()
+	return ctx.Err()
+}
+
+// runOne draws, writes and runs schedule i and records it.
+func (x *explorer) runOne(ctx context.Context, i int) {
+	s, err := x.gen.Draw(i)
+	if err != nil {
+		x.progress("run %d: %v", i, err)
+		return
+	}
+	name := fmt.Sprintf("run-%05d", i)
+	file := filepath.Join("runs", name+".yaml")
+	if err := os.WriteFile(filepath.Join(x.o.Dir, file), []byte(s.YAML()), 0o644); err != nil {
+		x.progress("run %d: %v", i, err)
+		return
+	}
+	r, err := runSchedule(ctx, s, filepath.Join(x.o.Dir, "runs", name), int64(i)+1, x.o.Logger)
+	if ctx.Err() != nil {
+		return // interrupted: not done, --resume runs it again
+	}
+	rec := RunRecord{Index: i, Lock: s.Lock, Scenario: file, Dir: filepath.Join("runs", name)}
+	for _, f := range s.Faults {
+		rec.Faults = append(rec.Faults, f.Type+" "+Target(f))
+	}
+	if err != nil {
+		rec.Outcome = Outcome{Verdict: Inconclusive, Reason: err.Error()}
+	} else {
+		rec.Outcome = Judge(*r)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rec.AtS = x.elapsed()
+	note := ""
+	if rec.Verdict == Unsafe {
+		rec.Signature = Signature(s.Lock, rec.Outcome)
+		f := x.finding(rec.Signature)
+		if f == nil {
+			f = &Finding{Signature: rec.Signature, Lock: s.Lock, Broke: rec.Broke, FaultTypes: rec.Bit,
+				Classification: Classify(s.Lock, rec.Outcome), FirstRun: i, FirstAtS: rec.AtS}
+			x.e.Findings = append(x.e.Findings, f)
+			note = " NEW FINDING " + rec.Signature
+		}
+		f.Runs = append(f.Runs, i)
+	}
+	x.e.Runs = append(x.e.Runs, rec)
+	slices.SortFunc(x.e.Runs, func(a, b RunRecord) int { return a.Index - b.Index })
+	tally(x.e)
+	x.progress("run %d %s [%s]: %s %s%s (%d runs, %d unsafe, %d inconclusive, %d findings, %s)",
+		i, s.Lock, strings.Join(s.FaultTypes(), ","), rec.Verdict, rec.Broke, note,
+		len(x.e.Runs), x.e.Unsafe, x.e.Inconclusive, len(x.e.Findings), time.Duration(rec.AtS*float64(time.Second)).Round(time.Second))
+	x.e.ElapsedS = x.elapsed()
+	if err := writeJSON(x.o.Dir, x.e); err != nil {
+		x.progress("%v", err)
+	}
+}
+
+func (x *explorer) finding(sig string) *Finding {
+	for _, f := range x.e.Findings {
+		if f.Signature == sig {
+			return f
+		}
+	}
+	return nil
+}
+
+// tally recounts e's outcome counts, runs per hour and tried matrix.
+func tally(e *Explore) {
+	e.Safe, e.Unsafe, e.Inconclusive = 0, 0, 0
+	tried := map[[2]string]*Tried{}
+	var keys [][2]string
+	for _, r := range e.Runs {
+		switch r.Verdict {
+		case Safe:
+			e.Safe++
+		case Unsafe:
+			e.Unsafe++
+		default:
+			e.Inconclusive++
+		}
+		types := []string{}
+		for _, f := range r.Faults {
+			t, _, _ := strings.Cut(f, " ")
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		if len(types) == 0 {
+			types = []string{"none"}
+		}
+		for _, t := range types {
+			k := [2]string{r.Lock, t}
+			c := tried[k]
+			if c == nil {
+				c = &Tried{Lock: r.Lock, Fault: t}
+				tried[k] = c
+				keys = append(keys, k)
+			}
+			c.Runs++
+			if r.Verdict == Unsafe {
+				c.Unsafe++
+			} else if r.Verdict != Safe {
+				c.Inconclusive++
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+	e.Tried = e.Tried[:0]
+	for _, k := range keys {
+		e.Tried = append(e.Tried, *tried[k])
+	}
+	if e.ExploreS > 0 {
+		e.RunsPerHour = float64(len(e.Runs)) / e.ExploreS * 3600
+	}
+}
+
+// runTimeout bounds one run: three times the workload plus a minute for
+// starting and stopping servers (a cluster that never comes up must not
+// stall the exploration).
+func runTimeout(s Schedule) time.Duration { return 3*s.Duration + time.Minute }
+
+// runSchedule runs s once into dir with seed and returns its one run,
+// the folder slimmed (result.json, gzipped history) as the atlas keeps
+// its runs.
+func runSchedule(ctx context.Context, s Schedule, dir string, seed int64, log *slog.Logger) (*report.Run, error) {
+	sc, err := s.Parse()
+	if err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir) // a partial run of an interrupted session
+	rctx, cancel := context.WithTimeout(ctx, runTimeout(s))
+	defer cancel()
+	res, _, err := runner.Run(rctx, sc, runner.Options{OutDir: dir, Seed: &seed, Logger: log})
+	if res != nil && ctx.Err() == nil {
+		if serr := atlas.Slim(dir); serr != nil && log != nil {
+			log.Warn("explore slim", "dir", dir, "err", serr)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || len(res.Runs) == 0 {
+		return nil, fmt.Errorf("%s: no run recorded", dir)
+	}
+	return &res.Runs[0], nil
+}

@@ -1,0 +1,402 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/atlas"
+)
+
+// Shrinking keeps a step when it reproduces in Need of Tries runs, and
+// measures the minimal scenario with Tries runs.
+const (
+	Tries = 5
+	Need  = 3
+)
+
+// shrinkAll shrinks every finding not shrunk yet, in the order found,
+// until the budget is spent.
+func (x *explorer) shrinkAll(ctx context.Context) error {
+	if b := x.e.Plan.Budget; b > 0 {
+		left := b.Seconds() - x.elapsed()
+		if left <= 0 {
+			return nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(left*float64(time.Second)), errBudget)
+		defer cancel()
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < shrinkers(x.o.Parallel); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				f, start, ok := x.pickToShrink()
+				if !ok {
+					return
+				}
+				if f == nil {
+					continue
+				}
+				x.shrink(ctx, f, start)
+				x.mu.Lock()
+				x.e.ElapsedS = x.elapsed()
+				if err := writeJSON(x.o.Dir, x.e); err != nil {
+					x.progress("%v", err)
+				}
+				x.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if context.Cause(ctx) == errBudget {
+		return nil
+	}
+	return ctx.Err()
+}
+
+var errBudget = fmt.Errorf("explore: budget spent")
+
+// shrinkers is how many findings shrink at once: one per Need runs of
+// parallel, rounded up, so each shrinks Need runs at a time.
+func shrinkers(parallel int) int { return max(1, (parallel+Need-1)/Need) }
+
+// pickToShrink takes the next finding to shrink and its first run's
+// schedule; ok is false when none is left. A subsumed finding is marked
+// and f is nil.
+func (x *explorer) pickToShrink() (f *Finding, start Schedule, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f = x.nextToShrink()
+	if f == nil {
+		return nil, Schedule{}, false
+	}
+	if by := x.subsumedBy(f); by != nil {
+		f.Shrink = "subsumed"
+		f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
+		f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
+		x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
+		return nil, Schedule{}, true
+	}
+	start, err := x.gen.Draw(f.FirstRun)
+	if err != nil {
+		f.Shrink = "stopped"
+		x.progress("%s: %v", f.Signature, err)
+		return nil, Schedule{}, true
+	}
+	f.Shrink = "running"
+	return f, start, true
+}
+
+// nextToShrink picks the finding to shrink next: one of a (lock, what
+// broke) pair with no shrunk finding yet before the others, then the
+// fewest fault types, then the most severe breakage, then the first
+// found. So a budget that cannot
+// shrink every finding shrinks the most different ones.
+func (x *explorer) nextToShrink() *Finding {
+	var best *Finding
+	key := func(f *Finding) [4]float64 {
+		covered := 0.0
+		for _, g := range x.e.Findings {
+			if (g.Shrink == "done" || g.Shrink == "running") && g.Lock == f.Lock && g.Broke == f.Broke {
+				covered = 1
+			}
+		}
+		return [4]float64{covered, float64(len(f.FaultTypes)), float64(slices.Index(severity, f.Broke)), f.FirstAtS}
+	}
+	for _, f := range x.e.Findings {
+		if f.Shrink != "" {
+			continue
+		}
+		if best == nil || less(key(f), key(best)) {
+			best = f
+		}
+	}
+	return best
+}
+
+func less(a, b [4]float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// subsumedBy returns a shrunk finding of the same lock and breakage
+// whose minimal scenario's fault types are all among f's: f's run is
+// explained by it, and shrinking f would most likely find it again.
+func (x *explorer) subsumedBy(f *Finding) *Finding {
+	for _, g := range x.e.Findings {
+		if g == f || g.Shrink != "done" || g.Lock != f.Lock || g.Broke != f.Broke {
+			continue
+		}
+		ok := true
+		for _, t := range g.MinimalTypes {
+			ok = ok && slices.Contains(f.FaultTypes, t)
+		}
+		if ok {
+			return g
+		}
+	}
+	return nil
+}
+
+// shrink reduces cur, f's first run, to a minimal scenario: it tries each
+// simplification in turn (drop one fault, halve a fault, shorten the
+// run, fewer clients, simpler parameters) and keeps one when it
+// reproduces in Need of Tries runs, then measures the result.
+func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
+	// f is this goroutine's copy; publish copies it into the exploration
+	// under its lock, so explore.json is written from a consistent value.
+	x.mu.Lock()
+	w := *shared
+	x.mu.Unlock()
+	f := &w
+	publish := func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		g := *f
+		g.Steps = slices.Clone(f.Steps)
+		g.MinimalTypes = slices.Clone(f.MinimalTypes)
+		*shared = g
+	}
+	defer publish()
+	dir := filepath.Join(x.o.Dir, "findings", f.Signature)
+	os.RemoveAll(filepath.Join(dir, "steps"))
+	if err := os.MkdirAll(filepath.Join(dir, "steps"), 0o755); err != nil {
+		f.Shrink = "stopped"
+		return
+	}
+	f.Steps, f.Shrink = nil, "stopped"
+	cur.Name = "finding-" + sanitize(f.Signature)
+	cur.Expect = fmt.Sprintf("{%s: \">0\"}", brokenFields[f.Broke])
+	cur.Description = fmt.Sprintf("explore finding %s (%s), shrunk from run %d of seed %d: chaos run exits 0 when it reproduces.",
+		f.Signature, f.Classification, f.FirstRun, x.e.Plan.Seed)
+	x.saveMinimal(f, cur)
+	x.progress("shrinking %s (run %d, %d faults)", f.Signature, f.FirstRun, len(cur.Faults))
+	step := 0
+	try := func(what string, cand Schedule) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		cand.Duration = runLength(cand)
+		st := Step{What: what}
+		if _, err := cand.Parse(); err != nil {
+			st.Refused = firstLine(err.Error())
+			f.Steps = append(f.Steps, st)
+			return false
+		}
+		step++
+		st.Reproduced, st.Tries = x.repeat(ctx, cand, f, fmt.Sprintf("step-%02d", step), true)
+		if ctx.Err() != nil {
+			return false
+		}
+		st.Kept = st.Reproduced >= Need
+		f.Steps = append(f.Steps, st)
+		publish()
+		x.progress("shrink %s step %d: %s: %d/%d %s", f.Signature, step, what, st.Reproduced, st.Tries, map[bool]string{true: "kept", false: "dropped"}[st.Kept])
+		return st.Kept
+	}
+	// Passes over every kind of step while one moves a fault (at most
+	// three): a fault shortened or started earlier can make dropping
+	// another one reproduce.
+	for pass, changed := 1, true; changed && pass <= 3 && ctx.Err() == nil; pass++ {
+		changed = false
+		// Drop faults one at a time, the last first; never the last one of
+		// a finding whose faults bit (without faults it would be another).
+		for i := len(cur.Faults) - 1; i >= 0; i-- {
+			if len(cur.Faults) == 1 && len(f.FaultTypes) > 0 {
+				break
+			}
+			c := cur.Clone()
+			c.Faults = slices.Delete(c.Faults, i, i+1)
+			if try(fmt.Sprintf("drop fault %d (%s %s)", i, cur.Faults[i].Type, Target(cur.Faults[i])), c) {
+				cur = c
+				x.saveMinimal(f, cur)
+			}
+		}
+		// Shorten each fault (its length, its restart delay), then start it
+		// earlier.
+		for i := range cur.Faults {
+			if cur.Faults[i].For > cur.TTL/4 {
+				c := cur.Clone()
+				c.Faults[i].For = (c.Faults[i].For / 2).Round(time.Millisecond)
+				if try(fmt.Sprintf("halve fault %d's for to %s", i, c.Faults[i].For), c) {
+					cur = c
+					x.saveMinimal(f, cur)
+					changed = true
+				}
+			}
+			if cur.Faults[i].At > cur.TTL {
+				c := cur.Clone()
+				shift := c.Faults[i].At - cur.TTL
+				for j := range c.Faults {
+					c.Faults[j].At = max(0, c.Faults[j].At-shift)
+				}
+				if try(fmt.Sprintf("start fault %d at %s, the others as much earlier", i, c.Faults[i].At), c) {
+					cur = c
+					x.saveMinimal(f, cur)
+					changed = true
+				}
+			}
+		}
+		// Fewer clients, down to two.
+		for cur.Clients > 2 {
+			c := cur.Clone()
+			c.Clients--
+			if !try(fmt.Sprintf("%d clients", c.Clients), c) {
+				break
+			}
+			cur = c
+			x.saveMinimal(f, cur)
+		}
+		// Simpler parameters.
+		for _, simplify := range simplifications(cur) {
+			c := cur.Clone()
+			what := simplify(&c)
+			if try(what, c) {
+				cur = c
+				x.saveMinimal(f, cur)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	f.Reproduced, f.Tries = x.repeat(ctx, cur, f, "minimal", false)
+	if ctx.Err() != nil {
+		return
+	}
+	f.Rate = float64(f.Reproduced) / float64(f.Tries)
+	f.RateLow, f.RateHigh = atlas.Wilson(f.Reproduced, f.Tries)
+	f.Shrink = "done"
+	if f.Reproduced < Need {
+		// The first run was a rare event (or its fault did not bite in
+		// the measured runs): no step was kept for want of 3 of 5.
+		f.Shrink = "rare"
+	}
+	x.progress("shrunk %s to %d faults: reproduces %d/%d (%s, %s)", f.Signature, len(cur.Faults), f.Reproduced, f.Tries, f.Shrink, f.Minimal)
+}
+
+// simplifications are the parameter steps that apply to s: options off,
+// no jitter or restart delay, persistence none, no replica or Sentinel.
+func simplifications(s Schedule) []func(*Schedule) string {
+	var out []func(*Schedule) string
+	keys := make([]string, 0, len(s.Options))
+	for k := range s.Options {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, func(c *Schedule) string { delete(c.Options, k); return "without " + k })
+	}
+	for i, f := range s.Faults {
+		if f.Jitter > 0 {
+			out = append(out, func(c *Schedule) string { c.Faults[i].Jitter = 0; return fmt.Sprintf("fault %d without jitter", i) })
+		}
+		if f.Delay > 0 {
+			out = append(out, func(c *Schedule) string { c.Faults[i].Delay = 0; return fmt.Sprintf("fault %d restarts at once", i) })
+		}
+	}
+	if s.Persistence != "" && s.Persistence != "none" {
+		out = append(out, func(c *Schedule) string { c.Persistence = "none"; return "persistence none" })
+	}
+	if s.Sentinels > 0 {
+		out = append(out, func(c *Schedule) string {
+			c.Replicas, c.Sentinels = 0, 0
+			delete(c.Options, "wait_replicas")
+			return "no replica, no Sentinel"
+		})
+	}
+	return out
+}
+
+// saveMinimal writes cur as f's minimal scenario.
+func (x *explorer) saveMinimal(f *Finding, cur Schedule) {
+	cur.Duration = runLength(cur)
+	rel := filepath.Join("findings", f.Signature, "minimal.yaml")
+	if err := os.WriteFile(filepath.Join(x.o.Dir, rel), []byte(cur.YAML()), 0o644); err != nil {
+		x.progress("%v", err)
+		return
+	}
+	f.Minimal, f.MinimalFaults, f.MinimalTypes = rel, len(cur.Faults), cur.FaultTypes()
+	f.Repro = "chaos run --runs 5 " + filepath.Join(x.o.Dir, rel)
+}
+
+// repeat runs s up to Tries times, at most Need at once, and returns
+// how many reproduced f and how many ran. With early it starts a run only
+// while the answer is open (fewer than Need reproduced, fewer than
+// Tries-Need+1 did not, counting the runs in flight either way), so a
+// step that reproduces 3 times in a row costs 3 runs.
+func (x *explorer) repeat(ctx context.Context, s Schedule, f *Finding, name string, early bool) (reproduced, ran int) {
+	yaml := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", name+".yaml")
+	os.WriteFile(yaml, []byte(s.YAML()), 0o644)
+	conc := max(1, min(x.o.Parallel, Need))
+	results := make(chan bool)
+	failed, inflight, launched := 0, 0, 0
+	open := func() bool {
+		return !early || (reproduced+inflight < Need && failed+inflight < Tries-Need+1)
+	}
+	for {
+		for launched < Tries && inflight < conc && ctx.Err() == nil && open() {
+			launched++
+			inflight++
+			dir := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", fmt.Sprintf("%s-rep-%d", name, launched))
+			go func(rep int) {
+				r, err := runSchedule(ctx, s, dir, seedOf(f.Signature, name, rep), x.o.Logger)
+				results <- err == nil && Reproduces(*r, f.Broke)
+			}(launched)
+		}
+		if inflight == 0 {
+			return reproduced, ran
+		}
+		ok := <-results
+		inflight--
+		if ctx.Err() != nil {
+			continue // interrupted: not counted
+		}
+		ran++
+		if ok {
+			reproduced++
+		} else {
+			failed++
+		}
+	}
+}
+
+// seedOf derives a repetition's seed from the finding, step and
+// repetition, the same on every machine.
+func seedOf(sig, step string, rep int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s#%s#%d", sig, step, rep)
+	return int64(h.Sum64() >> 1)
+}
+
+// sanitize keeps a signature's characters a scenario name allows.
+func sanitize(sig string) string {
+	b := []byte(sig)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
