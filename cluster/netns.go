@@ -54,7 +54,10 @@ type netnsProvider struct {
 	ns     map[string]netns.NsHandle // node -> its namespace
 	nsName map[string]string         // node -> its namespace's name
 	ip     map[string]netip.Addr     // node -> its address
-	rules  *nftRules
+	// clients started in namespaces of their own (netns_client.go)
+	clientNs map[string]netns.NsHandle // "client-N" -> its namespace
+	clientIP map[string]netip.Addr     // "client-N" -> its address
+	rules    *nftRules
 }
 
 // netnsBridge is the name of the bridge in the bridge namespace.
@@ -70,7 +73,8 @@ func newNetnsProvider(ctx context.Context, c *Cluster) (*netnsProvider, error) {
 			"of the run (cluster.RunInNetns), tests use testenv.Netns")
 	}
 	p := &netnsProvider{c: c, log: c.log, id: netnsID(), ns: map[string]netns.NsHandle{},
-		nsName: map[string]string{}, ip: map[string]netip.Addr{}}
+		nsName: map[string]string{}, ip: map[string]netip.Addr{},
+		clientNs: map[string]netns.NsHandle{}, clientIP: map[string]netip.Addr{}}
 	p.rules = newNftRules(p)
 	subnet, err := freeSubnet()
 	if err != nil {
@@ -247,14 +251,17 @@ func (p *netnsProvider) addNode(node string) (netip.Addr, error) {
 	return addr, nil
 }
 
-// addrOf is the address of a node, or of the clients (the harness) for a
-// client name or "clients".
+// addrOf is the address of a node, of a client in a namespace of its own,
+// or of the clients (the harness) for another client name or "clients".
 func (p *netnsProvider) addrOf(end string) (netip.Addr, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a, ok := p.clientIP[end]; ok {
+		return a, true
+	}
 	if isClient(end) || end == Clients {
 		return p.client, true
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	a, ok := p.ip[end]
 	return a, ok
 }
@@ -287,7 +294,10 @@ func (p *netnsProvider) close(context.Context) error {
 	for _, ns := range p.ns {
 		ns.Close()
 	}
-	p.ns = map[string]netns.NsHandle{}
+	for _, ns := range p.clientNs {
+		ns.Close()
+	}
+	p.ns, p.clientNs = map[string]netns.NsHandle{}, map[string]netns.NsHandle{}
 	p.mu.Unlock()
 	if l, err := netlink.LinkByName(p.host); err == nil {
 		if err := netlink.LinkDel(l); err != nil {

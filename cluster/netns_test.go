@@ -335,3 +335,95 @@ func TestNetnsCleanupAfterKill(t *testing.T) {
 		}
 	}
 }
+
+// TestNetnsClientNamespace: a client process started through
+// ClientStarter lives in a namespace of its own with its own address, so
+// a partition of that one client cuts it alone; the cluster's Close
+// removes its namespace.
+func TestNetnsClientNamespace(t *testing.T) {
+	if !testenv.Netns(t) {
+		return
+	}
+	testenv.RequireBinaries(t, "redis-cli")
+	c, err := cluster.Start(context.Background(), cluster.Spec{Provider: cluster.ProviderNetns,
+		Redis: &cluster.RedisSpec{Primaries: 1}, Clients: 2, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			c.Close()
+		}
+	}()
+	n, _ := c.Node("redis-0")
+	host, port, _ := net.SplitHostPort(n.Addr())
+	if c.ClientStarter(0) == nil {
+		t.Fatal("no ClientStarter under provider netns")
+	}
+	ping := func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "redis-cli", "-h", host, "-p", port, "ping")
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := c.ClientStarter(0)(cmd.Start); err != nil {
+			return "", err
+		}
+		err := cmd.Wait()
+		return strings.TrimSpace(out.String()), err
+	}
+	if out, err := ping(); out != "PONG" {
+		t.Fatalf("client-0 pings redis-0: %q, %v", out, err)
+	}
+	if !c.OwnClientAddress("client-0") || c.OwnClientAddress("client-1") {
+		t.Fatal("client-0 should have an address of its own, client-1 (never started) not")
+	}
+	names, _ := os.ReadDir("/run/netns")
+	var mine string
+	for _, e := range names {
+		if strings.HasPrefix(e.Name(), cluster.NetnsPrefix+strconv.Itoa(os.Getpid())+"-") && strings.HasSuffix(e.Name(), "-client-0") {
+			mine = e.Name()
+		}
+	}
+	if mine == "" {
+		t.Fatal("no namespace ...-client-0 of this process")
+	}
+	ls, err := c.Partition([][]string{{"client-0"}, {"redis-0", "client-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if err := l.Cut(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := ping(); err == nil {
+		t.Fatalf("client-0 pings redis-0 through its partition: %q", out)
+	}
+	if err := dialWithin(n.Addr(), time.Second); err != nil {
+		t.Fatalf("the harness (client-1's address) is cut too: %v", err)
+	}
+	var dropped uint64
+	for _, l := range ls {
+		dropped += l.Dropped()
+	}
+	if dropped == 0 {
+		t.Fatal("the partition's rules dropped no packet")
+	}
+	for _, l := range ls {
+		if err := l.Heal(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := ping(); out != "PONG" {
+		t.Fatalf("client-0 pings redis-0 after the heal: %q, %v", out, err)
+	}
+	closed = true
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/run/netns/" + mine); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s left after Close: %v", mine, err)
+	}
+}

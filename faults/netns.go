@@ -29,9 +29,10 @@ const (
 const resetWindow = time.Second
 
 // checkNetns checks what provider netns changes for f: faults acting
-// through link proxies are not possible, packet faults need it, and since
-// every client shares the harness's address a fault cannot single one
-// client out.
+// through link proxies are not possible, packet faults need it, and a
+// packet fault can single out one client (client-N, holder) only when
+// clients run as processes, each in a namespace of its own with its own
+// address: clients in the harness's process share its address.
 func checkNetns(t *topology, typ Type, f Fault) error {
 	netns := t.Provider == cluster.ProviderNetns
 	switch {
@@ -45,23 +46,44 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
 			"directions of a connection or neither", f.Direction))
 	}
-	if !netns {
+	if !netns || t.processPerClient {
 		return nil
 	}
+	for _, n := range faultEnds(f) {
+		if _, ok := clientIndex(n); ok || (n == Holder && typ.Target != OnClient) {
+			return fieldError(targetField(f), unsupported("with provider netns clients in the harness's process share its address, "+
+				"so a packet fault cannot single out %s: set workload.process_per_client: true (each client process then has a "+
+				"namespace and address of its own), or name clients", n))
+		}
+	}
+	return nil
+}
+
+// SinglesOutClient reports whether a fault of fs acts on the links of one
+// client (client-N or holder in its node, isolate, link or groups): under
+// provider netns such a fault needs clients in processes of their own,
+// each with its own address.
+func SinglesOutClient(fs []Fault) bool {
+	for _, f := range fs {
+		for _, n := range faultEnds(f) {
+			if _, ok := clientIndex(n); ok || n == Holder {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// faultEnds are the ends a fault's link selection names.
+func faultEnds(f Fault) []string {
 	names := []string{f.Node, f.Isolate}
 	if a, b, ok := strings.Cut(f.Link, "->"); ok {
-		names = append(names, a, b)
+		names = append(names, strings.TrimSpace(a), strings.TrimSpace(b))
 	}
 	for _, g := range f.Groups {
 		names = append(names, g...)
 	}
-	for _, n := range names {
-		if _, ok := clientIndex(n); ok || (n == Holder && typ.Target != OnClient) {
-			return fieldError(targetField(f), unsupported("with provider netns every client has the harness's address, so a packet fault "+
-				"cannot single out %s: name clients", n))
-		}
-	}
-	return nil
+	return names
 }
 
 // checkDirection checks a partition's direction field.
@@ -104,7 +126,7 @@ func addPacketRules(env Env, ls []*cluster.Link, rules func(*cluster.Link) []clu
 	seen := map[cluster.PacketRule]bool{}
 	for _, l := range ls {
 		for _, r := range rules(l) {
-			r.From, r.To = sharedEnd(r.From), sharedEnd(r.To)
+			r.From, r.To = sharedEnd(env.Cluster, r.From), sharedEnd(env.Cluster, r.To)
 			if seen[r] {
 				continue // client-0->X and client-1->X are one address pair
 			}
@@ -119,10 +141,10 @@ func addPacketRules(env Env, ls []*cluster.Link, rules func(*cluster.Link) []clu
 	return remove, added, nil
 }
 
-// sharedEnd is end as a packet rule sees it: every client is "clients"
-// (one address).
-func sharedEnd(end string) string {
-	if _, ok := clientIndex(end); ok {
+// sharedEnd is end as a packet rule sees it: a client without an address
+// of its own (in the harness's process) is "clients" (one address).
+func sharedEnd(c *cluster.Cluster, end string) string {
+	if _, ok := clientIndex(end); ok && !c.OwnClientAddress(end) {
 		return cluster.Clients
 	}
 	return end

@@ -20,27 +20,31 @@ func TestCheckNetns(t *testing.T) {
 		spec cluster.Spec
 		f    Fault
 		want string // "" = accepted
+		// perClient: clients run as processes of their own
+		perClient bool
 	}{
-		{"loss", netns, Fault{Type: Loss, Node: "redis-0", Percent: 10}, ""},
-		{"loss percent 0", netns, Fault{Type: Loss, Node: "redis-0"}, "percent (loss): must be 1..100"},
-		{"loss percent 101", netns, Fault{Type: Loss, Node: "redis-0", Percent: 101}, "percent (loss): must be 1..100"},
-		{"loss local", local, Fault{Type: Loss, Node: "redis-0", Percent: 10}, "needs provider netns"},
-		{"blackhole", netns, Fault{Type: Blackhole, Link: "clients->redis-0"}, ""},
-		{"blackhole peer link", netns, Fault{Type: Blackhole, Link: "zk-1->zk-0"}, ""},
-		{"blackhole local", local, Fault{Type: Blackhole, Link: "clients->redis-0"}, "needs provider netns"},
-		{"latency netns", netns, Fault{Type: Latency, Node: "redis-0", Latency: time.Second}, "latency acts through a proxy"},
-		{"bandwidth netns", netns, Fault{Type: Bandwidth, Node: "redis-0", RateKbps: 8}, "bandwidth acts through a proxy"},
-		{"reset netns", netns, Fault{Type: Reset, Node: "redis-0"}, ""},
-		{"one client", netns, Fault{Type: Loss, Link: "client-1->redis-0", Percent: 5}, "cannot single out client-1"},
-		{"holder", netns, Fault{Type: Partition, Isolate: Holder}, "cannot single out holder"},
-		{"one-way", netns, Fault{Type: Partition, Isolate: "zk-0", Direction: DirectionOut}, ""},
-		{"one-way in", netns, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-2"}}, Direction: DirectionIn}, ""},
-		{"one-way local", local, Fault{Type: Partition, Isolate: "redis-0", Direction: DirectionOut}, "needs provider netns"},
-		{"bad direction", netns, Fault{Type: Partition, Isolate: "zk-0", Direction: "up"}, `direction "up"`},
-		{"both local", local, Fault{Type: Partition, Isolate: "redis-0", Direction: DirectionBoth}, ""},
+		{"loss", netns, Fault{Type: Loss, Node: "redis-0", Percent: 10}, "", false},
+		{"loss percent 0", netns, Fault{Type: Loss, Node: "redis-0"}, "percent (loss): must be 1..100", false},
+		{"loss percent 101", netns, Fault{Type: Loss, Node: "redis-0", Percent: 101}, "percent (loss): must be 1..100", false},
+		{"loss local", local, Fault{Type: Loss, Node: "redis-0", Percent: 10}, "needs provider netns", false},
+		{"blackhole", netns, Fault{Type: Blackhole, Link: "clients->redis-0"}, "", false},
+		{"blackhole peer link", netns, Fault{Type: Blackhole, Link: "zk-1->zk-0"}, "", false},
+		{"blackhole local", local, Fault{Type: Blackhole, Link: "clients->redis-0"}, "needs provider netns", false},
+		{"latency netns", netns, Fault{Type: Latency, Node: "redis-0", Latency: time.Second}, "latency acts through a proxy", false},
+		{"bandwidth netns", netns, Fault{Type: Bandwidth, Node: "redis-0", RateKbps: 8}, "bandwidth acts through a proxy", false},
+		{"reset netns", netns, Fault{Type: Reset, Node: "redis-0"}, "", false},
+		{"one client", netns, Fault{Type: Loss, Link: "client-1->redis-0", Percent: 5}, "cannot single out client-1: set workload.process_per_client: true", false},
+		{"holder", netns, Fault{Type: Partition, Isolate: Holder}, "cannot single out holder", false},
+		{"one client process", netns, Fault{Type: Loss, Link: "client-1->redis-0", Percent: 5}, "", true},
+		{"holder process", netns, Fault{Type: Partition, Isolate: Holder}, "", true},
+		{"one-way", netns, Fault{Type: Partition, Isolate: "zk-0", Direction: DirectionOut}, "", false},
+		{"one-way in", netns, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-2"}}, Direction: DirectionIn}, "", false},
+		{"one-way local", local, Fault{Type: Partition, Isolate: "redis-0", Direction: DirectionOut}, "needs provider netns", false},
+		{"bad direction", netns, Fault{Type: Partition, Isolate: "zk-0", Direction: "up"}, `direction "up"`, false},
+		{"both local", local, Fault{Type: Partition, Isolate: "redis-0", Direction: DirectionBoth}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Check(cluster.PlanOf(tc.spec), false, []Fault{tc.f})
+			err := Check(cluster.PlanOf(tc.spec), tc.perClient, []Fault{tc.f})
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -50,6 +54,25 @@ func TestCheckNetns(t *testing.T) {
 				t.Fatalf("%v does not wrap ErrUnsupported", err)
 			}
 		})
+	}
+}
+
+// TestSinglesOutClient: which faults act on one client's links.
+func TestSinglesOutClient(t *testing.T) {
+	for _, tc := range []struct {
+		f    Fault
+		want bool
+	}{
+		{Fault{Type: Partition, Isolate: Holder}, true},
+		{Fault{Type: Loss, Link: "client-2 -> redis-0", Percent: 5}, true},
+		{Fault{Type: Partition, Groups: [][]string{{"zk-0", "client-0"}, {"zk-1"}}}, true},
+		{Fault{Type: Partition, Isolate: "zk-0"}, false},
+		{Fault{Type: Blackhole, Link: "clients->redis-0"}, false},
+		{Fault{Type: PauseClient, Client: Holder}, false}, // sets process_per_client by itself
+	} {
+		if got := SinglesOutClient([]Fault{tc.f}); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.f, got, tc.want)
+		}
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
@@ -63,14 +65,17 @@ type processes struct {
 	srv *checker.Server
 }
 
-// startProcesses serves the resource on loopback and starts one client
-// process per client, running this very binary in worker mode.
-func startProcesses(ctx context.Context, lock string, cfg workload.Config, lcfg func(int) locks.Config, res *checker.Shared, logDir string) (*processes, error) {
+// startProcesses serves the resource on the harness's address for the
+// clients (loopback, or its bridge address under provider netns) and
+// starts one client process per client, running this very binary in
+// worker mode, each where cl starts clients (under provider netns in a
+// namespace of its own).
+func startProcesses(ctx context.Context, cl *cluster.Cluster, lock string, cfg workload.Config, lcfg func(int) locks.Config, res *checker.Shared, logDir string) (*processes, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("client processes: %w", err)
 	}
-	srv, err := checker.Serve(res, "127.0.0.1:0")
+	srv, err := checker.Serve(res, net.JoinHostPort(cl.HarnessAddr(), "0"))
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +98,7 @@ func startProcesses(ctx context.Context, lock string, cfg workload.Config, lcfg 
 		specs[i] = workload.WorkerSpec{
 			Client: i, Lock: lock, Endpoints: lc.Endpoints, TTL: lc.TTL, Retry: lc.Retry,
 			Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed, Workload: wc, ResourceAddr: srv.Addr(),
+			Start: cl.ClientStarter(i),
 		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -151,8 +157,9 @@ type programs struct {
 }
 
 // startPrograms starts one program per client with the client's own
-// (proxied) endpoints and waits until each said ready.
-func startPrograms(ctx context.Context, lock string, options map[string]string, cfg workload.Config, lcfg func(int) locks.Config, logDir string) (*programs, error) {
+// (proxied) endpoints, each where cl starts clients (under provider netns
+// in a namespace of its own), and waits until each said ready.
+func startPrograms(ctx context.Context, cl *cluster.Cluster, lock string, options map[string]string, cfg workload.Config, lcfg func(int) locks.Config, logDir string) (*programs, error) {
 	argv, backend, err := external.Command(lock, options)
 	if err != nil {
 		return nil, err
@@ -176,6 +183,7 @@ func startPrograms(ctx context.Context, lock string, options map[string]string, 
 				AcquireTimeoutMs:  ms(cmp.Or(cfg.AcquireTimeout, 10*time.Second)),
 				ReleaseTimeoutMs:  ms(cmp.Or(cfg.ReleaseTimeout, 5*time.Second)),
 			},
+			Start: cl.ClientStarter(i),
 		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -70,6 +70,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		variants = append(variants, v)
 	}
 	var pts []Point
+	perClient := processPerClient(sc, opts)
 	for _, l := range lks {
 		spec, ok := locks.Lookup(l.Name)
 		if !ok {
@@ -78,7 +79,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 		if l.Name == external.Exec {
 			spec.Backend = locks.Backend(l.Options["backend"]) // as point does: its faults narrow to that cluster
 		}
-		if spec.InProcess && sc.Workload.ProcessPerClient {
+		if spec.InProcess && perClient {
 			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
 		}
 		for _, v := range variants {
@@ -88,8 +89,8 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			cs := lockCluster(sc, providerOf(sc, opts), spec.Backend, n)
 			plan := cluster.PlanOf(cs)
 			fs, dropped, na := relevantFaults(v.Faults, plan)
-			cs.ClientProxies = faults.ClientProxies(plan, sc.Workload.ProcessPerClient, fs)
-			if err := checkFaults(sc, label(l), plan, sc.Workload.ProcessPerClient, fs); err != nil {
+			cs.ClientProxies = faults.ClientProxies(plan, perClient, fs)
+			if err := checkFaults(sc, label(l), plan, perClient, fs); err != nil {
 				return nil, err
 			}
 			var params map[string]string
@@ -105,6 +106,15 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// processPerClient reports whether the clients of sc run as processes of
+// their own: as the workload says, or under provider netns when a fault
+// singles out one client (each client process then has its own network
+// namespace and address, which packet rules can tell apart).
+func processPerClient(sc *scenarios.Scenario, opts Options) bool {
+	return sc.Workload.ProcessPerClient ||
+		(providerOf(sc, opts) == cluster.ProviderNetns && faults.SinglesOutClient(sc.Faults))
 }
 
 func providerOf(sc *scenarios.Scenario, opts Options) string {

@@ -123,9 +123,9 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	}
 	var drv driver
 	if external.IsProgram(pt.Lock.Name) {
-		drv, err = startPrograms(ctx, pt.Lock.Name, pt.Lock.Options, wcfg, lcfg, filepath.Join(cspec.Dir, "clients"))
+		drv, err = startPrograms(ctx, cl, pt.Lock.Name, pt.Lock.Options, wcfg, lcfg, filepath.Join(cspec.Dir, "clients"))
 	} else if r.wl.ProcessPerClient {
-		drv, err = startProcesses(ctx, pt.Lock.Name, wcfg, lcfg, resource, filepath.Join(cspec.Dir, "clients"))
+		drv, err = startProcesses(ctx, cl, pt.Lock.Name, wcfg, lcfg, resource, filepath.Join(cspec.Dir, "clients"))
 	} else {
 		drv, err = connectInProcess(ctx, spec, wcfg, lcfg)
 	}

@@ -76,6 +76,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 		dir = abs
 	}
 	wl := sc.Workload
+	wl.ProcessPerClient = processPerClient(sc, opts)
 	if opts.Duration > 0 {
 		wl.Duration, wl.Ops = opts.Duration, 0
 	}

@@ -38,6 +38,10 @@ type WorkerSpec struct {
 	Seed         int64             `json:"seed"`
 	Workload     Config            `json:"workload"` // Ops and Rate already this client's share
 	ResourceAddr string            `json:"resource_addr"`
+	// Start, when set, starts the process: it calls its argument (the
+	// exec.Cmd's Start) where the process must be born, e.g. on a thread
+	// inside the client's own network namespace (cluster.ClientStarter).
+	Start func(start func() error) error `json:"-"`
 }
 
 // workerOutput is the worker's last line on stdout.
@@ -197,7 +201,7 @@ func StartProcesses(ctx context.Context, exe string, specs []WorkerSpec, logDir 
 func startProc(exe string, s WorkerSpec, logDir string) (*proc, error) {
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), WorkerEnv+"=1")
-	sp, err := spawn(cmd, s.Client, logDir, nil)
+	sp, err := spawn(cmd, s.Client, logDir, nil, s.Start)
 	if err != nil {
 		return nil, fmt.Errorf("start client-%d: %w", s.Client, err)
 	}

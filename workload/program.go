@@ -29,6 +29,8 @@ type ProgramSpec struct {
 	// (bench client-check reads the conversation through it). It is called
 	// from the program's reader and from the writers, one line at a time.
 	Trace func(client int, fromProgram bool, line []byte)
+	// Start, when set, starts the program as WorkerSpec.Start does.
+	Start func(start func() error) error
 }
 
 // ProgramConfig is the first line the harness writes to a program's stdin.
@@ -101,7 +103,7 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16), stderr: &stderrTail{}, trace: s.Trace}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
-	sp, err := spawn(cmd, s.Client, logDir, func(log io.Writer) io.Writer { p.stderr.w = log; return p.stderr })
+	sp, err := spawn(cmd, s.Client, logDir, func(log io.Writer) io.Writer { p.stderr.w = log; return p.stderr }, s.Start)
 	if err != nil {
 		return nil, fmt.Errorf("client-%d (%s): start %q: %w", s.Client, s.Name, s.Command[0], err)
 	}

@@ -27,8 +27,9 @@ type spawned struct {
 
 // spawn starts cmd as client's process in its own process group, killed
 // with the harness (Pdeathsig), with its stderr in logDir/client-N.log,
-// written through wrap when wrap is not nil (to keep a tail of it).
-func spawn(cmd *exec.Cmd, client int, logDir string, wrap func(io.Writer) io.Writer) (*spawned, error) {
+// written through wrap when wrap is not nil (to keep a tail of it). start,
+// when not nil, is called with cmd.Start to start it (see WorkerSpec.Start).
+func spawn(cmd *exec.Cmd, client int, logDir string, wrap func(io.Writer) io.Writer, start func(func() error) error) (*spawned, error) {
 	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("client-%d.log", client)))
 	if err != nil {
 		return nil, fmt.Errorf("client log: %w", err)
@@ -49,7 +50,11 @@ func spawn(cmd *exec.Cmd, client int, logDir string, wrap func(io.Writer) io.Wri
 		return nil, err
 	}
 	cmd.Stdout = w
-	err = cmd.Start()
+	if start != nil {
+		err = start(cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
 	w.Close()
 	if err != nil {
 		logf.Close()
