@@ -150,7 +150,10 @@ func TestIndexedJobOnDocker(t *testing.T) {
 		testenv.Unavailable(t, "no Docker engine answers (docker version: %v: %s): the locklab image and its Indexed Job are untested on this machine",
 			err, strings.TrimSpace(string(b)))
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), 15*time.Minute)
+	// A fresh machine builds locklab/base (or waits for the docker
+	// provider's tests to finish building it) and then the image's layers:
+	// up to about 25 minutes measured on a loaded 2-core machine.
+	ctx, cancel = context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 
 	t0 := time.Now()
