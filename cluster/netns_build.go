@@ -105,17 +105,7 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 		}
 		n.probe = redisProbe(n)
 	}
-	b.start = func(ctx context.Context) error {
-		if err := startNodes(ctx, primaries, nil); err != nil {
-			return err
-		}
-		if err := startNodes(ctx, replicas, replicaLinkUp); err != nil {
-			return err
-		}
-		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
-			return sentinelKnows(ctx, n, primaries, noPeers, rs.Replicas, len(sentinels)-1)
-		})
-	}
+	b.start = startRedis(primaries, replicas, sentinels, noPeers, rs.Replicas)
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
 }

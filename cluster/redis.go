@@ -128,17 +128,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		}
 	}
 
-	b.start = func(ctx context.Context) error {
-		if err := startNodes(ctx, primaries, nil); err != nil {
-			return err
-		}
-		if err := startNodes(ctx, replicas, replicaLinkUp); err != nil {
-			return err
-		}
-		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
-			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
-		})
-	}
+	b.start = startRedis(primaries, replicas, sentinels, peer, rs.Replicas)
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
 }
@@ -161,6 +151,24 @@ func redisRole(ctx context.Context, addr string) (string, error) {
 }
 
 // replicaLinkUp is a replica's readiness: its link to the primary is up.
+// startRedis starts the primaries, then the replicas (each ready once its
+// replication link is up), then the sentinels (each ready once it knows
+// every primary, its replicas and the other sentinels); peer maps a node
+// to the address the others reach it at, where that is not its own.
+func startRedis(primaries, replicas, sentinels []*Node, peer map[*Node]string, replicasPer int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := startNodes(ctx, primaries, nil); err != nil {
+			return err
+		}
+		if err := startNodes(ctx, replicas, replicaLinkUp); err != nil {
+			return err
+		}
+		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
+			return sentinelKnows(ctx, n, primaries, peer, replicasPer, len(sentinels)-1)
+		})
+	}
+}
+
 func replicaLinkUp(ctx context.Context, n *Node) error {
 	info, err := respString(ctx, n.Addr(), "INFO", "replication")
 	if err != nil {
