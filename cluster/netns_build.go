@@ -81,12 +81,7 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	for _, n := range sentinels {
-		n.role = func(ctx context.Context) (string, error) {
-			if err := redisPing(ctx, n.Addr()); err != nil {
-				return "", err
-			}
-			return "sentinel", nil
-		}
+		n.role = sentinelRole(n)
 	}
 	quorum := len(sentinels)/2 + 1
 	noPeers := map[*Node]string{}
@@ -148,11 +143,8 @@ func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
 // writeNetnsZooKeeperFiles writes member self's myid and zoo.cfg: every
 // member at its namespace address, with the timing of the local provider.
 func writeNetnsZooKeeperFiles(n *Node, self int, nodes []*Node, ips map[*Node]string) error {
-	data := filepath.Join(n.dataDir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644); err != nil {
+	data, err := writeMyID(n, self)
+	if err != nil {
 		return err
 	}
 	var cfg strings.Builder

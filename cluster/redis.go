@@ -96,12 +96,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	for _, n := range sentinels {
-		n.role = func(ctx context.Context) (string, error) {
-			if err := redisPing(ctx, n.Addr()); err != nil {
-				return "", err
-			}
-			return "sentinel", nil
-		}
+		n.role = sentinelRole(n)
 	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {
@@ -151,6 +146,16 @@ func redisRole(ctx context.Context, addr string) (string, error) {
 }
 
 // replicaLinkUp is a replica's readiness: its link to the primary is up.
+// sentinelRole reports "sentinel" for a sentinel that answers PING.
+func sentinelRole(n *Node) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if err := redisPing(ctx, n.Addr()); err != nil {
+			return "", err
+		}
+		return "sentinel", nil
+	}
+}
+
 // startRedis starts the primaries, then the replicas (each ready once its
 // replication link is up), then the sentinels (each ready once it knows
 // every primary, its replicas and the other sentinels); peer maps a node

@@ -165,12 +165,19 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	return b, nil
 }
 
-func writeZooKeeperFiles(n *Node, self int, nodes []*Node, ports []zkPorts, hostname string) error {
+// writeMyID creates member self's data directory under n's and writes
+// its myid (self+1) there; it returns the data directory.
+func writeMyID(n *Node, self int) (string, error) {
 	data := filepath.Join(n.dataDir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644); err != nil {
+	return data, os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644)
+}
+
+func writeZooKeeperFiles(n *Node, self int, nodes []*Node, ports []zkPorts, hostname string) error {
+	data, err := writeMyID(n, self)
+	if err != nil {
 		return err
 	}
 	var hosts strings.Builder
