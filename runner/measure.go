@@ -162,8 +162,10 @@ func secs(s float64) time.Duration { return time.Duration(s * float64(time.Secon
 // windows of the faults that applied over the rate before the first of
 // them, from the timeline: each bucket's completions are spread evenly
 // over its width, so a window edge inside a bucket takes its share. nil
-// when no fault applied, the windows have no length, or nothing completed
-// before the first fault (one at 0s included).
+// when no fault applied, the windows have no length, or fewer than
+// minBeforeCompletions completed before the first fault (one at 0s
+// included): a rate from one or two hand-offs (a holder inside for most
+// of the time before a fault) makes any rate during it look like 300x.
 func availabilityDuringFault(out *report.Run) *float64 {
 	ws := applied(out)
 	w := float64(out.TimelineBucketMs) / 1000
@@ -183,7 +185,7 @@ func availabilityDuringFault(out *report.Run) *float64 {
 	}
 	first := ws[0][0]
 	before := completions(0, first)
-	if first <= 0 || before == 0 {
+	if first <= 0 || before < minBeforeCompletions {
 		return nil
 	}
 	var during, length float64
@@ -203,6 +205,10 @@ func availabilityDuringFault(out *report.Run) *float64 {
 	a := (during / length) / (before / first)
 	return &a
 }
+
+// minBeforeCompletions is how many critical sections must complete
+// before the first fault for the rate before it to be a baseline.
+const minBeforeCompletions = 5
 
 // RateShortfall is how far below the requested rate an open-loop run may
 // start its operations before the result warns.
