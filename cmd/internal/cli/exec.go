@@ -1,13 +1,32 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
+	"flag"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/locks/external"
+	"github.com/locklab/locklab/scenarios"
 )
 
-// execLocks reads chaos atlas's --exec values on --backend.
-func execLocks(f AtlasFlags) ([]atlas.ExecLock, error) {
+// ExecFlags are --exec NAME='CMD ARGS' (repeatable) and --backend: programs
+// of the user's (client protocol), each judged as lock NAME.
+type ExecFlags struct {
+	Exec    []string
+	Backend string
+}
+
+func (f *ExecFlags) register(fs *flag.FlagSet, what string) {
+	fs.Func("exec", "NAME='CMD ARGS': "+what+" (repeatable)", func(s string) error {
+		f.Exec = append(f.Exec, s)
+		return nil
+	})
+	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: redis, zookeeper or etcd")
+}
+
+// locks reads the --exec values on --backend.
+func (f ExecFlags) locks() ([]atlas.ExecLock, error) {
 	if len(f.Exec) == 0 {
 		if f.Backend != "" {
 			return nil, errors.New("--backend names the servers of --exec programs: give --exec NAME='CMD ARGS' too")
@@ -26,4 +45,31 @@ func execLocks(f AtlasFlags) ([]atlas.ExecLock, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// execLocks reads chaos atlas's --exec values on --backend.
+func execLocks(f AtlasFlags) ([]atlas.ExecLock, error) {
+	return ExecFlags{Exec: f.Exec, Backend: f.Backend}.locks()
+}
+
+// replaceLocks puts the programs in place of sc's locks, so any scenario
+// (a built-in one included) judges the user's lock under its cluster,
+// workload and faults: each program an exec entry labelled with its name,
+// on the workload's TTL. Expectations the scenario wrote for its own
+// locks by name no longer apply; its "default" entry does. runner.Plan
+// then checks the cluster has the program's backend.
+func replaceLocks(sc *scenarios.Scenario, execs []atlas.ExecLock) {
+	if len(execs) == 0 {
+		return
+	}
+	line := 0
+	if len(sc.Locks) > 0 {
+		line = sc.Locks[0].Line
+	}
+	sc.Locks = nil
+	for _, e := range execs {
+		argv, _ := json.Marshal(e.Command)
+		sc.Locks = append(sc.Locks, scenarios.Lock{Name: external.Exec, TTL: sc.Workload.TTL, Label: e.Name, Line: line,
+			Options: map[string]string{"backend": e.Backend, "command": string(argv)}})
+	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/atlas"
 )
 
 func TestExecLocks(t *testing.T) {
@@ -26,5 +28,28 @@ func TestExecLocks(t *testing.T) {
 		if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want an error containing %q", c.f, err, c.want)
 		}
+	}
+}
+
+// TestValidateExec: --exec puts the program in place of a built-in
+// scenario's locks (one lock, labelled with its name, the scenario's
+// faults kept), and refuses --locks beside it.
+func TestValidateExec(t *testing.T) {
+	var out, errs strings.Builder
+	err := Validate([]string{"pause-holder", "--exec", "mine=python3 c.py", "--backend", "redis"}, &out, &errs, "chaos")
+	if err != nil || !strings.Contains(out.String(), "ok pause-holder (1 locks, 1 faults)") {
+		t.Errorf("validate --exec: %v\nstdout: %s\nstderr: %s", err, out.String(), errs.String())
+	}
+	sc, err := LoadScenarios([]string{"pause-holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceLocks(sc[0], []atlas.ExecLock{{Name: "mine", Backend: "redis", Command: []string{"python3", "c.py"}}})
+	if l := sc[0].Locks; len(l) != 1 || l[0].Label != "mine" || l[0].Options["command"] != `["python3","c.py"]` || l[0].TTL != sc[0].Workload.TTL {
+		t.Errorf("replaced locks: %+v", l)
+	}
+	err = Validate([]string{"pause-holder", "--exec", "mine=python3 c.py", "--backend", "redis", "--locks", "redis-cad"}, &out, &errs, "chaos")
+	if Code(err, &errs) != ExitBadInput || !strings.Contains(err.Error(), "--locks and --exec") {
+		t.Errorf("--locks with --exec: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/atlas"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
@@ -32,6 +33,8 @@ type PlanFlags struct {
 	Clients  int
 	Locks    string
 	Provider string
+	ExecFlags
+	execs []atlas.ExecLock
 }
 
 func (f *PlanFlags) register(fs *flag.FlagSet) {
@@ -39,8 +42,10 @@ func (f *PlanFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Clients, "clients", 0, "override the number of clients")
 	fs.StringVar(&f.Locks, "locks", "", "run only these locks (comma-separated names or labels)")
 	fs.StringVar(&f.Provider, "provider", "", "override cluster.provider: local, docker, external or netns (docker: a missing image is\n"+
-		"pulled, or without a registry built once from Debian packages, as `make images`; netns: every server\n"+
+		"pulled, or without a registry built once from Debian packages, as make images; netns: every server\n"+
 		"in its own network namespace, needs root)")
+	f.ExecFlags.register(fs, "run your program (client protocol) as lock NAME in place of the scenario's locks,\n"+
+		"under its cluster, workload, faults and default expectations")
 }
 
 // options checks the flags and returns them as runner options.
@@ -53,6 +58,14 @@ func (f *PlanFlags) options() (runner.Options, error) {
 	if f.Clients < 0 || f.Duration < 0 {
 		return runner.Options{}, Usagef("--clients and --duration must not be negative")
 	}
+	execs, err := f.ExecFlags.locks()
+	if err != nil {
+		return runner.Options{}, &UsageError{Err: err}
+	}
+	if len(execs) > 0 && f.Locks != "" {
+		return runner.Options{}, Usagef("--locks and --exec: --exec replaces the scenario's locks, give one of them")
+	}
+	f.execs = execs
 	return runner.Options{Duration: f.Duration, Clients: f.Clients, Locks: SplitList(f.Locks), Provider: f.Provider}, nil
 }
 
@@ -123,6 +136,9 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	scs, err := LoadScenarios(fs.Args())
 	if err != nil {
 		return err
+	}
+	for _, sc := range scs {
+		replaceLocks(sc, f.execs)
 	}
 	opts.ResultsDir, opts.OutDir, opts.Logger = f.Results, f.Out, Logger(stderr, f.Verbose)
 	if f.seedSet {

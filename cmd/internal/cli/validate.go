@@ -46,6 +46,7 @@ func Validate(args []string, stdout, stderr io.Writer, cmd string) error {
 	for _, a := range pos {
 		sc, err := scenarios.Resolve(a)
 		if err == nil {
+			replaceLocks(sc, f.execs)
 			var pts []runner.Point
 			if pts, err = runner.Plan(sc, opts); err == nil {
 				fmt.Fprintf(stdout, "ok %s (%d locks, %d faults)\n", a, countLocks(pts), len(sc.Faults))
