@@ -56,11 +56,20 @@ func execLocks(f AtlasFlags) ([]atlas.ExecLock, error) {
 // (a built-in one included) judges the user's lock under its cluster,
 // workload and faults: each program an exec entry labelled with its name,
 // on the workload's TTL. Expectations the scenario wrote for its own
-// locks by name no longer apply; its "default" entry does. runner.Plan
-// then checks the cluster has the program's backend.
+// locks by name no longer apply; its "default" entry does, and a scenario
+// without one judges the programs by the claim every lock makes,
+// lock_faults: 0 (never a second holder within the first one's promise),
+// so a run is never met without a claim checked. The cluster gains the
+// program's backend if it lacks it, as for any lock.
 func replaceLocks(sc *scenarios.Scenario, execs []atlas.ExecLock) {
 	if len(execs) == 0 {
 		return
+	}
+	if _, ok := sc.Expect["default"]; !ok {
+		if sc.Expect == nil {
+			sc.Expect = map[string]scenarios.Expect{}
+		}
+		sc.Expect["default"] = scenarios.Expect{LockFaults: "0"}
 	}
 	line := 0
 	if len(sc.Locks) > 0 {

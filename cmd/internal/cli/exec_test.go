@@ -48,6 +48,15 @@ func TestValidateExec(t *testing.T) {
 	if l := sc[0].Locks; len(l) != 1 || l[0].Label != "mine" || l[0].Options["command"] != `["python3","c.py"]` || l[0].TTL != sc[0].Workload.TTL {
 		t.Errorf("replaced locks: %+v", l)
 	}
+	// redis-failover has no default expectation: the programs get lock_faults: 0.
+	sc, err = LoadScenarios([]string{"redis-failover"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceLocks(sc[0], []atlas.ExecLock{{Name: "mine", Backend: "redis", Command: []string{"x"}}})
+	if e, ok := sc[0].ExpectFor(sc[0].Locks[0]); !ok || e.LockFaults != "0" {
+		t.Errorf("redis-failover --exec: expectations %+v, %v; want lock_faults: 0", e, ok)
+	}
 	err = Validate([]string{"pause-holder", "--exec", "mine=python3 c.py", "--backend", "redis", "--locks", "redis-cad"}, &out, &errs, "chaos")
 	if Code(err, &errs) != ExitBadInput || !strings.Contains(err.Error(), "--locks and --exec") {
 		t.Errorf("--locks with --exec: %v", err)

@@ -22,16 +22,17 @@ const (
 // cell "met", "failed" or "inconclusive" over every run, with incidents as
 // lock/client faults and the reason of a cell that is not met) and returns
 // the overall verdict: failed when any run failed, else inconclusive when
-// any run was, else met.
+// any run was, else met. A run no expectation applies to is "not judged"
+// (never met); "" when no run was judged at all.
 func Matrix(w io.Writer, results []*report.Result) string {
 	type cell struct {
-		pass, fail, inconclusive, total int
+		pass, fail, inconclusive, unjudged, total int
 		lines, reasons                  []string
 	}
 	cells := map[[2]string]*cell{}
 	var scen, lks []string
 	seen := map[string]bool{}
-	verdict := VerdictMet
+	verdict, judged := VerdictMet, false
 	for _, r := range results {
 		if !seen["s:"+r.Scenario] {
 			seen["s:"+r.Scenario] = true
@@ -49,7 +50,13 @@ func Matrix(w io.Writer, results []*report.Result) string {
 				cells[k] = c
 			}
 			c.total++
-			switch runVerdict(&run) {
+			v := report.RunVerdict(&run)
+			if v != "" {
+				judged = true
+			}
+			switch v {
+			case "":
+				c.unjudged++
 			case VerdictFailed:
 				c.fail++
 				verdict = VerdictFailed
@@ -82,6 +89,8 @@ func Matrix(w io.Writer, results []*report.Result) string {
 			}
 			status := VerdictMet
 			switch {
+			case c.unjudged == c.total:
+				status = "not judged"
 			case c.fail > 0:
 				status = VerdictFailed
 			case c.inconclusive > 0:
@@ -100,6 +109,10 @@ func Matrix(w io.Writer, results []*report.Result) string {
 	}
 	fmt.Fprintln(w, "\nlock fault: the lock granted twice within its own promise; nothing on the client side repairs this.")
 	fmt.Fprintln(w, "client fault: a holder stayed inside after its promise ran out; fencing repairs this.")
+	if !judged {
+		fmt.Fprintln(w, "\nverdict: none (no expectation applies to any lock: an expect section with a default entry judges every lock)")
+		return ""
+	}
 	switch verdict {
 	case VerdictMet:
 		fmt.Fprintln(w, "\nverdict: met (every expectation met)")
@@ -109,15 +122,6 @@ func Matrix(w io.Writer, results []*report.Result) string {
 		fmt.Fprintln(w, "\nverdict: failed (some expectations failed: see the failed cells and each result's expectations)")
 	}
 	return verdict
-}
-
-// runVerdict is a run's verdict (report.RunVerdict); a run without
-// expectations counts as met.
-func runVerdict(run *report.Run) string {
-	if v := report.RunVerdict(run); v != "" {
-		return v
-	}
-	return VerdictMet
 }
 
 func uniq(ss []string) []string {

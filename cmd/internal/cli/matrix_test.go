@@ -21,6 +21,9 @@ func TestMatrixVocabulary(t *testing.T) {
 		{"failed", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}, {Lock: "redis-cad", ExpectMet: &no}}, report.VerdictFailed, "failed 1/2"},
 		{"inconclusive", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictInconclusive, VerdictReason: "0 visits after fault 0"}}, report.VerdictInconclusive, "inconclusive 0/1"},
 		{"run error", []report.Run{{Lock: "redis-cad", Error: "start cluster: boom"}}, report.VerdictFailed, "failed 0/1"},
+		// A run no expectation applies to is never "met".
+		{"not judged beside met", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}, {Lock: "mine"}}, report.VerdictMet, "not judged 0/1"},
+		{"nothing judged", []report.Run{{Lock: "mine"}}, "", "not judged 0/1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,8 +33,12 @@ func TestMatrixVocabulary(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("verdict %q, want %q", got, tt.want)
 			}
-			if !strings.Contains(out, tt.cell) || !strings.Contains(out, "verdict: "+tt.want) {
-				t.Errorf("matrix lacks %q or %q:\n%s", tt.cell, "verdict: "+tt.want, out)
+			line := "verdict: " + tt.want
+			if tt.want == "" {
+				line = "verdict: none"
+			}
+			if !strings.Contains(out, tt.cell) || !strings.Contains(out, line) {
+				t.Errorf("matrix lacks %q or %q:\n%s", tt.cell, line, out)
 			}
 			for _, old := range []string{"PASS", "FAIL", "INCONCLUSIVE"} {
 				if strings.Contains(out, old) {
