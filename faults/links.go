@@ -287,9 +287,6 @@ func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) ev
 type partitionAction struct{}
 
 func (partitionAction) check(t *topology, f Fault) error {
-	if err := checkDirection(f); err != nil {
-		return err
-	}
 	_, err := partitionGroups(t, f)
 	return err
 }

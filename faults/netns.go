@@ -42,7 +42,7 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 	case typ.Netns && !netns:
 		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider netns (root); provider %s "+
 			"has only proxies", f.Type, t.Provider))
-	case f.Direction != "" && f.Direction != DirectionBoth && !netns:
+	case (f.Direction == DirectionOut || f.Direction == DirectionIn) && !netns:
 		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
 			"directions of a connection or neither", f.Direction))
 	}
@@ -84,16 +84,6 @@ func faultEnds(f Fault) []string {
 		names = append(names, g...)
 	}
 	return names
-}
-
-// checkDirection checks a partition's direction field.
-func checkDirection(f Fault) error {
-	switch f.Direction {
-	case "", DirectionBoth, DirectionOut, DirectionIn:
-		return nil
-	}
-	return fmt.Errorf("direction %q: allowed %s (default), %s (packets leaving the first group are dropped), "+
-		"%s (packets entering it)", f.Direction, DirectionBoth, DirectionOut, DirectionIn)
 }
 
 // cutWays says which ways of link l a partition with direction cuts: the
@@ -183,12 +173,7 @@ func matched(fs []*cluster.PacketFilter, what string) evidence {
 // ways, at random (nftables numgen random).
 type lossAction struct{}
 
-func (lossAction) check(t *topology, f Fault) error {
-	if f.Percent < 1 || f.Percent > 100 {
-		return fieldError("percent", fmt.Errorf("must be 1..100 (got %d)", f.Percent))
-	}
-	return checkLinkFault(t, f)
-}
+func (lossAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (lossAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
