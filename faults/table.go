@@ -20,6 +20,7 @@ const (
 	ClockJump   = "clock-jump"
 	Loss        = "loss"
 	Blackhole   = "blackhole"
+	Drop        = "drop"
 )
 
 // Target is how a fault type says what it acts on.
@@ -146,6 +147,11 @@ var table = []Type{
 	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Values: []Value{offsetValue},
 		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockJumpAction{},
 		Observes: "keys expired early or their TTL shortened"},
+	{Name: Drop, Target: OnLinkOrNode, Heals: true, External: true, Proxied: true, action: dropAction{},
+		Values: []Value{{Name: "close_after", Kind: KindDuration, Default: "0: never", Example: "2s",
+			Doc: "drop: a connection that received nothing for this long is closed"}},
+		Doc:      "the link(s) accept connections but swallow what the client side sends: requests vanish without an error; healing closes the connections that lost data",
+		Observes: "a probed link that answered before the fault gets no reply while it acts"},
 	// loss and blackhole declare no Bounds: chaos explore draws for the
 	// proxy providers, where they are refused.
 	{Name: Loss, Target: OnLinkOrNode, Values: []Value{percentValue}, Heals: true, Netns: true,
