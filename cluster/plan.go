@@ -48,7 +48,6 @@ func PlanOf(spec Spec) Plan {
 		}
 	} else if s.Provider == ProviderNetns {
 		p.planNetns(s)
-		return p
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
@@ -71,12 +70,28 @@ func PlanOf(spec Spec) Plan {
 	}
 	for i := range p.Clients {
 		for _, n := range p.Nodes {
-			if s.ClientProxies == nil || slices.Contains(s.ClientProxies, n.Name) {
-				p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
-			}
+			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
 		}
 	}
-	return p
+	return p.WithClientProxies(s.ClientProxies)
+}
+
+// WithClientProxies returns p with the client links to the servers of
+// nodes only, as PlanOf plans a spec whose ClientProxies is nodes (nil:
+// every client link stays). Under provider netns, which has no proxies,
+// every client link stays.
+func (p Plan) WithClientProxies(nodes []string) Plan {
+	if nodes == nil || p.Provider == ProviderNetns {
+		return p
+	}
+	out := p
+	out.Links = nil
+	for _, l := range p.Links {
+		if !isClient(l.From) || slices.Contains(nodes, l.To) {
+			out.Links = append(out.Links, l)
+		}
+	}
+	return out
 }
 
 // addNumbered adds count nodes prefix0.. and returns their names.
@@ -278,7 +293,8 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 // planNetns is the plan of provider netns: the same nodes; no proxies, so
 // a link is every directed pair of nodes of a backend that talk to each
 // other (a Redis topology with replicas or sentinels, ZooKeeper and etcd
-// members) and every client to every server, whatever ClientProxies says.
+// members), and (PlanOf) every client to every server, whatever
+// ClientProxies says.
 func (p *Plan) planNetns(s Spec) {
 	if r := s.Redis; r != nil {
 		first := len(p.Nodes)
@@ -302,10 +318,5 @@ func (p *Plan) planNetns(s Spec) {
 	}
 	if e := s.Etcd; e != nil {
 		p.pairLinks(p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes))
-	}
-	for i := range p.Clients {
-		for _, n := range p.Nodes {
-			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
-		}
 	}
 }

@@ -24,6 +24,10 @@ type Point struct {
 	// its lock's backend, proxied where Faults may act
 	// (faults.ClientProxies).
 	Cluster cluster.Spec
+	// Plan is Cluster's plan, computed once: Faults were narrowed to it
+	// and checked against it, and cluster.StartPlan builds it (faults.Run
+	// reads it back from the cluster).
+	Plan cluster.Plan
 	// Dropped, one per Faults entry, names what a multi-backend fault lost
 	// for this lock ("" when nothing); NotApplicable are the faults left
 	// with nothing to act on, recorded in the run as such.
@@ -93,11 +97,12 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			if err := checkFaults(sc, label(l), plan, perClient, fs); err != nil {
 				return nil, err
 			}
+			plan = plan.WithClientProxies(cs.ClientProxies)
 			var params map[string]string
 			if len(v.Params) > 0 {
 				params = v.Params
 			}
-			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na, Cluster: cs})
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na, Cluster: cs, Plan: plan})
 		}
 	}
 	return pts, nil

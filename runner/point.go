@@ -74,7 +74,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	cspec := pt.Cluster
 	cspec.Dir, cspec.Logger = filepath.Join(r.dir, "logs", name), r.log
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
-	cl, err := cluster.Start(ctx, cspec)
+	cl, err := cluster.StartPlan(ctx, cspec, pt.Plan)
 	if err != nil {
 		out.Error = fmt.Sprintf("start cluster: %v", err)
 		r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
