@@ -9,7 +9,6 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/locks"
-	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -76,13 +75,10 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 	var pts []Point
 	perClient := processPerClient(sc, opts)
 	for _, l := range lks {
-		spec, ok := locks.Lookup(l.Name)
-		if !ok {
+		if _, ok := locks.Lookup(l.Name); !ok {
 			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
 		}
-		if l.Name == external.Exec {
-			spec.Backend = locks.Backend(l.Options["backend"]) // as point does: its faults narrow to that cluster
-		}
+		spec := lockSpec(l) // exec: its faults narrow to its backend's cluster
 		if spec.InProcess && perClient {
 			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
 		}
