@@ -121,18 +121,10 @@ func (p *Plan) pairLinks(names []string) {
 // (redispeers.go): for each node, a link from every node that dials its
 // peer address, then redis-peers->node.
 func (p *Plan) planRedis(r RedisSpec) {
-	first := len(p.Nodes)
-	primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
-	for _, prim := range primaries {
-		for j := range r.Replicas {
-			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
-		}
-	}
-	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+	all := p.addRedisNodes(r)
 	if r.Replicas == 0 && r.Sentinels == 0 {
 		return // independent primaries: nothing dials a peer address
 	}
-	all := p.Nodes[first:]
 	for _, to := range all {
 		for _, from := range all {
 			if redisPeerFrom(from, to, r.Sentinels > 0) {
@@ -141,6 +133,19 @@ func (p *Plan) planRedis(r RedisSpec) {
 		}
 		p.Links = append(p.Links, PlanLink{RedisPeers, to.Name})
 	}
+}
+
+// addRedisNodes adds redis-<i> primaries, redis-<i>-r<j> replicas of each
+// and sentinel-<k>, and returns them.
+func (p *Plan) addRedisNodes(r RedisSpec) []PlanNode {
+	first := len(p.Nodes)
+	for _, prim := range p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries) {
+		for j := range r.Replicas {
+			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
+		}
+	}
+	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+	return p.Nodes[first:]
 }
 
 // redisGroup is the master group a server belongs to: "redis-0" for
@@ -297,17 +302,10 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 // ClientProxies says.
 func (p *Plan) planNetns(s Spec) {
 	if r := s.Redis; r != nil {
-		first := len(p.Nodes)
-		primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
-		for _, prim := range primaries {
-			for j := range r.Replicas {
-				p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
-			}
-		}
-		p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+		all := p.addRedisNodes(*r)
 		if r.Replicas > 0 || r.Sentinels > 0 {
 			var names []string
-			for _, n := range p.Nodes[first:] {
+			for _, n := range all {
 				names = append(names, n.Name)
 			}
 			p.pairLinks(names)

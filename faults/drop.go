@@ -25,23 +25,14 @@ type dropAction struct{}
 func (dropAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (dropAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	rtt := roundTrips(ctx, env, ls, 0)
 	closeAfter := f.Duration("close_after")
-	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
-		return l.Timeout(closeAfter, cluster.StreamUp)
-	})
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	d := fmt.Sprintf("data sent to the server dropped on %s: %s", plural(len(ls), "link"), linkNames(ls))
+	what := "data sent to the server dropped on"
 	if closeAfter > 0 {
-		d += fmt.Sprintf("; connections idle for %v closed", closeAfter)
+		what = fmt.Sprintf("connections idle for %v closed, data sent to the server dropped on", closeAfter)
 	}
-	return effect{target: sel, detail: d, heal: h, rtt: rtt, links: ls}, nil
+	return applyToxic(ctx, env, f, true, func(l *cluster.Link) (string, error) {
+		return l.Timeout(closeAfter, cluster.StreamUp)
+	}, what)
 }
 
 // observe probes each link that answered before the fault, at once and

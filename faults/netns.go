@@ -176,19 +176,26 @@ type lossAction struct{}
 func (lossAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (lossAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
+	return applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
+		return bothWays(l, cluster.PacketDrop, f.Percent)
+	}, fmt.Sprintf("%d%% of packets dropped both ways on", f.Percent), "dropped")
+}
+
+// applyPacketRules installs the packet rules of every link f selects
+// (provider netns): what says what they do, for the detail ("... on 2
+// links: a, b"), counted what their counters count, for the evidence read
+// at the fault's end.
+func applyPacketRules(env Env, f Fault, rules func(*cluster.Link) []cluster.PacketRule, what, counted string) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
-		return bothWays(l, cluster.PacketDrop, f.Percent)
-	})
+	h, fs, err := addPacketRules(env, ls, rules)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	d := fmt.Sprintf("%d%% of packets dropped both ways on %s: %s", f.Percent, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
-		late: func() evidence { return matched(fs, "dropped") }}, nil
+	return effect{target: sel, detail: fmt.Sprintf("%s %s: %s", what, plural(len(ls), "link"), linkNames(ls)),
+		heal: h, links: ls, filters: fs, late: func() evidence { return matched(fs, counted) }}, nil
 }
 
 func (lossAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -202,19 +209,9 @@ type blackholeAction struct{}
 func (blackholeAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (blackholeAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+	return applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
 		return []cluster.PacketRule{{From: l.From, To: l.To, Action: cluster.PacketDropSYN}}
-	})
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	d := fmt.Sprintf("new connections dropped (SYN) on %s: %s", plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
-		late: func() evidence { return matched(fs, "connection requests dropped") }}, nil
+	}, "new connections dropped (SYN) on", "connection requests dropped")
 }
 
 func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -225,19 +222,13 @@ func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) ev
 // selected links, both ways, is answered with a reset, until healed (with
 // for) or for resetWindow.
 func applyNetnsReset(ctx context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+	eff, err := applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
 		return bothWays(l, cluster.PacketReset, 0)
-	})
+	}, "TCP packets answered with a reset both ways on", "answered with a reset")
 	if err != nil {
-		return effect{target: sel}, err
+		return eff, err
 	}
-	eff := effect{target: sel, links: ls, filters: fs, heal: h,
-		detail: fmt.Sprintf("TCP packets answered with a reset both ways on %s: %s", plural(len(ls), "link"), linkNames(ls)),
-		late:   func() evidence { return matched(fs, "answered with a reset") }}
+	h, fs := eff.heal, eff.filters
 	if f.For <= 0 {
 		t := time.NewTimer(resetWindow)
 		select {
