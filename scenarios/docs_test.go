@@ -563,6 +563,9 @@ func buildSchema(specs []locks.Spec) obj {
 			if f.Min != nil {
 				s["minimum"] = *f.Min
 			}
+			if len(f.Allowed) > 0 {
+				s["enum"] = f.Allowed
+			}
 			s["description"] = plain(f.Doc)
 			if name == "type" {
 				s["description"] = ft.Doc
