@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -187,6 +188,29 @@ func (f *Fault) SetValue(name string, x any) error {
 		}
 		m[name] = x
 		f.Values = m
+	}
+	return nil
+}
+
+// UnmarshalJSON reads a Fault as encoding/json writes it (explore keeps
+// schedules so), giving each of Values the Go type of its declared kind:
+// JSON has numbers only, which would read back as float64.
+func (f *Fault) UnmarshalJSON(b []byte) error {
+	type plain Fault
+	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
+		return err
+	}
+	for name, x := range f.Values {
+		v, ok := LookupValue(name)
+		n, isNumber := x.(float64)
+		switch {
+		case !ok:
+			return fmt.Errorf("faults: no value field %q", name)
+		case isNumber && v.Kind == KindDuration:
+			f.Values[name] = time.Duration(n)
+		case isNumber:
+			f.Values[name] = int(n)
+		}
 	}
 	return nil
 }
