@@ -23,13 +23,7 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 	}
 	runs := map[int]*replay{}
 	ctx := context.Background()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var op Op
-		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
-			return nil, fmt.Errorf("history line %d: %w", n, err)
-		}
+	err := readHistory(r, func(n int, op Op) error {
 		rp := runs[op.Run]
 		if rp == nil {
 			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}}
@@ -55,7 +49,7 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 		case OpEnter:
 			v, ok := rp.pending[op.Visit]
 			if !ok {
-				return nil, fmt.Errorf("history line %d: enter of visit %d without its acquire line", n, op.Visit)
+				return fmt.Errorf("history line %d: enter of visit %d without its acquire line", n, op.Visit)
 			}
 			delete(rp.pending, op.Visit)
 			rp.ids[op.Visit], err = rp.s.Enter(ctx, v)
@@ -73,11 +67,12 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 			err = rp.s.Record(ctx, op)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("history line %d (%s of visit %d): %w", n, op.Op, op.Visit, err)
+			return fmt.Errorf("history line %d (%s of visit %d): %w", n, op.Op, op.Visit, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[int]Summary, len(runs))
 	for i, rp := range runs {
@@ -91,4 +86,24 @@ func isStale(err error) bool { return errors.Is(err, ErrStaleToken) }
 // resourceOp reports whether op is a line the resource writes itself.
 func resourceOp(op string) bool {
 	return op == OpEnter || op == OpRead || op == OpWrite || op == OpExit
+}
+
+// readHistory calls each with every line of a history (history.jsonl) in
+// order, numbered from 1, and stops at the first error.
+func readHistory(r io.Reader, each func(n int, op Op) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var op Op
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			return fmt.Errorf("history line %d: %w", n, err)
+		}
+		if err := each(n, op); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	return nil
 }

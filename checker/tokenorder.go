@@ -1,8 +1,6 @@
 package checker
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -68,22 +66,16 @@ var tokenModel = porcupine.Model{
 // porcupine, giving each check at most timeout.
 func CheckTokenOrder(r io.Reader, timeout time.Duration) (map[int]TokenOrder, error) {
 	ops := map[int][]porcupine.Operation{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var op Op
-		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
-			return nil, fmt.Errorf("history line %d: %w", n, err)
+	err := readHistory(r, func(_ int, op Op) error {
+		if op.Op == OpAcquire && op.Token != 0 && len(ops[op.Run]) <= MaxTokenOrderOps {
+			ops[op.Run] = append(ops[op.Run], porcupine.Operation{
+				ClientId: op.Client, Input: op.Lock, Output: op.Token, Call: op.Invoke, Return: op.Return,
+			})
 		}
-		if op.Op != OpAcquire || op.Token == 0 || len(ops[op.Run]) > MaxTokenOrderOps {
-			continue
-		}
-		ops[op.Run] = append(ops[op.Run], porcupine.Operation{
-			ClientId: op.Client, Input: op.Lock, Output: op.Token, Call: op.Invoke, Return: op.Return,
-		})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := map[int]TokenOrder{}
 	for run, h := range ops {

@@ -28,7 +28,7 @@ const (
 // everything. Methods are safe for concurrent use.
 type Cluster struct {
 	spec    Spec
-	plan    Plan // what start builds (PlanOf(spec))
+	plan    Plan // what start builds (PlanOf(spec), or StartPlan's)
 	log     *slog.Logger
 	dir     string
 	dataDir string
@@ -71,13 +71,22 @@ type backend struct {
 // backend). On any error, or when ctx ends first, it stops everything it
 // started and returns the error; logs stay under spec.Dir/logs.
 func Start(ctx context.Context, spec Spec) (*Cluster, error) {
+	return StartPlan(ctx, spec, PlanOf(spec))
+}
+
+// StartPlan is Start with the plan of spec its caller already computed:
+// PlanOf(spec), its client links possibly narrowed by
+// Plan.WithClientProxies (spec.ClientProxies is not read). One plan then
+// decides a run's proxies, the checks of its faults and what Start
+// builds; Plan returns it. A plan of another spec is the caller's error.
+func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 	spec, err := spec.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{
 		spec:      spec,
-		plan:      PlanOf(spec),
+		plan:      plan,
 		log:       spec.Logger,
 		dir:       spec.Dir,
 		dataDir:   filepath.Join(spec.Dir, "data"),

@@ -69,14 +69,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
 
 	for i, n := range nodes {
-		n.cmd = func() (command, error) {
-			client := "http://" + n.Addr()
-			return command{path: "etcd", dir: n.dataDir, args: append([]string{
-				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
-				"--listen-client-urls", client, "--advertise-client-urls", client,
-				"--listen-peer-urls", "http://" + hostPort(peerPort[i]),
-			}, membership(i)...)}, nil
-		}
+		n.cmd = etcdCommand(n, "http://"+hostPort(peerPort[i]), membership(i))
 		etcdChecks(n)
 		n.rebind = func() error {
 			ports, err := pickPorts(2)
@@ -131,6 +124,19 @@ func etcdMembership(nodes []*Node, peerURL []string, runID string) func(i int) [
 			"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
 			"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
 		}
+	}
+}
+
+// etcdCommand runs member n, listening for peers at listenPeer and for
+// clients at its address, with its membership flags (etcdMembership).
+func etcdCommand(n *Node, listenPeer string, membership []string) func() (command, error) {
+	return func() (command, error) {
+		client := "http://" + n.Addr()
+		return command{path: "etcd", dir: n.dataDir, args: append([]string{
+			"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
+			"--listen-client-urls", client, "--advertise-client-urls", client,
+			"--listen-peer-urls", listenPeer,
+		}, membership...)}, nil
 	}
 }
 

@@ -120,16 +120,7 @@ func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
 		if err := writeNetnsZooKeeperFiles(n, i, nodes, ips); err != nil {
 			return b, err
 		}
-		n.cmd = func() (command, error) {
-			return command{path: "java", dir: n.dataDir, args: []string{
-				"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true",
-				"-Dzookeeper.root.logger=INFO,CONSOLE",
-				"-Dzookeeper.fastleader.maxNotificationInterval=" + strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
-				"-cp", zkClasspath,
-				"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
-			}}, nil
-		}
+		n.cmd = zkCommand(n, conf)
 		zkChecks(n)
 	}
 	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
@@ -176,14 +167,7 @@ func (c *Cluster) buildNetnsEtcd(EtcdSpec) (backend, error) {
 	}
 	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
 	for i, n := range nodes {
-		n.cmd = func() (command, error) {
-			client := "http://" + n.Addr()
-			return command{path: "etcd", dir: n.dataDir, args: append([]string{
-				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
-				"--listen-client-urls", client, "--advertise-client-urls", client,
-				"--listen-peer-urls", peerURL[i],
-			}, membership(i)...)}, nil
-		}
+		n.cmd = etcdCommand(n, peerURL[i], membership(i))
 		etcdChecks(n)
 	}
 	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }

@@ -48,7 +48,6 @@ func PlanOf(spec Spec) Plan {
 		}
 	} else if s.Provider == ProviderNetns {
 		p.planNetns(s)
-		return p
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
@@ -71,12 +70,28 @@ func PlanOf(spec Spec) Plan {
 	}
 	for i := range p.Clients {
 		for _, n := range p.Nodes {
-			if s.ClientProxies == nil || slices.Contains(s.ClientProxies, n.Name) {
-				p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
-			}
+			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
 		}
 	}
-	return p
+	return p.WithClientProxies(s.ClientProxies)
+}
+
+// WithClientProxies returns p with the client links to the servers of
+// nodes only, as PlanOf plans a spec whose ClientProxies is nodes (nil:
+// every client link stays). Under provider netns, which has no proxies,
+// every client link stays.
+func (p Plan) WithClientProxies(nodes []string) Plan {
+	if nodes == nil || p.Provider == ProviderNetns {
+		return p
+	}
+	out := p
+	out.Links = nil
+	for _, l := range p.Links {
+		if !isClient(l.From) || slices.Contains(nodes, l.To) {
+			out.Links = append(out.Links, l)
+		}
+	}
+	return out
 }
 
 // addNumbered adds count nodes prefix0.. and returns their names.
@@ -106,18 +121,10 @@ func (p *Plan) pairLinks(names []string) {
 // (redispeers.go): for each node, a link from every node that dials its
 // peer address, then redis-peers->node.
 func (p *Plan) planRedis(r RedisSpec) {
-	first := len(p.Nodes)
-	primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
-	for _, prim := range primaries {
-		for j := range r.Replicas {
-			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
-		}
-	}
-	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+	all := p.addRedisNodes(r)
 	if r.Replicas == 0 && r.Sentinels == 0 {
 		return // independent primaries: nothing dials a peer address
 	}
-	all := p.Nodes[first:]
 	for _, to := range all {
 		for _, from := range all {
 			if redisPeerFrom(from, to, r.Sentinels > 0) {
@@ -126,6 +133,19 @@ func (p *Plan) planRedis(r RedisSpec) {
 		}
 		p.Links = append(p.Links, PlanLink{RedisPeers, to.Name})
 	}
+}
+
+// addRedisNodes adds redis-<i> primaries, redis-<i>-r<j> replicas of each
+// and sentinel-<k>, and returns them.
+func (p *Plan) addRedisNodes(r RedisSpec) []PlanNode {
+	first := len(p.Nodes)
+	for _, prim := range p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries) {
+		for j := range r.Replicas {
+			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
+		}
+	}
+	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+	return p.Nodes[first:]
 }
 
 // redisGroup is the master group a server belongs to: "redis-0" for
@@ -278,20 +298,14 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 // planNetns is the plan of provider netns: the same nodes; no proxies, so
 // a link is every directed pair of nodes of a backend that talk to each
 // other (a Redis topology with replicas or sentinels, ZooKeeper and etcd
-// members) and every client to every server, whatever ClientProxies says.
+// members), and (PlanOf) every client to every server, whatever
+// ClientProxies says.
 func (p *Plan) planNetns(s Spec) {
 	if r := s.Redis; r != nil {
-		first := len(p.Nodes)
-		primaries := p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries)
-		for _, prim := range primaries {
-			for j := range r.Replicas {
-				p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
-			}
-		}
-		p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
+		all := p.addRedisNodes(*r)
 		if r.Replicas > 0 || r.Sentinels > 0 {
 			var names []string
-			for _, n := range p.Nodes[first:] {
+			for _, n := range all {
 				names = append(names, n.Name)
 			}
 			p.pairLinks(names)
@@ -302,10 +316,5 @@ func (p *Plan) planNetns(s Spec) {
 	}
 	if e := s.Etcd; e != nil {
 		p.pairLinks(p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes))
-	}
-	for i := range p.Clients {
-		for _, n := range p.Nodes {
-			p.Links = append(p.Links, PlanLink{clientName(i), n.Name})
-		}
 	}
 }

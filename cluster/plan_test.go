@@ -71,3 +71,26 @@ func TestDirectClients(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStartPlan: StartPlan builds the plan it is handed (here one whose
+// client links were narrowed to none after PlanOf) and Plan returns it.
+func TestStartPlan(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	ctx := ctxT(t, 60*time.Second)
+	spec := cluster.Spec{Redis: &cluster.RedisSpec{}, Clients: 2, Dir: t.TempDir()}
+	plan := cluster.PlanOf(spec).WithClientProxies([]string{})
+	if want := cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{}, Clients: 2, ClientProxies: []string{}}); !slices.Equal(planLinks(plan), planLinks(want)) {
+		t.Errorf("narrowed links %v, PlanOf with ClientProxies %v", planLinks(plan), planLinks(want))
+	}
+	c, err := cluster.StartPlan(ctx, spec, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if ls := c.AllLinks(); len(ls) != 0 || len(c.Plan().Links) != 0 {
+		t.Errorf("links %v, plan links %v: want none", ls, planLinks(c.Plan()))
+	}
+	if err := redisClient(t, c.Endpoints(1).Redis[0], 2*time.Second).Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}

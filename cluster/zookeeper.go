@@ -52,6 +52,21 @@ func zkPeerIP(from, to int) string { return fmt.Sprintf("127.77.%d.%d", from+1, 
 
 type zkPorts struct{ client, quorum, election int }
 
+// zkCommand runs member n with its configuration file conf, extra JVM
+// flags going before ZooKeeper's own.
+func zkCommand(n *Node, conf string, extra ...string) func() (command, error) {
+	return func() (command, error) {
+		args := append([]string{"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"}, extra...)
+		return command{path: "java", dir: n.dataDir, args: append(args,
+			"-Dzookeeper.root.logger=INFO,CONSOLE",
+			"-Dzookeeper.fastleader.maxNotificationInterval="+strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
+			"-cp", zkClasspath,
+			"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
+		)}, nil
+	}
+}
+
 // buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n).
 //
 // Peer links are per directed pair ("zk-1->zk-0"), each a proxy for the
@@ -78,17 +93,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	for _, n := range nodes {
 		conf := filepath.Join(n.dataDir, "zoo.cfg")
 		hosts := filepath.Join(n.dataDir, "hosts")
-		n.cmd = func() (command, error) {
-			return command{path: "java", dir: n.dataDir, args: []string{
-				"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-				"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true",
-				"-Djdk.net.hosts.file=" + hosts,
-				"-Dzookeeper.root.logger=INFO,CONSOLE",
-				"-Dzookeeper.fastleader.maxNotificationInterval=" + strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
-				"-cp", zkClasspath,
-				"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
-			}}, nil
-		}
+		n.cmd = zkCommand(n, conf, "-Djdk.net.hosts.file="+hosts)
 		zkChecks(n)
 	}
 

@@ -202,21 +202,17 @@ func setValues(f *faults.Fault, t faults.Type, ttl time.Duration, pick func(faul
 	for _, b := range t.Bounds {
 		v := pick(b)
 		d := time.Duration(v * float64(ttl)).Round(time.Millisecond)
-		switch b.Field {
-		case "at":
+		switch val, _ := faults.LookupValue(b.Field); {
+		case b.Field == "at":
 			f.At = d
-		case "for":
+		case b.Field == "for":
 			f.For = max(d, time.Millisecond)
-		case "latency":
-			f.Latency = d
-		case "jitter":
-			f.Jitter = d
-		case "delay":
-			f.Delay = d
-		case "offset":
-			f.Offset = max(d, time.Millisecond)
-		case "rate_kbps":
-			f.RateKbps = max(1, int(v))
+		case val.Kind == faults.KindDuration && val.Positive:
+			f.SetValue(b.Field, max(d, time.Millisecond))
+		case val.Kind == faults.KindDuration:
+			f.SetValue(b.Field, d)
+		case val.Kind == faults.KindNumber:
+			f.SetValue(b.Field, max(1, int(v)))
 		}
 	}
 }

@@ -153,20 +153,24 @@ func faultYAML(f faults.Fault) string {
 		}
 		parts = append(parts, "groups: ["+strings.Join(gs, ", ")+"]")
 	}
-	if f.Type == faults.Latency || f.Latency > 0 {
-		parts = append(parts, "latency: "+ms(f.Latency))
-	}
-	if f.Jitter > 0 {
-		parts = append(parts, "jitter: "+ms(f.Jitter))
-	}
-	if f.RateKbps > 0 {
-		parts = append(parts, "rate_kbps: "+strconv.Itoa(f.RateKbps))
-	}
-	if f.Type == faults.Restart || f.Delay > 0 {
-		parts = append(parts, "delay: "+ms(f.Delay))
-	}
-	if f.Offset > 0 {
-		parts = append(parts, "offset: "+ms(f.Offset))
+	// The value fields its type declares: each one required, set, or
+	// with a default (written out, so the file says what the run did).
+	typ, _ := faults.Lookup(f.Type)
+	for _, v := range typ.Values {
+		var text string
+		switch v.Kind {
+		case faults.KindDuration:
+			if d := f.Duration(v.Name); d != 0 || v.Required || v.Default != "" {
+				text = ms(d)
+			}
+		case faults.KindEnum:
+			text = f.Text(v.Name)
+		default:
+			if n := f.Number(v.Name); n != 0 || v.Required || v.Default != "" {
+				text = strconv.Itoa(n)
+			}
+		}
+		add(v.Name, text)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -22,9 +22,8 @@ import (
 // member leading when the fault starts, see Run); a fault naming one must
 // be possible whichever member leads.
 //
-// Beyond names that do not exist and values out of range (at, for,
-// latency, jitter and delay negative; rate_kbps and offset not positive),
-// it rejects:
+// Beyond names that do not exist and values out of their declared bounds
+// (Value; at and for negative), it rejects:
 //   - a link that does not exist: "etcd-0->etcd-1" where etcd has no pair
 //     links (peer traffic is proxied per destination only there,
 //     "etcd-peers->etcd-1"), "redis-0->redis-0-r0" without sentinels (the
@@ -81,32 +80,20 @@ func (t *topology) check(f Fault) []error {
 	return errs
 }
 
-// checkValues checks the durations and numbers typ takes.
+// checkValues checks at, for and the value fields typ declares.
 func checkValues(typ Type, f Fault) []error {
 	var errs []error
-	takes := typ.Fields()
-	atLeast := func(name string, v, min int64, show string) {
-		if !slices.Contains(takes, name) || v >= min {
-			return
-		}
-		rel := ">= 0"
-		if min > 0 {
-			rel = "> 0"
-		}
-		errs = append(errs, fieldError(name, fmt.Errorf("must be %s (got %s)", rel, show)))
-	}
 	if f.At < 0 {
 		errs = append(errs, fieldError("at", fmt.Errorf("must be >= 0 (got %s): at %s is before the workload starts", f.At, f.At)))
 	}
 	if f.For < 0 {
 		errs = append(errs, fieldError("for", fmt.Errorf("must be > 0 (got %s); leave for out to last until the end", f.For)))
 	}
-	// latency 0 is allowed: the baseline point of a latency sweep.
-	atLeast("latency", int64(f.Latency), 0, f.Latency.String())
-	atLeast("jitter", int64(f.Jitter), 0, f.Jitter.String())
-	atLeast("rate_kbps", int64(f.RateKbps), 1, strconv.Itoa(f.RateKbps))
-	atLeast("delay", int64(f.Delay), 0, f.Delay.String())
-	atLeast("offset", int64(f.Offset), 1, f.Offset.String())
+	for _, v := range typ.Values {
+		if err := v.check(f.value(v.Name)); err != nil {
+			errs = append(errs, fieldError(v.Name, err))
+		}
+	}
 	return errs
 }
 

@@ -38,12 +38,7 @@ var clockJumpScript = redis.NewScript(clockJumpLua)
 // local to the replica, as a jump of the replica's clock would.
 type clockJumpAction struct{}
 
-func (clockJumpAction) check(t *topology, f Fault) error {
-	if f.Offset <= 0 {
-		return fmt.Errorf("offset must be > 0 (got %v)", f.Offset)
-	}
-	return checkServer(t, f)
-}
+func (clockJumpAction) check(t *topology, f Fault) error { return checkServer(t, f) }
 
 func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect, err error) {
 	eff = effect{target: f.Node, method: MethodEmulated}

@@ -26,7 +26,12 @@ type Fault struct {
 	// Direction is a partition's: DirectionBoth (""), DirectionOut or
 	// DirectionIn (provider netns only).
 	Direction string
-	Line      int // where the fault was written in its scenario file; 0 when not from one
+	// Values holds the value fields a row of the fault table declares
+	// that have no field above (by name: a time.Duration, an int or a
+	// string, as the field's ValueKind says). Read them with Duration,
+	// Number and Text, set them with SetValue.
+	Values map[string]any
+	Line   int // where the fault was written in its scenario file; 0 when not from one
 }
 
 // mapNames returns f with every node name it holds (link ends, node,

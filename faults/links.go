@@ -91,19 +91,28 @@ type latencyAction struct{}
 func (latencyAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (latencyAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
+	return applyToxic(ctx, env, f, true, func(l *cluster.Link) (string, error) {
+		return l.Latency(f.Latency, f.Jitter, cluster.StreamDown)
+	}, fmt.Sprintf("latency %v±%v on the downstream (replies) of", f.Latency, f.Jitter))
+}
+
+// applyToxic adds a toxic with add to every link f selects, the round
+// trips through them measured first when probe (for observe); what says
+// what was done to the links, for the detail: "... of 2 links: a, b".
+func applyToxic(ctx context.Context, env Env, f Fault, probe bool, add func(*cluster.Link) (string, error), what string) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	rtt := roundTrips(ctx, env, ls, 0)
-	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
-		return l.Latency(f.Latency, f.Jitter, cluster.StreamDown)
-	})
+	var rtt map[*cluster.Link]time.Duration
+	if probe {
+		rtt = roundTrips(ctx, env, ls, 0)
+	}
+	h, err := addToxics(ctx, ls, add)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	d := fmt.Sprintf("latency %v±%v on the downstream (replies) of %s: %s", f.Latency, f.Jitter,
-		plural(len(ls), "link"), linkNames(ls))
+	d := fmt.Sprintf("%s %s: %s", what, plural(len(ls), "link"), linkNames(ls))
 	return effect{target: sel, detail: d, heal: h, rtt: rtt, links: ls}, nil
 }
 
@@ -180,18 +189,9 @@ type bandwidthAction struct{}
 func (bandwidthAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (bandwidthAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	h, err := addToxics(ctx, ls, func(l *cluster.Link) (string, error) {
+	return applyToxic(ctx, env, f, false, func(l *cluster.Link) (string, error) {
 		return l.Bandwidth(int64(f.RateKbps), cluster.StreamBoth)
-	})
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	d := fmt.Sprintf("%d KB/s each way on %s: %s", f.RateKbps, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls}, nil
+	}, fmt.Sprintf("%d KB/s each way on", f.RateKbps))
 }
 
 func (bandwidthAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -287,9 +287,6 @@ func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) ev
 type partitionAction struct{}
 
 func (partitionAction) check(t *topology, f Fault) error {
-	if err := checkDirection(f); err != nil {
-		return err
-	}
 	_, err := partitionGroups(t, f)
 	return err
 }

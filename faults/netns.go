@@ -42,7 +42,7 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 	case typ.Netns && !netns:
 		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider netns (root); provider %s "+
 			"has only proxies", f.Type, t.Provider))
-	case f.Direction != "" && f.Direction != DirectionBoth && !netns:
+	case (f.Direction == DirectionOut || f.Direction == DirectionIn) && !netns:
 		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
 			"directions of a connection or neither", f.Direction))
 	}
@@ -84,16 +84,6 @@ func faultEnds(f Fault) []string {
 		names = append(names, g...)
 	}
 	return names
-}
-
-// checkDirection checks a partition's direction field.
-func checkDirection(f Fault) error {
-	switch f.Direction {
-	case "", DirectionBoth, DirectionOut, DirectionIn:
-		return nil
-	}
-	return fmt.Errorf("direction %q: allowed %s (default), %s (packets leaving the first group are dropped), "+
-		"%s (packets entering it)", f.Direction, DirectionBoth, DirectionOut, DirectionIn)
 }
 
 // cutWays says which ways of link l a partition with direction cuts: the
@@ -183,27 +173,29 @@ func matched(fs []*cluster.PacketFilter, what string) evidence {
 // ways, at random (nftables numgen random).
 type lossAction struct{}
 
-func (lossAction) check(t *topology, f Fault) error {
-	if f.Percent < 1 || f.Percent > 100 {
-		return fieldError("percent", fmt.Errorf("must be 1..100 (got %d)", f.Percent))
-	}
-	return checkLinkFault(t, f)
-}
+func (lossAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (lossAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
+	return applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
+		return bothWays(l, cluster.PacketDrop, f.Percent)
+	}, fmt.Sprintf("%d%% of packets dropped both ways on", f.Percent), "dropped")
+}
+
+// applyPacketRules installs the packet rules of every link f selects
+// (provider netns): what says what they do, for the detail ("... on 2
+// links: a, b"), counted what their counters count, for the evidence read
+// at the fault's end.
+func applyPacketRules(env Env, f Fault, rules func(*cluster.Link) []cluster.PacketRule, what, counted string) (effect, error) {
 	ls, sel, err := selectLinks(env, f)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
-		return bothWays(l, cluster.PacketDrop, f.Percent)
-	})
+	h, fs, err := addPacketRules(env, ls, rules)
 	if err != nil {
 		return effect{target: sel}, err
 	}
-	d := fmt.Sprintf("%d%% of packets dropped both ways on %s: %s", f.Percent, plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
-		late: func() evidence { return matched(fs, "dropped") }}, nil
+	return effect{target: sel, detail: fmt.Sprintf("%s %s: %s", what, plural(len(ls), "link"), linkNames(ls)),
+		heal: h, links: ls, filters: fs, late: func() evidence { return matched(fs, counted) }}, nil
 }
 
 func (lossAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -217,19 +209,9 @@ type blackholeAction struct{}
 func (blackholeAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (blackholeAction) apply(_ context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+	return applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
 		return []cluster.PacketRule{{From: l.From, To: l.To, Action: cluster.PacketDropSYN}}
-	})
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	d := fmt.Sprintf("new connections dropped (SYN) on %s: %s", plural(len(ls), "link"), linkNames(ls))
-	return effect{target: sel, detail: d, heal: h, links: ls, filters: fs,
-		late: func() evidence { return matched(fs, "connection requests dropped") }}, nil
+	}, "new connections dropped (SYN) on", "connection requests dropped")
 }
 
 func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
@@ -240,19 +222,13 @@ func (blackholeAction) observe(_ context.Context, _ Env, _ Fault, eff effect) ev
 // selected links, both ways, is answered with a reset, until healed (with
 // for) or for resetWindow.
 func applyNetnsReset(ctx context.Context, env Env, f Fault) (effect, error) {
-	ls, sel, err := selectLinks(env, f)
-	if err != nil {
-		return effect{target: sel}, err
-	}
-	h, fs, err := addPacketRules(env, ls, func(l *cluster.Link) []cluster.PacketRule {
+	eff, err := applyPacketRules(env, f, func(l *cluster.Link) []cluster.PacketRule {
 		return bothWays(l, cluster.PacketReset, 0)
-	})
+	}, "TCP packets answered with a reset both ways on", "answered with a reset")
 	if err != nil {
-		return effect{target: sel}, err
+		return eff, err
 	}
-	eff := effect{target: sel, links: ls, filters: fs, heal: h,
-		detail: fmt.Sprintf("TCP packets answered with a reset both ways on %s: %s", plural(len(ls), "link"), linkNames(ls)),
-		late:   func() evidence { return matched(fs, "answered with a reset") }}
+	h, fs := eff.heal, eff.filters
 	if f.For <= 0 {
 		t := time.NewTimer(resetWindow)
 		select {

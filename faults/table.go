@@ -20,6 +20,7 @@ const (
 	ClockJump   = "clock-jump"
 	Loss        = "loss"
 	Blackhole   = "blackhole"
+	Drop        = "drop"
 )
 
 // Target is how a fault type says what it acts on.
@@ -36,14 +37,16 @@ const (
 // Type is one row of the fault table: a fault type's name, the fields it
 // takes, what it may act on, its one-line doc and the action performing
 // it. The table is the one place that knows this: Check and Run, scenario
-// parsing and validation, and `chaos list` follow it. Adding a fault type
-// is one row plus its action.
+// parsing and validation, the reference and `chaos list` follow it. Adding
+// a fault type, even with value fields of its own, is one row plus its
+// action.
 type Type struct {
-	Name     string
-	Target   Target
-	Kinds    []string // OnServer: the cluster.Kind* of the nodes accepted
-	Required []string // value fields besides at, type and the target
-	Optional []string
+	Name   string
+	Target Target
+	Kinds  []string // OnServer: the cluster.Kind* of the nodes accepted
+	// Values are the value fields the type takes besides type, at, for
+	// and the target, in the order the reference shows them.
+	Values   []Value
 	Heals    bool // takes for: the fault ends after it
 	External bool // possible with provider external (client links only)
 	// Proxied faults act through the proxies on links: not possible with
@@ -96,14 +99,31 @@ func withBounds(heals bool, extra ...Bound) []Bound {
 var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
 	cluster.KindZooKeeper, cluster.KindEtcd}
 
+// The value fields of the built-in types.
+var (
+	latencyValue = Value{Name: "latency", Kind: KindDuration, Required: true, Example: "100ms",
+		Hint: "the delay to add, e.g. latency: 500ms", Doc: "added to each round trip (on the reply direction)"}
+	jitterValue = Value{Name: "jitter", Kind: KindDuration, Example: "20ms", Doc: "± random spread of the latency"}
+	rateValue   = Value{Name: "rate_kbps", Kind: KindNumber, Required: true, Positive: true, Example: "64",
+		Hint: "the bandwidth limit in kB/s, e.g. rate_kbps: 64", Doc: "bandwidth in KB/s, both directions"}
+	delayValue = Value{Name: "delay", Kind: KindDuration, Default: "0", Example: "1s",
+		Doc: "restart: how long the node stays down"}
+	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Example: "30s",
+		Hint: "how far the clock jumps forward, e.g. offset: 10s", Doc: "clock-jump: how far the server's clock jumps forward"}
+	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
+		Hint: "the share of packets to drop, e.g. percent: 10", Doc: "loss: the share of packets dropped, both ways, at random"}
+	directionValue = Value{Name: "direction", Kind: KindEnum, Allowed: []string{DirectionBoth, DirectionOut, DirectionIn}, Default: "both", Example: "out",
+		Doc: "partition, provider netns: out drops only the packets leaving the first group (isolate: the node), in only those entering it"}
+)
+
 var table = []Type{
-	{Name: Latency, Target: OnLinkOrNode, Required: []string{"latency"}, Optional: []string{"jitter"}, Heals: true, External: true, Proxied: true,
+	{Name: Latency, Target: OnLinkOrNode, Values: []Value{latencyValue, jitterValue}, Heals: true, External: true, Proxied: true,
 		Doc: "delay on the link(s)", Bounds: withBounds(true, ttls("latency", 0.1, 2), ttls("jitter", 0, 0.2)), action: latencyAction{},
 		Observes: "a probed link's round trip rose by latency/2 or more (PING, srvr or GET /version through the proxy, before and while)"},
-	{Name: Bandwidth, Target: OnLinkOrNode, Required: []string{"rate_kbps"}, Heals: true, External: true, Proxied: true,
+	{Name: Bandwidth, Target: OnLinkOrNode, Values: []Value{rateValue}, Heals: true, External: true, Proxied: true,
 		Doc: "throttle the link(s)", Bounds: withBounds(true, Bound{Field: "rate_kbps", Min: 1, Max: 64}), action: bandwidthAction{},
 		Observes: "the toxics are in place on every link"},
-	{Name: Partition, Target: OnPartition, Optional: []string{"direction"}, Heals: true, External: true,
+	{Name: Partition, Target: OnPartition, Values: []Value{directionValue}, Heals: true, External: true,
 		Doc: "cut every link between the groups (requests hang); provider netns: packets dropped, direction out or in cuts one way", Bounds: withBounds(true), action: partitionAction{},
 		Observes: "every cut link's proxy holds its traffic (netns: its rules dropped packets); holder: a contender granted, or its promise expired, while it was inside; leader selectors: whether the leader changed"},
 	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
@@ -115,7 +135,7 @@ var table = []Type{
 	{Name: Kill, Target: OnServer, Kinds: serverKinds,
 		Doc: "SIGKILL the server", Bounds: withBounds(false), action: killAction{},
 		Observes: "the process gone"},
-	{Name: Restart, Target: OnServer, Kinds: serverKinds, Optional: []string{"delay"},
+	{Name: Restart, Target: OnServer, Kinds: serverKinds, Values: []Value{delayValue},
 		Doc: "kill, wait delay, start again on the same data dir", Bounds: withBounds(false, ttls("delay", 0, 1)), action: restartAction{},
 		Observes: "the process gone and a new one serving; Redis without persistence: keys there before the kill, none loaded at the start"},
 	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
@@ -124,12 +144,17 @@ var table = []Type{
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
 		Doc: "SIGSTOP a client process (holder: the one in the critical section)", Bounds: withBounds(true), action: pauseClientAction{},
 		Observes: "the client's process stopped (state T); holder: inside when the pause applied and when it ended"},
-	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Required: []string{"offset"},
+	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Values: []Value{offsetValue},
 		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockJumpAction{},
 		Observes: "keys expired early or their TTL shortened"},
+	{Name: Drop, Target: OnLinkOrNode, Heals: true, External: true, Proxied: true, action: dropAction{},
+		Values: []Value{{Name: "close_after", Kind: KindDuration, Default: "0: never", Example: "2s",
+			Doc: "drop: a connection that received nothing for this long is closed"}},
+		Doc:      "the link(s) accept connections but swallow what the client side sends: requests vanish without an error; healing closes the connections that lost data",
+		Observes: "a probed link that answered before the fault gets no reply while it acts"},
 	// loss and blackhole declare no Bounds: chaos explore draws for the
 	// proxy providers, where they are refused.
-	{Name: Loss, Target: OnLinkOrNode, Required: []string{"percent"}, Heals: true, Netns: true,
+	{Name: Loss, Target: OnLinkOrNode, Values: []Value{percentValue}, Heals: true, Netns: true,
 		Doc: "drop percent of the packets both ways at random (provider netns)", action: lossAction{},
 		Observes: "the nftables rules' counters: packets dropped"},
 	{Name: Blackhole, Target: OnLinkOrNode, Heals: true, Netns: true,
@@ -137,9 +162,21 @@ var table = []Type{
 		Observes: "the nftables rules' counters: connection requests dropped"},
 }
 
-// FieldNames is every field any fault type takes.
-var FieldNames = []string{"type", "at", "for", "link", "node", "groups", "isolate", "client",
-	"latency", "jitter", "rate_kbps", "delay", "offset", "percent", "direction"}
+// FieldNames is every field any fault type takes: type, at, for, the
+// target fields, then the value fields in table order.
+var FieldNames = fieldNames()
+
+func fieldNames() []string {
+	out := []string{"type", "at", "for", "link", "node", "groups", "isolate", "client"}
+	for _, t := range table {
+		for _, v := range t.Values {
+			if !slices.Contains(out, v.Name) {
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out
+}
 
 // Lookup returns the row of the fault type called name.
 func Lookup(name string) (Type, bool) {
@@ -177,6 +214,8 @@ func (t Type) Fields() []string {
 	case OnClient:
 		out = append(out, "client")
 	}
-	out = append(out, t.Required...)
-	return append(out, t.Optional...)
+	for _, v := range t.Values {
+		out = append(out, v.Name)
+	}
+	return out
 }

@@ -177,19 +177,28 @@ type holdLanes struct {
 	incidents []IncidentEvent
 }
 
-func (h *holdLanes) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
+// plotIncidents shades each incident's span (at least 1.5 pt wide) over
+// the whole height of c, in its fault's colour; with edge, a line marks
+// its start.
+func plotIncidents(c draw.Canvas, trX func(float64) vg.Length, incidents []IncidentEvent, edge bool) {
 	clip := func(x vg.Length) vg.Length { return min(max(x, c.Min.X), c.Max.X) }
-	for _, in := range h.incidents {
+	for _, in := range incidents {
 		col := colorViolation
 		if in.Fault == "client" {
 			col = colorClientFault
 		}
 		x0, x1 := clip(trX(in.StartS)), clip(trX(in.EndS))
-		x1 = max(x1, x0+vg.Points(1.5))
-		c.FillPolygon(withAlpha(col, 0x50), rectPts(x0, c.Min.Y, x1, c.Max.Y))
-		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x0, c.Min.Y, x0, c.Max.Y)
+		c.FillPolygon(withAlpha(col, 0x50), rectPts(x0, c.Min.Y, max(x1, x0+vg.Points(1.5)), c.Max.Y))
+		if edge {
+			c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x0, c.Min.Y, x0, c.Max.Y)
+		}
 	}
+}
+
+func (h *holdLanes) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	clip := func(x vg.Length) vg.Length { return min(max(x, c.Min.X), c.Max.X) }
+	plotIncidents(c, trX, h.incidents, true)
 	sort.SliceStable(h.bars, func(i, j int) bool { return h.bars[i].enter < h.bars[j].enter })
 	for _, b := range h.bars {
 		y := float64(b.client)
@@ -263,14 +272,7 @@ func newHoldHeat(bars []holdBar, run *Run, clients int, end float64) *holdHeat {
 func (h *holdHeat) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	clip := func(x vg.Length) vg.Length { return min(max(x, c.Min.X), c.Max.X) }
-	for _, in := range h.incidents {
-		col := colorViolation
-		if in.Fault == "client" {
-			col = colorClientFault
-		}
-		x0, x1 := clip(trX(in.StartS)), clip(trX(in.EndS))
-		c.FillPolygon(withAlpha(col, 0x50), rectPts(x0, c.Min.Y, max(x1, x0+vg.Points(1.5)), c.Max.Y))
-	}
+	plotIncidents(c, trX, h.incidents, false)
 	if h.max == 0 {
 		return
 	}

@@ -28,20 +28,20 @@ func Measure(ctx context.Context, spec locks.Spec, wcfg workload.Config, lcfg fu
 		Timeline: []report.TimelineBucket{}, ViolationEvents: []report.ViolationEvent{}, Faults: []report.FaultWindow{},
 	}
 	resetPeakRSS()
-	drv, err := connectInProcess(ctx, spec, wcfg, lcfg)
+	drv, err := workload.StartClients(ctx, wcfg, workload.Setup{Spec: spec, LockConfig: lcfg}, nil)
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", spec.Name, err)
 	}
-	defer drv.close()
+	defer drv.Close()
 	resource := checker.New(checker.FencingOff, time.Now())
 	base := time.Now()
 	resource.SetBase(base)
 	rec := workload.NewRecorder(base)
 	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
 	wcfg.Base = base
-	werr := drv.drive(ctx, wcfg, resource, rec)
+	werr := drv.Drive(ctx, wcfg, resource, rec)
 	elapsed := time.Since(base)
-	counters, serr := drv.finish(wcfg, rec)
+	counters, serr := drv.Finish(wcfg, rec)
 	collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
 	if werr == nil {
 		werr = serr

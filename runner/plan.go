@@ -9,7 +9,6 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/locks"
-	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -24,6 +23,10 @@ type Point struct {
 	// its lock's backend, proxied where Faults may act
 	// (faults.ClientProxies).
 	Cluster cluster.Spec
+	// Plan is Cluster's plan, computed once: Faults were narrowed to it
+	// and checked against it, and cluster.StartPlan builds it (faults.Run
+	// reads it back from the cluster).
+	Plan cluster.Plan
 	// Dropped, one per Faults entry, names what a multi-backend fault lost
 	// for this lock ("" when nothing); NotApplicable are the faults left
 	// with nothing to act on, recorded in the run as such.
@@ -72,13 +75,10 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 	var pts []Point
 	perClient := processPerClient(sc, opts)
 	for _, l := range lks {
-		spec, ok := locks.Lookup(l.Name)
-		if !ok {
+		if _, ok := locks.Lookup(l.Name); !ok {
 			return nil, fmt.Errorf("%s:%d: locks: %q is not registered", sc.File, l.Line, l.Name)
 		}
-		if l.Name == external.Exec {
-			spec.Backend = locks.Backend(l.Options["backend"]) // as point does: its faults narrow to that cluster
-		}
+		spec := lockSpec(l) // exec: its faults narrow to its backend's cluster
 		if spec.InProcess && perClient {
 			return nil, fmt.Errorf("%s:%d: locks: %s is real only among clients of the harness process: it cannot run with workload.process_per_client or a pause-client fault", sc.File, l.Line, l.Name)
 		}
@@ -93,11 +93,12 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			if err := checkFaults(sc, label(l), plan, perClient, fs); err != nil {
 				return nil, err
 			}
+			plan = plan.WithClientProxies(cs.ClientProxies)
 			var params map[string]string
 			if len(v.Params) > 0 {
 				params = v.Params
 			}
-			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na, Cluster: cs})
+			pts = append(pts, Point{Lock: l, Clients: n, Params: params, Faults: fs, Dropped: dropped, NotApplicable: na, Cluster: cs, Plan: plan})
 		}
 	}
 	return pts, nil

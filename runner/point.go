@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -42,14 +43,62 @@ var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._=-]+`)
 
 // point runs one lock at one sweep value on a fresh cluster.
 func (r *run) point(ctx context.Context, pt Point) report.Run {
-	spec, _ := locks.Lookup(pt.Lock.Name)
-	if pt.Lock.Name == external.Exec {
-		spec.Backend = locks.Backend(pt.Lock.Options["backend"]) // exec: the entry names its backend
-	}
+	spec := lockSpec(pt.Lock)
 	ttl := pt.Lock.TTL
 	if ttl == 0 {
 		ttl = r.wl.TTL
 	}
+	out := emptyRun(pt, spec, ttl)
+	dir := filepath.Join(r.dir, "logs", pointName(out.Lock, pt.Params))
+	resetPeakRSS()
+	cl, err := r.startCluster(ctx, pt, dir, &out)
+	if err != nil {
+		return r.failed(out, fmt.Sprintf("start cluster: %v", err))
+	}
+	defer cl.Close()
+	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
+	// Flushed after clients.Close (deferred later, so run earlier): the
+	// exits of client processes killed at the end are in the file too.
+	defer r.recordHistory(resource)()
+	wcfg := r.workloadConfig(pt.Clients)
+	clients, err := workload.StartClients(ctx, wcfg, workload.Setup{
+		Spec: spec, Options: pt.Lock.Options, ProcessPerClient: r.wl.ProcessPerClient,
+		LockConfig: r.lockConfig(pt.Lock, cl, ttl, out.Lock), Host: cl, LogDir: filepath.Join(dir, "clients"),
+	}, resource)
+	if err != nil {
+		return r.failed(out, err.Error())
+	}
+	defer clients.Close()
+	for _, lib := range clients.Libraries() {
+		if name, _, ok := strings.Cut(lib, " "); ok && lib != "" {
+			r.versions[name] = lib // the library each client program said it runs
+		}
+	}
+	werr := r.drive(ctx, pt, cl, clients, wcfg, resource, &out)
+	out.Complete = werr == nil && ctx.Err() == nil
+	if werr != nil && ctx.Err() == nil {
+		out.Error = werr.Error()
+	}
+	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d  (%s)",
+		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations,
+		startupString(r.provider, cl.Info().Startup))
+	if out.RateWarning != "" {
+		r.progressDone("[%d/%d] %s: warning: %s", r.index+1, r.total, out.Lock, out.RateWarning)
+	}
+	return out
+}
+
+// lockSpec is l's registry entry; an exec entry names its backend.
+func lockSpec(l scenarios.Lock) locks.Spec {
+	spec, _ := locks.Lookup(l.Name)
+	if l.Name == external.Exec {
+		spec.Backend = locks.Backend(l.Options["backend"])
+	}
+	return spec
+}
+
+// emptyRun is the result of pt before anything ran.
+func emptyRun(pt Point, spec locks.Spec, ttl time.Duration) report.Run {
 	out := report.Run{
 		Lock: label(pt.Lock), LockName: pt.Lock.Name, Backend: string(spec.Backend),
 		Options: pt.Lock.Options, Fences: spec.Fencing, Clients: pt.Clients,
@@ -61,26 +110,40 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	if len(out.Params) == 0 {
 		out.Params = nil
 	}
-	name := unsafeChars.ReplaceAllString(out.Lock, "_")
-	keys := make([]string, 0, len(pt.Params))
-	for k := range pt.Params {
+	return out
+}
+
+// pointName names a point's folder: its lock label and sweep values.
+func pointName(lock string, params map[string]string) string {
+	name := unsafeChars.ReplaceAllString(lock, "_")
+	keys := make([]string, 0, len(params))
+	for k := range params {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		name += "_" + unsafeChars.ReplaceAllString(k+"="+pt.Params[k], "_")
+		name += "_" + unsafeChars.ReplaceAllString(k+"="+params[k], "_")
 	}
-	resetPeakRSS()
+	return name
+}
+
+// failed ends a point that could not run, with msg as its error.
+func (r *run) failed(out report.Run, msg string) report.Run {
+	out.Error = msg
+	r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
+	return out
+}
+
+// startCluster starts pt's cluster from its plan, logging under dir, and
+// records its links, server versions and startup times in out.
+func (r *run) startCluster(ctx context.Context, pt Point, dir string, out *report.Run) (*cluster.Cluster, error) {
 	cspec := pt.Cluster
-	cspec.Dir, cspec.Logger = filepath.Join(r.dir, "logs", name), r.log
+	cspec.Dir, cspec.Logger = dir, r.log
 	r.progressf("[%d/%d] %s: starting %s", r.index+1, r.total, out.Lock, describe(cspec))
-	cl, err := cluster.Start(ctx, cspec)
+	cl, err := cluster.StartPlan(ctx, cspec, pt.Plan)
 	if err != nil {
-		out.Error = fmt.Sprintf("start cluster: %v", err)
-		r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
-		return out
+		return nil, err
 	}
-	defer cl.Close()
 	out.ProxiedLinks = []string{}
 	for _, l := range cl.AllLinks() {
 		out.ProxiedLinks = append(out.ProxiedLinks, l.Name)
@@ -93,60 +156,45 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	for k, d := range info.Startup {
 		out.StartupMs[k] = msf(d)
 	}
+	return cl, nil
+}
 
-	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
-	// Flushed after drv.close (deferred later, so run earlier): the exits
-	// of client processes killed at the end are in the file too.
-	defer r.recordHistory(resource)()
-	lcfg := func(i int) locks.Config {
+// lockConfig gives client i of lock l its configuration on cl.
+func (r *run) lockConfig(l scenarios.Lock, cl *cluster.Cluster, ttl time.Duration, label string) func(int) locks.Config {
+	return func(i int) locks.Config {
 		return locks.Config{
-			Endpoints: cl.Endpoints(i).ForLocks(),
-			TTL:       ttl,
-			Retry:     pt.Lock.Retry,
-			Prefix:    prefix(pt.Lock, r.sc.Name),
-			Options:   pt.Lock.Options,
-			Seed:      r.seed*1_000_003 + int64(i),
-			Logger:    r.log.With("client", i, "lock", out.Lock),
+			Endpoints: cl.Endpoints(i).ForLocks(), TTL: ttl, Retry: l.Retry, Prefix: prefix(l, r.sc.Name),
+			Options: l.Options, Seed: r.seed*1_000_003 + int64(i), Logger: r.log.With("client", i, "lock", label),
 		}
 	}
+}
+
+// workloadConfig is the scenario's workload for clients clients.
+func (r *run) workloadConfig(clients int) workload.Config {
 	wcfg := workload.Config{
-		Clients: pt.Clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
+		Clients: clients, Duration: r.wl.Duration, Ops: r.wl.Ops,
 		CriticalSection: r.wl.CriticalSection, Keys: r.wl.Keys,
 		AcquireTimeout: r.wl.AcquireTimeout, Seed: r.seed, OnLost: r.wl.OnLost,
 		KeyPerClient: r.wl.KeyPerClient,
 	}
 	if wcfg.KeyPerClient {
-		wcfg.Keys = max(wcfg.Keys, pt.Clients)
+		wcfg.Keys = max(wcfg.Keys, clients)
 	}
 	if r.wl.Mode == "open" {
 		wcfg.Rate = r.wl.Rate
 	}
-	var drv driver
-	if external.IsProgram(pt.Lock.Name) {
-		drv, err = startPrograms(ctx, cl, pt.Lock.Name, pt.Lock.Options, wcfg, lcfg, filepath.Join(cspec.Dir, "clients"))
-	} else if r.wl.ProcessPerClient {
-		drv, err = startProcesses(ctx, cl, pt.Lock.Name, wcfg, lcfg, resource, filepath.Join(cspec.Dir, "clients"))
-	} else {
-		drv, err = connectInProcess(ctx, spec, wcfg, lcfg)
-	}
-	if err != nil {
-		out.Error = err.Error()
-		r.progressDone("[%d/%d] %s: %s", r.index+1, r.total, out.Lock, out.Error)
-		return out
-	}
-	defer drv.close()
-	if pd, ok := drv.(*programs); ok {
-		pd.versions(r.versions) // the library each client program said it runs
-	}
+	return wcfg
+}
 
-	// The workload starts now: the resource, the timeline and every fault's
-	// `at` count from here.
+// drive runs the workload and pt's faults from now (the resource, the
+// timeline and every fault's at count from here), then fills out with the
+// fault windows and what was measured.
+func (r *run) drive(ctx context.Context, pt Point, cl *cluster.Cluster, clients workload.Clients, wcfg workload.Config, resource *checker.Shared, out *report.Run) error {
 	base := time.Now()
 	resource.SetBase(base)
 	rec := workload.NewRecorder(base)
 	resource.OnViolation(func(v checker.Violation) { rec.Violation(v.At) })
 	wcfg.Base = base
-
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	progressDone := make(chan struct{})
@@ -158,47 +206,40 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	windows := make(chan []faults.Window, 1)
 	go func() {
 		windows <- faults.Run(faultCtx, faults.Env{
-			Cluster: cl, Clients: drv.control(), Holder: holderOf(resource), Base: base, Logger: r.log,
+			Cluster: cl, Clients: clients.Control(), Holder: holderOf(resource), Base: base, Logger: r.log,
 		}, pt.Faults)
 	}()
-	werr := drv.drive(runCtx, wcfg, resource, rec)
+	werr := clients.Drive(runCtx, wcfg, resource, rec)
 	elapsed := time.Since(base)
 	stopFaults() // heals whatever is still applied, resumes paused clients
-	for _, w := range <-windows {
+	out.Faults = faultWindows(pt, <-windows, elapsed, resource)
+	counters, serr := clients.Finish(wcfg, rec)
+	stop()
+	<-progressDone
+	r.evidence[r.index] = collect(out, rec, resource, elapsed, counters, wcfg.Rate)
+	return cmp.Or(werr, serr)
+}
+
+// faultWindows are pt's faults as they happened (ws, ending by elapsed),
+// then those that never started and those not applicable to its lock.
+func faultWindows(pt Point, ws []faults.Window, elapsed time.Duration, resource *checker.Shared) []report.FaultWindow {
+	out := []report.FaultWindow{}
+	for _, w := range ws {
 		end := w.End
 		if end == 0 || end > elapsed {
 			end = elapsed
 		}
-		out.Faults = append(out.Faults, report.FaultWindow{
+		out = append(out, report.FaultWindow{
 			Type: w.Type, Target: w.Target, StartS: w.Start.Seconds(), EndS: end.Seconds(),
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 			Bit: w.Bit, Observed: w.Observed,
 		})
 	}
-	for i := range min(len(out.Faults), len(pt.Dropped)) {
+	for i := range min(len(out), len(pt.Dropped)) {
 		if d := pt.Dropped[i]; d != "" {
-			out.Faults[i].Detail = strings.TrimPrefix(out.Faults[i].Detail+"; "+d, "; ")
+			out[i].Detail = strings.TrimPrefix(out[i].Detail+"; "+d, "; ")
 		}
 	}
-	out.Faults = append(out.Faults, neverStarted(pt.Faults, len(out.Faults))...)
-	out.Faults = append(out.Faults, pt.NotApplicable...)
-	counters, serr := drv.finish(wcfg, rec)
-	if werr == nil {
-		werr = serr
-	}
-	stop()
-	<-progressDone
-
-	r.evidence[r.index] = collect(&out, rec, resource, elapsed, counters, wcfg.Rate)
-	out.Complete = werr == nil && ctx.Err() == nil
-	if werr != nil && ctx.Err() == nil {
-		out.Error = werr.Error()
-	}
-	r.progressDone("[%d/%d] %-22s %7d ops %8.0f ops/s  errors %s  violations %d  (%s)",
-		r.index+1, r.total, out.Lock, out.Ops, out.Throughput, report.ErrorsString(out.Errors), out.Violations,
-		startupString(r.provider, info.Startup))
-	if out.RateWarning != "" {
-		r.progressDone("[%d/%d] %s: warning: %s", r.index+1, r.total, out.Lock, out.RateWarning)
-	}
-	return out
+	out = append(out, neverStarted(pt.Faults, len(out))...)
+	return append(out, pt.NotApplicable...)
 }

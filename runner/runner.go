@@ -195,23 +195,6 @@ func prefix(l scenarios.Lock, scenario string) string {
 	return "locklab:" + scenario + ":"
 }
 
-func sumCounters(cs []locks.Client) map[string]int64 {
-	var out map[string]int64
-	for _, c := range cs {
-		st, ok := c.(locks.Stats)
-		if !ok {
-			continue
-		}
-		if out == nil {
-			out = map[string]int64{}
-		}
-		for k, v := range st.Counters() {
-			out[k] += v
-		}
-	}
-	return out
-}
-
 func mustFencing(s string) checker.Fencing {
 	f, err := checker.ParseFencing(s)
 	if err != nil {

@@ -306,6 +306,17 @@ func targetText(t faults.Type) string {
 	return ""
 }
 
+// required is the value fields t requires.
+func required(t faults.Type) []string {
+	var out []string
+	for _, v := range t.Values {
+		if v.Required {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
 // faultsMD renders the faults section from package faults' table.
 func faultsMD(b *strings.Builder) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -315,8 +326,7 @@ func faultsMD(b *strings.Builder) {
 	w("### Fault fields\n\n")
 	var rows []Field
 	for _, name := range faults.FieldNames {
-		f := faultFieldDocs[name]
-		f.Path = name
+		f := faultField(name)
 		var types []string
 		for _, typ := range faults.Types() {
 			if ft, _ := faults.Lookup(typ); slices.Contains(ft.Fields(), name) {
@@ -335,9 +345,9 @@ func faultsMD(b *strings.Builder) {
 		ft, _ := faults.Lookup(name)
 		fields := mapStrings(ft.Fields(), func(f string) string {
 			switch {
-			case slices.Contains(ft.Required, f):
+			case slices.Contains(required(ft), f):
 				return code(f) + " (required)"
-			case slices.Contains(ft.Optional, f):
+			case slices.ContainsFunc(ft.Values, func(v faults.Value) bool { return v.Name == f }):
 				return code(f) + " (optional)"
 			}
 			return code(f)
@@ -540,7 +550,7 @@ func buildSchema(specs []locks.Spec) obj {
 		ft, _ := faults.Lookup(typ)
 		props := obj{}
 		for _, name := range ft.Fields() {
-			f := faultFieldDocs[name]
+			f := faultField(name)
 			s := kindSchema(f.Kind)
 			switch name {
 			case "type":
@@ -549,8 +559,12 @@ func buildSchema(specs []locks.Spec) obj {
 				s = obj{"type": []string{"string", "integer"}}
 			case "groups":
 				s["items"] = obj{"type": "array", "items": obj{"type": "string"}, "minItems": 1}
-			case "rate_kbps":
-				s["minimum"] = 1
+			}
+			if f.Min != nil {
+				s["minimum"] = *f.Min
+			}
+			if len(f.Allowed) > 0 {
+				s["enum"] = f.Allowed
 			}
 			s["description"] = plain(f.Doc)
 			if name == "type" {
@@ -559,7 +573,7 @@ func buildSchema(specs []locks.Spec) obj {
 			props[name] = s
 		}
 		faultItems = append(faultItems, obj{"type": "object", "properties": props, "additionalProperties": false,
-			"required": append([]string{"type", "at"}, ft.Required...)})
+			"required": append([]string{"type", "at"}, required(ft)...)})
 	}
 
 	// sweep: clients and "faults[N].FIELD".

@@ -64,22 +64,34 @@ func (fi *faultInfo) clone() faultInfo {
 	return c
 }
 
-// setFaultField converts n into the named scalar field of f; it returns a
-// message saying what is allowed when n does not fit.
+// setFaultField converts n into the named scalar field of f (a value
+// field as its declaration in the fault table says); it returns a message
+// saying what is allowed when n does not fit.
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
-	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "latency": &f.Latency,
-		"jitter": &f.Jitter, "delay": &f.Delay, "offset": &f.Offset}
-	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate, "direction": &f.Direction}
+	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For}
+	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate}
 	var msg string
+	v, isValue := faults.LookupValue(name)
 	switch {
+	case isValue:
+		var x any
+		switch v.Kind {
+		case faults.KindDuration:
+			x, msg = asDuration(n)
+		case faults.KindEnum:
+			x, msg = asString(n)
+		default:
+			x, msg = asInt(n)
+		}
+		if msg == "" {
+			if err := f.SetValue(name, x); err != nil {
+				msg = err.Error()
+			}
+		}
 	case durations[name] != nil:
 		*durations[name], msg = asDuration(n)
 	case texts[name] != nil:
 		*texts[name], msg = asString(n)
-	case name == "rate_kbps":
-		f.RateKbps, msg = asInt(n)
-	case name == "percent":
-		f.Percent, msg = asInt(n)
 	case name == "link":
 		f.Link, msg = asString(n)
 		if a, b, ok := strings.Cut(f.Link, "->"); ok {

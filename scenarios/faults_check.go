@@ -15,7 +15,7 @@ import (
 )
 
 // checkFault validates one fault: the fields its type takes and requires
-// (faults.Type.Fields, Required), then, when those are sound and the
+// (faults.Type.Fields, Values), then, when those are sound and the
 // cluster section was read without errors, faults.Check against the
 // cluster's plan.
 func (p *parser) checkFault(fi *faultInfo) {
@@ -44,9 +44,13 @@ func (p *parser) checkFault(fi *faultInfo) {
 		}
 	}
 	has := func(name string) bool { _, ok := fi.has[name]; return ok }
-	for _, name := range append([]string{"at"}, spec.Required...) {
-		if !has(name) {
-			p.add(fi.line, join(fi.path, name), "required by a %s fault (%s)", typ, valueHint[name])
+	if !has("at") {
+		p.add(fi.line, join(fi.path, "at"), "required by a %s fault (when it starts, counted from the workload's start, e.g. at: 5s)", typ)
+		sound = false
+	}
+	for _, v := range spec.Values {
+		if v.Required && !has(v.Name) {
+			p.add(fi.line, join(fi.path, v.Name), "required by a %s fault (%s)", typ, v.Hint)
 			sound = false
 		}
 	}
@@ -98,14 +102,6 @@ func unjoin(err error) []error {
 		return nil
 	}
 	return []error{err}
-}
-
-// valueHint says what a required field means, for "required" errors.
-var valueHint = map[string]string{
-	"at":        "when it starts, counted from the workload's start, e.g. at: 5s",
-	"latency":   "the delay to add, e.g. latency: 500ms",
-	"rate_kbps": "the bandwidth limit in kB/s, e.g. rate_kbps: 64",
-	"offset":    "how far the clock jumps forward, e.g. offset: 10s",
 }
 
 // checkFaults validates every fault against the cluster's plan. A fault

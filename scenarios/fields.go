@@ -7,7 +7,11 @@ package scenarios
 // docs/scenario.schema.json are generated from it (fields_test.go -update),
 // so the reference cannot drift from what the parser accepts.
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/locklab/locklab/faults"
+)
 
 // Kind is the kind of value a scenario field takes.
 type Kind string
@@ -199,25 +203,43 @@ func expectField(name string) Field {
 	return f
 }
 
-// faultFieldDocs documents the fields of faults; which fields exist, and
-// which types take them, is package faults' table (faults.FieldNames,
-// faults.Lookup).
+// faultFieldDocs documents the fields every fault type shares (type, at,
+// for and the targets); which fields exist, which types take them and the
+// value fields' own docs are package faults' table (faults.FieldNames,
+// faults.Lookup, faults.LookupValue): see faultField.
 var faultFieldDocs = map[string]Field{
-	"type":      {Kind: KindString, Example: "pause", Doc: "the fault type (below)"},
-	"at":        {Kind: KindDuration, Bounds: ">= 0", Example: "2s", Doc: "when the fault starts, counted from the workload's start"},
-	"for":       {Kind: KindDuration, Default: "to the run's end", Bounds: "> 0", Example: "5s", Doc: "how long until it heals"},
-	"link":      {Kind: KindString, Bounds: "A->B, a link the cluster proxies", Example: "client-0->redis-0", Doc: "one directed link: client-N, clients, holder or a server on the left, a server on the right"},
-	"node":      {Kind: KindString, Example: "redis-0", Doc: "a server (redis-0, redis-0-r0, sentinel-0, zk-1, etcd-2, zk-leader, etcd-leader) or, for link faults, clients, client-N or holder: every link touching it"},
-	"groups":    {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names; every proxied link between two groups is cut"},
-	"isolate":   {Kind: KindString, Example: "zk-leader", Doc: "partition: this node against every other server and the clients"},
-	"client":    {Kind: KindString, Example: "holder", Doc: "holder (the client inside the critical section when the fault starts), an index (0) or client-N"},
-	"latency":   {Kind: KindDuration, Bounds: ">= 0", Example: "100ms", Doc: "added to each round trip (on the reply direction)"},
-	"jitter":    {Kind: KindDuration, Bounds: ">= 0", Example: "20ms", Doc: "± random spread of the latency"},
-	"rate_kbps": {Kind: KindInt, Bounds: ">= 1", Example: "64", Doc: "bandwidth in KB/s, both directions"},
-	"delay":     {Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "1s", Doc: "restart: how long the node stays down"},
-	"offset":    {Kind: KindDuration, Bounds: "> 0", Example: "30s", Doc: "clock-jump: how far the server's clock jumps forward"},
-	"percent":   {Kind: KindInt, Bounds: "1..100", Example: "10", Doc: "loss: the share of packets dropped, both ways, at random"},
-	"direction": {Kind: KindString, Default: "both", Allowed: []string{"both", "out", "in"}, Example: "out", Doc: "partition, provider netns: out drops only the packets leaving the first group (isolate: the node), in only those entering it"},
+	"type":    {Kind: KindString, Example: "pause", Doc: "the fault type (below)"},
+	"at":      {Kind: KindDuration, Bounds: ">= 0", Example: "2s", Doc: "when the fault starts, counted from the workload's start"},
+	"for":     {Kind: KindDuration, Default: "to the run's end", Bounds: "> 0", Example: "5s", Doc: "how long until it heals"},
+	"link":    {Kind: KindString, Bounds: "A->B, a link the cluster proxies", Example: "client-0->redis-0", Doc: "one directed link: client-N, clients, holder or a server on the left, a server on the right"},
+	"node":    {Kind: KindString, Example: "redis-0", Doc: "a server (redis-0, redis-0-r0, sentinel-0, zk-1, etcd-2, zk-leader, etcd-leader) or, for link faults, clients, client-N or holder: every link touching it"},
+	"groups":  {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names; every proxied link between two groups is cut"},
+	"isolate": {Kind: KindString, Example: "zk-leader", Doc: "partition: this node against every other server and the clients"},
+	"client":  {Kind: KindString, Example: "holder", Doc: "holder (the client inside the critical section when the fault starts), an index (0) or client-N"},
+}
+
+// faultField is the reference row of the fault field called name (Path:
+// the name): a shared field's from faultFieldDocs, a value field's from
+// its declaration in the fault table.
+func faultField(name string) Field {
+	v, ok := faults.LookupValue(name)
+	if !ok {
+		f := faultFieldDocs[name]
+		f.Path = name
+		return f
+	}
+	f := Field{Path: name, Kind: KindInt, Default: v.Default, Allowed: v.Allowed, Bounds: v.Bounds(), Example: v.Example, Doc: v.Doc}
+	switch v.Kind {
+	case faults.KindDuration:
+		f.Kind = KindDuration
+	case faults.KindEnum:
+		f.Kind = KindString
+	case faults.KindNumber:
+		if v.Positive {
+			f.Min, f.Bounds = atLeast(1), ""
+		}
+	}
+	return f
 }
 
 // fieldNames returns the names of the fields directly under section, in

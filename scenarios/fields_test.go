@@ -210,8 +210,8 @@ func TestFieldTableUnknown(t *testing.T) {
 // knows, and no doc for a field it does not.
 func TestFaultFieldDocs(t *testing.T) {
 	for _, name := range faults.FieldNames {
-		if f, ok := faultFieldDocs[name]; !ok || f.Doc == "" || f.Kind == "" || f.Example == "" {
-			t.Errorf("fault field %s: no doc, kind or example in faultFieldDocs", name)
+		if f := faultField(name); f.Doc == "" || f.Kind == "" || f.Example == "" {
+			t.Errorf("fault field %s: no doc, kind or example (faultFieldDocs or its faults.Value)", name)
 		}
 	}
 	for name := range faultFieldDocs {

@@ -338,16 +338,8 @@ func asString(n *yaml.Node) (string, string) {
 }
 
 func asInt(n *yaml.Node) (int, string) {
-	s, msg := scalar(n, "an integer")
-	if msg != "" {
-		return 0, msg
-	}
-	n = resolve(n)
-	var v int
-	if n.ShortTag() != "!!int" || n.Decode(&v) != nil {
-		return 0, fmt.Sprintf("must be an integer (got %q)", s)
-	}
-	return v, ""
+	v, msg := asInt64(n)
+	return int(v), msg
 }
 
 func asInt64(n *yaml.Node) (int64, string) {

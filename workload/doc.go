@@ -4,6 +4,11 @@
 // records latencies in HDR histograms (never raw samples), errors by kind,
 // and a 100 ms timeline.
 //
+// StartClients owns how a run's clients run: in this process, one worker
+// process per client (this binary in worker mode, Processes) or one client
+// program per client (locks/external, Programs); the runner asks it for
+// the clients and drives them through Clients.
+//
 // Run drives every client in this process. RunClient is one client's loop,
 // used both by Run and by a client running in its own OS process, whose
 // Recorder snapshot is merged back into the harness's with Merge.

@@ -103,13 +103,13 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		lock, err := c.lc.Obtain(try, l.key, c.ttl, &redislock.Options{
 			RetryStrategy: redislock.LinearBackoff(c.retry),
 		})
-		budgetSpent := ctxDone(try) != nil
+		budgetSpent := locks.ContextDone(try) != nil
 		cancel()
 		switch {
 		case err == nil:
 			return l.lease(lock, start), nil
-		case ctxDone(ctx) != nil:
-			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxDone(ctx), err)
+		case locks.ContextDone(ctx) != nil:
+			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, locks.ContextDone(ctx), err)
 		case budgetSpent || errors.Is(err, redislock.ErrNotObtained):
 			continue
 		default:

@@ -152,7 +152,7 @@ func (l *redsyncLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		redsync.WithRetryDelayFunc(c.delay),
 	)
 	if err := m.LockContext(ctx); err != nil {
-		if ctxErr := ctxDone(ctx); ctxErr != nil {
+		if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
 			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
 		}
 		return nil, fmt.Errorf("acquire %s: %w", l.key, err)
@@ -208,18 +208,6 @@ func (s *redsyncLease) Release(ctx context.Context) error {
 }
 
 // The rest is shared by the Redis adapters.
-
-// ctxDone is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed:
-// a socket deadline set from ctx can fire before ctx's own timer does.
-func ctxDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
-}
 
 // neverLost is Lost for leases nobody renews: the holder never learns.
 var neverLost = make(chan struct{})

@@ -67,7 +67,7 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 		if transient(err) && ctx.Err() == nil && !k.isLost() {
 			// A read lost to an election: our key stays queued under the
 			// lease, so read again once the cluster has a leader.
-			if err := sleepCtx(ctx, recheckBackoff); err != nil {
+			if err := locks.Sleep(ctx, recheckBackoff); err != nil {
 				return nil, fmt.Errorf("check %s: %w", key, err)
 			}
 			continue
@@ -228,16 +228,4 @@ const recheckBackoff = 50 * time.Millisecond
 func transient(err error) bool {
 	return errors.Is(err, rpctypes.ErrLeaderChanged) || errors.Is(err, rpctypes.ErrNoLeader) ||
 		errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail)
-}
-
-// sleepCtx waits d or until ctx ends (then its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

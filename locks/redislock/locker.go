@@ -68,7 +68,7 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 		if lease != nil {
 			return lease, nil
 		}
-		if err := sleep(ctx, l.c.backoff(pttl)); err != nil {
+		if err := locks.Sleep(ctx, l.c.backoff(pttl)); err != nil {
 			return nil, fmt.Errorf("acquire %s: %w", l.key, err)
 		}
 	}
@@ -77,22 +77,10 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 // acquireErr wraps a command's error; when ctx ended meanwhile the chain
 // holds ctx.Err() (go-redis reports a deadline as a socket timeout).
 func (l *Locker) acquireErr(ctx context.Context, err error) error {
-	if ctxErr := ctxDone(ctx); ctxErr != nil {
+	if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
 		return fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
 	}
 	return fmt.Errorf("acquire %s: %w", l.key, err)
-}
-
-// ctxDone is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed:
-// a socket deadline set from ctx can fire before ctx's own timer does.
-func ctxDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
 }
 
 // trySet is one attempt of redis-set-del, redis-cad and redis-watchdog:
@@ -230,19 +218,4 @@ func (s *Lease) Release(ctx context.Context) error {
 		return fmt.Errorf("release %s: %w", l.key, locks.ErrNotHeld)
 	}
 	return nil
-}
-
-// sleep waits for d or until ctx ends, returning ctx.Err() then.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -40,7 +40,7 @@ var _ locks.Locker = (*Locker)(nil)
 func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 	var last error
 	for {
-		if err := ctxDone(ctx); err != nil {
+		if err := locks.ContextDone(ctx); err != nil {
 			return nil, l.acquireErr(err, last)
 		}
 		lease, err := l.try(ctx)
@@ -48,7 +48,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 			return lease, nil
 		}
 		l.c.log.Debug("attempt failed", "key", l.key, "err", err)
-		if ctxErr := ctxDone(ctx); ctxErr != nil {
+		if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
 			// An attempt cut short by ctx says little: report the last
 			// one that ran its course, if any.
 			if last == nil {
@@ -57,7 +57,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 			return nil, l.acquireErr(ctxErr, last)
 		}
 		last = err
-		if err := sleep(ctx, l.c.delay()); err != nil {
+		if err := locks.Sleep(ctx, l.c.delay()); err != nil {
 			return nil, l.acquireErr(err, last)
 		}
 	}
@@ -128,20 +128,5 @@ func (l *Locker) extendOne(value string) func(context.Context, *redis.Client) (b
 	return func(ctx context.Context, rdb *redis.Client) (bool, error) {
 		n, err := rdb.Eval(ctx, extendSrc, []string{l.key}, value, ttl).Int64()
 		return n == 1, err
-	}
-}
-
-// sleep waits for d or until ctx ends, returning ctx.Err() then.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -280,7 +280,7 @@ func (c *Client) each(ctx context.Context, want []bool, timeout time.Duration, f
 			defer cancel()
 			ok, err := f(nctx, n.rdb)
 			if err != nil {
-				if ctxErr := ctxDone(nctx); ctxErr != nil && !errors.Is(err, ctxErr) {
+				if ctxErr := locks.ContextDone(nctx); ctxErr != nil && !errors.Is(err, ctxErr) {
 					// go-redis reports a passed deadline as a socket timeout.
 					err = fmt.Errorf("%w (%v)", ctxErr, err)
 				}
@@ -321,18 +321,6 @@ func tally(rs []reply, want []bool) (ok, refused int, err error) {
 		}
 	}
 	return ok, refused, errors.Join(errs...)
-}
-
-// ctxDone is ctx.Err(), or DeadlineExceeded once ctx's deadline has passed:
-// a socket deadline set from ctx can fire before ctx's own timer does.
-func ctxDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
 }
 
 // newValue returns a random value identifying one holding: 32 hex digits.

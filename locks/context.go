@@ -1,0 +1,36 @@
+package locks
+
+import (
+	"context"
+	"time"
+)
+
+// ContextDone is ctx.Err(), or context.DeadlineExceeded once ctx's
+// deadline has passed: a socket deadline set from ctx can fire before
+// ctx's own timer does, and a lock telling a timeout from a server error
+// must not wait for that timer.
+func ContextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// Sleep waits for d or until ctx ends, returning ctx.Err() then; a lock's
+// retry loop waits with it.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
