@@ -185,18 +185,25 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	defer cancel()
 	lease, err := l.Acquire(actx)
 	if err != nil {
+		now := time.Now()
+		outcome := ErrAcquire
 		switch {
 		case ended(ctx):
-			return nil // the run ended while we waited: not an error
+			outcome = checker.AttemptWaiting // the run ended while we waited: not an error
 		case errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil:
-			rec.Error(ErrAcquireTimeout, time.Now())
-			return nil
+			outcome = ErrAcquireTimeout
 		case errors.Is(err, locks.ErrNotObtained):
-			rec.Error(ErrNotObtained, time.Now())
+			outcome = ErrNotObtained
+		}
+		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+		if outcome == checker.AttemptWaiting {
 			return nil
 		}
-		rec.Error(ErrAcquire, time.Now())
-		return errBackend
+		rec.Error(outcome, now)
+		if outcome == ErrAcquire {
+			return errBackend
+		}
+		return nil
 	}
 	acquired := time.Now()
 	rec.Acquired(acquired.Sub(start))
