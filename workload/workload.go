@@ -137,7 +137,7 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		lastK  = -1
 	)
 	backoff := time.Duration(0)
-	for ctx.Err() == nil {
+	for !ended(ctx) {
 		intended, ok := sched.take(ctx)
 		if !ok {
 			return
@@ -195,10 +195,13 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 		case errors.Is(err, locks.ErrNotObtained):
 			outcome = ErrNotObtained
 		}
-		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
 		if outcome == checker.AttemptWaiting {
+			if dl, ok := ctx.Deadline(); !ok || requested.Before(dl) {
+				recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+			}
 			return nil
 		}
+		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
 		rec.Error(outcome, now)
 		if outcome == ErrAcquire {
 			return errBackend
