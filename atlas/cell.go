@@ -75,8 +75,8 @@ type CellResult struct {
 	// resource-side check can repair (the cell is unsafe).
 	checker.SafetyFigures
 	// Basis is the sentence saying what the cell's claim rests on ("safe:
-	// 5 of 5 runs with the fault applied, 212 visits in the window by 2-4
-	// clients").
+	// 5 of 5 runs with the fault applied, 212 visits in the window, 2-4
+	// contenders").
 	Basis string `json:"basis"`
 	// AvailabilityDuringFault is the mean of the runs' own availability
 	// during the fault (nil when no run measured it); AvailDuring is the

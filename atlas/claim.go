@@ -135,9 +135,10 @@ func applied(c *CellResult) string {
 	return fmt.Sprintf("%d of %d runs with the fault applied", ok, c.Runs)
 }
 
-// evidence is ", 212 visits in the window by 2-4 clients" from the runs'
-// visits in the fault window, else the fewest visits after a fault's
-// start; "" when the runs recorded neither.
+// evidence is ", 212 visits in the window, 2-4 contenders" from the runs'
+// visits in the fault window and the clients that contended there (by a
+// visit, or waiting while another held the lock), else the fewest visits
+// after a fault's start; "" when the runs recorded neither.
 func evidence(c *CellResult) string {
 	visits, lo, hi, after := 0, -1, 0, -1
 	for _, r := range c.RunList {
@@ -154,9 +155,9 @@ func evidence(c *CellResult) string {
 	}
 	switch {
 	case visits > 0 && lo == hi:
-		return fmt.Sprintf(", %s in the window by %s", count(visits, "visit"), count(hi, "client"))
+		return fmt.Sprintf(", %s in the window, %s", count(visits, "visit"), count(hi, "contender"))
 	case visits > 0:
-		return fmt.Sprintf(", %s in the window by %d-%d clients", count(visits, "visit"), lo, hi)
+		return fmt.Sprintf(", %s in the window, %d-%d contenders", count(visits, "visit"), lo, hi)
 	case after >= 0:
 		return fmt.Sprintf(", at least %s begun after each fault's start", count(after, "visit"))
 	}

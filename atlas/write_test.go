@@ -32,7 +32,7 @@ func TestJudgeTokens(t *testing.T) {
 		basis string
 	}{
 		{"tokens broke", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, SafetyFigures: checker.SafetyFigures{DuplicateTokens: 3}}}, Unsafe, FencingBroke},
-		{"safe with window", []RunSummary{window, wide}, Safe, "safe: 2 of 2 runs with the fault applied, 212 visits in the window by 2-4 clients"},
+		{"safe with window", []RunSummary{window, wide}, Safe, "safe: 2 of 2 runs with the fault applied, 212 visits in the window, 2-4 contenders"},
 		{"safe without window", []RunSummary{met, met}, Safe, "at least 40 visits begun after each fault's start"},
 		{"no fault", []RunSummary{{Verdict: "met", VisitsAfter: -1}}, Safe, "1 of 1 runs without incident, no fault applied"},
 		{"lock fault", []RunSummary{met, {Verdict: "failed", SafetyFigures: checker.SafetyFigures{Incidents: 1, LockFaults: 2}}}, Unsafe, "1 of 2 runs with an incident (2 lock faults, 0 client faults)"},

@@ -18,6 +18,10 @@ const (
 	OpRelease = "release"
 	OpRenew   = "renew" // the holder's promise moved to ValidUntil
 	OpLost    = "lost"  // the holder learnt it no longer holds the lock
+	// OpAttempt is an acquire that granted nothing: invoke = request sent,
+	// return = when the client stopped waiting; Outcome says why
+	// (AttemptRefused, AttemptTimedOut, AttemptWaiting, AttemptFailed).
+	OpAttempt = "attempt"
 )
 
 // Op is one line of history.jsonl: one client operation. Times are on the
@@ -129,6 +133,9 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 	if op.Op == OpRenew && op.Return == 0 {
 		now := int64(s.clock())
 		op.Invoke, op.Return = now, now
+	}
+	if op.Op == OpAttempt {
+		s.countWait(op)
 	}
 	if op.Op == OpRenew && op.Visit != 0 {
 		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {

@@ -15,6 +15,21 @@ import (
 // whose clock reads each line's time. It agrees with the live resource
 // because the live one wrote the lines in its own order.
 func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
+	runs, err := replayInto(r, fencing)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]Summary, len(runs))
+	for i, s := range runs {
+		out[i] = s.Summary()
+	}
+	return out, nil
+}
+
+// replayInto feeds the history lines of r, in their order, to a fresh
+// resource per run (by run index) whose clock reads each line's time, and
+// returns the resources as the last line left them.
+func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 	type replay struct {
 		s       *Shared
 		now     time.Duration
@@ -65,6 +80,8 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 		case OpRenew:
 			op.Visit = id
 			err = rp.s.Record(ctx, op)
+		case OpAttempt:
+			err = rp.s.Record(ctx, op)
 		}
 		if err != nil {
 			return fmt.Errorf("history line %d (%s of visit %d): %w", n, op.Op, op.Visit, err)
@@ -74,9 +91,9 @@ func Replay(r io.Reader, fencing Fencing) (map[int]Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int]Summary, len(runs))
+	out := make(map[int]*Shared, len(runs))
 	for i, rp := range runs {
-		out[i] = rp.s.Summary()
+		out[i] = rp.s
 	}
 	return out, nil
 }

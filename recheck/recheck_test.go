@@ -48,6 +48,34 @@ func TestVerdictExample(t *testing.T) {
 	}
 }
 
+// TestAttemptLines: acquires that granted nothing (attempt lines, one
+// past every other time of the run) change no figure, not even how long
+// the visits still inside at the end are measured (to the release line's
+// 250, the run's last time).
+func TestAttemptLines(t *testing.T) {
+	base := strings.NewReplacer("REPLY", "150", "PROMISE", "100").Replace(example)
+	open := `{"run":0,"seq":7,"client":2,"lock":"L","op":"acquire","visit":3,"invoke_ns":190,"return_ns":195,"outcome":"ok"}
+{"run":0,"seq":8,"client":2,"lock":"L","op":"enter","visit":3,"invoke_ns":195,"return_ns":195,"outcome":"ok"}
+{"run":0,"seq":9,"client":6,"lock":"L","op":"acquire","visit":4,"invoke_ns":190,"return_ns":196,"outcome":"ok"}
+{"run":0,"seq":10,"client":6,"lock":"L","op":"enter","visit":4,"invoke_ns":196,"return_ns":196,"outcome":"ok"}
+{"run":0,"seq":11,"client":6,"lock":"L","op":"release","visit":4,"invoke_ns":250,"return_ns":250,"outcome":"ok"}
+`
+	attempts := `{"run":0,"seq":12,"client":4,"lock":"L","op":"attempt","invoke_ns":100,"return_ns":300,"outcome":"acquire_timeout"}
+{"run":0,"seq":13,"client":5,"lock":"L","op":"attempt","invoke_ns":120,"return_ns":900,"outcome":"waiting"}
+`
+	without, err := Check(strings.NewReader(base+open), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := Check(strings.NewReader(base+open+attempts), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with[0] != without[0] || without[0].OverlapTotal != 10+(250-195) {
+		t.Errorf("with attempt lines %+v, without %+v", with[0], without[0])
+	}
+}
+
 // TestMalformed: a bad line is an error naming the line and the field.
 func TestMalformed(t *testing.T) {
 	for _, c := range []struct{ history, want string }{

@@ -166,7 +166,7 @@ func Reading(run *Run) string {
 	default:
 		s = "safe: no incident " + under
 		if run.VisitsInWindow > 0 {
-			s += fmt.Sprintf(", %s in the fault window by %s", plural(run.VisitsInWindow, "visit"), plural(run.ContendersInWindow, "client"))
+			s += ", " + EvidenceString(run.VisitsInWindow, run.ContendersInWindow, run.WaitingInWindow) + " in the fault window"
 		}
 	}
 	if broke != "" {

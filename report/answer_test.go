@@ -29,7 +29,7 @@ func TestReading(t *testing.T) {
 			"fencing would repair this, but the fencing source itself broke (1 duplicate token, 0 token regressions)"},
 		{"no fault", Run{}, "safe: no incident (no fault in this run)"},
 		{"safe with evidence", Run{Faults: failover, VisitsInWindow: 212, ContendersInWindow: 3},
-			"safe: no incident under failover, 212 visits in the fault window by 3 clients"},
+			"safe: no incident under failover, 212 visits, 3 contenders in the fault window"},
 		{"inconclusive", Run{Faults: failover, Verdict: VerdictInconclusive, VerdictReason: "0 visits after fault 0"},
 			"inconclusive: no incident, but too little evidence (0 visits after fault 0)"},
 	}

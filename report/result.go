@@ -101,12 +101,16 @@ type Run struct {
 	checker.SafetyFigures
 	MaxOverlapMs float64 `json:"max_overlap_ms"`
 	Visits       int     `json:"visits"`
-	// VisitsInWindow counts visits that overlapped a fault window (from
-	// the fault's start to its heal, or the run's end); ContendersInWindow
-	// how many distinct clients made them. They are the evidence a safety
-	// claim over a fault rests on.
+	// VisitsInWindow counts visits that overlapped a fault's evidence
+	// window (from the fault's start to a lease after its heal, within the
+	// run); ContendersInWindow how many distinct clients contended in
+	// those windows: visited, or waited while another client was inside
+	// (an acquire refused, timed out or still waiting at the end);
+	// WaitingInWindow how many of them only waited. They are the evidence
+	// a safety claim over a fault rests on.
 	VisitsInWindow     int `json:"visits_in_window"`
 	ContendersInWindow int `json:"contenders_in_window"`
+	WaitingInWindow    int `json:"waiting_in_window,omitempty"`
 	// AvailabilityDuringFault is the completion rate during the fault
 	// windows divided by the rate before the first fault (nil when the
 	// run had no fault, or no completion before it).

@@ -55,7 +55,7 @@ func safetySection(d *doc, r *Result) {
 	d.h(2, "Safety")
 	t := &docTable{
 		head: []string{"lock", "clients", "incidents", "lock faults", "client faults", "overlap ms", "violations (pairs)",
-			"dup tokens", "token regressions", "token order (porcupine)", "visits in fault window", "promise", "client model", "verdict"},
+			"dup tokens", "token regressions", "token order (porcupine)", "evidence in fault window", "promise", "client model", "verdict"},
 		num: []bool{false, true, true, true, true, true, true, true, true, false, false, false, false, false},
 	}
 	model := r.Workload.OnLost
@@ -76,7 +76,7 @@ func safetySection(d *doc, r *Result) {
 	d.tab(t)
 	d.list(LockFaultMeaning, ClientFaultMeaning,
 		"An incident is a maximal group of overlapping visits (one paused holder overlapped by many others counts once); violations count the overlapping pairs.",
-		"Inconclusive: a safety claim without evidence (a fault that did not apply, fewer than min_visits visits after a fault, a resource-call error).")
+		"Inconclusive: a safety claim without evidence (a fault that did not apply, fewer than min_visits visits or fewer than 2 contenders in a fault's window, a resource-call error).")
 }
 
 // rowClass is "bad" for damage or a failed verdict, "inconclusive" for an
@@ -115,13 +115,25 @@ func expectVerdict(e Expectation) (string, string) {
 	return strings.TrimSuffix(VerdictFailed+": "+e.Reason, ": "), "bad"
 }
 
-// windowEvidence is "212 by 3 clients", "-" when the run recorded no
-// visit in a fault window (or predates the field).
+// windowEvidence is "212 visits, 3 contenders (1 waiting)", "-" when the
+// run recorded no visit in a fault window (or predates the field).
 func windowEvidence(run *Run) string {
 	if run.VisitsInWindow == 0 && run.ContendersInWindow == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%d by %s", run.VisitsInWindow, plural(run.ContendersInWindow, "client"))
+	return EvidenceString(run.VisitsInWindow, run.ContendersInWindow, run.WaitingInWindow)
+}
+
+// EvidenceString is the evidence of a fault window in words: "5 visits, 3
+// contenders (2 waiting)": visits that overlapped it, clients that
+// contended in it, and how many of those only waited (while another
+// client held the lock).
+func EvidenceString(visits, contenders, waiting int) string {
+	s := plural(visits, "visit") + ", " + plural(contenders, "contender")
+	if waiting > 0 {
+		s += fmt.Sprintf(" (%d waiting)", waiting)
+	}
+	return s
 }
 
 func tokenOrder(run *Run) string {

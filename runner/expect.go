@@ -69,19 +69,23 @@ func countsOf(run *report.Run) scenarios.Counts {
 	}
 }
 
-// MinContenders is how many distinct clients must visit in a fault's
-// window for a safety claim over it to count as tested: with one, nobody
-// contended for the lock while the fault acted. A scenario that sets
-// min_visits: 1 asks for one visit and so for one client: a lock that is
-// meant to stop granting under the fault (WAIT on a replica that is gone)
-// shows its safety by the holder inside across the fault and nobody else.
+// MinContenders is how many distinct clients must contend for the lock in
+// a fault's window for a safety claim over it to count as tested: a client
+// contends when it visited in the window, or waited in it while another
+// client was inside (an acquire the lock refused, that timed out or that
+// was still waiting at the run's end: checker.WindowEvidence). With one,
+// nobody but the holder wanted the lock while the fault acted. A lock that
+// correctly refuses every other client while one holds shows its
+// contention by those waiters. A scenario that sets min_visits: 1 asks for
+// one visit and so for one contender.
 const MinContenders = 2
 
 // noEvidence says why run cannot support a safety claim, "" when it can:
 // every planned fault applied without error, for each fault at least
-// minVisits visits by at least MinContenders distinct clients overlapped
-// its window (inWindow, index as run.Faults), a run without faults made
-// at least minVisits visits, and no resource call failed.
+// minVisits visits overlapped its window (inWindow, index as run.Faults)
+// and at least MinContenders distinct clients contended in it, a run
+// without faults made at least minVisits visits, and no resource call
+// failed.
 func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits int) string {
 	if minVisits <= 0 {
 		minVisits = scenarios.DefaultMinVisits
@@ -96,10 +100,10 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		switch {
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
-		case ev.Visits < minVisits || ev.Clients < contenders:
+		case ev.Visits < minVisits || ev.Contenders < contenders:
 			w := evidenceWindow(run, f)
-			why = append(why, fmt.Sprintf("%d %s by %d %s in the window of fault %d (%s %s %.1fs-%.1fs, to a lease after its heal), min_visits %d by >= %d clients",
-				ev.Visits, plural(ev.Visits, "visit"), ev.Clients, plural(ev.Clients, "client"), i, f.Type, f.Target, w.Start.Seconds(), w.End.Seconds(), minVisits, contenders))
+			why = append(why, fmt.Sprintf("%s in the window of fault %d (%s %s %.1fs-%.1fs, to a lease after its heal), min_visits %d, >= %d contenders",
+				report.EvidenceString(ev.Visits, ev.Contenders, ev.Waiting), i, f.Type, f.Target, w.Start.Seconds(), w.End.Seconds(), minVisits, contenders))
 		}
 	}
 	why = append(why, didNotBite(run)...)

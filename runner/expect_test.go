@@ -22,7 +22,7 @@ func TestEvaluateVerdicts(t *testing.T) {
 	sc := &scenarios.Scenario{Expect: map[string]scenarios.Expect{"default": {Violations: "0", LockFaults: "0"}}}
 	kill := report.FaultWindow{Type: "kill", Target: "redis-0", StartS: 1, EndS: 3, VisitsAfter: 10}
 	pause := report.FaultWindow{Type: "pause-client", Target: "holder", StartS: 2, EndS: 4, VisitsAfter: 10}
-	contended := checker.WindowEvidence{Visits: 5, Clients: 3}
+	contended := checker.WindowEvidence{Visits: 5, Contenders: 3}
 	tests := []struct {
 		name, want, reason string
 		run                report.Run
@@ -31,14 +31,20 @@ func TestEvaluateVerdicts(t *testing.T) {
 		{"evidence", scenarios.Met, "", report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{contended}},
 		{"failed fault", scenarios.Inconclusive, "did not apply",
 			report.Run{Faults: []report.FaultWindow{{Type: "kill", Target: "redis-0", Error: "no such node", VisitsAfter: 10}}}, []checker.WindowEvidence{contended}},
-		{"few visits in the window", scenarios.Inconclusive, "2 visits by 2 clients in the window of fault 0 (kill redis-0 1.0s-3.0s, to a lease after its heal), min_visits 3 by >= 2 clients",
-			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Clients: 2}}},
-		{"one client in the window", scenarios.Inconclusive, "2 visits by 1 client in the window of fault 1 (pause-client holder 2.0s-4.0s, to a lease after its heal), min_visits 3 by >= 2 clients",
-			report.Run{Faults: []report.FaultWindow{kill, pause}}, []checker.WindowEvidence{contended, {Visits: 2, Clients: 1}}},
-		{"visits after the heal do not count", scenarios.Inconclusive, "0 visits by 0 clients in the window of fault 0",
+		{"few visits in the window", scenarios.Inconclusive, "2 visits, 2 contenders in the window of fault 0 (kill redis-0 1.0s-3.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
+			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Contenders: 2}}},
+		{"one client in the window", scenarios.Inconclusive, "2 visits, 1 contender in the window of fault 1 (pause-client holder 2.0s-4.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
+			report.Run{Faults: []report.FaultWindow{kill, pause}}, []checker.WindowEvidence{contended, {Visits: 2, Contenders: 1}}},
+		{"one client re-taking the lock while two wait", scenarios.Met, "",
+			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 3, Contenders: 3, Waiting: 2}}},
+		{"one client re-taking the lock, nobody else trying", scenarios.Inconclusive, "3 visits, 1 contender in the window of fault 0",
+			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 3, Contenders: 1}}},
+		{"waiters do not stand in for visits", scenarios.Inconclusive, "2 visits, 3 contenders (2 waiting) in the window of fault 0",
+			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Contenders: 3, Waiting: 2}}},
+		{"visits after the heal do not count", scenarios.Inconclusive, "0 visits, 0 contenders in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, nil},
-		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit by 1 client in the window of fault 0 (restart redis-2 6.5s-6.6s, to a lease",
-			report.Run{Faults: []report.FaultWindow{{Type: "restart", Target: "redis-2", StartS: 6.5, EndS: 6.6, VisitsAfter: 4}}}, []checker.WindowEvidence{{Visits: 1, Clients: 1}}},
+		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit, 1 contender in the window of fault 0 (restart redis-2 6.5s-6.6s, to a lease",
+			report.Run{Faults: []report.FaultWindow{{Type: "restart", Target: "redis-2", StartS: 6.5, EndS: 6.6, VisitsAfter: 4}}}, []checker.WindowEvidence{{Visits: 1, Contenders: 1}}},
 		{"resource error", scenarios.Inconclusive, "resource-call errors",
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
 		{"violation", scenarios.Failed, "violations: got 2",
@@ -196,7 +202,7 @@ func TestWindowEvidence(t *testing.T) {
 		{Type: "kill", Target: "redis-1", StartS: 0.1, EndS: 0.2, Error: "no such node"},
 	}}
 	each := windowEvidence(out, res)
-	if len(each) != 2 || each[0] != (checker.WindowEvidence{Visits: 3, Clients: 3}) || each[1] != (checker.WindowEvidence{}) {
+	if len(each) != 2 || each[0] != (checker.WindowEvidence{Visits: 3, Contenders: 3}) || each[1] != (checker.WindowEvidence{}) {
 		t.Errorf("per fault %+v", each)
 	}
 	if out.VisitsInWindow != 3 || out.ContendersInWindow != 3 {

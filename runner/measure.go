@@ -115,9 +115,9 @@ func applied(out *report.Run) [][2]float64 {
 }
 
 // windowEvidence counts the visits overlapping each fault's evidence
-// window (a fault that did not apply gets zero) and sets out's
-// VisitsInWindow and ContendersInWindow over the windows of the faults
-// that applied.
+// window and the clients contending in it (a fault that did not apply
+// gets zero) and sets out's VisitsInWindow, ContendersInWindow and
+// WaitingInWindow over the windows of the faults that applied.
 func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowEvidence {
 	if len(out.Faults) == 0 {
 		return nil
@@ -131,7 +131,7 @@ func windowEvidence(out *report.Run, resource *checker.Shared) []checker.WindowE
 		}
 	}
 	each, union := resource.InWindows(ws)
-	out.VisitsInWindow, out.ContendersInWindow = union.Visits, union.Clients
+	out.VisitsInWindow, out.ContendersInWindow, out.WaitingInWindow = union.Visits, union.Contenders, union.Waiting
 	perFault := make([]checker.WindowEvidence, len(out.Faults))
 	for j, i := range idx {
 		perFault[i] = each[j]

@@ -176,10 +176,16 @@
 //   - a fault did not apply (an error, never started, not applicable for
 //     the lock);
 //   - for any fault, fewer than min_visits visits overlapped its evidence
-//     window, or fewer than 2 distinct clients made them (1 when
-//     min_visits is 1: a lock meant to stop granting under the fault has
-//     only its holder's visit to show): nobody contended while the fault
-//     could do harm. The window runs from the fault's
+//     window, or fewer than 2 distinct clients contended in it (1 when
+//     min_visits is 1): nobody but the holder wanted the lock while the
+//     fault could do harm. A client contends in the window when it visited
+//     there, or when an acquire of it that granted nothing was in progress
+//     there while another client was inside the lock's resource: refused
+//     by the lock (not_obtained), timed out, or still waiting at the run's
+//     end (the history's attempt lines; an acquire that failed on the
+//     backend shows no contention). A lock that keeps its holder and
+//     refuses everyone else under a fault shows its contention by those
+//     waiters, and its visits may all be the holder's. The window runs from the fault's
 //     start to one lease (the run's ttl) after its heal, within the run: a
 //     fault's harm shows within a lease of its heal or never (a holder
 //     paused for less than its lease writes at the heal; a key a restart
@@ -188,9 +194,10 @@
 //     correct lock. A visit overlaps it when it entered no later than the
 //     window's end and left no earlier than its start (a visit still
 //     inside at the end counts). Visits that began a lease or more after
-//     the heal are not evidence. The reason gives the numbers: "2 visits
-//     by 1 client in the window of fault 0 (pause-client holder
-//     2.0s-5.0s, to a lease after its heal), min_visits 3 by >= 2 clients";
+//     the heal are not evidence. The reason gives the numbers: "2 visits,
+//     1 contender in the window of fault 0 (pause-client holder
+//     2.0s-5.0s, to a lease after its heal), min_visits 3, >= 2
+//     contenders" ("3 contenders (2 waiting)" when some only waited);
 //   - a run without faults made fewer than min_visits visits;
 //   - a resource call failed, so visits went unchecked.
 //
@@ -198,8 +205,10 @@
 // in a window when its entry bucket ends by the window's end and its exit
 // bucket begins after the bucket of the window's start, so a window
 // shorter than a bucket (a restart, a clock jump) counts the visits that
-// spanned it whole. A non-zero safety count is evidence by itself and is
-// judged as usual. The result records the union of the windows as
-// visits_in_window and contenders_in_window; each fault's visits_after
+// spanned it whole. A wait counts in a 100 ms bucket it covered whole,
+// lying whole inside the window, in which another client was inside. A
+// non-zero safety count is evidence by itself and is judged as usual. The
+// result records the union of the windows as visits_in_window,
+// contenders_in_window and waiting_in_window; each fault's visits_after
 // still counts the visits that began after its start.
 package scenarios

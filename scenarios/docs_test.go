@@ -269,7 +269,7 @@ func reference(t *testing.T) string {
 
 	w("## expect\n\n")
 	w("`expect:` maps a lock name, a label or `default` to conditions on each run's figures. A lock's conditions are its label's entry, then its name's, then `default`'s, field by field. ")
-	w("Each condition is met, failed or **inconclusive**: a safety count of 0 proves nothing when a fault did not apply, fewer than `min_visits` visits began after a fault's start, or a resource call failed. ")
+	w("Each condition is met, failed or **inconclusive**: a safety count of 0 proves nothing when a fault did not apply or did not bite, fewer than `min_visits` visits or fewer than 2 contending clients (visiting, or waiting while another held the lock) were in a fault's window (its start to a lease after its heal), or a resource call failed. ")
 	w("`chaos` exits 0 when every expectation is met, 1 when one failed, 2 on bad input, 3 when none failed but some were inconclusive. A lock no entry applies to is *not judged*, never met. See [verdicts.md](verdicts.md).\n\n")
 	w("```yaml\nexpect:\n  default: {violations: 0, lost_updates: 0}\n  redis-set-del: {violations: \">0\"}\n```\n\n")
 	fieldTableMD(&b, expectRows(), "expect.*.")

@@ -180,7 +180,7 @@ var expectDocs = map[string]Field{
 	"handoff_p50_ms":            {Doc: "median hand-off: a holder's exit to the next entry by a client that was already waiting, ms", Example: `"<=5"`},
 	"availability_during_fault": {Doc: "completions per second during the fault windows over the rate before the first fault (0..1; needs faults)", Example: `">=0.5"`},
 	"min_visits": {Kind: KindInt, Min: atLeast(0), Default: "3", Example: "5",
-		Doc: "visits by at least 2 clients that must overlap each fault's evidence window (its start to a lease after its heal) for a safety count of 0 to count as evidence (else the condition is inconclusive)"},
+		Doc: "visits that must overlap each fault's evidence window (its start to a lease after its heal), with at least 2 clients contending there (a visit, or an acquire refused, timed out or still waiting while another client held the lock), for a safety count of 0 to count as evidence (else the condition is inconclusive)"},
 }
 
 // expectField returns the row of expectation key name, a condition unless

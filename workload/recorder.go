@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // BucketWidth is the timeline's resolution.
@@ -43,14 +45,14 @@ type Bucket struct {
 
 // Error kinds counted by the workload.
 const (
-	ErrAcquireTimeout = "acquire_timeout"  // Acquire did not return within acquire_timeout
-	ErrNotObtained    = "not_obtained"     // the lock gave up (locks.ErrNotObtained)
-	ErrAcquire        = "acquire_error"    // any other Acquire failure (backend down, ...)
-	ErrStaleRejected  = "stale_rejected"   // the resource refused a stale token (fencing enforce)
-	ErrLostWhileHeld  = "lost_while_held"  // Lost() closed before the critical section ended
-	ErrReleaseNotHeld = "release_not_held" // Release said the lock was no longer ours
-	ErrRelease        = "release_error"    // any other Release failure
-	ErrResource       = "resource_error"   // the harness's resource failed (remote clients)
+	ErrAcquireTimeout = checker.AttemptTimedOut // Acquire did not return within acquire_timeout
+	ErrNotObtained    = checker.AttemptRefused  // the lock gave up (locks.ErrNotObtained)
+	ErrAcquire        = checker.AttemptFailed   // any other Acquire failure (backend down, ...)
+	ErrStaleRejected  = "stale_rejected"        // the resource refused a stale token (fencing enforce)
+	ErrLostWhileHeld  = "lost_while_held"       // Lost() closed before the critical section ended
+	ErrReleaseNotHeld = "release_not_held"      // Release said the lock was no longer ours
+	ErrRelease        = "release_error"         // any other Release failure
+	ErrResource       = "resource_error"        // the harness's resource failed (remote clients)
 )
 
 // Recorder accumulates one or more clients' measurements. It is safe for

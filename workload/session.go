@@ -104,8 +104,13 @@ func (s *session) eof() error {
 // abandon makes the resource forget a visit the program can no longer
 // end: a dead client holds nothing.
 func (s *session) abandon() {
-	if s.phase() == phInside {
+	switch s.phase() {
+	case phInside:
 		s.res.Exit(context.Background(), s.visit)
+	case phAcquiring:
+		if s.stop.Err() != nil {
+			s.attempt(time.Now(), checker.AttemptWaiting) // killed at the run's end while it waited
+		}
 	}
 	s.setPhase(phFinished)
 }
@@ -326,21 +331,32 @@ func (s *session) acquireFailed(m message) error {
 		return err
 	}
 	s.setPhase(phIdle)
+	now := time.Now()
 	if s.stop.Err() != nil {
+		s.attempt(now, checker.AttemptWaiting)
 		return nil // the run ended while it waited: not an error
 	}
 	switch reason {
 	case "timeout":
-		s.rec.Error(ErrAcquireTimeout, time.Now())
+		s.rec.Error(ErrAcquireTimeout, now)
+		s.attempt(now, ErrAcquireTimeout)
 		s.backoff = 0
 	case "not_obtained":
-		s.rec.Error(ErrNotObtained, time.Now())
+		s.rec.Error(ErrNotObtained, now)
+		s.attempt(now, ErrNotObtained)
 		s.backoff = 0
 	default:
-		s.rec.Error(ErrAcquire, time.Now())
+		s.rec.Error(ErrAcquire, now)
+		s.attempt(now, ErrAcquire)
 		s.backoff = min(max(2*s.backoff, 5*time.Millisecond), 500*time.Millisecond)
 	}
 	return nil
+}
+
+// attempt records the program's acquire since go as one that granted
+// nothing (recordAttempt).
+func (s *session) attempt(end time.Time, outcome string) {
+	recordAttempt(s.res, s.cfg, s.p.client, LockName(s.key), s.goAt, end, outcome)
 }
 
 func (s *session) enter() {

@@ -137,7 +137,7 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		lastK  = -1
 	)
 	backoff := time.Duration(0)
-	for ctx.Err() == nil {
+	for !ended(ctx) {
 		intended, ok := sched.take(ctx)
 		if !ok {
 			return
@@ -185,18 +185,28 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	defer cancel()
 	lease, err := l.Acquire(actx)
 	if err != nil {
+		now := time.Now()
+		outcome := ErrAcquire
 		switch {
 		case ended(ctx):
-			return nil // the run ended while we waited: not an error
+			outcome = checker.AttemptWaiting // the run ended while we waited: not an error
 		case errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil:
-			rec.Error(ErrAcquireTimeout, time.Now())
-			return nil
+			outcome = ErrAcquireTimeout
 		case errors.Is(err, locks.ErrNotObtained):
-			rec.Error(ErrNotObtained, time.Now())
+			outcome = ErrNotObtained
+		}
+		if outcome == checker.AttemptWaiting {
+			if dl, ok := ctx.Deadline(); !ok || requested.Before(dl) {
+				recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+			}
 			return nil
 		}
-		rec.Error(ErrAcquire, time.Now())
-		return errBackend
+		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+		rec.Error(outcome, now)
+		if outcome == ErrAcquire {
+			return errBackend
+		}
+		return nil
 	}
 	acquired := time.Now()
 	rec.Acquired(acquired.Sub(start))

@@ -48,7 +48,8 @@ SCENARIO is a .yaml file or a built-in name; flags may come before or after
 the scenarios (after --, every argument is a scenario). Exit codes: 0 every
 expectation met, 1 one failed (or a run failed), 2 bad input (nothing was
 started), 3 none failed but some safety claim was inconclusive (a fault did not
-apply, fewer than min_visits visits after a fault, a resource-call error).
+apply or bite, fewer than min_visits visits or 2 contenders in a fault's
+window, a resource-call error).
 --format json writes only JSON to stdout, one result.json document per run;
 the matrix then goes to stderr.
 `

@@ -1,7 +1,10 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,7 +53,21 @@ func init() {
 //     closed on the session's next disconnection or expiry after Lock
 //     returned (the library's last check is invisible, so a disconnection
 //     and reconnection within the instant between it and Lock's return would
-//     go unnoticed).
+//     go unnoticed);
+//   - it never cleans up after a lost connection: Unlock returns the
+//     connection error and leaves the node, and Lock returns the error of a
+//     request cut short (Children, GetW) and forgets the node it created.
+//     When the session survives the loss (the connection moved to another
+//     member in time), that node stays first in the queue for as long as
+//     the session lives, and every later Lock, the client's own included,
+//     waits behind it forever: under zk-minority-partition three runs in
+//     five made no critical section from the partition's start to the end
+//     of the run. The adapter therefore cleans up as Curator's guaranteed
+//     delete does (zklock.Session.Guarantee): Release calls Unlock again once
+//     the session is back (Unlock keeps the node's path when it fails), and
+//     an Acquire whose Lock failed or was abandoned removes its node, found
+//     by the data it was created with (LockWithData with a random marker:
+//     the node's name is the library's secret).
 type zkLibClient struct {
 	s    *zklock.Session
 	root string
@@ -94,11 +111,13 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 	}
 	lk := zk.NewLock(l.s.Conn(), l.path, l.s.ACL())
+	marker := newMarker()
 	done := make(chan error, 1)
-	go func() { done <- lk.Lock() }()
+	go func() { done <- lk.LockWithData(marker) }()
 	select {
 	case err := <-done:
 		if err != nil {
+			l.removeMarked(marker)
 			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 		}
 		epoch := l.s.Epoch()
@@ -107,11 +126,50 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	case <-ctx.Done():
 		l.s.Background(func() {
 			if <-done == nil {
-				lk.Unlock()
+				l.s.Guarantee("unlock abandoned "+l.path, lk.Unlock)
+			} else {
+				l.removeMarked(marker)
 			}
 		})
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
 	}
+}
+
+// newMarker returns the random data of one Lock's node: the only way to
+// find that node again when Lock fails after creating it.
+func newMarker() []byte {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return []byte(hex.EncodeToString(b))
+}
+
+// removeMarked deletes, in the background until done (Session.Guarantee),
+// the lock node carrying marker, if any: the node of a failed or abandoned
+// Lock. Only that Lock's node carries it, and that Lock has returned, so
+// no live acquisition loses its node.
+func (l *zkLibLocker) removeMarked(marker []byte) {
+	conn := l.s.Conn()
+	l.s.Guarantee("remove abandoned node under "+l.path, func() error {
+		children, _, err := conn.Children(l.path)
+		if err != nil {
+			return err
+		}
+		for _, c := range children {
+			node := l.path + "/" + c
+			data, _, err := conn.Get(node)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				continue
+			case err != nil:
+				return err
+			case bytes.Equal(data, marker):
+				return conn.Delete(node, -1)
+			}
+		}
+		return nil
+	})
 }
 
 type zkLibLease struct {
@@ -138,13 +196,26 @@ func (ls *zkLibLease) Promise() locks.Promise {
 func (ls *zkLibLease) Lost() <-chan struct{} { return ls.lost }
 
 // Release unlocks; ErrNotHeld when the node was gone (session expired) or
-// on a second Release.
+// on a second Release. An Unlock cut short by a lost connection is tried
+// again once the session is back (Session.Guarantee), in the background
+// after ctx ends: its node must not outlive the holding in a session that
+// survived. A node found gone on such a retry in the same session was
+// removed by the earlier attempt (an ephemeral node of a live session goes
+// only by a delete).
 func (ls *zkLibLease) Release(ctx context.Context) error {
 	err := fmt.Errorf("zk-lib %s: released twice: %w", ls.path, locks.ErrNotHeld)
 	ls.once.Do(func() {
 		ls.untrack()
-		done := make(chan error, 1)
-		go func() { done <- ls.lk.Unlock() }()
+		conn := ls.s.Conn()
+		sid, tries := conn.SessionID(), 0
+		done := ls.s.Guarantee("unlock "+ls.path, func() error {
+			tries++
+			err := ls.lk.Unlock()
+			if errors.Is(err, zk.ErrNoNode) && tries > 1 && conn.SessionID() == sid {
+				return nil
+			}
+			return err
+		})
 		select {
 		case err = <-done:
 		case <-ctx.Done():

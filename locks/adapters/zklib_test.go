@@ -3,9 +3,11 @@ package adapters_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/adapters"
 	"github.com/locklab/locklab/locks/zklock"
@@ -98,7 +100,7 @@ func TestZKLibMutualExclusion(t *testing.T) {
 func TestZKLibLostOnCut(t *testing.T) {
 	labLostOnCut(t, testenv.NewEnsemble(t, locks.ZooKeeper, 3), adapters.NameZKLib, locktest.LossBound(labTTL, time.Second), func(c locks.Client) bool {
 		select {
-		case <-c.(interface{ Session() *zklock.Session }).Session().Up():
+		case <-labSession(c).Up():
 			return true
 		default:
 			return false
@@ -115,6 +117,99 @@ func TestZKLibAcquireCanceled(t *testing.T) {
 	holder := locktest.Acquire(t, labConnect(t, e, 0, adapters.NameZKLib).Locker(lock))
 	canceled := labConnect(t, e, 1, adapters.NameZKLib).Locker(lock)
 	locktest.CanceledAcquire(t, holder, canceled, labConnect(t, e, 2, adapters.NameZKLib).Locker(lock), 20*time.Second)
+}
+
+// TestZKLibCleansUpAfterConnectionLoss: a request of the library cut short
+// by a lost connection, in a session that survives it, leaves no node that
+// blocks the lock. The library's Unlock and Lock leave their node behind
+// then; before the adapter cleaned up, the next waiter blocked for as long
+// as the stale holder's session lived (forever here).
+func TestZKLibCleansUpAfterConnectionLoss(t *testing.T) {
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
+	lock := locktest.Name(t)
+	a := labConnect(t, e, 0, adapters.NameZKLib)
+	b := labConnect(t, e, 1, adapters.NameZKLib)
+	c := labConnect(t, e, 2, adapters.NameZKLib)
+	dir := zklock.Root(labPrefix) + "/" + lock
+
+	// Release cut short: client 0's delete is dropped, then its
+	// connections are closed; it reconnects to the same session.
+	held := locktest.Acquire(t, a.Locker(lock))
+	released := make(chan error, 1)
+	labCutShort(t, e, 0, a, func() {
+		go func() { released <- held.Release(locktest.Timeout(t, 20*time.Second)) }()
+	})
+	t.Logf("Release after its delete was lost: %v", <-released)
+	next := locktest.AcquireWithin(t, c.Locker(lock), 10*time.Second)
+
+	// Lock cut short: client 1 waits behind client 2; when client 2
+	// releases, client 1's next request (the listing after its watch
+	// fired) is dropped and its connection closed, so Lock fails after
+	// creating its node.
+	waiting := make(chan error, 1)
+	go func() {
+		ls, err := b.Locker(lock).Acquire(locktest.Timeout(t, 20*time.Second))
+		if err == nil {
+			err = errors.Join(errors.New("acquired although its connection was lost"), ls.Release(context.Background()))
+		}
+		waiting <- err
+	}()
+	conn := labSession(b).Conn()
+	locktest.WaitFor(t, 10*time.Second, "client 1 queued", func() bool {
+		children, _, err := conn.Children(dir)
+		return err == nil && len(children) == 2
+	})
+	labCutShort(t, e, 1, b, func() {
+		if err := next.Release(context.Background()); err != nil {
+			t.Errorf("client 2 Release = %v", err)
+		}
+	})
+	t.Logf("Acquire whose Lock lost its connection: %v", <-waiting)
+	locktest.AcquireWithin(t, c.Locker(lock), 10*time.Second).Release(context.Background())
+}
+
+// labCutShort drops every request client i sends while during runs and for
+// 300 ms after, then closes its connections (removing the drop does so)
+// and checks that the client came back in the same session: the requests
+// sent in between are lost, their outcome unknown to the client, and the
+// session's ephemeral nodes live on.
+func labCutShort(t *testing.T, e *testenv.Ensemble, i int, c locks.Client, during func()) {
+	t.Helper()
+	s := labSession(c)
+	sid, losses := s.Conn().SessionID(), s.Counters()["session_losses"]
+	links, err := e.C.Links(fmt.Sprintf("client-%d", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(links))
+	for j, l := range links {
+		if names[j], err = l.Blackhole(cluster.StreamUp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	during()
+	time.Sleep(300 * time.Millisecond)
+	for j, l := range links {
+		if err := l.RemoveToxic(locktest.Timeout(t, 10*time.Second), names[j]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locktest.WaitFor(t, 10*time.Second, "the session back", func() bool {
+		select {
+		case <-s.Up():
+			return s.Counters()["session_losses"] > losses
+		default:
+			return false
+		}
+	})
+	if got := s.Conn().SessionID(); got != sid {
+		t.Fatalf("client %d session %x expired (now %x): the test needs it to survive", i, sid, got)
+	}
+}
+
+// labSession is a ZooKeeper client's session.
+func labSession(c locks.Client) *zklock.Session {
+	return c.(interface{ Session() *zklock.Session }).Session()
 }
 
 // BenchmarkAcquireReleaseZKLib measures an uncontended acquire + release.

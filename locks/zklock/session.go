@@ -365,6 +365,32 @@ func (s *Session) removeNode(path string) {
 	})
 }
 
+// Guarantee runs op, a clean-up of one of the session's own nodes through
+// code that takes no context (a library's Unlock), in the background: again
+// each time a lost connection cut it short, once the session is back, until
+// it returns anything else or the session is closed (Close waits for it).
+// This is Curator's guaranteed delete for a node whose path only the
+// library knows: a delete whose reply was lost may not have been applied,
+// and the node of a session that survives the loss stays in the lock's
+// queue, blocking every later waiter, until that session ends — which for
+// a client that goes on working is never. The channel receives op's last
+// error (zk.ErrClosing when it never ran because the session was closed).
+func (s *Session) Guarantee(what string, op func() error) <-chan error {
+	res := make(chan error, 1)
+	s.background(func() {
+		last := zk.ErrClosing
+		s.retryBackground(what, func(context.Context) error {
+			last = op()
+			if errors.Is(last, zk.ErrNoNode) {
+				return nil // gone: nothing left to clean up (not worth a warning)
+			}
+			return last
+		})
+		res <- last
+	})
+	return res
+}
+
 // retryBackground runs op until it succeeds, fails for another reason than
 // a connection loss, or a few attempts (each waiting up to a minute for the
 // session) are spent.
