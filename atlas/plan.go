@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
@@ -29,6 +30,10 @@ type Config struct {
 	// Exec are programs of the user's (client protocol) judged beside the
 	// registered locks, each under its own name.
 	Exec []ExecLock
+	// Provider runs every scenario on this cluster provider: local
+	// (default) or netns. A family whose faults the provider cannot
+	// inflict is not applicable, with the reason.
+	Provider string
 }
 
 // ExecLock is a user's program in the atlas: an exec lock entry
@@ -128,6 +133,13 @@ func NewPlan(cfg Config) (*Plan, error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = time.Second
 	}
+	switch cfg.Provider {
+	case "":
+		cfg.Provider = cluster.ProviderLocal
+	case cluster.ProviderLocal, cluster.ProviderNetns:
+	default:
+		return nil, fmt.Errorf("--provider: %q: the atlas runs on local or netns (docker and external clusters are not started per run)", cfg.Provider)
+	}
 	p := &Plan{Config: cfg}
 	names := Locks()
 	execs := map[string]ExecLock{}
@@ -173,7 +185,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 		}
 		p.Families = append(p.Families, all[i])
 	}
-	t := timing{TTL: cfg.TTL}
+	t := timing{TTL: cfg.TTL, Provider: cfg.Provider}
 	for _, f := range p.Families {
 		for _, name := range p.Locks {
 			spec, _ := locks.Lookup(name)
