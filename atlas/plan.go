@@ -205,7 +205,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 			if reason == "" {
 				sc, err := scenarios.Parse(ScenarioName(f.Name, name)+".yaml", []byte(y))
 				if err != nil {
-					reason = "the scenario validator refuses it: " + firstLine(err.Error())
+					reason = "the scenario validator refuses it: " + firstLine(distinctErrors(err.Error()))
 				} else {
 					c.YAML, c.Scenario = y, sc
 				}
@@ -269,6 +269,23 @@ func FamilyNames() []string {
 	}
 	return out
 }
+
+// distinctErrors drops from a validator's error lines their position
+// (file:line: faults[i].), which the cell already names, and the lines
+// that then repeat one before them: three faults a provider refuses for
+// one reason read as that reason once.
+func distinctErrors(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		l = validatorPosition.ReplaceAllString(strings.TrimSpace(l), "")
+		if l != "" && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var validatorPosition = regexp.MustCompile(`^\S+\.yaml:\d+: (faults\[\d+\]\.)?`)
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
