@@ -26,7 +26,8 @@ const CompareSchema = "locklab/atlas-compare/v1"
 const NoticedMeasure = "time from the start of the run's first fault to the earliest of: " +
 	"a `lost` line, or a release or renew line whose outcome is an error, in history.jsonl, by a client the fault acted on " +
 	"(named in its target or its links; every client when it names none); " +
-	"the start of the first 100 ms bucket of result.json's timeline counting an error (a failed acquire, release or renewal, any client)"
+	"the start of the first 100 ms bucket of result.json's timeline counting an error (a failed acquire, release or renewal, any client), " +
+	"unless such a history line falls inside that bucket (the line then times it)"
 
 // Comparison sets two atlases of the same families side by side, cell by
 // cell: the same locks under two providers (faults in proxies, faults as
@@ -329,23 +330,16 @@ func noticed(dir string, run report.Run) (float64, string, bool, error) {
 	}
 	startNs := int64(start * 1e9)
 	clients := actedOn(applied)
-	best, kind := int64(-1), ""
-	if bw := int64(run.TimelineBucketMs) * 1e6; bw > 0 {
-		for i, b := range run.Timeline {
-			if at := int64(i) * bw; b.Errors > 0 && at+bw > startNs {
-				best, kind = max(at, startNs), "timeline error"
-				break
-			}
-		}
-	}
+	tl, tlEnd := firstErrorBucket(run, startNs)
 	h, err := report.OpenHistory(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return msSince(best, startNs, kind)
+		return msSince(tl, startNs, "timeline error")
 	}
 	if err != nil {
 		return 0, "", false, err
 	}
 	defer h.Close()
+	best, kind := int64(-1), ""
 	sc := bufio.NewScanner(h)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -370,7 +364,29 @@ func noticed(dir string, run report.Run) (float64, string, bool, error) {
 	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return 0, "", false, fmt.Errorf("%s: %w", filepath.Join(dir, report.HistoryFile), err)
 	}
+	// A history line inside the first error bucket is most likely that
+	// error, timed to the nanosecond and by a client the fault acted on:
+	// it wins over the bucket's start.
+	if tl >= 0 && (best < 0 || best >= tlEnd) {
+		return msSince(tl, startNs, "timeline error")
+	}
 	return msSince(best, startNs, kind)
+}
+
+// firstErrorBucket returns when the first timeline bucket counting an
+// error at or after startNs begins (startNs itself when the bucket holds
+// it) and when it ends; -1 when there is none.
+func firstErrorBucket(run report.Run, startNs int64) (int64, int64) {
+	bw := int64(run.TimelineBucketMs) * 1e6
+	if bw <= 0 {
+		return -1, -1
+	}
+	for i, b := range run.Timeline {
+		if at := int64(i) * bw; b.Errors > 0 && at+bw > startNs {
+			return max(at, startNs), at + bw
+		}
+	}
+	return -1, -1
 }
 
 func msSince(at, startNs int64, kind string) (float64, string, bool, error) {

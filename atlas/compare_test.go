@@ -97,12 +97,13 @@ func TestCompare(t *testing.T) {
 		}}
 	})
 	packet := writeAtlas(t, "netns", func(lock string) fakeRun {
-		r := fakeRun{errorBucket: -1}
 		if lock == "zk-lib" {
-			r.incidents = 1 // a verdict that differs
-			r.history = []checker.Op{op(1, checker.OpLost, "lost_while_held", 2100)}
+			// The lost line falls inside the first error bucket (2.1-2.2s):
+			// the line times it. A verdict that differs.
+			return fakeRun{incidents: 1, errorBucket: 21, history: []checker.Op{op(1, checker.OpLost, "lost_while_held", 2150)}}
 		}
-		return r
+		// Only the timeline: an error in the bucket from 2.0s.
+		return fakeRun{errorBucket: 20}
 	})
 	c, err := Compare(proxy, packet, []string{"reset-storm", "packet-loss"})
 	if err != nil {
@@ -131,12 +132,12 @@ func TestCompare(t *testing.T) {
 			if !r.Differs || r.A.Verdict != Safe || r.B.Verdict != UnsafeWithoutFencing || r.B.RunsWithIncidents != 2 || r.B.Rate != 1 {
 				t.Errorf("zk-lib: %+v", r)
 			}
-			if n := r.B.Noticed; n.InRuns != 2 || n.MedianMs != 600 || n.By["lost"] != 2 {
-				t.Errorf("zk-lib packet side noticed %+v, want 600 ms by lost", n)
+			if n := r.B.Noticed; n.InRuns != 2 || n.MedianMs != 650 || n.By["lost"] != 2 {
+				t.Errorf("zk-lib packet side noticed %+v, want 650 ms by lost", n)
 			}
 		case "redis-py":
-			if r.Differs || r.B.Noticed.InRuns != 0 || r.B.Noticed.Runs != 2 {
-				t.Errorf("redis-py: %+v", r)
+			if n := r.B.Noticed; r.Differs || n.InRuns != 2 || n.MedianMs != 500 || n.By["timeline error"] != 2 {
+				t.Errorf("redis-py: %+v, want the timeline's error 500 ms after the start", r)
 			}
 		}
 	}
@@ -157,7 +158,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"local vs netns", "| reset-storm | zk-lib | **≠** | safe | unsafe-without-fencing |",
-		"800 ms (2/2, release:release_error)", "600 ms (2/2, lost)", "never (0/2)", "## Cells of one atlas only"} {
+		"800 ms (2/2, release:release_error)", "650 ms (2/2, lost)", "500 ms (2/2, timeline error)", "## Cells of one atlas only"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("compare.md lacks %q:\n%s", w, md)
 		}
