@@ -91,7 +91,10 @@ type CompareSide struct {
 	// their rate before it, measured again from the timeline of runs
 	// that predate the field); nil when no run measured it.
 	Availability *float64 `json:"availability_during_fault,omitempty"`
-	Noticed      Noticed  `json:"noticed"`
+	// RecoveryS is the cell's mean time from the last heal to the next
+	// completed critical section (-1: none).
+	RecoveryS float64 `json:"recovery_s"`
+	Noticed   Noticed `json:"noticed"`
 }
 
 // Noticed is how soon the library told a client the fault acted on that
@@ -246,7 +249,7 @@ func providerOf(a *Atlas) string {
 // under the atlas folder dir.
 func compareSide(dir string, c *CellResult) (CompareSide, error) {
 	s := CompareSide{Verdict: c.Verdict, Runs: c.Runs, RunsWithIncidents: c.RunsWithIncidents, Rate: c.Rate,
-		LockFaults: c.LockFaults, ClientFaults: c.ClientFaults}
+		LockFaults: c.LockFaults, ClientFaults: c.ClientFaults, RecoveryS: c.RecoveryS}
 	var ms, avail []float64
 	for _, r := range c.RunList {
 		rd := filepath.Join(dir, r.Dir)
@@ -426,28 +429,30 @@ func compareMarkdown(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "\n- %d cells in both, %d with different verdicts (marked **≠**); %d cells of one atlas only; %d skipped (below).\n\n", len(c.Rows), c.Differ, len(c.OneSided), len(c.Skipped))
 	fmt.Fprintf(w, "**noticed**: %s. Shown as the median in ms over the runs that noticed (n/N: runs that noticed of runs read), with the first signal's most common kind.\n\n", c.Measure)
 	fmt.Fprintf(w, "**availability**: the cell's mean completion rate during the fault windows over the rate before the first fault (- not measured).\n\n")
-	fmt.Fprintf(w, "| family | lock | | verdict %s | verdict %s | incidents %s | incidents %s | availability %s | availability %s | noticed %s | noticed %s |\n", a, b, a, b, a, b, a, b)
-	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---|---|")
+	fmt.Fprintf(w, "**recovery**: the mean time from the last heal to the next completed critical section.\n\n")
+	fmt.Fprintf(w, "| family | lock | | verdict %s | verdict %s | incidents %s | incidents %s | availability %s | availability %s | recovery %s | recovery %s | noticed %s | noticed %s |\n", a, b, a, b, a, b, a, b, a, b)
+	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range c.Rows {
 		mark := ""
 		if r.Differs {
 			mark = "**≠**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Family, r.Lock, mark,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Family, r.Lock, mark,
 			r.A.Verdict, r.B.Verdict, incidentsText(r.A), incidentsText(r.B),
-			availPtr(r.A.Availability), availPtr(r.B.Availability), noticedText(r.A.Noticed), noticedText(r.B.Noticed))
+			availPtr(r.A.Availability), availPtr(r.B.Availability), secs(r.A.RecoveryS), secs(r.B.RecoveryS),
+			noticedText(r.A.Noticed), noticedText(r.B.Noticed))
 	}
 	if len(c.OneSided) > 0 {
 		fmt.Fprintf(w, "\n## Cells of one atlas only\n\nApplicable on one side only: that side's figures, and why the other has none.\n\n")
-		fmt.Fprintln(w, "| family | lock | atlas | verdict | incidents | availability | noticed | why not in the other |")
-		fmt.Fprintln(w, "|---|---|---|---|---:|---:|---|---|")
+		fmt.Fprintln(w, "| family | lock | atlas | verdict | incidents | availability | recovery | noticed | why not in the other |")
+		fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|---|")
 		for _, o := range c.OneSided {
 			p := c.A.Provider
 			if o.Side == "B" {
 				p = c.B.Provider
 			}
-			fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s |\n", o.Family, o.Lock, o.Side, p, o.Verdict,
-				incidentsText(o.CompareSide), availPtr(o.Availability), noticedText(o.Noticed), cellText(o.Why))
+			fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n", o.Family, o.Lock, o.Side, p, o.Verdict,
+				incidentsText(o.CompareSide), availPtr(o.Availability), secs(o.RecoveryS), noticedText(o.Noticed), cellText(o.Why))
 		}
 	}
 	if len(c.Skipped) > 0 {

@@ -157,7 +157,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"local vs netns", "| reset-storm | zk-lib | **≠** | safe | unsafe-without-fencing |",
+	for _, w := range []string{"local vs netns", "| reset-storm | zk-lib | **≠** | safe | unsafe-without-fencing |", "| 0.0s | 0.0s |",
 		"800 ms (2/2, release:release_error)", "650 ms (2/2, lost)", "500 ms (2/2, timeline error)", "## Cells of one atlas only"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("compare.md lacks %q:\n%s", w, md)
