@@ -420,11 +420,11 @@ func compareMarkdown(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "# locklab atlas comparison: %s vs %s\n\n", a, b)
 	fmt.Fprintf(w, "- **%s** (A): `%s`, %d runs per cell", a, c.A.Dir, c.A.Runs)
 	if c.A.WallS > 0 {
-		fmt.Fprintf(w, ", %s of runs", secs(c.A.WallS))
+		fmt.Fprintf(w, ", the whole atlas ran %s", secs(c.A.WallS))
 	}
 	fmt.Fprintf(w, "\n- **%s** (B): `%s`, %d runs per cell", b, c.B.Dir, c.B.Runs)
 	if c.B.WallS > 0 {
-		fmt.Fprintf(w, ", %s of runs", secs(c.B.WallS))
+		fmt.Fprintf(w, ", the whole atlas ran %s", secs(c.B.WallS))
 	}
 	fmt.Fprintf(w, "\n- %d cells in both, %d with different verdicts (marked **≠**); %d cells of one atlas only; %d skipped (below).\n\n", len(c.Rows), c.Differ, len(c.OneSided), len(c.Skipped))
 	fmt.Fprintf(w, "**noticed**: %s. Shown as the median in ms over the runs that noticed (n/N: runs that noticed of runs read), with the first signal's most common kind.\n\n", c.Measure)
