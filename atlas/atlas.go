@@ -17,8 +17,11 @@ type Atlas struct {
 	Schema string `json:"schema"`
 	// Runs is the number of seeded runs per cell; TTLMs the lease every
 	// family scales from.
-	Runs     int                `json:"runs_per_cell"`
-	TTLMs    int64              `json:"ttl_ms"`
+	Runs  int   `json:"runs_per_cell"`
+	TTLMs int64 `json:"ttl_ms"`
+	// Provider is the cluster provider every run used (local, netns);
+	// empty in atlases that predate the field, which ran on local.
+	Provider string             `json:"provider,omitempty"`
 	Locks    []string           `json:"locks"`
 	Families []FamilyInfo       `json:"families"`
 	Shard    string             `json:"shard,omitempty"` // "i/n" when this folder holds one shard
@@ -54,11 +57,12 @@ type planRecord struct {
 	Locks    []string   `json:"locks"`
 	Families []string   `json:"families"`
 	Exec     []ExecLock `json:"exec,omitempty"`
+	Provider string     `json:"provider,omitempty"`
 }
 
 // SavePlan writes dir/plan.json.
 func SavePlan(p *Plan, dir string) error {
-	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks, Exec: p.Config.Exec}
+	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks, Exec: p.Config.Exec, Provider: p.Config.Provider}
 	for _, f := range p.Families {
 		rec.Families = append(rec.Families, f.Name)
 	}
@@ -79,12 +83,13 @@ func LoadPlan(dir string) (*Plan, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, planFile), err)
 	}
-	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families, Exec: rec.Exec})
+	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families, Exec: rec.Exec, Provider: rec.Provider})
 }
 
-// SamePlan reports whether two plans have the same cells and jobs.
+// SamePlan reports whether two plans have the same cells and jobs on the
+// same provider.
 func SamePlan(a, b *Plan) bool {
-	if len(a.Jobs) != len(b.Jobs) || len(a.Cells) != len(b.Cells) {
+	if a.Config.Provider != b.Config.Provider || len(a.Jobs) != len(b.Jobs) || len(a.Cells) != len(b.Cells) {
 		return false
 	}
 	for i := range a.Jobs {
@@ -99,7 +104,7 @@ func SamePlan(a, b *Plan) bool {
 // folder, or the shards of one plan); out is the folder the atlas is
 // written to, which run links are relative to.
 func Build(p *Plan, dirs []string, out string) *Atlas {
-	a := &Atlas{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks,
+	a := &Atlas{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Provider: p.Config.Provider, Locks: p.Locks,
 		Created: time.Now().UTC(), Baseline: map[string]float64{}}
 	for _, f := range p.Families {
 		a.Families = append(a.Families, FamilyInfo{Name: f.Name, Doc: f.Doc, Control: f.Control})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
@@ -29,6 +30,10 @@ type Config struct {
 	// Exec are programs of the user's (client protocol) judged beside the
 	// registered locks, each under its own name.
 	Exec []ExecLock
+	// Provider runs every scenario on this cluster provider: local
+	// (default) or netns. A family whose faults the provider cannot
+	// inflict is not applicable, with the reason.
+	Provider string
 }
 
 // ExecLock is a user's program in the atlas: an exec lock entry
@@ -128,6 +133,13 @@ func NewPlan(cfg Config) (*Plan, error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = time.Second
 	}
+	switch cfg.Provider {
+	case "":
+		cfg.Provider = cluster.ProviderLocal
+	case cluster.ProviderLocal, cluster.ProviderNetns:
+	default:
+		return nil, fmt.Errorf("--provider: %q: the atlas runs on local or netns (docker and external clusters are not started per run)", cfg.Provider)
+	}
 	p := &Plan{Config: cfg}
 	names := Locks()
 	execs := map[string]ExecLock{}
@@ -173,7 +185,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 		}
 		p.Families = append(p.Families, all[i])
 	}
-	t := timing{TTL: cfg.TTL}
+	t := timing{TTL: cfg.TTL, Provider: cfg.Provider}
 	for _, f := range p.Families {
 		for _, name := range p.Locks {
 			spec, _ := locks.Lookup(name)
@@ -193,7 +205,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 			if reason == "" {
 				sc, err := scenarios.Parse(ScenarioName(f.Name, name)+".yaml", []byte(y))
 				if err != nil {
-					reason = "the scenario validator refuses it: " + firstLine(err.Error())
+					reason = "the scenario validator refuses it: " + firstLine(distinctErrors(err.Error()))
 				} else {
 					c.YAML, c.Scenario = y, sc
 				}
@@ -257,6 +269,23 @@ func FamilyNames() []string {
 	}
 	return out
 }
+
+// distinctErrors drops from a validator's error lines their position
+// (file:line: faults[i].), which the cell already names, and the lines
+// that then repeat one before them: three faults a provider refuses for
+// one reason read as that reason once.
+func distinctErrors(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		l = validatorPosition.ReplaceAllString(strings.TrimSpace(l), "")
+		if l != "" && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+var validatorPosition = regexp.MustCompile(`^\S+\.yaml:\d+: (faults\[\d+\]\.)?`)
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)

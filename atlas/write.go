@@ -201,7 +201,8 @@ func readingOf(a *Atlas, lock string) LockReading {
 
 func markdown(w io.Writer, a *Atlas) {
 	md := strings.NewReplacer("|", `\|`, "\n", " ").Replace
-	fmt.Fprintf(w, "# Safety atlas\n\n%d locks against %d fault families, %d runs per cell, ttl %dms; %d runs missing.\n\n", len(a.Locks), len(a.Families), a.Runs, a.TTLMs, a.Missing)
+	fmt.Fprintf(w, "# Safety atlas\n\n%d locks against %d fault families, %d runs per cell, ttl %dms, provider %s; %d runs missing.\n\n",
+		len(a.Locks), len(a.Families), a.Runs, a.TTLMs, providerOf(a), a.Missing)
 	fmt.Fprint(w, "## Readings\n\nPer lock, derived from its cells below.\n\n| lock | fencing | reading |\n|---|---|---|\n")
 	for _, l := range a.Locks {
 		r := readingOf(a, l)

@@ -151,6 +151,17 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 9, Len: 1},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}})
 	}
+	if r.Action == PacketReset {
+		// tcp flags & rst == 0: a reset passes. The reset this rule sends
+		// leaves through the namespace's output hook, where the rule of the
+		// other direction (reset both ways) would otherwise drop it: the
+		// peer would see its packets vanish (retransmissions, delivered
+		// after the heal) instead of a reset.
+		exprs = append(exprs,
+			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 13, Len: 1},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0x04}, Xor: []byte{0}},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0x00}})
+	}
 	if r.Action == PacketDropSYN {
 		// tcp flags & (syn|ack) == syn: a connection request.
 		exprs = append(exprs,

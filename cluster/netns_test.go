@@ -222,15 +222,27 @@ func TestNetnsBlackholeAndReset(t *testing.T) {
 	if err := bh.Remove(); err != nil {
 		t.Fatal(err)
 	}
+	// Both ways, as the reset fault installs them: the reset one rule
+	// sends must not be dropped by the other's (it leaves through the
+	// output hook where the other direction's rule sits).
 	rst, err := c.AddPacketRule(cluster.PacketRule{From: cluster.Clients, To: "redis-0", Action: cluster.PacketReset})
 	if err != nil {
 		t.Fatal(err)
 	}
+	back, err := c.AddPacketRule(cluster.PacketRule{From: "redis-0", To: cluster.Clients, Action: cluster.PacketReset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Remove()
 	if err := ping(); err == nil || !errors.Is(err, syscall.ECONNRESET) {
-		t.Fatalf("a live connection under a reset rule: %v, want connection reset", err)
+		t.Fatalf("a live connection under reset rules both ways: %v, want connection reset", err)
 	}
 	if m, _ := rst.Matched(); m == 0 {
 		t.Fatal("the reset rule counted no packet")
+	}
+	start := time.Now()
+	if err := dialWithin(n.Addr(), 2*time.Second); err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("a new connection under reset rules both ways: %v after %v, want connection refused", err, time.Since(start))
 	}
 }
 

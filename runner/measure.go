@@ -158,6 +158,10 @@ func evidenceWindow(out *report.Run, f report.FaultWindow) checker.Window {
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// AvailabilityDuringFault is availabilityDuringFault of a run read back
+// from its result.json: results that predate the field measure it again.
+func AvailabilityDuringFault(r *report.Run) *float64 { return availabilityDuringFault(r) }
+
 // availabilityDuringFault is the completion rate inside the union of the
 // windows of the faults that applied over the rate before the first of
 // them, from the timeline: each bucket's completions are spread evenly

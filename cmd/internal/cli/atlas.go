@@ -14,12 +14,16 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/cluster"
 )
 
 const atlasUsage = `Usage:
   chaos atlas [flags]               every lock against every fault family, --runs seeded runs per cell
   chaos atlas merge [--out DIR] DIR...   join shard folders of one plan into one atlas
                                     (merge DIR alone rewrites DIR's pages from its runs)
+  chaos atlas compare [--out DIR] [--families F,...] DIR_A DIR_B   two atlases side by side (say --provider local
+                                    and --provider netns): verdicts, availability during the
+                                    fault, time until the library noticed, per cell in both
 
 Writes DIR/atlas.json, atlas.md, atlas.html, atlas.png, the scenario of every
 cell under DIR/scenarios/ and every run's result under DIR/runs/. Families: %s.
@@ -43,6 +47,8 @@ type AtlasFlags struct {
 	// Exec are --exec NAME=CMD values, for programs on Backend.
 	Exec    []string
 	Backend string
+	// Provider is the cluster provider of every run: local or netns.
+	Provider string
 }
 
 // DefaultParallel is --parallel's default: two runs per core, at most 16.
@@ -62,6 +68,9 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "merge" {
 		return atlasMerge(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "compare" {
+		return atlasCompare(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("chaos atlas", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f AtlasFlags
@@ -78,6 +87,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: redis, zookeeper or etcd")
 	fs.StringVar(&f.Families, "families", "", "only these families (comma-separated; default every family)")
 	fs.StringVar(&f.Out, "out", "results/atlas", "atlas folder")
+	fs.StringVar(&f.Provider, "provider", "local", "cluster provider of every run: local (faults in proxies) or netns (faults as dropped packets; root); a family the provider cannot inflict is not applicable")
 	fs.DurationVar(&f.TTL, "ttl", time.Second, "lease every family scales its timings from")
 	fs.BoolVar(&f.Verbose, "v", false, "verbose diagnostics on stderr")
 	fs.BoolVar(&f.Quiet, "q", false, "no progress lines")
@@ -114,7 +124,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var execs []atlas.ExecLock
 		execs, err = execLocks(f)
 		if err == nil {
-			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs})
+			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs, Provider: f.Provider})
 		}
 		if err == nil {
 			if old, lerr := atlas.LoadPlan(dir); lerr == nil && !atlas.SamePlan(old, plan) {
@@ -124,6 +134,9 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return &UsageError{Err: err}
+	}
+	if plan.Config.Provider == cluster.ProviderNetns && !cluster.InNetnsHarness() {
+		return runInNetns(ctx)
 	}
 	if err := atlas.SavePlan(plan, dir); err != nil {
 		return err
@@ -195,7 +208,7 @@ func atlasMerge(args []string, stdout, stderr io.Writer) error {
 			return &UsageError{Err: err}
 		}
 		if !atlas.SamePlan(plan, p) {
-			return Usagef("%s and %s hold atlases of different plans (locks, families, runs or ttl differ)", dirs[0], d)
+			return Usagef("%s and %s hold atlases of different plans (locks, families, runs, ttl or provider differ)", dirs[0], d)
 		}
 	}
 	if err := atlas.SavePlan(plan, *out); err != nil {
@@ -217,6 +230,39 @@ func atlasMerge(args []string, stdout, stderr io.Writer) error {
 	if a.Missing > 0 {
 		fmt.Fprintf(stderr, "atlas merge: %d runs missing (a shard not run or not finished)\n", a.Missing)
 	}
+	return nil
+}
+
+// atlasCompare is `chaos atlas compare DIR_A DIR_B`: compare.md and
+// compare.json of the cells applicable in both atlases.
+func atlasCompare(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chaos atlas compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "write compare.md and compare.json here (default DIR_B/compare)")
+	families := fs.String("families", "", "compare these families (comma-separated; default every family both atlases have): a family one atlas lacks shows the other's cells alone")
+	if _, err := ParseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Err: err}
+	}
+	if fs.NArg() != 2 {
+		return Usagef("chaos atlas compare: want two atlas folders, DIR_A DIR_B (got %d)", fs.NArg())
+	}
+	a, b := fs.Arg(0), fs.Arg(1)
+	if *out == "" {
+		*out = filepath.Join(b, "compare")
+	}
+	c, err := atlas.Compare(a, b, SplitList(*families))
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := atlas.WriteComparison(*out, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "compare: %d cells in both atlases, %d with different verdicts; %d cells of one atlas only; %d skipped\n",
+		len(c.Rows), c.Differ, len(c.OneSided), len(c.Skipped))
+	fmt.Fprintf(stdout, "compare: %s\n", filepath.Join(*out, "compare.md"))
 	return nil
 }
 
