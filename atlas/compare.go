@@ -262,11 +262,9 @@ func compareSide(dir string, c *CellResult) (CompareSide, error) {
 		}
 		s.Noticed.Runs++
 		run := res.Runs[0]
-		a := run.AvailabilityDuringFault
-		if a == nil {
-			a = runner.AvailabilityDuringFault(&run)
-		}
-		if a != nil {
+		// From the timeline on both sides, by today's rule: a stored
+		// figure may predate it (or the field).
+		if a := runner.AvailabilityDuringFault(&run); a != nil {
 			avail = append(avail, *a)
 		}
 		d, kind, ok, err := noticed(rd, run)

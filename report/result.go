@@ -113,7 +113,7 @@ type Run struct {
 	WaitingInWindow    int `json:"waiting_in_window,omitempty"`
 	// AvailabilityDuringFault is the completion rate during the fault
 	// windows divided by the rate before the first fault (nil when the
-	// run had no fault, or no completion before it).
+	// run had no fault, or fewer than 3 completions before it).
 	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
 
 	// OverlapMsTotal is how long two or more visits were inside at once.

@@ -165,11 +165,11 @@ func TestAvailabilityDuringFault(t *testing.T) {
 	if got := availabilityDuringFault(idle); got != nil {
 		t.Errorf("nothing completed before the fault: got %v, want nil", *got)
 	}
-	// 4 completions before the fault (one long critical section and a
+	// 2 completions before the fault (one long critical section and a
 	// hand-off): no baseline, not a ratio of 300x.
-	few := &report.Run{TimelineBucketMs: 100, Timeline: timeline(2, 2, 50, 50), Faults: []report.FaultWindow{{StartS: 0.2, EndS: 0.4}}}
+	few := &report.Run{TimelineBucketMs: 100, Timeline: timeline(1, 1, 50, 50), Faults: []report.FaultWindow{{StartS: 0.2, EndS: 0.4}}}
 	if got := availabilityDuringFault(few); got != nil {
-		t.Errorf("4 completions before the fault: got %v, want nil", *got)
+		t.Errorf("2 completions before the fault: got %v, want nil", *got)
 	}
 }
 

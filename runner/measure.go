@@ -212,7 +212,7 @@ func availabilityDuringFault(out *report.Run) *float64 {
 
 // minBeforeCompletions is how many critical sections must complete
 // before the first fault for the rate before it to be a baseline.
-const minBeforeCompletions = 5
+const minBeforeCompletions = 3
 
 // RateShortfall is how far below the requested rate an open-loop run may
 // start its operations before the result warns.
