@@ -27,7 +27,7 @@ const (
 func Matrix(w io.Writer, results []*report.Result) string {
 	type cell struct {
 		pass, fail, inconclusive, unjudged, total int
-		lines, reasons                  []string
+		lines, reasons                            []string
 	}
 	cells := map[[2]string]*cell{}
 	var scen, lks []string
