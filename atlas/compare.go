@@ -28,8 +28,9 @@ const NoticedMeasure = "time from the start of the run's first fault to the earl
 	"(named in its target or its links; every client when it names none); " +
 	"the start of the first 100 ms bucket of result.json's timeline counting an error (a failed acquire, release or renewal, any client), " +
 	"unless such a history line falls inside that bucket (the line then times it). " +
-	"A `lost` line is written when the holder leaves its critical section and finds its lease lost: " +
-	"for a holder inside across the fault it bounds from above when the library told it"
+	"A `lost` line carries when the holder learnt it: a Go lock's Lost channel closing inside the critical section, " +
+	"a client program's `lost` line arriving; histories recorded before that rule (a Go holder's line written when it left " +
+	"its critical section) bound the moment from above"
 
 // Comparison sets two atlases of the same families side by side, cell by
 // cell: the same locks under two providers (faults in proxies, faults as

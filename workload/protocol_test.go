@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,55 @@ func TestProgramConfigLine(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(b), `{"op":"config","version":2,"client":0,`) {
 		t.Errorf("config line %s", b)
+	}
+}
+
+// TestProgramLostLine: a program's lost line, written while it holds the
+// lock, goes into the history at the moment it arrived, naming the visit
+// (the time until a client noticed is read from it); one written between
+// holdings is not a lost lease and leaves no line.
+func TestProgramLostLine(t *testing.T) {
+	ps, err := startFake(t, 2, overlapScript(`{"op":"acquired","token":0,"validity_ms":5000}`, `echo '{"op":"lost"}'`))
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer ps.Kill()
+	base := time.Now()
+	res := checker.New(checker.FencingObserve, base)
+	var hist strings.Builder
+	h := checker.NewHistory(&hist, 0)
+	res.SetHistory(h)
+	ps.Run(workload.Config{Clients: 2, Keys: 1, Ops: 2, Base: base}, res, workload.NewRecorder(base))
+	select {
+	case <-ps.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the fake clients did not finish in 20s")
+	}
+	if err := ps.Stop(5 * time.Second); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var lost, exit0 []checker.Op
+	for _, line := range strings.Split(strings.TrimSpace(hist.String()), "\n") {
+		var op checker.Op
+		if err := json.Unmarshal([]byte(line), &op); err != nil {
+			t.Fatalf("history line %q: %v", line, err)
+		}
+		switch {
+		case op.Op == checker.OpLost:
+			lost = append(lost, op)
+		case op.Op == checker.OpExit && op.Client == 0:
+			exit0 = append(exit0, op)
+		}
+	}
+	if len(lost) != 1 || lost[0].Client != 0 || lost[0].Visit == 0 || len(exit0) != 1 {
+		t.Fatalf("lost lines %+v, client 0's exits %+v: want one lost line of client 0's visit", lost, exit0)
+	}
+	// client 0 stays inside 1.5 s after its lost line: the line is timed
+	// when it arrived, not when the holder left.
+	if gap := time.Duration(exit0[0].Return - lost[0].Return); gap < time.Second {
+		t.Errorf("lost line %v before client 0's exit, want about 1.5s", gap)
 	}
 }

@@ -166,7 +166,13 @@ func (s *session) handle(line []byte) error {
 		// counts only while the program holds a lock.
 		if ph := s.phase(); (ph == phHeld || ph == phInside) && !s.lost {
 			s.lost = true
-			s.rec.Error(ErrLostWhileHeld, time.Now())
+			now := time.Now()
+			s.rec.Error(ErrLostWhileHeld, now)
+			if r, ok := s.res.(checker.OpRecorder); ok {
+				at := int64(now.Sub(s.cfg.Base))
+				_ = r.Record(context.Background(), checker.Op{Op: checker.OpLost, Client: s.p.client, Lock: LockName(s.key),
+					Visit: s.visit, Token: s.token, Invoke: at, Return: at, Outcome: ErrLostWhileHeld})
+			}
 		}
 	case "renewed":
 		return s.renewed(m)

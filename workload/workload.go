@@ -227,8 +227,12 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	}
 	h.visitID = visit
 	value, err := res.Read(rctx, visit)
-	completed := false
-	if err == nil && sleepCtx(ctx, cfg.CriticalSection) {
+	completed, slept := false, false
+	var noticed time.Time // when Lost closed inside the critical section
+	if err == nil {
+		slept, noticed = sleepNoticing(ctx, cfg.CriticalSection, lease.Lost())
+	}
+	if slept {
 		h.renewed(rctx)
 		switch {
 		case cfg.OnLost == OnLostAbort && !h.held():
@@ -254,8 +258,14 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	}
 	select {
 	case <-lease.Lost():
-		rec.Error(ErrLostWhileHeld, time.Now())
-		h.record(rctx, checker.Op{Op: checker.OpLost, Outcome: ErrLostWhileHeld}, time.Now(), time.Now())
+		// The lost line carries when the library told the holder: inside
+		// the critical section when Lost closed there, else now.
+		at := time.Now()
+		if !noticed.IsZero() {
+			at = noticed
+		}
+		rec.Error(ErrLostWhileHeld, at)
+		h.record(rctx, checker.Op{Op: checker.OpLost, Outcome: ErrLostWhileHeld}, at, at)
 	default:
 	}
 	h.release(ctx, rec)
@@ -290,6 +300,28 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// sleepNoticing is sleepCtx that also watches lost: it returns, besides
+// whether d elapsed, when lost closed during the wait (zero when it did
+// not). The wait goes on after lost closes: what the holder does then is
+// the client model's choice (on_lost), made after the critical section.
+func sleepNoticing(ctx context.Context, d time.Duration, lost <-chan struct{}) (elapsed bool, noticed time.Time) {
+	if d <= 0 {
+		return ctx.Err() == nil, noticed
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true, noticed
+		case <-ctx.Done():
+			return false, noticed
+		case <-lost:
+			noticed, lost = time.Now(), nil // a nil channel blocks: wait on
+		}
 	}
 }
 
