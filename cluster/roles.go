@@ -22,24 +22,29 @@ func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
 		role string
 		err  error
 	}
-	answers := make(chan answer)
+	// Buffered for every member: an asker never blocks, whether or not
+	// anyone still reads (the leader found, or ctx over).
+	nodes := c.Nodes()
+	answers := make(chan answer, len(nodes))
 	asked := 0
-	for _, n := range c.Nodes() {
+	for _, n := range nodes {
 		if n.Kind != kind || (n.cmd != nil && !n.Alive()) {
 			continue
 		}
 		asked++
 		go func() {
 			r, err := n.Role(ctx)
-			select {
-			case answers <- answer{n, r, err}:
-			case <-ctx.Done():
-			}
+			answers <- answer{n, r, err}
 		}()
 	}
 	var errs []error
 	for range asked {
-		a := <-answers
+		var a answer
+		select {
+		case a = <-answers:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cluster: no %s leader answered: %w", kind, errors.Join(append(errs, context.Cause(ctx))...))
+		}
 		if a.err == nil && (a.role == "leader" || a.role == "standalone") {
 			return a.n, nil
 		}
