@@ -93,10 +93,24 @@ class Adapter:
         def heartbeat():
             sent = time.monotonic()
             ok = beat()
-            if ok:
+            if ok and self._lease_alive(lock):
                 lc.renewed(lock, (self.ttl - (time.monotonic() - sent)) * 1000)
             return ok
         lock.heartbeat = heartbeat
+
+    def _lease_alive(self, lock):
+        """etcd3: tooz's heartbeat answers True even when the lease had
+        already expired (python-etcd3's refresh of an expired lease answers
+        TTL 0, no error): a holder paused past its lease would report a
+        renewal the lock never made. Report one only while the lease lives."""
+        if not self.etcd:
+            return True
+        lease = getattr(lock._lock, "lease", None)
+        try:
+            return lease is not None and lease.remaining_ttl > 0
+        except Exception as e:
+            lc.log("lease ttl after heartbeat: %s" % e)
+            return False
 
     def release(self, lock):
         return "ok" if lock.release() else "not_held"
