@@ -44,9 +44,8 @@ type AtlasFlags struct {
 	Verbose  bool
 	Quiet    bool
 	Slim     bool
-	// Exec are --exec NAME=CMD values, for programs on Backend.
-	Exec    []string
-	Backend string
+	// ExecFlags are --exec NAME=CMD values, for programs on --backend.
+	ExecFlags
 	// Provider is the cluster provider of every run: local or netns.
 	Provider string
 }
@@ -80,11 +79,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.Shard, "shard", "", "run only shard i of n of the (lock, family, run) list, e.g. 2/4")
 	fs.StringVar(&f.Resume, "resume", "", "continue the atlas in this folder: skip finished runs (its plan.json gives the plan)")
 	fs.StringVar(&f.Locks, "locks", "", "only these locks (comma-separated; default every registered lock and every --exec)")
-	fs.Func("exec", "NAME='CMD ARGS': judge your program (client protocol) as lock NAME beside the others (repeatable; --locks NAME: it alone)", func(s string) error {
-		f.Exec = append(f.Exec, s)
-		return nil
-	})
-	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: redis, zookeeper or etcd")
+	f.ExecFlags.register(fs, "judge your program (client protocol) as lock NAME beside the others (--locks NAME: it alone)")
 	fs.StringVar(&f.Families, "families", "", "only these families (comma-separated; default every family)")
 	fs.StringVar(&f.Out, "out", "results/atlas", "atlas folder")
 	fs.StringVar(&f.Provider, "provider", "local", "cluster provider of every run: local (faults in proxies) or netns (faults as dropped packets; root); a family the provider cannot inflict is not applicable")
@@ -122,7 +117,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		plan, err = atlas.LoadPlan(dir)
 	} else {
 		var execs []atlas.ExecLock
-		execs, err = execLocks(f)
+		execs, err = f.ExecFlags.locks()
 		if err == nil {
 			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs, Provider: f.Provider})
 		}

@@ -47,11 +47,6 @@ func (f ExecFlags) locks() ([]atlas.ExecLock, error) {
 	return out, nil
 }
 
-// execLocks reads chaos atlas's --exec values on --backend.
-func execLocks(f AtlasFlags) ([]atlas.ExecLock, error) {
-	return ExecFlags{Exec: f.Exec, Backend: f.Backend}.locks()
-}
-
 // replaceLocks puts the programs in place of sc's locks, so any scenario
 // (a built-in one included) judges the user's lock under its cluster,
 // workload and faults: each program an exec entry labelled with its name,
