@@ -168,11 +168,7 @@ func (s *session) handle(line []byte) error {
 			s.lost = true
 			now := time.Now()
 			s.rec.Error(ErrLostWhileHeld, now)
-			if r, ok := s.res.(checker.OpRecorder); ok {
-				at := int64(now.Sub(s.cfg.Base))
-				_ = r.Record(context.Background(), checker.Op{Op: checker.OpLost, Client: s.p.client, Lock: LockName(s.key),
-					Visit: s.visit, Token: s.token, Invoke: at, Return: at, Outcome: ErrLostWhileHeld})
-			}
+			s.record(checker.Op{Op: checker.OpLost, Outcome: ErrLostWhileHeld}, now)
 		}
 	case "renewed":
 		return s.renewed(m)
@@ -323,12 +319,21 @@ func (s *session) renewed(m message) error {
 	if s.phase() != phInside {
 		return nil // enter carries it
 	}
-	if r, ok := s.res.(checker.OpRecorder); ok {
-		at := int64(now.Sub(s.cfg.Base))
-		_ = r.Record(context.Background(), checker.Op{Op: checker.OpRenew, Client: s.p.client, Lock: LockName(s.key),
-			Visit: s.visit, Token: s.token, ValidUntil: int64(u), Estimated: s.estimated, Invoke: at, Return: at, Outcome: "ok"})
-	}
+	s.record(checker.Op{Op: checker.OpRenew, ValidUntil: int64(u), Estimated: s.estimated, Outcome: "ok"}, now)
 	return nil
+}
+
+// record sends op, of this holding and timed at, to the resource's
+// history when it keeps one.
+func (s *session) record(op checker.Op, at time.Time) {
+	r, ok := s.res.(checker.OpRecorder)
+	if !ok {
+		return
+	}
+	op.Client, op.Lock, op.Visit, op.Token = s.p.client, LockName(s.key), s.visit, s.token
+	op.Invoke = int64(at.Sub(s.cfg.Base))
+	op.Return = op.Invoke
+	_ = r.Record(context.Background(), op)
 }
 
 func (s *session) acquireFailed(m message) error {
