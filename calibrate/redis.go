@@ -242,7 +242,7 @@ func handoff(ctx context.Context, name string, ep func(int) locks.Endpoints, d t
 
 // proxiedEndpoints gives client i its own proxied addresses, as a run does.
 func proxiedEndpoints(cl *cluster.Cluster) func(int) locks.Endpoints {
-	return func(i int) locks.Endpoints { return cl.Endpoints(i).ForLocks() }
+	return func(i int) locks.Endpoints { return cl.Endpoints(i) }
 }
 
 func cycle(acquire, release float64) float64 {

@@ -19,8 +19,8 @@
 // proxied link a Spec produces, computed before anything starts; Start
 // builds exactly that plan, and faults and scenarios validate against it.
 // It takes plain Go values: it never imports scenarios, faults, runner,
-// workload, checker or report, and locks only for the endpoint type a
-// client's addresses convert to (Endpoints.ForLocks).
+// workload, checker or report, and locks only for the endpoint and
+// credential types (Endpoints, Credentials) a client's addresses are.
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, redis.go,

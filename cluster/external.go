@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/internal/credentials"
+	"github.com/locklab/locklab/locks"
 )
 
 // buildExternal registers servers the user runs (provider external) as
@@ -64,8 +64,9 @@ func checkExternal(ctx context.Context, nodes []*Node) error {
 //
 // The clients reach the servers through their proxies on 127.0.0.1, so a
 // TLS client must verify the server's certificate against the real host
-// name (ServerName), not the address it dials.
-type Credentials credentials.Set
+// name (ServerName), not the address it dials. They are the locks
+// package's Auth, which its Endpoints carry to the clients.
+type Credentials = locks.Auth
 
 // Environment variables read by ExternalCredentialsFromEnv.
 var credentialEnv = []string{
@@ -123,19 +124,6 @@ func ExternalCredentialsFromEnv() (Credentials, error) {
 	}
 	return c, nil
 }
-
-// EtcdTLS reports whether etcd clients use TLS.
-func (c Credentials) EtcdTLS() bool { return credentials.Set(c).EtcdTLS() }
-
-// IsZero reports whether no credential is set.
-func (c Credentials) IsZero() bool { return c == Credentials{} }
-
-// String says which credentials are set, without their values
-// (internal/credentials, shared with locks.Auth).
-func (c Credentials) String() string { return credentials.Set(c).String() }
-
-// GoString redacts like String (for %#v).
-func (c Credentials) GoString() string { return "cluster.Credentials{" + c.String() + "}" }
 
 // Credentials are the credentials lock clients of this cluster need: read
 // from the environment at Start for provider external, none otherwise.

@@ -108,7 +108,7 @@ func TestNetnsLocks(t *testing.T) {
 						t.Fatalf("client %d dials %s, want a namespace address", i, a)
 					}
 				}
-				cl, err := spec.New(ctx, locks.Config{Endpoints: e.ForLocks(), TTL: 5 * time.Second, Prefix: "netns/"})
+				cl, err := spec.New(ctx, locks.Config{Endpoints: e, TTL: 5 * time.Second, Prefix: "netns/"})
 				if err != nil {
 					t.Fatalf("client %d: %v", i, err)
 				}

@@ -88,31 +88,10 @@ type Spec struct {
 	Logger *slog.Logger
 }
 
-// Endpoints are one client's addresses, all through that client's proxies.
-// It mirrors locks.Endpoints field by field; ForLocks converts.
-type Endpoints struct {
-	Redis       []string
-	Sentinels   []string
-	MasterNames []string
-	ZooKeeper   []string
-	Etcd        []string
-	Redirect    map[string]string // real server address -> proxied address
-	// Auth are the credentials the clients log in with (Cluster.Credentials:
-	// provider external only, from the environment; none otherwise). It
-	// mirrors locks.Auth; Credentials' String and GoString redact it.
-	Auth Credentials
-}
-
-// ForLocks converts e for the lock packages (which never import cluster).
-// locks.Auth mirrors Credentials field for field, so the conversion stops
-// compiling when one gains a field the other lacks.
-func (e Endpoints) ForLocks() locks.Endpoints {
-	return locks.Endpoints{
-		Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
-		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect,
-		Auth: locks.Auth(e.Auth),
-	}
-}
+// Endpoints are one client's addresses, all through that client's
+// proxies, as the lock packages take them (Cluster.Endpoints): the
+// cluster's own type is the locks package's, so nothing converts them.
+type Endpoints = locks.Endpoints
 
 // Info describes a started cluster for the result file.
 type Info struct {

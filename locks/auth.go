@@ -9,9 +9,8 @@ import (
 
 // Auth are credentials for the backends' servers, the same for every node
 // of a backend; the zero value means none. Its fields are
-// credentials.Set's, as are cluster.Credentials', so the runner converts
-// one into the other. The harness fills it from the LOCKLAB_* environment
-// variables for provider external only.
+// credentials.Set's; cluster.Credentials is this type. The harness fills it
+// from the LOCKLAB_* environment variables for provider external only.
 //
 // Clients reach the servers through proxies on 127.0.0.1, so TLS clients
 // verify each server's certificate against the host of its real address
@@ -25,8 +24,7 @@ func (a Auth) EtcdTLS() bool { return credentials.Set(a).EtcdTLS() }
 func (a Auth) IsZero() bool { return a == Auth{} }
 
 // String says which credentials are set (user names, "password ***",
-// "tls"), without a secret or a file name (internal/credentials, shared
-// with cluster.Credentials).
+// "tls"), without a secret or a file name (internal/credentials).
 func (a Auth) String() string { return credentials.Set(a).String() }
 
 // GoString redacts like String (for %#v).

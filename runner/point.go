@@ -163,7 +163,7 @@ func (r *run) startCluster(ctx context.Context, pt Point, dir string, out *repor
 func (r *run) lockConfig(l scenarios.Lock, cl *cluster.Cluster, ttl time.Duration, label string) func(int) locks.Config {
 	return func(i int) locks.Config {
 		return locks.Config{
-			Endpoints: cl.Endpoints(i).ForLocks(), TTL: ttl, Retry: l.Retry, Prefix: prefix(l, r.sc.Name),
+			Endpoints: cl.Endpoints(i), TTL: ttl, Retry: l.Retry, Prefix: prefix(l, r.sc.Name),
 			Options: l.Options, Seed: r.seed*1_000_003 + int64(i), Logger: r.log.With("client", i, "lock", label),
 		}
 	}

@@ -33,7 +33,7 @@ func NewEnsemble(t testing.TB, backend locks.Backend, clients int) *Ensemble {
 
 // Endpoints are client i's endpoints (credentials included), converted as
 // the runner does.
-func (e *Ensemble) Endpoints(i int) locks.Endpoints { return e.C.Endpoints(i).ForLocks() }
+func (e *Ensemble) Endpoints(i int) locks.Endpoints { return e.C.Endpoints(i) }
 
 // Cut cuts every link of client i (no byte passes either way).
 func (e *Ensemble) Cut(t testing.TB, i int) { t.Helper(); CutClient(t, e.C, i) }
