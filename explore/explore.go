@@ -332,7 +332,7 @@ func (x *explorer) runOne(ctx context.Context, i int) {
 	}
 	rec := RunRecord{Index: i, Lock: s.Lock, Scenario: file, Dir: filepath.Join("runs", name)}
 	for _, f := range s.Faults {
-		rec.Faults = append(rec.Faults, f.Type+" "+Target(f))
+		rec.Faults = append(rec.Faults, f.Type+" "+f.Target())
 	}
 	if err != nil {
 		rec.Outcome = Outcome{Verdict: Inconclusive, Reason: err.Error()}

@@ -175,25 +175,6 @@ func faultYAML(f faults.Fault) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// Target is what f acts on, as results name it.
-func Target(f faults.Fault) string {
-	switch {
-	case f.Link != "":
-		return f.Link
-	case f.Node != "":
-		return f.Node
-	case f.Isolate != "":
-		return "isolate " + f.Isolate
-	case f.Client != "":
-		return "client " + f.Client
-	}
-	var gs []string
-	for _, g := range f.Groups {
-		gs = append(gs, strings.Join(g, ","))
-	}
-	return strings.Join(gs, " | ")
-}
-
 // Parse validates s with the scenario validator, as `chaos run` would
 // read its file.
 func (s Schedule) Parse() (*scenarios.Scenario, error) {

@@ -219,7 +219,7 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 			}
 			c := cur.Clone()
 			c.Faults = slices.Delete(c.Faults, i, i+1)
-			if try(fmt.Sprintf("drop fault %d (%s %s)", i, cur.Faults[i].Type, Target(cur.Faults[i])), c) {
+			if try(fmt.Sprintf("drop fault %d (%s %s)", i, cur.Faults[i].Type, cur.Faults[i].Target()), c) {
 				cur = c
 				x.saveMinimal(f, cur)
 			}

@@ -17,7 +17,7 @@ type pauseClientAction struct{}
 func (pauseClientAction) check(t *topology, f Fault) error { return checkClient(t, f) }
 
 func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
-	eff := effect{target: "client-" + f.Client}
+	eff := effect{target: ClientName(f.Client)}
 	if env.Clients == nil {
 		return eff, unsupported("pause-client: clients run in the harness's process (Env.Clients is nil)")
 	}
@@ -27,7 +27,7 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 	}
 	st := env.state()
 	if err := st.acquire(clientKey{i}, func() error { return env.Clients.Pause(i) }); err != nil {
-		return eff, fmt.Errorf("pause client-%d: %w", i, err)
+		return eff, fmt.Errorf("pause %s: %w", eff.target, err)
 	}
 	eff.detail = "SIGSTOP"
 	if pc, ok := env.Clients.(ClientPids); ok {
@@ -36,7 +36,7 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 	eff.heal = func(ctx context.Context) error {
 		return st.release(clientKey{i}, func() error {
 			if err := env.Clients.Resume(i); err != nil {
-				return fmt.Errorf("resume client-%d: %w", i, err)
+				return fmt.Errorf("resume %s: %w", eff.target, err)
 			}
 			return nil
 		})
@@ -45,17 +45,17 @@ func (pauseClientAction) apply(ctx context.Context, env Env, f Fault) (effect, e
 	return eff, nil
 }
 
-func (pauseClientAction) observe(ctx context.Context, _ Env, f Fault, eff effect) evidence {
+func (pauseClientAction) observe(ctx context.Context, _ Env, _ Fault, eff effect) evidence {
 	if len(eff.pids) == 0 || eff.pids[0] == 0 {
-		return unchecked("client-%s's process id unknown: state not checked", f.Client)
+		return unchecked("%s's process id unknown: state not checked", eff.target)
 	}
 	pid := eff.pids[0]
 	switch st := stoppedState(ctx, pid); st {
 	case "T", "t":
-		return seen(true, "client-%s process %d stopped (state %s)", f.Client, pid, st)
+		return seen(true, "%s process %d stopped (state %s)", eff.target, pid, st)
 	case "":
-		return seen(false, "client-%s process %d gone", f.Client, pid)
+		return seen(false, "%s process %d gone", eff.target, pid)
 	default:
-		return seen(false, "client-%s process %d in state %s, not stopped", f.Client, pid, st)
+		return seen(false, "%s process %d in state %s, not stopped", eff.target, pid, st)
 	}
 }

@@ -61,7 +61,7 @@ func mapNames(f Fault, m func(string) string) Fault {
 	if f.Client != "" {
 		c := f.Client
 		if c != Holder {
-			c = "client-" + c
+			c = ClientName(c)
 		}
 		f.Client = strings.TrimPrefix(m(c), "client-")
 	}

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"strconv"
 )
 
 // Holder is the selector for the client inside the critical section when a
@@ -40,7 +39,7 @@ func resolveHolder(ctx context.Context, env Env, f Fault) (Fault, *HeldClient, e
 	if h.Release == nil {
 		h.Release = func() {}
 	}
-	name := "client-" + strconv.Itoa(h.Client)
+	name := ClientName(h.Client)
 	return mapNames(f, func(s string) string {
 		if s == Holder {
 			return name

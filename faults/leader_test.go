@@ -16,7 +16,7 @@ func TestWithLeaders(t *testing.T) {
 		name   string
 		f      Fault
 		leader string
-		want   string // describeTarget of the result
+		want   string // Target of the result
 	}{
 		{"isolate", Fault{Isolate: ZKLeader}, "zk-3", "zk-3"},
 		{"node", Fault{Node: ZKLeader}, "zk-3", "zk-3"},
@@ -30,10 +30,10 @@ func TestWithLeaders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := leaderChoice{ZKLeader: tc.leader}
-			if got := describeTarget(withLeaders(tc.f, a, nil)); got != tc.want {
+			if got := withLeaders(tc.f, a, nil).Target(); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
-			shown := describeTarget(withLeaders(tc.f, a, func(sel, n string) string { return sel + "=" + n }))
+			shown := withLeaders(tc.f, a, func(sel, n string) string { return sel + "=" + n }).Target()
 			if !strings.Contains(shown, ZKLeader+"="+tc.leader) {
 				t.Errorf("shown as %s", shown)
 			}

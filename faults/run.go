@@ -77,7 +77,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		return nil
 	}
 	since := func() time.Duration { return time.Since(env.Base) }
-	w := &Window{Index: i, Type: f.Type, Target: describeTarget(f)}
+	w := &Window{Index: i, Type: f.Type, Target: f.Target()}
 	fail := func(err error) *Window {
 		w.Err = err.Error()
 		if w.End == 0 {
@@ -112,10 +112,10 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 	}
 	w.Start = since()
 	if holder >= 0 {
-		w.Target = describeTarget(rf)
+		w.Target = rf.Target()
 	}
 	if len(leaders) > 0 {
-		w.Target = describeTarget(withLeaders(rf, leaders, func(sel, node string) string { return sel + "=" + node }))
+		w.Target = withLeaders(rf, leaders, func(sel, node string) string { return sel + "=" + node }).Target()
 		rf = withLeaders(rf, leaders, nil)
 	}
 	if err != nil {
@@ -137,7 +137,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		w.Detail = joinDetail(leaders.String(), w.Detail)
 	}
 	if holder >= 0 {
-		w.Detail = joinDetail(fmt.Sprintf("holder was client-%d", holder), w.Detail)
+		w.Detail = joinDetail("holder was "+ClientName(holder), w.Detail)
 	}
 	if err != nil {
 		w.End = since()
@@ -164,7 +164,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 			ev = eff.late()
 		}
 		if held != nil && held.Seen != nil {
-			ev = holderEvidence(f.Type, ev, fmt.Sprintf("holder client-%d", holder), atApply, held.Seen())
+			ev = holderEvidence(f.Type, ev, "holder "+ClientName(holder), atApply, held.Seen())
 		}
 		if len(leaders) > 0 {
 			ev.seen = joinDetail(ev.seen, leadersNow(octx, env, leaders))
@@ -255,8 +255,11 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// describeTarget names what f acts on, before apply knows better.
-func describeTarget(f Fault) string {
+// Target names what f acts on, as windows, results and logs show it: a
+// link or node name, an isolated group, the partition's groups, or the
+// client ("client-N", "holder"). A window's Target may later say more
+// (the leader that a selector resolved to, the holder's client).
+func (f Fault) Target() string {
 	switch {
 	case f.Link != "":
 		return f.Link
@@ -266,14 +269,16 @@ func describeTarget(f Fault) string {
 		return f.Isolate
 	case f.Groups != nil:
 		return groupsString(f.Groups)
+	case f.Client == Holder:
+		return Holder
 	case f.Client != "":
-		if f.Client == Holder {
-			return Holder
-		}
-		return "client-" + f.Client
+		return ClientName(f.Client)
 	}
 	return ""
 }
+
+// ClientName is the node name of client c ("3" or 3: "client-3").
+func ClientName[T int | string](c T) string { return fmt.Sprintf("client-%v", c) }
 
 func groupsString(gs [][]string) string {
 	parts := make([]string, len(gs))
