@@ -114,56 +114,44 @@ func (l *recipeLocker) enqueue(ctx context.Context) (string, *zk.Stat, error) {
 // find returns the path of the child whose name starts with mine, "" when
 // there is none; it retries over connection losses until ctx ends.
 func (l *recipeLocker) find(ctx context.Context, mine string) (string, error) {
-	for {
-		var children []string
-		err := l.s.call(ctx, func() error {
-			c, _, err := l.s.conn.Children(l.dir)
-			children = c
-			return err
-		})
-		switch {
-		case err == nil:
-			for _, c := range children {
-				if strings.HasPrefix(c, mine) {
-					return l.dir + "/" + c, nil
-				}
+	var children []string
+	err := l.s.read(ctx, func() error {
+		c, _, err := l.s.conn.Children(l.dir)
+		children = c
+		return err
+	})
+	switch {
+	case err == nil:
+		for _, c := range children {
+			if strings.HasPrefix(c, mine) {
+				return l.dir + "/" + c, nil
 			}
-			return "", nil
-		case errors.Is(err, zk.ErrNoNode):
-			return "", nil
-		case connLoss(err):
-			if err := l.s.waitUp(ctx); err != nil {
-				return "", err
-			}
-		default:
-			return "", fmt.Errorf("list %s: %w", l.dir, err)
 		}
+		return "", nil
+	case errors.Is(err, zk.ErrNoNode):
+		return "", nil
+	default:
+		return "", fmt.Errorf("list %s: %w", l.dir, err)
 	}
 }
 
 // stat reads node's stat, for its czxid and owner session (go-zookeeper's
 // Create does not return it).
 func (l *recipeLocker) stat(ctx context.Context, node string) (*zk.Stat, error) {
-	for {
-		var ok bool
-		var stat *zk.Stat
-		err := l.s.call(ctx, func() error {
-			e, st, err := l.s.conn.Exists(node)
-			ok, stat = e, st
-			return err
-		})
-		switch {
-		case err == nil && ok:
-			return stat, nil
-		case err == nil:
-			return nil, errNodeGone
-		case connLoss(err):
-			if err := l.s.waitUp(ctx); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("stat %s: %w", node, err)
-		}
+	var ok bool
+	var stat *zk.Stat
+	err := l.s.read(ctx, func() error {
+		e, st, err := l.s.conn.Exists(node)
+		ok, stat = e, st
+		return err
+	})
+	switch {
+	case err == nil && ok:
+		return stat, nil
+	case err == nil:
+		return nil, errNodeGone
+	default:
+		return nil, fmt.Errorf("stat %s: %w", node, err)
 	}
 }
 
@@ -224,7 +212,7 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 		// GetW, not ExistsW: when the predecessor is already gone it fails
 		// with ErrNoNode and leaves no watch behind.
 		var watch <-chan zk.Event
-		err = l.s.call(ctx, func() error {
+		err = l.s.read(ctx, func() error {
 			_, _, ch, err := l.s.conn.GetW(l.dir + "/" + pred)
 			watch = ch
 			return err
@@ -232,11 +220,6 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 		switch {
 		case err == nil:
 		case errors.Is(err, zk.ErrNoNode):
-			continue
-		case connLoss(err):
-			if err := l.s.waitUp(ctx); err != nil {
-				return nil, err
-			}
 			continue
 		default:
 			return nil, fmt.Errorf("watch %s: %w", pred, err)

@@ -292,6 +292,20 @@ func (s *Session) call(ctx context.Context, op func() error) error {
 	}
 }
 
+// read runs op, a read (idempotent), through call again after each lost
+// connection once the session is back, until ctx ends.
+func (s *Session) read(ctx context.Context, op func() error) error {
+	for {
+		err := s.call(ctx, op)
+		if !connLoss(err) {
+			return err
+		}
+		if err := s.waitUp(ctx); err != nil {
+			return err
+		}
+	}
+}
+
 // retryDelete runs del, a delete of one of our ephemeral nodes, again each
 // time a lost connection cut it short, once the session is back, until ctx
 // ends: as Curator's guaranteed delete. It returns whether a retry ran in
