@@ -235,51 +235,39 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 	if err != nil {
 		return nil, err
 	}
-	var rdb *redis.Client
+	o := &redis.UniversalOptions{
+		Username:              e.Auth.RedisUsername,
+		Password:              e.Auth.RedisPassword,
+		Dialer:                dial,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		PoolSize:              poolSize,
+		ReadBufferSize:        connBuffer,
+		WriteBufferSize:       connBuffer,
+		Protocol:              protocol,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}
 	var where string
 	if len(e.Sentinels) > 0 {
 		if i >= len(e.MasterNames) || e.MasterNames[i] == "" {
 			return nil, fmt.Errorf("redislock: no master name for primary %d (have %d)", i, len(e.MasterNames))
 		}
 		where = "master " + e.MasterNames[i]
-		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName:            e.MasterNames[i],
-			SentinelAddrs:         e.Sentinels,
-			Username:              e.Auth.RedisUsername,
-			Password:              e.Auth.RedisPassword,
-			SentinelUsername:      e.Auth.RedisUsername,
-			SentinelPassword:      e.Auth.RedisPassword,
-			Dialer:                dial,
-			MaxRetries:            -1,
-			ContextTimeoutEnabled: true,
-			PoolSize:              poolSize,
-			ReadBufferSize:        connBuffer,
-			Protocol:              protocol,
-			WriteBufferSize:       connBuffer,
-			DisableIdentity:       true,
-		})
+		o.MasterName, o.Addrs = e.MasterNames[i], e.Sentinels
+		o.SentinelUsername, o.SentinelPassword = e.Auth.RedisUsername, e.Auth.RedisPassword
 	} else {
 		if i >= len(e.Redis) {
 			return nil, fmt.Errorf("redislock: no address for primary %d (have %d)", i, len(e.Redis))
 		}
 		where = e.Redis[i]
-		rdb = redis.NewClient(&redis.Options{
-			Addr:                  e.Redis[i],
-			Username:              e.Auth.RedisUsername,
-			Password:              e.Auth.RedisPassword,
-			Dialer:                dial,
-			MaxRetries:            -1,
-			ContextTimeoutEnabled: true,
-			PoolSize:              poolSize,
-			ReadBufferSize:        connBuffer,
-			Protocol:              protocol,
-			WriteBufferSize:       connBuffer,
-			DisableIdentity:       true,
-			MaintNotificationsConfig: &maintnotifications.Config{
-				Mode: maintnotifications.ModeDisabled,
-			},
-		})
+		o.Addrs = []string{e.Redis[i]}
 	}
+	// One address or a master name: a plain client, or one that follows
+	// Sentinel's failovers (never a cluster client).
+	rdb := redis.NewUniversalClient(o).(*redis.Client)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("connect %s: %w", where, err)
