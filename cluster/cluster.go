@@ -236,37 +236,26 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		backends = append(backends, b)
 	}
-	if c.spec.Provider == ProviderExternal {
+	// Each provider's builder of each backend kind.
+	redis, zookeeper, etcd := c.buildRedis, c.buildZooKeeper, c.buildEtcd
+	switch {
+	case c.netns != nil:
+		redis, zookeeper, etcd = c.buildNetnsRedis, c.buildNetnsZooKeeper, c.buildNetnsEtcd
+	case c.docker != nil:
+		redis, zookeeper, etcd = c.buildDockerRedis, c.buildDockerZooKeeper, c.buildDockerEtcd
+	}
+	switch {
+	case c.spec.Provider == ProviderExternal:
 		add(c.buildExternal(c.spec.External))
-	} else if c.netns != nil {
+	default:
 		if c.spec.Redis != nil {
-			add(c.buildNetnsRedis(*c.spec.Redis))
+			add(redis(*c.spec.Redis))
 		}
 		if c.spec.ZooKeeper != nil {
-			add(c.buildNetnsZooKeeper(*c.spec.ZooKeeper))
+			add(zookeeper(*c.spec.ZooKeeper))
 		}
 		if c.spec.Etcd != nil {
-			add(c.buildNetnsEtcd(*c.spec.Etcd))
-		}
-	} else if c.docker != nil {
-		if c.spec.Redis != nil {
-			add(c.buildDockerRedis(*c.spec.Redis))
-		}
-		if c.spec.ZooKeeper != nil {
-			add(c.buildDockerZooKeeper(*c.spec.ZooKeeper))
-		}
-		if c.spec.Etcd != nil {
-			add(c.buildDockerEtcd(*c.spec.Etcd))
-		}
-	} else {
-		if c.spec.Redis != nil {
-			add(c.buildRedis(*c.spec.Redis))
-		}
-		if c.spec.ZooKeeper != nil {
-			add(c.buildZooKeeper(*c.spec.ZooKeeper))
-		}
-		if c.spec.Etcd != nil {
-			add(c.buildEtcd(*c.spec.Etcd))
+			add(etcd(*c.spec.Etcd))
 		}
 	}
 	if err != nil {
@@ -276,37 +265,29 @@ func (c *Cluster) start(ctx context.Context) error {
 	// Backends are independent: start them side by side.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make([]error, len(backends))
-	var wg sync.WaitGroup
-	for i, b := range backends {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0 := time.Now()
-			if err := b.start(ctx); err != nil {
-				errs[i] = fmt.Errorf("cluster: start %s: %w", b.name, err)
-				cancel()
-				return
-			}
-			took := time.Since(t0)
-			v := ""
-			if b.version != nil {
-				v = b.version(ctx)
-			}
-			c.mu.Lock()
-			c.info.Startup[b.name] = took
-			if v != "" {
-				c.info.Versions[b.name] = v
-			}
-			c.mu.Unlock()
-			c.log.Info("backend ready", "backend", b.name, "took", took, "version", v)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := each(backends, func(b backend) error {
+		t0 := time.Now()
+		if err := b.start(ctx); err != nil {
+			cancel()
+			return fmt.Errorf("cluster: start %s: %w", b.name, err)
+		}
+		took := time.Since(t0)
+		v := ""
+		if b.version != nil {
+			v = b.version(ctx)
+		}
+		c.mu.Lock()
+		c.info.Startup[b.name] = took
+		if v != "" {
+			c.info.Versions[b.name] = v
+		}
+		c.mu.Unlock()
+		c.log.Info("backend ready", "backend", b.name, "took", took, "version", v)
+		return nil
+	}); err != nil {
 		// Report the first real cause, not the cancellations it caused.
-		for _, e := range errs {
-			if e != nil && !errors.Is(e, context.Canceled) {
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if !errors.Is(e, context.Canceled) {
 				return e
 			}
 		}

@@ -4,13 +4,11 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -162,23 +160,16 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 // createAll creates the nodes' containers side by side, so that starting
 // them later is quick.
 func (p *dockerProvider) createAll(ctx context.Context, nodes []*Node) error {
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd, err := n.cmd()
-			if err == nil {
-				_, err = p.ensure(ctx, n, cmd)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", n.Name, err)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return each(nodes, func(n *Node) error {
+		cmd, err := n.cmd()
+		if err == nil {
+			_, err = p.ensure(ctx, n, cmd)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		return nil
+	})
 }
 
 func isPortConflict(err error) bool {

@@ -63,7 +63,7 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 		if err := p.createAll(ctx, nodes); err != nil {
 			return err
 		}
-		return dockerStartNodes(ctx, nodes, nil)
+		return startNodes(ctx, nodes, nil)
 	}
 	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil

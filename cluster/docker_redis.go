@@ -2,11 +2,9 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/netip"
 	"strconv"
-	"sync"
 )
 
 // Ports the servers listen on inside their containers.
@@ -138,7 +136,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		if err := p.createAll(ctx, all); err != nil {
 			return err
 		}
-		err := dockerStartNodes(ctx, servers, func(ctx context.Context, n *Node) error {
+		err := startNodes(ctx, servers, func(ctx context.Context, n *Node) error {
 			if n.Kind != KindReplica {
 				return nil
 			}
@@ -147,41 +145,12 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		if err != nil {
 			return err
 		}
-		return dockerStartNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
+		return startNodes(ctx, sentinels, func(ctx context.Context, n *Node) error {
 			return sentinelKnows(ctx, n, primaries, peer, rs.Replicas, len(sentinels)-1)
 		})
 	}
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
-}
-
-// dockerStartNodes is startNodes with the containers started side by side
-// (a container start takes a docker round trip, a local spawn does not).
-// Host ports are published by docker: a port taken meanwhile is handled by
-// the provider's launch, not by rebind.
-func dockerStartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
-	errs := make([]error, len(nodes))
-	done := make(chan int, len(nodes))
-	for i, n := range nodes {
-		go func() {
-			defer func() { done <- i }()
-			if err := n.spawn(ctx); err != nil {
-				errs[i] = err
-				return
-			}
-			if err := n.waitServing(ctx, false); err != nil {
-				errs[i] = err
-				return
-			}
-			if ready != nil {
-				errs[i] = poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
-			}
-		}()
-	}
-	for range nodes {
-		<-done
-	}
-	return errors.Join(errs...)
 }
 
 // dockerStartSequential launches the nodes' containers one after the other
@@ -192,15 +161,5 @@ func dockerStartSequential(ctx context.Context, nodes []*Node) error {
 			return err
 		}
 	}
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = n.waitServing(ctx, false)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return each(nodes, func(n *Node) error { return n.waitServing(ctx, false) })
 }

@@ -129,21 +129,9 @@ func netnsProcesses(ino uint64) []int {
 	if ino == 0 {
 		return nil
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if netnsInode(e.Name()) == ino {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids(func(pid int) bool {
+		return pid != os.Getpid() && netnsInode(strconv.Itoa(pid)) == ino
+	})
 }
 
 // removeNetns kills every process left in the named namespace and deletes

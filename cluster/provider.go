@@ -167,27 +167,30 @@ func (p *localProcess) shutdown() error {
 // groupMembers lists the live or unreaped processes of process group pgid
 // other than its leader.
 func groupMembers(pgid int) []int {
+	return pids(func(pid int) bool {
+		if pid == pgid {
+			return false
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		return i >= 0 && len(f) > 2 && f[2] == strconv.Itoa(pgid)
+	})
+}
+
+// pids lists the processes in /proc that keep accepts.
+func pids(keep func(pid int) bool) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	var out []int
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && keep(pid) {
 			out = append(out, pid)
 		}
 	}

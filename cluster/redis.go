@@ -350,30 +350,30 @@ func splitHostPort(addr string) (string, string) {
 }
 
 // startNodes launches nodes side by side, waits until each serves and then
-// until ready (when not nil) holds for each.
+// until ready (when not nil) holds for each. A local server that exited
+// because its port was taken meanwhile starts again on new ports (its
+// rebind; docker publishes ports itself).
 func startNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
-	errs := make([]error, len(nodes))
-	for i, n := range nodes {
+	return each(nodes, func(n *Node) error {
 		if err := n.spawn(ctx); err != nil {
-			errs[i] = err
+			return err
 		}
-	}
+		if err := n.waitServing(ctx, true); err != nil {
+			return err
+		}
+		if ready == nil {
+			return nil
+		}
+		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+	})
+}
+
+// each runs f for every element of xs side by side and joins their errors.
+func each[T any](xs []T, f func(T) error) error {
+	errs := make([]error, len(xs))
 	var wg sync.WaitGroup
-	for i, n := range nodes {
-		if errs[i] != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := n.waitServing(ctx, true); err != nil {
-				errs[i] = err
-				return
-			}
-			if ready != nil {
-				errs[i] = poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
-			}
-		}()
+	for i, x := range xs {
+		wg.Go(func() { errs[i] = f(x) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
