@@ -34,12 +34,11 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes()
+	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
-	servers := append(append([]*Node(nil), primaries...), replicas...)
-	all := append(append([]*Node(nil), servers...), sentinels...)
+	primaries, replicas, sentinels, servers, all := rn.primaries, rn.replicas, rn.sentinels, rn.servers, rn.all
 	ports, err := pickPorts(len(all))
 	if err != nil {
 		return b, err
@@ -78,23 +77,16 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	}
 
 	server := func(n *Node, extra ...string) command {
-		args := []string{
-			"--port", strconv.Itoa(dockerRedisPort), "--bind", "0.0.0.0", "--dir", dockerDataDir,
-			"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
-			"--repl-diskless-sync-delay", "0",
-			"--enable-debug-command", "local",
-		}
 		// What the primary lists in INFO replication, hence where Sentinel
 		// looks for this server when it is a replica: its peer address, not
 		// the gateway address it connects from.
 		if a := peer[n]; a != "" {
 			host, port := splitHostPort(a)
-			args = append(args, "--replica-announce-ip", host, "--replica-announce-port", port)
+			extra = append([]string{"--replica-announce-ip", host, "--replica-announce-port", port}, extra...)
 		}
-		args = append(append(args, persist...), extra...)
-		return command{path: "redis-server", args: args, dir: dockerDataDir, container: &containerSpec{
-			backend: BackendRedis, image: rs.Image, port: dockerRedisPort,
-		}}
+		cmd := redisCommand(strconv.Itoa(dockerRedisPort), "0.0.0.0", dockerDataDir, persist, extra)
+		cmd.container = &containerSpec{backend: BackendRedis, image: rs.Image, port: dockerRedisPort}
+		return cmd
 	}
 	for _, n := range primaries {
 		n.cmd = func() (command, error) { return server(n), nil }

@@ -44,12 +44,11 @@ func (c *Cluster) netnsAddNodes(nodes []*Node, port func(*Node) int) (map[*Node]
 func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes()
+	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
-	servers := append(append([]*Node(nil), primaries...), replicas...)
-	all := append(append([]*Node(nil), servers...), sentinels...)
+	primaries, replicas, sentinels, servers, all := rn.primaries, rn.replicas, rn.sentinels, rn.servers, rn.all
 	ips, err := c.netnsAddNodes(all, func(n *Node) int {
 		if n.Kind == KindSentinel {
 			return netnsSentinelPort
@@ -60,14 +59,7 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 		return b, err
 	}
 	server := func(n *Node, extra ...string) command {
-		args := []string{
-			"--port", strconv.Itoa(netnsRedisPort), "--bind", ips[n], "--dir", n.dataDir,
-			"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
-			"--repl-diskless-sync-delay", "0",
-			"--enable-debug-command", "local",
-		}
-		args = append(append(args, persist...), extra...)
-		return command{path: "redis-server", args: args, dir: n.dataDir}
+		return redisCommand(strconv.Itoa(netnsRedisPort), ips[n], n.dataDir, persist, extra)
 	}
 	for _, n := range primaries {
 		n.cmd = func() (command, error) { return server(n), nil }
@@ -86,18 +78,9 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 	quorum := len(sentinels)/2 + 1
 	noPeers := map[*Node]string{}
 	for _, n := range sentinels {
-		conf := filepath.Join(n.dataDir, "sentinel.conf")
-		n.cmd = func() (command, error) {
-			// Written on the first launch only: a restarted sentinel keeps
-			// what it learned (see buildRedis).
-			if _, err := os.Stat(conf); os.IsNotExist(err) {
-				body := sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], primaries, noPeers, quorum)
-				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-					return command{}, err
-				}
-			}
-			return command{path: "redis-sentinel", args: []string{conf}, dir: n.dataDir}, nil
-		}
+		n.cmd = sentinelCommand(n, func() string {
+			return sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], primaries, noPeers, quorum)
+		})
 		n.probe = redisProbe(n)
 	}
 	b.start = startRedis(primaries, replicas, sentinels, noPeers, rs.Replicas)

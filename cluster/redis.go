@@ -32,11 +32,11 @@ const (
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
 	persist := redisPersistArgs(rs.Persistence)
-	primaries, replicas, sentinels, err := c.addRedisNodes()
+	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
-	all := append(append(append([]*Node(nil), primaries...), replicas...), sentinels...)
+	primaries, replicas, sentinels, all := rn.primaries, rn.replicas, rn.sentinels, rn.all
 	ports, err := pickPorts(len(all))
 	if err != nil {
 		return b, err
@@ -81,18 +81,18 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		if peer[n] != "" {
 			extra = announce(n)
 		}
-		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
+		n.cmd = func() (command, error) { return localRedis(n, persist, extra), nil }
 		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
 	for _, n := range replicas {
 		host, port := splitHostPort(peer[primaryOf(primaries, n)])
 		extra := append(announce(n), "--replicaof", host, port)
-		n.cmd = func() (command, error) { return redisCommand(n, persist, extra), nil }
+		n.cmd = func() (command, error) { return localRedis(n, persist, extra), nil }
 		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
-	for _, n := range append(append([]*Node(nil), primaries...), replicas...) {
+	for _, n := range rn.servers {
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
 	for _, n := range sentinels {
@@ -100,23 +100,13 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {
-		conf := filepath.Join(n.dataDir, "sentinel.conf")
-		n.cmd = func() (command, error) {
-			// Sentinel rewrites its file (ids, discovered replicas and
-			// sentinels, failovers); write it only on the first launch so a
-			// restarted sentinel keeps what it learned, as in production.
-			if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-				_, port := splitHostPort(n.Addr())
-				body := sentinelConf(n, port, n.dataDir, "127.0.0.1", primaries, peer, quorum)
-				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-					return command{}, err
-				}
-			}
-			return command{path: "redis-sentinel", args: []string{conf}, dir: n.dataDir}, nil
-		}
+		n.cmd = sentinelCommand(n, func() string {
+			_, port := splitHostPort(n.Addr())
+			return sentinelConf(n, port, n.dataDir, "127.0.0.1", primaries, peer, quorum)
+		})
 		n.probe = redisProbe(n)
 		n.rebind = func() error {
-			if err := os.Remove(conf); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(sentinelConfPath(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 			return rebind(n)()
@@ -205,10 +195,9 @@ func redisPersistArgs(p string) []string {
 	}
 }
 
-func redisCommand(n *Node, persist, extra []string) command {
-	_, port := splitHostPort(n.Addr())
+func redisCommand(port, bind, dir string, persist, extra []string) command {
 	args := []string{
-		"--port", port, "--bind", "127.0.0.1", "--dir", n.dataDir,
+		"--port", port, "--bind", bind, "--dir", dir,
 		"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
 		// Full syncs start at once instead of waiting 5 s for more
 		// replicas to join the same diskless transfer.
@@ -217,7 +206,33 @@ func redisCommand(n *Node, persist, extra []string) command {
 	}
 	args = append(args, persist...)
 	args = append(args, extra...)
-	return command{path: "redis-server", args: args, dir: n.dataDir}
+	return command{path: "redis-server", args: args, dir: dir}
+}
+
+// localRedis is a local server's command: on its own port of 127.0.0.1
+// (taken when it starts: a rebind moves it), data in its data dir.
+func localRedis(n *Node, persist, extra []string) command {
+	_, port := splitHostPort(n.Addr())
+	return redisCommand(port, "127.0.0.1", n.dataDir, persist, extra)
+}
+
+// sentinelConfPath is where a local or netns sentinel keeps its file.
+func sentinelConfPath(n *Node) string { return filepath.Join(n.dataDir, "sentinel.conf") }
+
+// sentinelCommand is a local or netns sentinel's command. Sentinel
+// rewrites its file (ids, discovered replicas and sentinels, failovers),
+// so conf's text is written on the first launch only: a restarted sentinel
+// keeps what it learned, as in production.
+func sentinelCommand(n *Node, conf func() string) func() (command, error) {
+	return func() (command, error) {
+		path := sentinelConfPath(n)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(path, []byte(conf()), 0o644); err != nil {
+				return command{}, err
+			}
+		}
+		return command{path: "redis-sentinel", args: []string{path}, dir: n.dataDir}, nil
+	}
 }
 
 // sentinelConf is sentinel self's first configuration: it listens on port
@@ -402,20 +417,30 @@ func poll(ctx context.Context, what string, f func(context.Context) error) error
 // addRedisNodes names the nodes of a Redis topology (docs/faults.md):
 // redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>. Both
 // providers build the same topology from them.
-func (c *Cluster) addRedisNodes() (primaries, replicas, sentinels []*Node, err error) {
+func (c *Cluster) addRedisNodes() (redisNodes, error) {
+	var r redisNodes
 	nodes, err := c.addPlanned(BackendRedis)
 	if err != nil {
-		return nil, nil, nil, err
+		return r, err
 	}
 	for _, n := range nodes {
 		switch n.Kind {
 		case KindRedis:
-			primaries = append(primaries, n)
+			r.primaries = append(r.primaries, n)
 		case KindReplica:
-			replicas = append(replicas, n)
+			r.replicas = append(r.replicas, n)
 		case KindSentinel:
-			sentinels = append(sentinels, n)
+			r.sentinels = append(r.sentinels, n)
 		}
 	}
-	return primaries, replicas, sentinels, nil
+	r.servers = append(append([]*Node(nil), r.primaries...), r.replicas...)
+	r.all = append(append([]*Node(nil), r.servers...), r.sentinels...)
+	return r, nil
+}
+
+// redisNodes are a Redis topology's nodes by kind, in start order.
+type redisNodes struct {
+	primaries, replicas, sentinels []*Node
+	servers                        []*Node // primaries, then replicas
+	all                            []*Node // servers, then sentinels
 }
