@@ -56,6 +56,15 @@ test-deps:
 	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS) $(TEST_BINS)"
 	@$(MAKE) --no-print-directory clients
 
+# APT_INSTALL installs the Debian packages the recipe collected in the
+# shell variable missing (nothing when it is empty), with sudo unless root.
+APT_INSTALL = if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
 apt-install:
 	@missing=""; \
 	for pair in $(BINS); do \
@@ -63,12 +72,7 @@ apt-install:
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	[ -f /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi; \
+	$(APT_INSTALL); \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
 
 # clients installs the Debian packages the reference library clients need
@@ -81,12 +85,7 @@ clients:
 	done; \
 	[ -f /usr/share/java/curator-recipes.jar ] || missing="$$missing libcurator-recipes-java"; \
 	command -v javac >/dev/null 2>&1 || missing="$$missing default-jdk-headless"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi; \
+	$(APT_INSTALL); \
 	echo "clients: ok (redis-py $$(/usr/bin/python3 -c 'import redis; print(redis.__version__)'), $$(javac -version 2>&1))"
 
 # images builds the docker provider's server images from Debian packages
