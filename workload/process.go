@@ -166,10 +166,9 @@ type proc struct {
 	sp     *spawned // its done closes when Wait returned
 	// closeOut closes our end of the stdout pipe (after Kill).
 	closeOut func() error
-
-	mu     sync.Mutex
-	paused bool
 }
+
+func (p *proc) process() *spawned { return p.sp }
 
 // StartProcesses starts one process per spec running exe (normally
 // os.Executable()) in worker mode, with stderr logged to logDir/client-N.log,
@@ -265,62 +264,19 @@ func (p *proc) start(base time.Time) (time.Duration, error) {
 }
 
 // Pids returns the process ids by client index.
-func (ps *Processes) Pids() []int {
-	out := make([]int, len(ps.procs))
-	for i, p := range ps.procs {
-		out[i] = p.cmd.Process.Pid
-	}
-	return out
-}
-
-func (ps *Processes) get(client int) (*proc, error) {
-	for _, p := range ps.procs {
-		if p.client == client {
-			return p, nil
-		}
-	}
-	return nil, fmt.Errorf("no client-%d process", client)
-}
+func (ps *Processes) Pids() []int { return pids(ps.procs) }
 
 // Pause stops client's whole process (SIGSTOP to its group): its renewal
 // goroutines and library keepalives freeze too, like a long GC pause.
-func (ps *Processes) Pause(client int) error {
-	p, err := ps.get(client)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("pause client-%d: %w", client, err)
-	}
-	p.paused = true
-	return nil
-}
+func (ps *Processes) Pause(client int) error { return signal(ps.procs, client, syscall.SIGSTOP, true) }
 
 // Pid is client's process id, 0 when there is no such client (for a
 // fault's evidence that the process stopped).
-func (ps *Processes) Pid(client int) int {
-	p, err := ps.get(client)
-	if err != nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
+func (ps *Processes) Pid(client int) int { return pid(ps.procs, client) }
 
 // Resume continues a paused client (SIGCONT).
 func (ps *Processes) Resume(client int) error {
-	p, err := ps.get(client)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT); err != nil {
-		return fmt.Errorf("resume client-%d: %w", client, err)
-	}
-	p.paused = false
-	return nil
+	return signal(ps.procs, client, syscall.SIGCONT, false)
 }
 
 // Wait blocks until every client exited on its own (an ops budget spent)
@@ -341,12 +297,7 @@ func (ps *Processes) Wait(ctx context.Context) error {
 // grace is killed and reported. Counters of the lock clients are summed.
 func (ps *Processes) Stop(grace time.Duration, rec *Recorder) (map[string]int64, error) {
 	for _, p := range ps.procs {
-		p.mu.Lock()
-		if p.paused {
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
-			p.paused = false
-		}
-		p.mu.Unlock()
+		p.sp.resumeIfPaused()
 		p.stdin.Close()
 	}
 	type outcome struct {

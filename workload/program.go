@@ -88,7 +88,6 @@ type program struct {
 
 	drainOnce sync.Once
 	mu        sync.Mutex
-	paused    bool
 	killed    bool
 	stopSent  time.Time  // when the harness wrote stop
 	wmu       sync.Mutex // serializes writes to stdin
@@ -251,21 +250,7 @@ func (p *program) exit(deadline <-chan time.Time) ProgramExit {
 	return e
 }
 
-func (p *program) signal(sig syscall.Signal, paused bool) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
-		return fmt.Errorf("client-%d: %s: %w", p.client, sig, err)
-	}
-	p.paused = paused
-	return nil
-}
-
-func (p *program) isPaused() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.paused
-}
+func (p *program) process() *spawned { return p.sp }
 
 // kill kills the program's process group and waits until it was reaped.
 func (p *program) kill() {

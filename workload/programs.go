@@ -129,9 +129,7 @@ func (ps *Programs) Err() error {
 // after stop (a library's slow teardown) is killed after stopWait. Every program is gone when Stop returns. It returns Err.
 func (ps *Programs) Stop(grace time.Duration) error {
 	for _, p := range ps.progs {
-		if p.isPaused() {
-			p.signal(syscall.SIGCONT, false)
-		}
+		p.sp.resumeIfPaused()
 	}
 	ps.stopRun()
 	const stopWait = 2 * time.Second
@@ -194,48 +192,15 @@ func (ps *Programs) Kill() {
 }
 
 // Pids returns the programs' process ids by client index.
-func (ps *Programs) Pids() []int {
-	out := make([]int, len(ps.progs))
-	for i, p := range ps.progs {
-		out[i] = p.cmd.Process.Pid
-	}
-	return out
-}
-
-func (ps *Programs) get(client int) (*program, error) {
-	for _, p := range ps.progs {
-		if p.client == client {
-			return p, nil
-		}
-	}
-	return nil, fmt.Errorf("no client-%d program", client)
-}
+func (ps *Programs) Pids() []int { return pids(ps.progs) }
 
 // Pause stops client's whole process group (SIGSTOP): the library's
 // heartbeats and session threads freeze too.
-func (ps *Programs) Pause(client int) error {
-	p, err := ps.get(client)
-	if err != nil {
-		return err
-	}
-	return p.signal(syscall.SIGSTOP, true)
-}
+func (ps *Programs) Pause(client int) error { return signal(ps.progs, client, syscall.SIGSTOP, true) }
 
 // Pid is client's process id, 0 when there is no such client (for a
 // fault's evidence that the process stopped).
-func (ps *Programs) Pid(client int) int {
-	p, err := ps.get(client)
-	if err != nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
+func (ps *Programs) Pid(client int) int { return pid(ps.progs, client) }
 
 // Resume continues a paused client (SIGCONT).
-func (ps *Programs) Resume(client int) error {
-	p, err := ps.get(client)
-	if err != nil {
-		return err
-	}
-	return p.signal(syscall.SIGCONT, false)
-}
+func (ps *Programs) Resume(client int) error { return signal(ps.progs, client, syscall.SIGCONT, false) }

@@ -78,7 +78,7 @@ func (s *session) serve() error {
 				return p.errorf("%v", err)
 			}
 		case <-tick.C:
-			if s.phase() == phAcquiring && !p.isPaused() && time.Since(s.goAt) > hang {
+			if s.phase() == phAcquiring && !p.sp.isPaused() && time.Since(s.goAt) > hang {
 				s.abandon()
 				return p.errorf("no acquired or acquire_failed within %s of go: hung", hang)
 			}
