@@ -22,26 +22,22 @@ func (r *run) isTerminal() bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func (r *run) progressf(format string, args ...any) {
-	if r.opts.Progress == nil {
-		return
-	}
-	line := fmt.Sprintf(format, args...)
-	if r.isTerminal() {
-		fmt.Fprintf(r.opts.Progress, "\r\033[K%s", line)
-		return
-	}
-	fmt.Fprintln(r.opts.Progress, line)
-}
+// progressf prints a progress line that the next one replaces on a
+// terminal.
+func (r *run) progressf(format string, args ...any) { r.progress("", format, args...) }
 
 // progressDone prints a final line for a point that stays on screen.
-func (r *run) progressDone(format string, args ...any) {
+func (r *run) progressDone(format string, args ...any) { r.progress("\n", format, args...) }
+
+// progress prints a line over the previous one on a terminal (followed by
+// end), a line of its own elsewhere.
+func (r *run) progress(end, format string, args ...any) {
 	if r.opts.Progress == nil {
 		return
 	}
 	line := fmt.Sprintf(format, args...)
 	if r.isTerminal() {
-		fmt.Fprintf(r.opts.Progress, "\r\033[K%s\n", line)
+		fmt.Fprintf(r.opts.Progress, "\r\033[K%s%s", line, end)
 		return
 	}
 	fmt.Fprintln(r.opts.Progress, line)

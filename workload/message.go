@@ -63,26 +63,22 @@ func (m message) number(name string) (v float64, ok bool, err error) {
 
 // uint returns a required non-negative integer field (a fencing token).
 func (m message) uint(name string) (uint64, error) {
-	raw, ok := m.fields[name]
-	if !ok {
-		return 0, m.errorf("missing field %s (an integer >= 0; 0 when the library gives no fencing token)", name)
-	}
-	var v uint64
-	if json.Unmarshal(raw, &v) != nil {
-		return 0, m.errorf("field %s must be an integer >= 0 (got %s)", name, raw)
-	}
-	return v, nil
+	return integer[uint64](m, name, "an integer >= 0", "; 0 when the library gives no fencing token")
 }
 
 // int returns a required integer field.
-func (m message) int(name string) (int64, error) {
+func (m message) int(name string) (int64, error) { return integer[int64](m, name, "an integer", "") }
+
+// integer returns m's required integer field name; what says which
+// integers it takes and hint what to send when it is missing.
+func integer[T int64 | uint64](m message, name, what, hint string) (T, error) {
 	raw, ok := m.fields[name]
 	if !ok {
-		return 0, m.errorf("missing field %s (an integer)", name)
+		return 0, m.errorf("missing field %s (%s%s)", name, what, hint)
 	}
-	var v int64
+	var v T
 	if json.Unmarshal(raw, &v) != nil {
-		return 0, m.errorf("field %s must be an integer (got %s)", name, raw)
+		return 0, m.errorf("field %s must be %s (got %s)", name, what, raw)
 	}
 	return v, nil
 }
