@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -342,41 +343,26 @@ func asInt(n *yaml.Node) (int, string) {
 	return int(v), msg
 }
 
-func asInt64(n *yaml.Node) (int64, string) {
-	s, msg := scalar(n, "an integer")
-	if msg != "" {
-		return 0, msg
-	}
-	n = resolve(n)
-	var v int64
-	if n.ShortTag() != "!!int" || n.Decode(&v) != nil {
-		return 0, fmt.Sprintf("must be an integer (got %q)", s)
-	}
-	return v, ""
-}
+func asInt64(n *yaml.Node) (int64, string) { return decodeScalar[int64](n, "an integer", "!!int") }
 
 func asFloat(n *yaml.Node) (float64, string) {
-	s, msg := scalar(n, "a number")
-	if msg != "" {
-		return 0, msg
-	}
-	n = resolve(n)
-	var v float64
-	if t := n.ShortTag(); (t != "!!int" && t != "!!float") || n.Decode(&v) != nil {
-		return 0, fmt.Sprintf("must be a number (got %q)", s)
-	}
-	return v, ""
+	return decodeScalar[float64](n, "a number", "!!int", "!!float")
 }
 
-func asBool(n *yaml.Node) (bool, string) {
-	s, msg := scalar(n, "true or false")
+func asBool(n *yaml.Node) (bool, string) { return decodeScalar[bool](n, "true or false", "!!bool") }
+
+// decodeScalar decodes n, a scalar with one of tags, into a T; what names
+// the values it takes in the message.
+func decodeScalar[T any](n *yaml.Node, what string, tags ...string) (T, string) {
+	var v T
+	s, msg := scalar(n, what)
 	if msg != "" {
-		return false, msg
+		return v, msg
 	}
 	n = resolve(n)
-	var v bool
-	if n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
-		return false, fmt.Sprintf("must be true or false (got %q)", s)
+	if !slices.Contains(tags, n.ShortTag()) || n.Decode(&v) != nil {
+		var zero T
+		return zero, fmt.Sprintf("must be %s (got %q)", what, s)
 	}
 	return v, ""
 }
