@@ -114,15 +114,9 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		if watch == nil {
 			continue // our create succeeded, yet the node is not ours now: our session expired meanwhile
 		}
-		poll, stop := pollTimer(l.retry)
-		select {
-		case <-watch:
-		case <-poll:
-		case <-ctx.Done():
-			stop()
-			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, ctx.Err())
+		if err := awaitWatch(ctx, watch, l.retry); err != nil {
+			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
 		}
-		stop()
 	}
 }
 

@@ -227,15 +227,9 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 		// The watch fires on the predecessor's deletion (or data change),
 		// and with EventNotWatching when the session expires; across a
 		// plain reconnection the library re-registers it.
-		poll, stop := pollTimer(l.retry)
-		select {
-		case <-watch:
-		case <-poll:
-		case <-ctx.Done():
-			stop()
-			return nil, ctx.Err()
+		if err := awaitWatch(ctx, watch, l.retry); err != nil {
+			return nil, err
 		}
-		stop()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/locklab/locklab/locks"
 )
 
@@ -168,12 +170,21 @@ func (l *lease) Release(ctx context.Context) error {
 	return err
 }
 
-// pollTimer returns a channel firing after retry (the poll fallback of a
-// blocked Acquire), or nil (never) when retry is 0, and its stop function.
-func pollTimer(retry time.Duration) (<-chan time.Time, func()) {
-	if retry <= 0 {
-		return nil, func() {}
+// awaitWatch waits for watch to fire, for retry to pass (the poll
+// fallback of a blocked Acquire; 0: none) or for ctx to end, returning
+// ctx.Err() then.
+func awaitWatch(ctx context.Context, watch <-chan zk.Event, retry time.Duration) error {
+	var poll <-chan time.Time
+	if retry > 0 {
+		t := time.NewTimer(retry)
+		defer t.Stop()
+		poll = t.C
 	}
-	t := time.NewTimer(retry)
-	return t.C, func() { t.Stop() }
+	select {
+	case <-watch:
+	case <-poll:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
