@@ -50,36 +50,13 @@ started), 3 inconclusive. Each verb takes --help.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		io.WriteString(stderr, usage)
-		return cli.Usagef("no verb given")
-	}
-	switch args[0] {
-	case "run":
-		return cli.RunCommand(ctx, "bench", args[1:], stdout, stderr, cli.RunBench)
-	case "report":
-		return reportCmd(args[1:], stdout, stderr)
-	case "check":
-		return checkCmd(args[1:], stdout, stderr)
-	case "validate":
-		return cli.Validate(args[1:], stdout, stderr, "bench")
-	case "show":
-		return cli.Show(args[1:], stdout, stderr, "bench")
-	case "list":
-		return cli.List(args[1:], stdout, stderr, "bench")
-	case "calibrate":
-		return calibrateCmd(ctx, args[1:], stdout, stderr)
-	case "cleanup":
-		return cli.Cleanup(ctx, args[1:], stdout, stderr, "bench")
-	case "init":
-		return initCmd(args[1:], stdout, stderr)
-	case "client-check":
-		return clientCheckCmd(ctx, args[1:], stdout, stderr)
-	case "version", "--version", "-version":
-		return cli.Version(args[1:], stdout, stderr, "bench")
-	case "help", "-h", "--help":
-		io.WriteString(stdout, usage)
-		return nil
-	}
-	return cli.UnknownVerb(stderr, "bench", usage, args[0])
+	return cli.Dispatch(ctx, "bench", usage, cli.RunBench, map[string]cli.Verb{
+		"report":       cli.NoContext(reportCmd),
+		"check":        cli.NoContext(checkCmd),
+		"show":         cli.NoContext(func(args []string, stdout, stderr io.Writer) error { return cli.Show(args, stdout, stderr, "bench") }),
+		"list":         cli.NoContext(func(args []string, stdout, stderr io.Writer) error { return cli.List(args, stdout, stderr, "bench") }),
+		"calibrate":    calibrateCmd,
+		"init":         cli.NoContext(initCmd),
+		"client-check": clientCheckCmd,
+	}, args, stdout, stderr)
 }

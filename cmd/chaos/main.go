@@ -55,30 +55,11 @@ the matrix then goes to stderr.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		io.WriteString(stderr, usage)
-		return cli.Usagef("no verb given")
-	}
-	switch args[0] {
-	case "run":
-		return cli.RunCommand(ctx, "chaos", args[1:], stdout, stderr, cli.RunChaos)
-	case "validate":
-		return cli.Validate(args[1:], stdout, stderr, "chaos")
-	case "list":
-		return list(args[1:], stdout, stderr)
-	case "atlas":
-		return cli.Atlas(ctx, args[1:], stdout, stderr)
-	case "explore":
-		return exploreCmd(ctx, args[1:], stdout, stderr)
-	case "cleanup":
-		return cli.Cleanup(ctx, args[1:], stdout, stderr, "chaos")
-	case "version", "--version", "-version":
-		return cli.Version(args[1:], stdout, stderr, "chaos")
-	case "help", "-h", "--help":
-		io.WriteString(stdout, usage)
-		return nil
-	}
-	return cli.UnknownVerb(stderr, "chaos", usage, args[0])
+	return cli.Dispatch(ctx, "chaos", usage, cli.RunChaos, map[string]cli.Verb{
+		"list":    cli.NoContext(list),
+		"atlas":   cli.Atlas,
+		"explore": exploreCmd,
+	}, args, stdout, stderr)
 }
 
 func list(args []string, stdout, stderr io.Writer) error {

@@ -79,6 +79,45 @@ func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer)
 	os.Exit(Code(err, os.Stderr))
 }
 
+// Verb runs one verb of a command with the arguments that follow it.
+type Verb func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// NoContext is a Verb for a function that takes no context.
+func NoContext(f func(args []string, stdout, stderr io.Writer) error) Verb {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) error {
+		return f(args, stdout, stderr)
+	}
+}
+
+// Dispatch runs the verb args[0] of command cmd: run (in mode), validate,
+// cleanup, version and help, which every command has, or one of verbs.
+// Without a verb, or with one the command lacks, it prints usage and
+// returns a UsageError.
+func Dispatch(ctx context.Context, cmd, usage string, mode Mode, verbs map[string]Verb, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		io.WriteString(stderr, usage)
+		return Usagef("no verb given")
+	}
+	rest := args[1:]
+	switch args[0] {
+	case "run":
+		return RunCommand(ctx, cmd, rest, stdout, stderr, mode)
+	case "validate":
+		return Validate(rest, stdout, stderr, cmd)
+	case "cleanup":
+		return Cleanup(ctx, rest, stdout, stderr, cmd)
+	case "version", "--version", "-version":
+		return Version(rest, stdout, stderr, cmd)
+	case "help", "-h", "--help":
+		io.WriteString(stdout, usage)
+		return nil
+	}
+	if v, ok := verbs[args[0]]; ok {
+		return v(ctx, rest, stdout, stderr)
+	}
+	return UnknownVerb(stderr, cmd, usage, args[0])
+}
+
 // Code prints err (when it needs printing) and returns the exit code.
 func Code(err error, stderr io.Writer) int {
 	var ue *UsageError
