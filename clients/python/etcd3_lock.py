@@ -15,15 +15,7 @@ import locklab_client as lc
 
 class Adapter:
     def __init__(self, config):
-        host, port = lc.etcd_endpoint(config)
-        self.c = etcd3.client(host=host, port=port,
-                              user=lc.env("LOCKLAB_ETCD_USERNAME"),
-                              password=lc.env("LOCKLAB_ETCD_PASSWORD"),
-                              ca_cert=lc.env("LOCKLAB_ETCD_CACERT"),
-                              cert_cert=lc.env("LOCKLAB_ETCD_CERT"),
-                              cert_key=lc.env("LOCKLAB_ETCD_KEY"),
-                              timeout=10)
-        self.c.status()
+        self.c = lc.etcd_client(config)
         self.ttl = max(1, int(round(config["ttl_ms"] / 1000.0)))
 
     def acquire(self, name, timeout):

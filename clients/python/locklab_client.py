@@ -103,6 +103,37 @@ def etcd_endpoint(config):
     return host, int(port)
 
 
+def redis_client(config):
+    """A redis-py client of the run's first Redis server, logged in with the
+    LOCKLAB_REDIS_* credentials (none: no login), checked with PING."""
+    import redis
+    host, port = redis_endpoint(config)
+    r = redis.Redis(host=host, port=port,
+                    username=env("LOCKLAB_REDIS_USERNAME"),
+                    password=env("LOCKLAB_REDIS_PASSWORD"),
+                    ssl=bool(env("LOCKLAB_REDIS_TLS")),
+                    ssl_ca_certs=env("LOCKLAB_REDIS_CACERT"),
+                    socket_timeout=10)
+    r.ping()
+    return r
+
+
+def etcd_client(config):
+    """A python-etcd3 client of the run's first etcd member, logged in with
+    the LOCKLAB_ETCD_* credentials (none: no login), checked with status."""
+    import etcd3
+    host, port = etcd_endpoint(config)
+    c = etcd3.client(host=host, port=port,
+                     user=env("LOCKLAB_ETCD_USERNAME"),
+                     password=env("LOCKLAB_ETCD_PASSWORD"),
+                     ca_cert=env("LOCKLAB_ETCD_CACERT"),
+                     cert_cert=env("LOCKLAB_ETCD_CERT"),
+                     cert_key=env("LOCKLAB_ETCD_KEY"),
+                     timeout=10)
+    c.status()
+    return c
+
+
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 

@@ -16,14 +16,7 @@ import locklab_client as lc
 
 class Adapter:
     def __init__(self, config):
-        host, port = lc.redis_endpoint(config)
-        self.r = redis.Redis(host=host, port=port,
-                             username=lc.env("LOCKLAB_REDIS_USERNAME"),
-                             password=lc.env("LOCKLAB_REDIS_PASSWORD"),
-                             ssl=bool(lc.env("LOCKLAB_REDIS_TLS")),
-                             ssl_ca_certs=lc.env("LOCKLAB_REDIS_CACERT"),
-                             socket_timeout=10)
-        self.r.ping()
+        self.r = lc.redis_client(config)
         self.ttl = config["ttl_ms"] / 1000.0
         self.sleep = (config.get("retry_ms") or 5) / 1000.0
         self.extend = float((config.get("options") or {}).get("extend") or 0) / 1000.0

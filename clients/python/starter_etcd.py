@@ -26,12 +26,7 @@ class Adapter:
     def __init__(self, config):
         # config is the harness's first line: endpoints, ttl_ms, prefix,
         # options (docs/client-protocol.md, "Configuration").
-        host, port = lc.etcd_endpoint(config)
-        self.c = etcd3.client(host=host, port=port,
-                              user=lc.env("LOCKLAB_ETCD_USERNAME"),
-                              password=lc.env("LOCKLAB_ETCD_PASSWORD"),
-                              timeout=10)
-        self.c.status()
+        self.c = lc.etcd_client(config)  # python-etcd3, logged in, checked
         self.ttl = max(1, int(round(config["ttl_ms"] / 1000.0)))
 
     def acquire(self, name, timeout):

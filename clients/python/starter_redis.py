@@ -33,12 +33,7 @@ class Adapter:
     def __init__(self, config):
         # config is the harness's first line: endpoints, ttl_ms, retry_ms,
         # prefix, options (docs/client-protocol.md, "Configuration").
-        host, port = lc.redis_endpoint(config)
-        self.r = redis.Redis(host=host, port=port,
-                             username=lc.env("LOCKLAB_REDIS_USERNAME"),
-                             password=lc.env("LOCKLAB_REDIS_PASSWORD"),
-                             socket_timeout=10)
-        self.r.ping()
+        self.r = lc.redis_client(config)  # redis-py, logged in, PINGed
         self.ttl_ms = int(config["ttl_ms"]) or 10000
         self.retry = (config.get("retry_ms") or 5) / 1000.0
         self.release_script = self.r.register_script(RELEASE)

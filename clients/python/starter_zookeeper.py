@@ -61,7 +61,9 @@ class Adapter:
         self.gone = False
         if not lock.acquire(timeout=timeout):
             return None
-        return lock, sequence(lock.node), None, {"session_ms": self.session_ms}
+        # session_ms: the timeout the server granted (kazoo keeps the
+        # negotiated value in _session_timeout; it may be below the asked).
+        return lock, sequence(lock.node), None, {"session_ms": self.zk._session_timeout}
 
     def release(self, lock):
         """Give the lock up: "ok", or "not_held" when it was no longer ours."""
