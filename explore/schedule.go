@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -94,13 +95,8 @@ func (s Schedule) YAML() string {
 	}
 	lock := s.Lock
 	if len(s.Options) > 0 {
-		keys := make([]string, 0, len(s.Options))
-		for k := range s.Options {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		parts := []string{"name: " + s.Lock}
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 			parts = append(parts, k+": "+s.Options[k])
 		}
 		lock = "{" + strings.Join(parts, ", ") + "}"

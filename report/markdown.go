@@ -3,8 +3,8 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -233,11 +233,7 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 }
 
 func kvList[V any](m map[string]V, f func(V) string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + " " + f(m[k])

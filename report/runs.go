@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -113,11 +115,7 @@ func spread(xs []float64) Spread {
 }
 
 func paramString(p map[string]string) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(p))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + p[k]

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,12 +117,7 @@ func emptyRun(pt Point, spec locks.Spec, ttl time.Duration) report.Run {
 // pointName names a point's folder: its lock label and sweep values.
 func pointName(lock string, params map[string]string) string {
 	name := unsafeChars.ReplaceAllString(lock, "_")
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		name += "_" + unsafeChars.ReplaceAllString(k+"="+params[k], "_")
 	}
 	return name

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,11 +226,7 @@ func startupString(provider string, startup map[string]time.Duration) string {
 	if len(startup) == 0 {
 		return "no servers"
 	}
-	kinds := make([]string, 0, len(startup))
-	for k := range startup {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
+	kinds := slices.Sorted(maps.Keys(startup))
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
 		parts[i] = fmt.Sprintf("%s ready in %s", k, startup[k].Round(10*time.Millisecond))

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,7 +61,7 @@ func parseBuiltin(name string) (*Scenario, error) {
 // embedded (comments included), to start a scenario file from; false when
 // there is no built-in scenario of that name.
 func BuiltinYAML(name string) ([]byte, bool) {
-	if !contains(BuiltinNames(), name) {
+	if !slices.Contains(BuiltinNames(), name) {
 		return nil, false
 	}
 	data, err := builtinFS.ReadFile(name + ".yaml")
@@ -81,7 +82,7 @@ func Resolve(arg string) (*Scenario, error) {
 	name := strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
 	dir := filepath.Dir(arg)
 	if dir == "." || filepath.Base(dir) == "scenarios" {
-		if contains(BuiltinNames(), name) {
+		if slices.Contains(BuiltinNames(), name) {
 			return parseBuiltin(name)
 		}
 	}

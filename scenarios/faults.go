@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ const (
 // sweepable reports whether a fault field can be swept: every scalar field
 // except type.
 func sweepable(field string) bool {
-	return field != "type" && field != "groups" && contains(faults.FieldNames, field)
+	return field != "type" && field != "groups" && slices.Contains(faults.FieldNames, field)
 }
 
 // pos is where a field of a fault was written: its line and the field path
@@ -142,7 +143,7 @@ func (p *parser) parseFault(n *yaml.Node, i int) faultInfo {
 	}
 	for _, e := range es {
 		field := join(fi.path, e.name)
-		if !contains(faults.FieldNames, e.name) {
+		if !slices.Contains(faults.FieldNames, e.name) {
 			allowed := faults.FieldNames
 			if spec != nil {
 				allowed = spec.Fields()

@@ -7,7 +7,8 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,14 +27,10 @@ func (p *parser) checkFault(fi *faultInfo) {
 	f := &fi.f
 	typ := f.Type
 	allowed := spec.Fields()
-	names := make([]string, 0, len(fi.has))
-	for name := range fi.has {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fi.has))
 	sound := len(fi.bad) == 0
 	for _, name := range names {
-		if contains(allowed, name) {
+		if slices.Contains(allowed, name) {
 			continue
 		}
 		at := fi.has[name]

@@ -3,6 +3,7 @@ package scenarios
 // The locks section: lock entries, their options and labels.
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ func (p *parser) lockOptions(l *Lock, m *lockMeta, opts []entry) {
 	good := true
 	for _, e := range opts {
 		field := join(m.path, e.name)
-		if !contains(allowed, e.name) {
+		if !slices.Contains(allowed, e.name) {
 			p.add(e.key.Line, field, "unknown field (allowed: %s)%s", strings.Join(allowed, ", "), suggest.Hint(e.name, allowed))
 			good = false
 			continue

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -534,7 +535,7 @@ faults:
 		types = append(types, f.Type)
 	}
 	for _, typ := range faults.Types() {
-		if !contains(types, typ) {
+		if !slices.Contains(types, typ) {
 			parseFromRow(t, typ)
 		}
 	}
@@ -781,7 +782,7 @@ faults:
 func TestBuiltin(t *testing.T) {
 	names := BuiltinNames()
 	for _, want := range []string{"redis-baseline", "redis-long-critical-section"} {
-		if !contains(names, want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("BuiltinNames() = %v, missing %s", names, want)
 		}
 	}

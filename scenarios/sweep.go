@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -191,7 +192,7 @@ func (p *parser) sweep(e entry) {
 			p.add(x.key.Line, path, "%s cannot be swept (sweepable fault fields: %s)", field, strings.Join(fields, ", "))
 			continue
 		}
-		if spec, ok := faults.Lookup(p.faults[i].f.Type); ok && !contains(spec.Fields(), field) {
+		if spec, ok := faults.Lookup(p.faults[i].f.Type); ok && !slices.Contains(spec.Fields(), field) {
 			p.add(x.key.Line, path, "a %s fault has no field %s (allowed: %s)", p.faults[i].f.Type, field, strings.Join(spec.Fields(), ", "))
 			continue
 		}

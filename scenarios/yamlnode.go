@@ -284,7 +284,7 @@ func (p *parser) fields(n *yaml.Node, path string, allowed []string) (map[string
 	es, ok := p.mapping(n, path)
 	out := make(map[string]entry, len(es))
 	for _, e := range es {
-		if !contains(allowed, e.name) {
+		if !slices.Contains(allowed, e.name) {
 			p.add(e.key.Line, join(path, e.name), "unknown field (allowed: %s)%s", strings.Join(allowed, ", "), suggest.Hint(e.name, allowed))
 			continue
 		}
@@ -304,15 +304,6 @@ func (p *parser) sequence(n *yaml.Node, path string) ([]*yaml.Node, bool) {
 		return nil, false
 	}
 	return rn.Content, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Scalar conversions: each returns the value or a message saying what is
@@ -399,7 +390,7 @@ func oneOf(allowed ...string) func(*yaml.Node) (string, string) {
 		if msg != "" {
 			return "", msg
 		}
-		if !contains(allowed, s) {
+		if !slices.Contains(allowed, s) {
 			return "", fmt.Sprintf("must be one of %s (got %q)", strings.Join(allowed, ", "), s)
 		}
 		return s, ""
