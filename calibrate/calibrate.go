@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all" // zk-recipe, etcd-recipe, redis-reentrant by name
 	"github.com/locklab/locklab/locks/memlock"
@@ -192,12 +193,19 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// tempDir is a folder for one backend's servers, removed by the returned
-// function.
-func tempDir(name string) (string, func(), error) {
+// startCluster starts spec's servers (backend name) in a folder of their
+// own for the calibration; the returned function stops them and removes
+// the folder.
+func startCluster(ctx context.Context, name string, spec cluster.Spec, opts Options) (*cluster.Cluster, func(), error) {
 	dir, err := os.MkdirTemp("", "locklab-calibrate-"+name+"-")
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	return dir, func() { os.RemoveAll(dir) }, nil
+	spec.Dir, spec.RunID, spec.Logger = dir, "calibrate", opts.Logger
+	cl, err := cluster.Start(ctx, spec)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return cl, func() { cl.Close(); os.RemoveAll(dir) }, nil
 }

@@ -92,16 +92,11 @@ func measureCommits(ctx context.Context, opts Options, lock string, ops commitOp
 }
 
 func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error) {
-	dir, cleanup, err := tempDir("zookeeper")
+	cl, stop, err := startCluster(ctx, "zookeeper", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: opts.Nodes}, Clients: 4}, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	cl, err := cluster.Start(ctx, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: opts.Nodes}, Clients: 4, Dir: dir, RunID: "calibrate", Logger: opts.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("start zookeeper: %w", err)
-	}
-	defer cl.Close()
+	defer stop()
 	conn, _, err := zk.Connect(cl.Endpoints(0).ZooKeeper, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect zookeeper: %w", err)
@@ -121,16 +116,11 @@ func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error)
 }
 
 func measureEtcd(ctx context.Context, opts Options) (*CommitFigures, error) {
-	dir, cleanup, err := tempDir("etcd")
+	cl, stop, err := startCluster(ctx, "etcd", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: opts.Nodes}, Clients: 4}, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	cl, err := cluster.Start(ctx, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: opts.Nodes}, Clients: 4, Dir: dir, RunID: "calibrate", Logger: opts.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("start etcd: %w", err)
-	}
-	defer cl.Close()
+	defer stop()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: cl.Endpoints(0).Etcd[:1], DialTimeout: 10 * time.Second, Logger: nopZap()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)

@@ -92,16 +92,11 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		return nil, fmt.Errorf("redis-benchmark not found (make deps installs redis-tools): %w", err)
 	}
-	dir, cleanup, err := tempDir("redis")
+	cl, stop, err := startCluster(ctx, "redis", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 1}, Clients: opts.Clients}, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	cl, err := cluster.Start(ctx, cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 1}, Clients: opts.Clients, Dir: dir, RunID: "calibrate", Logger: opts.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("start redis: %w", err)
-	}
-	defer cl.Close()
+	defer stop()
 	node, _ := cl.Node("redis-0")
 	real := node.Addr()
 	direct := func(int) string { return real }
