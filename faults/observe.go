@@ -168,22 +168,27 @@ func isRedis(n *cluster.Node) bool {
 	return n.Kind == cluster.KindRedis || n.Kind == cluster.KindReplica
 }
 
-// redisClient is a one-connection client for probes, straight to addr.
-func redisClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+// probeRedis runs f with a one-connection client straight to addr and a
+// context that ends after probeTimeout.
+func probeRedis(ctx context.Context, addr string, f func(context.Context, *redis.Client) error) error {
+	rc := redis.NewClient(&redis.Options{
 		Addr: addr, MaxRetries: -1, PoolSize: 1, ContextTimeoutEnabled: true,
 		DialTimeout: probeTimeout, ReadTimeout: probeTimeout, WriteTimeout: probeTimeout,
 	})
+	defer rc.Close()
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return f(pctx, rc)
 }
 
 // keyCount is the number of keys in every database of a Redis node (the
 // lock keys of a run: the workload writes nothing else there).
 func keyCount(ctx context.Context, addr string) (int64, error) {
-	rc := redisClient(addr)
-	defer rc.Close()
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	info, err := rc.Info(pctx, "keyspace").Result()
+	var info string
+	err := probeRedis(ctx, addr, func(ctx context.Context, rc *redis.Client) (err error) {
+		info, err = rc.Info(ctx, "keyspace").Result()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("info keyspace at %s: %w", addr, err)
 	}
@@ -206,17 +211,16 @@ func keyCount(ctx context.Context, addr string) (int64, error) {
 // persistent says whether a Redis node writes its data to disk
 // (appendonly or an RDB save schedule), so that a restart keeps its keys.
 func persistent(ctx context.Context, addr string) (bool, string, error) {
-	rc := redisClient(addr)
-	defer rc.Close()
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	aof, err := rc.ConfigGet(pctx, "appendonly").Result()
+	var aof, save map[string]string
+	err := probeRedis(ctx, addr, func(ctx context.Context, rc *redis.Client) (err error) {
+		if aof, err = rc.ConfigGet(ctx, "appendonly").Result(); err != nil {
+			return err
+		}
+		save, err = rc.ConfigGet(ctx, "save").Result()
+		return err
+	})
 	if err != nil {
-		return false, "", fmt.Errorf("config get appendonly at %s: %w", addr, err)
-	}
-	save, err := rc.ConfigGet(pctx, "save").Result()
-	if err != nil {
-		return false, "", fmt.Errorf("config get save at %s: %w", addr, err)
+		return false, "", fmt.Errorf("config get at %s: %w", addr, err)
 	}
 	switch {
 	case aof["appendonly"] == "yes":
