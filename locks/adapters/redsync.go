@@ -261,14 +261,7 @@ func extendEvery(period time.Duration, extend func(context.Context) error, log *
 	e := &extender{lost: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(e.done)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		for locks.Sleep(ctx, period) == nil {
 			callCtx, cancelCall := context.WithTimeout(ctx, period)
 			err := extend(callCtx)
 			cancelCall()
