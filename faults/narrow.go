@@ -68,3 +68,10 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 	}
 	return out
 }
+
+// selectorKind maps each selector standing for servers to a kind of the
+// servers it stands for.
+var selectorKind = map[string]string{
+	ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd,
+	cluster.EtcdPeers: cluster.KindEtcd, cluster.RedisPeers: cluster.KindRedis,
+}

@@ -116,13 +116,6 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 	return strings.Join(why, "; ")
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
 func reasons(checks []scenarios.Check) string {
 	var out []string
 	seen := map[string]bool{}

@@ -16,13 +16,13 @@ import (
 // relevantFaults fits fs to the cluster of plan (faults.Narrow):
 // the faults that act, each with a note naming what was dropped from it
 // ("" when nothing), and the faults left with nothing to act on, recorded
-// in the run as not applicable (faults.Applies alone would drop them
-// silently, and the run would read safe as if they had happened).
+// in the run as not applicable (dropped silently, the run would read safe
+// as if they had happened).
 func relevantFaults(fs []scenarios.Fault, plan cluster.Plan) (kept []scenarios.Fault, notes []string, na []report.FaultWindow) {
 	for _, f := range fs {
 		n := faults.Narrow(f, plan)
 		if n.NotApplicable != "" {
-			na = append(na, report.FaultWindow{Type: f.Type, Target: f.Node + f.Link + f.Isolate + f.Client + groupsString(f.Groups),
+			na = append(na, report.FaultWindow{Type: f.Type, Target: f.Target(),
 				StartS: f.At.Seconds(), EndS: f.At.Seconds(), Error: "not applicable for this lock: " + n.NotApplicable})
 			continue
 		}
@@ -50,13 +50,6 @@ func holderOf(res *checker.Shared) func(context.Context) (faults.HeldClient, err
 				Unbounded: s.Unbounded, ValidUntil: s.ValidUntil}
 		}}, nil
 	}
-}
-
-func groupsString(gs [][]string) string {
-	if gs == nil {
-		return ""
-	}
-	return fmt.Sprint(gs)
 }
 
 // checkFaults runs faults.Check for one point (its lock's cluster, the
