@@ -5,7 +5,6 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Cell verdicts (contract names: docs/atlas.md).
@@ -212,7 +211,7 @@ func judge(c *CellResult, base float64) {
 		if r.AvailabilityDuringFault != nil {
 			avail = append(avail, *r.AvailabilityDuringFault)
 		}
-		if r.Verdict == scenarios.Inconclusive || r.Error != "" || r.Verdict == "" {
+		if r.Verdict == checker.VerdictInconclusive || r.Error != "" || r.Verdict == "" {
 			inconclusive = true
 		}
 		during = append(during, r.RateDuring)

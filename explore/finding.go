@@ -4,10 +4,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // Outcomes of one explored run.
@@ -67,7 +67,7 @@ func Judge(r report.Run) Outcome {
 		o.Verdict = Unsafe
 	case r.Error != "" || !r.Complete:
 		o.Verdict, o.Reason = Inconclusive, strings.TrimSpace("run error: "+r.Error)
-	case r.Verdict == scenarios.Met:
+	case r.Verdict == checker.VerdictMet:
 		o.Verdict = Safe
 	default:
 		o.Verdict, o.Reason = Inconclusive, r.VerdictReason

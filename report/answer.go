@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // FencingSourceBroke is what duplicate tokens and token regressions mean:
@@ -55,7 +57,7 @@ func SafetyClass(run *Run) string {
 		return SafetyUnsafe
 	case run.Incidents > 0 || run.LostUpdates > 0 || run.StaleAccepted > 0:
 		return SafetyUnsafeWithoutFencing
-	case RunVerdict(run) == VerdictInconclusive:
+	case RunVerdict(run) == checker.VerdictInconclusive:
 		return SafetyInconclusive
 	}
 	return SafetySafe
@@ -156,7 +158,7 @@ func Reading(run *Run) string {
 		s = fmt.Sprintf("unsafe: %s %s", plural(run.Violations, "violation"), under)
 	case run.LostUpdates > 0 || run.StaleAccepted > 0:
 		s = fmt.Sprintf("unsafe: %s, %s accepted %s", plural(run.LostUpdates, "lost update"), plural(run.StaleAccepted, "stale write"), under)
-	case RunVerdict(run) == VerdictInconclusive:
+	case RunVerdict(run) == checker.VerdictInconclusive:
 		s = "inconclusive: no incident, but too little evidence"
 		if run.VerdictReason != "" {
 			s += " (" + run.VerdictReason + ")"

@@ -30,7 +30,7 @@ func TestReading(t *testing.T) {
 		{"no fault", Run{}, "safe: no incident (no fault in this run)"},
 		{"safe with evidence", Run{Faults: failover, VisitsInWindow: 212, ContendersInWindow: 3},
 			"safe: no incident under failover, 212 visits, 3 contenders in the fault window"},
-		{"inconclusive", Run{Faults: failover, Verdict: VerdictInconclusive, VerdictReason: "0 visits after fault 0"},
+		{"inconclusive", Run{Faults: failover, Verdict: checker.VerdictInconclusive, VerdictReason: "0 visits after fault 0"},
 			"inconclusive: no incident, but too little evidence (0 visits after fault 0)"},
 	}
 	for _, tt := range tests {

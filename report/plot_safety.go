@@ -90,12 +90,12 @@ func Safety(results []*Result, cols []string) *SafetyMatrix {
 			}
 			cell.SafetyFigures.Add(run.SafetyFigures)
 			switch run.Verdict {
-			case VerdictInconclusive:
+			case checker.VerdictInconclusive:
 				if !cell.Inconclusive {
 					cell.Reason = run.VerdictReason
 				}
 				cell.Inconclusive = true
-			case VerdictMet:
+			case checker.VerdictMet:
 			default:
 				if run.ExpectMet != nil && !*run.ExpectMet {
 					cell.ExpectMissed = true

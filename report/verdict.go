@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // The two classes of incident, one sentence each for a design review.
@@ -11,27 +13,19 @@ const (
 	ClientFaultMeaning = "client fault: a holder stayed inside after its promise had run out (a pause, a partition); fencing repairs this (the resource rejects the older token)."
 )
 
-// Verdict values of runs, expectations and results: the one vocabulary
-// of result.json, the reports and the chaos matrix.
-const (
-	VerdictMet          = "met"
-	VerdictFailed       = "failed"
-	VerdictInconclusive = "inconclusive"
-)
-
-// RunVerdict is a run's verdict on its expectations: VerdictFailed for a
+// RunVerdict is a run's verdict on its expectations: checker.VerdictFailed for a
 // run that failed, else its own verdict; results written before verdicts
 // existed only have expect_met. "" when the run had no expectation.
 func RunVerdict(run *Run) string {
 	switch {
 	case run.Error != "":
-		return VerdictFailed
+		return checker.VerdictFailed
 	case run.Verdict != "":
 		return run.Verdict
 	case run.ExpectMet != nil && !*run.ExpectMet:
-		return VerdictFailed
+		return checker.VerdictFailed
 	case run.ExpectMet != nil:
-		return VerdictMet
+		return checker.VerdictMet
 	}
 	return ""
 }
@@ -42,9 +36,9 @@ func resultVerdict(r *Result) string {
 	case r.Verdict != "":
 		return r.Verdict
 	case r.ExpectMet != nil && *r.ExpectMet:
-		return VerdictMet
+		return checker.VerdictMet
 	case r.ExpectMet != nil:
-		return VerdictFailed
+		return checker.VerdictFailed
 	}
 	return ""
 }
@@ -83,9 +77,9 @@ func safetySection(d *doc, r *Result) {
 // inconclusive one, "" otherwise.
 func rowClass(run *Run) string {
 	switch {
-	case run.Verdict == VerdictFailed, run.Error != "":
+	case run.Verdict == checker.VerdictFailed, run.Error != "":
 		return "bad"
-	case run.Verdict == VerdictInconclusive:
+	case run.Verdict == checker.VerdictInconclusive:
 		return "inconclusive"
 	case run.Verdict == "" && (run.Incidents > 0 || run.LostUpdates > 0):
 		return "bad"
@@ -96,23 +90,23 @@ func rowClass(run *Run) string {
 // verdictNote is the report's headline on its expectations.
 func verdictNote(d *doc, r *Result) {
 	switch resultVerdict(r) {
-	case VerdictInconclusive:
+	case checker.VerdictInconclusive:
 		d.note("Expectations inconclusive: none failed, but some safety claims have no evidence (see Safety).")
-	case VerdictMet:
+	case checker.VerdictMet:
 		d.p("Expectations met: every run met the scenario's expectations.")
-	case VerdictFailed:
+	case checker.VerdictFailed:
 		d.note("Expectations failed: see the Expectations section.")
 	}
 }
 
 func expectVerdict(e Expectation) (string, string) {
 	switch {
-	case e.Verdict == VerdictInconclusive:
+	case e.Verdict == checker.VerdictInconclusive:
 		return "inconclusive: " + e.Reason, "inconclusive"
 	case e.Met:
-		return VerdictMet, ""
+		return checker.VerdictMet, ""
 	}
-	return strings.TrimSuffix(VerdictFailed+": "+e.Reason, ": "), "bad"
+	return strings.TrimSuffix(checker.VerdictFailed+": "+e.Reason, ": "), "bad"
 }
 
 // windowEvidence is "212 visits, 3 contenders (1 waiting)", "-" when the

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locklab/locklab/checker"
 )
 
 // TestRenderVerdicts: the report leads with the Safety section (incidents,
@@ -13,11 +15,11 @@ import (
 // plot from history.jsonl.
 func TestRenderVerdicts(t *testing.T) {
 	r := syntheticResult(2, []int{3})
-	r.Verdict = VerdictInconclusive
+	r.Verdict = checker.VerdictInconclusive
 	r.Runs[0].Incidents, r.Runs[0].LockFaults, r.Runs[0].Violations = 1, 1, 3
-	r.Runs[0].Verdict = VerdictMet
+	r.Runs[0].Verdict = checker.VerdictMet
 	r.Runs[0].IncidentEvents = []IncidentEvent{{Lock: "lock-0", StartS: 1, EndS: 1.5, Clients: []int{0, 1}, Pairs: 3, Fault: "lock"}}
-	r.Runs[1].Verdict, r.Runs[1].VerdictReason = VerdictInconclusive, "1 visits after fault 0 (kill redis-0) at 2.0s, min_visits 3"
+	r.Runs[1].Verdict, r.Runs[1].VerdictReason = checker.VerdictInconclusive, "1 visits after fault 0 (kill redis-0) at 2.0s, min_visits 3"
 	dir := outDir(t, "verdicts")
 	history := `{"run":0,"seq":1,"client":0,"lock":"lock-0","op":"acquire","visit":1,"invoke_ns":0,"return_ns":100000000,"valid_until_ns":2000000000,"outcome":"ok"}
 {"run":0,"seq":2,"client":0,"lock":"lock-0","op":"enter","visit":1,"invoke_ns":100000000,"return_ns":100000000,"outcome":"ok"}

@@ -30,21 +30,21 @@ func evaluate(sc *scenarios.Scenario, res *report.Result, evidence map[int][]che
 		run.Expectations = nil
 		for _, c := range checks {
 			run.Expectations = append(run.Expectations, report.Expectation{
-				Field: c.Field, Want: c.Want, Got: c.Got, Met: c.Verdict == scenarios.Met,
+				Field: c.Field, Want: c.Want, Got: c.Got, Met: c.Verdict == checker.VerdictMet,
 				Verdict: c.Verdict, Reason: c.Reason,
 			})
 		}
 		run.Verdict, run.VerdictReason = scenarios.Verdict(checks), reasons(checks)
 		if run.Error != "" || !run.Complete {
-			run.Verdict = scenarios.Failed
+			run.Verdict = checker.VerdictFailed
 			run.VerdictReason = strings.TrimPrefix(strings.Join([]string{run.VerdictReason, "run did not complete: " + run.Error}, "; "), "; ")
 		}
-		met := run.Verdict == scenarios.Met
+		met := run.Verdict == checker.VerdictMet
 		run.ExpectMet = &met
 		verdicts = append(verdicts, scenarios.Check{Verdict: run.Verdict})
 	}
 	all := scenarios.Verdict(verdicts)
-	met := all == scenarios.Met
+	met := all == checker.VerdictMet
 	res.ExpectMet, res.Verdict = &met, all
 }
 
@@ -120,11 +120,11 @@ func reasons(checks []scenarios.Check) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range checks {
-		if c.Verdict == scenarios.Met || seen[c.Reason] {
+		if c.Verdict == checker.VerdictMet || seen[c.Reason] {
 			continue
 		}
 		seen[c.Reason] = true
-		if c.Verdict == scenarios.Failed {
+		if c.Verdict == checker.VerdictFailed {
 			out = append(out, c.Line())
 		} else {
 			out = append(out, c.Reason)

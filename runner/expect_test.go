@@ -28,28 +28,28 @@ func TestEvaluateVerdicts(t *testing.T) {
 		run                report.Run
 		inWindow           []checker.WindowEvidence
 	}{
-		{"evidence", scenarios.Met, "", report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{contended}},
-		{"failed fault", scenarios.Inconclusive, "did not apply",
+		{"evidence", checker.VerdictMet, "", report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{contended}},
+		{"failed fault", checker.VerdictInconclusive, "did not apply",
 			report.Run{Faults: []report.FaultWindow{{Type: "kill", Target: "redis-0", Error: "no such node", VisitsAfter: 10}}}, []checker.WindowEvidence{contended}},
-		{"few visits in the window", scenarios.Inconclusive, "2 visits, 2 contenders in the window of fault 0 (kill redis-0 1.0s-3.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
+		{"few visits in the window", checker.VerdictInconclusive, "2 visits, 2 contenders in the window of fault 0 (kill redis-0 1.0s-3.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
 			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Contenders: 2}}},
-		{"one client in the window", scenarios.Inconclusive, "2 visits, 1 contender in the window of fault 1 (pause-client holder 2.0s-4.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
+		{"one client in the window", checker.VerdictInconclusive, "2 visits, 1 contender in the window of fault 1 (pause-client holder 2.0s-4.0s, to a lease after its heal), min_visits 3, >= 2 contenders",
 			report.Run{Faults: []report.FaultWindow{kill, pause}}, []checker.WindowEvidence{contended, {Visits: 2, Contenders: 1}}},
-		{"one client re-taking the lock while two wait", scenarios.Met, "",
+		{"one client re-taking the lock while two wait", checker.VerdictMet, "",
 			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 3, Contenders: 3, Waiting: 2}}},
-		{"one client re-taking the lock, nobody else trying", scenarios.Inconclusive, "3 visits, 1 contender in the window of fault 0",
+		{"one client re-taking the lock, nobody else trying", checker.VerdictInconclusive, "3 visits, 1 contender in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 3, Contenders: 1}}},
-		{"waiters do not stand in for visits", scenarios.Inconclusive, "2 visits, 3 contenders (2 waiting) in the window of fault 0",
+		{"waiters do not stand in for visits", checker.VerdictInconclusive, "2 visits, 3 contenders (2 waiting) in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, []checker.WindowEvidence{{Visits: 2, Contenders: 3, Waiting: 2}}},
-		{"visits after the heal do not count", scenarios.Inconclusive, "0 visits, 0 contenders in the window of fault 0",
+		{"visits after the heal do not count", checker.VerdictInconclusive, "0 visits, 0 contenders in the window of fault 0",
 			report.Run{Faults: []report.FaultWindow{kill}}, nil},
-		{"an instant fault spanned by one visit", scenarios.Inconclusive, "1 visit, 1 contender in the window of fault 0 (restart redis-2 6.5s-6.6s, to a lease",
+		{"an instant fault spanned by one visit", checker.VerdictInconclusive, "1 visit, 1 contender in the window of fault 0 (restart redis-2 6.5s-6.6s, to a lease",
 			report.Run{Faults: []report.FaultWindow{{Type: "restart", Target: "redis-2", StartS: 6.5, EndS: 6.6, VisitsAfter: 4}}}, []checker.WindowEvidence{{Visits: 1, Contenders: 1}}},
-		{"resource error", scenarios.Inconclusive, "resource-call errors",
+		{"resource error", checker.VerdictInconclusive, "resource-call errors",
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
-		{"violation", scenarios.Failed, "violations: got 2",
+		{"violation", checker.VerdictFailed, "violations: got 2",
 			report.Run{Faults: []report.FaultWindow{kill}, SafetyFigures: checker.SafetyFigures{Violations: 2, Incidents: 1, ClientFaults: 1}}, nil},
-		{"no faults, enough visits", scenarios.Met, "", report.Run{}, nil},
+		{"no faults, enough visits", checker.VerdictMet, "", report.Run{}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestEvaluateVerdicts(t *testing.T) {
 			if got.Verdict != tt.want || !strings.Contains(got.VerdictReason, tt.reason) || res.Verdict != tt.want {
 				t.Errorf("verdict %q (%q), result %q; want %q containing %q", got.Verdict, got.VerdictReason, res.Verdict, tt.want, tt.reason)
 			}
-			if met := *got.ExpectMet; met != (tt.want == scenarios.Met) {
+			if met := *got.ExpectMet; met != (tt.want == checker.VerdictMet) {
 				t.Errorf("expect_met %v", met)
 			}
 		})
@@ -104,7 +104,7 @@ func TestEvaluateGates(t *testing.T) {
 	res := &report.Result{Runs: []report.Run{run}}
 	evaluate(sc, res, nil)
 	got := res.Runs[0]
-	if got.Verdict != scenarios.Failed ||
+	if got.Verdict != checker.VerdictFailed ||
 		!strings.Contains(got.VerdictReason, "throughput 3120.5 ops/s, want >=5000") ||
 		!strings.Contains(got.VerdictReason, "handoff_p50_ms not measured") ||
 		strings.Contains(got.VerdictReason, "acquire_p99_ms") {
@@ -114,10 +114,10 @@ func TestEvaluateGates(t *testing.T) {
 	for _, e := range got.Expectations {
 		byField[e.Field] = e
 	}
-	if e := byField["throughput"]; e.Got != 3121 || e.Want != ">=5000" || e.Verdict != scenarios.Failed {
+	if e := byField["throughput"]; e.Got != 3121 || e.Want != ">=5000" || e.Verdict != checker.VerdictFailed {
 		t.Errorf("throughput expectation %+v", e)
 	}
-	if e := byField["acquire_p99_ms"]; e.Got != 13 || e.Verdict != scenarios.Met {
+	if e := byField["acquire_p99_ms"]; e.Got != 13 || e.Verdict != checker.VerdictMet {
 		t.Errorf("acquire_p99_ms expectation %+v", e)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -38,7 +38,7 @@ expect: {default: {violations: 0, lock_faults: 0, min_visits: 1}}
 	if p := cad.Faults[1]; !strings.Contains(p.Error, "not applicable") {
 		t.Errorf("redis-cad pause etcd-1: error %q, want not applicable", p.Error)
 	}
-	if cad.Verdict == scenarios.Met {
+	if cad.Verdict == checker.VerdictMet {
 		t.Errorf("redis-cad verdict met although a fault did not apply (%s)", cad.VerdictReason)
 	}
 	if e := etcd.Faults[0]; e.Error != "" || !strings.Contains(e.Detail, "redis-0") {

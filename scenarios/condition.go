@@ -117,13 +117,6 @@ type Counts struct {
 // DefaultMinVisits is the default of expect's min_visits.
 const DefaultMinVisits = 3
 
-// Verdicts of one expectation (contract values).
-const (
-	Met          = "met"
-	Failed       = "failed"
-	Inconclusive = "inconclusive"
-)
-
 // Check is one evaluated condition.
 type Check struct {
 	Field string
@@ -132,7 +125,7 @@ type Check struct {
 	// Value is the figure itself (the count for a count).
 	Got     int
 	Value   float64
-	Verdict string // Met, Failed or Inconclusive
+	Verdict string // checker.VerdictMet, VerdictFailed or VerdictInconclusive
 	// Reason says why, when not met: "got 3, want 0" for a count, the
 	// figure with its unit for a gate ("throughput 3120.5 ops/s, want
 	// >=5000"), or why the claim has no evidence.
@@ -221,21 +214,21 @@ func evalGate(name, want string, c Counts) Check {
 	ch := Check{Field: name, Want: want}
 	cond, err := ParseRealCondition(want)
 	if err != nil {
-		ch.Verdict, ch.Reason = Failed, err.Error()
+		ch.Verdict, ch.Reason = checker.VerdictFailed, err.Error()
 		return ch
 	}
 	ch.Want = cond.String()
 	v := c.figure(name)
 	if v == nil {
-		ch.Verdict, ch.Reason = Failed, fmt.Sprintf("%s not measured (%s), want %s", name, gates[name].missing, cond)
+		ch.Verdict, ch.Reason = checker.VerdictFailed, fmt.Sprintf("%s not measured (%s), want %s", name, gates[name].missing, cond)
 		return ch
 	}
 	ch.Value, ch.Got = *v, int(math.Round(*v))
 	if cond.CheckReal(*v) {
-		ch.Verdict = Met
+		ch.Verdict = checker.VerdictMet
 		return ch
 	}
-	ch.Verdict = Failed
+	ch.Verdict = checker.VerdictFailed
 	ch.Reason = fmt.Sprintf("%s %s%s, want %s", name, strconv.FormatFloat(round3(*v), 'f', -1, 64), gates[name].unit, cond)
 	return ch
 }
@@ -267,7 +260,7 @@ func (c Counts) get(name string) int {
 // cannot support a safety claim (a fault that did not apply, too few
 // contended visits in a fault's window, a resource-call error): then a
 // safety count that came out 0 proves nothing, and its condition is
-// Inconclusive with that reason instead of met or failed. A non-zero
+// inconclusive with that reason instead of met or failed. A non-zero
 // safety count is evidence by itself and is judged as usual. Performance
 // gates are met or failed whatever noEvidence says. This is the one
 // evaluator of expectations.
@@ -287,14 +280,14 @@ func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
 		cond, err := ParseCondition(*f)
 		switch {
 		case err != nil:
-			ch.Verdict, ch.Reason = Failed, err.Error()
+			ch.Verdict, ch.Reason = checker.VerdictFailed, err.Error()
 		case isSafety(name) && ch.Got == 0 && noEvidence != "":
 			ch.Want = cond.String()
-			ch.Verdict, ch.Reason = Inconclusive, noEvidence
+			ch.Verdict, ch.Reason = checker.VerdictInconclusive, noEvidence
 		case cond.Check(ch.Got):
-			ch.Want, ch.Verdict = cond.String(), Met
+			ch.Want, ch.Verdict = cond.String(), checker.VerdictMet
 		default:
-			ch.Want, ch.Verdict = cond.String(), Failed
+			ch.Want, ch.Verdict = cond.String(), checker.VerdictFailed
 			ch.Reason = fmt.Sprintf("got %d, want %s", ch.Got, cond)
 		}
 		out = append(out, ch)
@@ -302,16 +295,16 @@ func (e Expect) Evaluate(c Counts, noEvidence string) []Check {
 	return out
 }
 
-// Verdict combines checks: Failed when any failed, else Inconclusive when
-// any is, else Met (also for no checks).
+// Verdict combines checks: checker.VerdictFailed when any failed, else checker.VerdictInconclusive when
+// any is, else checker.VerdictMet (also for no checks).
 func Verdict(checks []Check) string {
-	v := Met
+	v := checker.VerdictMet
 	for _, c := range checks {
 		switch c.Verdict {
-		case Failed:
-			return Failed
-		case Inconclusive:
-			v = Inconclusive
+		case checker.VerdictFailed:
+			return checker.VerdictFailed
+		case checker.VerdictInconclusive:
+			v = checker.VerdictInconclusive
 		}
 	}
 	return v
@@ -323,7 +316,7 @@ func Verdict(checks []Check) string {
 func (e Expect) Unmet(c Counts) []string {
 	var out []string
 	for _, ch := range e.Evaluate(c, "") {
-		if ch.Verdict != Met {
+		if ch.Verdict != checker.VerdictMet {
 			out = append(out, ch.Line())
 		}
 	}

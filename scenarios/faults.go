@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/suggest"
-	"gopkg.in/yaml.v3"
 )
 
 // Fault types (contract names: docs/scenario-file.md): package faults owns the fault

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/faults"
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/faults"
 )
 
 // fieldContext is what a field needs besides itself to be valid.

@@ -101,14 +101,14 @@ func TestGatesEvaluate(t *testing.T) {
 		verdict    string
 		reasons    []string
 	}{
-		{"all met", good, "", Met, nil},
-		{"slow", Counts{Throughput: f(3120.5), AcquireP50Ms: f(25), HandoffP50Ms: f(1), AvailabilityDuringFault: f(0.5)}, "", Failed,
+		{"all met", good, "", checker.VerdictMet, nil},
+		{"slow", Counts{Throughput: f(3120.5), AcquireP50Ms: f(25), HandoffP50Ms: f(1), AvailabilityDuringFault: f(0.5)}, "", checker.VerdictFailed,
 			[]string{"throughput 3120.5 ops/s, want >=5000", "acquire_p50_ms 25 ms, want <=20", "availability_during_fault 0.5, want >0.5"}},
-		{"gates met, claim without evidence", good, "0 visits by 0 clients in the window of fault 0", Inconclusive,
+		{"gates met, claim without evidence", good, "0 visits by 0 clients in the window of fault 0", checker.VerdictInconclusive,
 			[]string{"0 visits by 0 clients in the window of fault 0"}},
-		{"gate failed beats no evidence", Counts{Throughput: f(10), AcquireP50Ms: f(1), HandoffP50Ms: f(1), AvailabilityDuringFault: f(1)}, "no fault", Failed,
+		{"gate failed beats no evidence", Counts{Throughput: f(10), AcquireP50Ms: f(1), HandoffP50Ms: f(1), AvailabilityDuringFault: f(1)}, "no fault", checker.VerdictFailed,
 			[]string{"throughput 10 ops/s, want >=5000", "no fault"}},
-		{"not measured", Counts{Throughput: f(6000), AcquireP50Ms: f(1)}, "", Failed,
+		{"not measured", Counts{Throughput: f(6000), AcquireP50Ms: f(1)}, "", checker.VerdictFailed,
 			[]string{"handoff_p50_ms not measured (no hand-off", "availability_during_fault not measured"}},
 	}
 	for _, tt := range tests {
@@ -122,10 +122,10 @@ func TestGatesEvaluate(t *testing.T) {
 			}
 			var lines []string
 			for _, c := range checks {
-				if c.Verdict != Met {
+				if c.Verdict != checker.VerdictMet {
 					lines = append(lines, c.Line())
 				}
-				if IsGate(c.Field) && c.Verdict == Inconclusive {
+				if IsGate(c.Field) && c.Verdict == checker.VerdictInconclusive {
 					t.Errorf("gate %s inconclusive", c.Field)
 				}
 			}

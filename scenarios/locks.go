@@ -7,9 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/locklab/locklab/internal/suggest"
 	"github.com/locklab/locklab/locks"
-	"gopkg.in/yaml.v3"
 )
 
 // lockMeta is what validation needs about how a locks entry was written.

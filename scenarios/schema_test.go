@@ -15,8 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/locks"
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // schemaCheck validates YAML documents against one schema.

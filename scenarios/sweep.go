@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locklab/locklab/faults"
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/faults"
 )
 
 // Expand returns the runs of a sweep: one scenario per combination of the

@@ -24,23 +24,23 @@ expect:
 	}
 	// enough evidence: judged as usual
 	checks := e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1, Violations: 1}}, "")
-	if v := Verdict(checks); v != Failed {
+	if v := Verdict(checks); v != checker.VerdictFailed {
 		t.Errorf("verdict %s, want failed (violations 1): %+v", v, checks)
 	}
 	// no evidence: zero safety counts are inconclusive, a non-zero one is judged
 	checks = e.Evaluate(Counts{}, "fault 0 did not apply")
 	for _, c := range checks {
-		if c.Verdict != Inconclusive || !strings.Contains(c.Reason, "did not apply") {
+		if c.Verdict != checker.VerdictInconclusive || !strings.Contains(c.Reason, "did not apply") {
 			t.Errorf("check %+v: want inconclusive with the reason", c)
 		}
 	}
-	if v := Verdict(checks); v != Inconclusive {
+	if v := Verdict(checks); v != checker.VerdictInconclusive {
 		t.Errorf("verdict %s, want inconclusive", v)
 	}
-	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{Violations: 3, ClientFaults: 1, Incidents: 1}}, "too few visits")); v != Failed {
+	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{Violations: 3, ClientFaults: 1, Incidents: 1}}, "too few visits")); v != checker.VerdictFailed {
 		t.Errorf("verdict %s, want failed: non-zero violations are evidence", v)
 	}
-	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ClientFaults: 2, Incidents: 2}}, "")); v != Met {
+	if v := Verdict(e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ClientFaults: 2, Incidents: 2}}, "")); v != checker.VerdictMet {
 		t.Errorf("verdict %s, want met", v)
 	}
 	for _, bad := range []string{"{on_lost: maybe}", "{lock_faults: x}"} {

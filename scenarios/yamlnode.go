@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/internal/suggest"
 	"gopkg.in/yaml.v3"
+
+	"github.com/locklab/locklab/internal/suggest"
 )
 
 // maxNodes bounds the size of a document with aliases expanded, so a small

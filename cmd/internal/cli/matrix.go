@@ -7,15 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
-)
-
-// Verdicts of a matrix (and of chaos as a whole): report's, the one
-// vocabulary of result.json, the reports and the matrix.
-const (
-	VerdictMet          = report.VerdictMet
-	VerdictFailed       = report.VerdictFailed
-	VerdictInconclusive = report.VerdictInconclusive
 )
 
 // Matrix prints the verdict matrix of chaos results (lock x scenario, each
@@ -32,7 +25,7 @@ func Matrix(w io.Writer, results []*report.Result) string {
 	cells := map[[2]string]*cell{}
 	var scen, lks []string
 	seen := map[string]bool{}
-	verdict, judged := VerdictMet, false
+	verdict, judged := checker.VerdictMet, false
 	for _, r := range results {
 		if !seen["s:"+r.Scenario] {
 			seen["s:"+r.Scenario] = true
@@ -57,13 +50,13 @@ func Matrix(w io.Writer, results []*report.Result) string {
 			switch v {
 			case "":
 				c.unjudged++
-			case VerdictFailed:
+			case checker.VerdictFailed:
 				c.fail++
-				verdict = VerdictFailed
-			case VerdictInconclusive:
+				verdict = checker.VerdictFailed
+			case checker.VerdictInconclusive:
 				c.inconclusive++
-				if verdict == VerdictMet {
-					verdict = VerdictInconclusive
+				if verdict == checker.VerdictMet {
+					verdict = checker.VerdictInconclusive
 				}
 			default:
 				c.pass++
@@ -87,14 +80,14 @@ func Matrix(w io.Writer, results []*report.Result) string {
 				row = append(row, "")
 				continue
 			}
-			status := VerdictMet
+			status := checker.VerdictMet
 			switch {
 			case c.unjudged == c.total:
 				status = "not judged"
 			case c.fail > 0:
-				status = VerdictFailed
+				status = checker.VerdictFailed
 			case c.inconclusive > 0:
-				status = VerdictInconclusive
+				status = checker.VerdictInconclusive
 			}
 			row = append(row, fmt.Sprintf("%s %d/%d (%s)", status, c.pass, c.total, strings.Join(uniq(c.lines), "; ")))
 			for _, r := range uniq(c.reasons) {
@@ -114,9 +107,9 @@ func Matrix(w io.Writer, results []*report.Result) string {
 		return ""
 	}
 	switch verdict {
-	case VerdictMet:
+	case checker.VerdictMet:
 		fmt.Fprintln(w, "\nverdict: met (every expectation met)")
-	case VerdictInconclusive:
+	case checker.VerdictInconclusive:
 		fmt.Fprintln(w, "\nverdict: inconclusive (no expectation failed, but some safety claims have no evidence: see the reasons above)")
 	default:
 		fmt.Fprintln(w, "\nverdict: failed (some expectations failed: see the failed cells and each result's expectations)")

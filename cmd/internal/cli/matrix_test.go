@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
 )
 
@@ -17,12 +18,12 @@ func TestMatrixVocabulary(t *testing.T) {
 		want string
 		cell string
 	}{
-		{"met", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}}, report.VerdictMet, "met 1/1"},
-		{"failed", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}, {Lock: "redis-cad", ExpectMet: &no}}, report.VerdictFailed, "failed 1/2"},
-		{"inconclusive", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictInconclusive, VerdictReason: "0 visits after fault 0"}}, report.VerdictInconclusive, "inconclusive 0/1"},
-		{"run error", []report.Run{{Lock: "redis-cad", Error: "start cluster: boom"}}, report.VerdictFailed, "failed 0/1"},
+		{"met", []report.Run{{Lock: "redis-cad", Verdict: checker.VerdictMet}}, checker.VerdictMet, "met 1/1"},
+		{"failed", []report.Run{{Lock: "redis-cad", Verdict: checker.VerdictMet}, {Lock: "redis-cad", ExpectMet: &no}}, checker.VerdictFailed, "failed 1/2"},
+		{"inconclusive", []report.Run{{Lock: "redis-cad", Verdict: checker.VerdictInconclusive, VerdictReason: "0 visits after fault 0"}}, checker.VerdictInconclusive, "inconclusive 0/1"},
+		{"run error", []report.Run{{Lock: "redis-cad", Error: "start cluster: boom"}}, checker.VerdictFailed, "failed 0/1"},
 		// A run no expectation applies to is never "met".
-		{"not judged beside met", []report.Run{{Lock: "redis-cad", Verdict: report.VerdictMet}, {Lock: "mine"}}, report.VerdictMet, "not judged 0/1"},
+		{"not judged beside met", []report.Run{{Lock: "redis-cad", Verdict: checker.VerdictMet}, {Lock: "mine"}}, checker.VerdictMet, "not judged 0/1"},
 		{"nothing judged", []report.Run{{Lock: "mine"}}, "", "not judged 0/1"},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
@@ -217,9 +218,9 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	if len(judged) > 0 {
 		switch Matrix(text, judged) {
-		case VerdictFailed:
+		case checker.VerdictFailed:
 			return ErrFailed
-		case VerdictInconclusive:
+		case checker.VerdictInconclusive:
 			if !failed {
 				return ErrInconclusive
 			}
