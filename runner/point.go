@@ -45,10 +45,7 @@ var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9._=-]+`)
 // point runs one lock at one sweep value on a fresh cluster.
 func (r *run) point(ctx context.Context, pt Point) report.Run {
 	spec := lockSpec(pt.Lock)
-	ttl := pt.Lock.TTL
-	if ttl == 0 {
-		ttl = r.wl.TTL
-	}
+	ttl := r.wl.LockTTL(pt.Lock)
 	out := emptyRun(pt, spec, ttl)
 	dir := filepath.Join(r.dir, "logs", pointName(out.Lock, pt.Params))
 	resetPeakRSS()

@@ -256,9 +256,7 @@ func (p *parser) finish() {
 	longest := w.TTL
 	for i := range p.s.Locks {
 		l := &p.s.Locks[i]
-		if l.TTL <= 0 {
-			l.TTL = w.TTL
-		}
+		l.TTL = w.LockTTL(*l)
 		longest = max(longest, l.TTL)
 	}
 	if w.AcquireTimeout == 0 {

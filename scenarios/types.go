@@ -170,3 +170,13 @@ type Expect struct {
 	MinVisits int
 	Line      int
 }
+
+// LockTTL is lock l's lease length: its own ttl, else the workload's (the
+// one place this default is applied: parsing, and the runner for locks
+// built without parsing, such as --exec programs).
+func (w Workload) LockTTL(l Lock) time.Duration {
+	if l.TTL > 0 {
+		return l.TTL
+	}
+	return w.TTL
+}
