@@ -491,67 +491,12 @@ func TestDockerZooKeeper(t *testing.T) {
 	})
 
 	t.Run("kill-leader", func(t *testing.T) {
-		leader := zkLeader(t, c)
-		t0 := time.Now()
-		if err := leader.Kill(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var rest []string
-		for _, n := range c.Nodes() {
-			if n != leader {
-				rest = append(rest, c.Endpoints(1).Redirect[n.Addr()])
-			}
-		}
-		conn := zkConnect(t, rest)
-		testenv.Eventually(t, 20*time.Second, "write after leader kill", func() error {
-			_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-			return err
-		})
-		t.Logf("%s killed; the rest serve writes again after %v", leader.Name, time.Since(t0))
-		if err := leader.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s rejoined after %v", leader.Name, time.Since(t0))
+		conn := zkKillLeader(t, ctx, c)
 		if _, st, err := conn.Get("/locklab"); err != nil || st == nil {
 			t.Errorf("data after restart: %v", err)
 		}
 	})
-
-	t.Run("partition", func(t *testing.T) {
-		leader := zkLeader(t, c)
-		var others []string
-		for _, n := range c.Nodes() {
-			if n != leader {
-				others = append(others, n.Name)
-			}
-		}
-		ls, err := c.Partition([][]string{{leader.Name}, others})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Now()
-		for _, l := range ls {
-			l.Cut()
-		}
-		testenv.Eventually(t, 30*time.Second, "new leader", func() error {
-			if zkLeaderOf(c, others) == "" {
-				return errors.New("no leader among " + strings.Join(others, ","))
-			}
-			return nil
-		})
-		t.Logf("new leader %s %v after isolating %s", zkLeaderOf(c, others), time.Since(t0), leader.Name)
-		for _, l := range ls {
-			l.Heal(ctx)
-		}
-		testenv.Eventually(t, 30*time.Second, "all serving after heal", func() error {
-			for _, n := range c.Nodes() {
-				if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
-					return fmt.Errorf("%s: mode %q", n.Name, m)
-				}
-			}
-			return nil
-		})
-	})
+	t.Run("partition", func(t *testing.T) { zkPartitionLeader(t, ctx, c) })
 }
 
 func TestDockerEtcd(t *testing.T) {

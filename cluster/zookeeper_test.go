@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,75 +66,82 @@ func TestZooKeeperEnsemble(t *testing.T) {
 		assertNoDirectPeerConns(t, c, "zk-")
 	})
 
-	t.Run("kill-leader", func(t *testing.T) {
-		leader := zkLeader(t, c)
-		t0 := time.Now()
-		if err := leader.Kill(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var rest []string
-		for _, n := range c.Nodes() {
-			if n != leader {
-				rest = append(rest, c.Endpoints(1).Redirect[n.Addr()])
-			}
-		}
-		conn := zkConnect(t, rest)
-		testenv.Eventually(t, 20*time.Second, "write after leader kill", func() error {
-			_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-			return err
-		})
-		t.Logf("%s killed; the rest serve writes again after %v", leader.Name, time.Since(t0))
-		if err := leader.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s rejoined after %v", leader.Name, time.Since(t0))
-	})
+	t.Run("kill-leader", func(t *testing.T) { zkKillLeader(t, ctx, c) })
+	t.Run("partition", func(t *testing.T) { zkPartitionLeader(t, ctx, c) })
+}
 
-	t.Run("partition", func(t *testing.T) {
-		// Isolate the leader from its peers (not from clients): the others
-		// elect a new leader.
-		leader := zkLeader(t, c)
-		var others []string
-		for _, n := range c.Nodes() {
-			if n != leader {
-				others = append(others, n.Name)
-			}
+// zkKillLeader kills the ensemble's leader, waits until the rest serve a
+// write, starts the leader again and returns a connection to the rest.
+func zkKillLeader(t *testing.T, ctx context.Context, c *cluster.Cluster) *zk.Conn {
+	leader := zkLeader(t, c)
+	t0 := time.Now()
+	if err := leader.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for _, n := range c.Nodes() {
+		if n != leader {
+			rest = append(rest, c.Endpoints(1).Redirect[n.Addr()])
 		}
-		ls, err := c.Partition([][]string{{leader.Name}, others})
-		if err != nil {
+	}
+	conn := zkConnect(t, rest)
+	testenv.Eventually(t, 20*time.Second, "write after leader kill", func() error {
+		_, err := conn.Create("/after", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		return err
+	})
+	t.Logf("%s killed; the rest serve writes again after %v", leader.Name, time.Since(t0))
+	if err := leader.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s rejoined after %v", leader.Name, time.Since(t0))
+	return conn
+}
+
+// zkPartitionLeader isolates the leader from its peers (not from
+// clients), waits until the others elect a new leader, heals and waits
+// until every member serves again.
+func zkPartitionLeader(t *testing.T, ctx context.Context, c *cluster.Cluster) {
+	leader := zkLeader(t, c)
+	var others []string
+	for _, n := range c.Nodes() {
+		if n != leader {
+			others = append(others, n.Name)
+		}
+	}
+	ls, err := c.Partition([][]string{{leader.Name}, others})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 4 {
+		t.Fatalf("partition links %d", len(ls))
+	}
+	t0 := time.Now()
+	for _, l := range ls {
+		if err := l.Cut(); err != nil {
 			t.Fatal(err)
 		}
-		if len(ls) != 4 {
-			t.Fatalf("partition links %d", len(ls))
+	}
+	testenv.Eventually(t, 30*time.Second, "new leader", func() error {
+		if l := zkLeaderOf(c, others); l == "" {
+			return errors.New("no leader among " + strings.Join(others, ","))
 		}
-		t0 := time.Now()
-		for _, l := range ls {
-			if err := l.Cut(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		testenv.Eventually(t, 30*time.Second, "new leader", func() error {
-			if l := zkLeaderOf(c, others); l == "" {
-				return errors.New("no leader among " + strings.Join(others, ","))
-			}
-			return nil
-		})
-		t.Logf("new leader %s %v after isolating %s", zkLeaderOf(c, others), time.Since(t0), leader.Name)
-		for _, l := range ls {
-			if err := l.Heal(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		testenv.Eventually(t, 30*time.Second, "all serving after heal", func() error {
-			for _, n := range c.Nodes() {
-				if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
-					return fmt.Errorf("%s: mode %q", n.Name, m)
-				}
-			}
-			return nil
-		})
-		t.Logf("ensemble whole again %v after the cut", time.Since(t0))
+		return nil
 	})
+	t.Logf("new leader %s %v after isolating %s", zkLeaderOf(c, others), time.Since(t0), leader.Name)
+	for _, l := range ls {
+		if err := l.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 30*time.Second, "all serving after heal", func() error {
+		for _, n := range c.Nodes() {
+			if m := zkMode(c, n.Name); m != "leader" && m != "follower" {
+				return fmt.Errorf("%s: mode %q", n.Name, m)
+			}
+		}
+		return nil
+	})
+	t.Logf("ensemble whole again %v after the cut", time.Since(t0))
 }
 
 func zkLeader(t *testing.T, c *cluster.Cluster) *cluster.Node {
