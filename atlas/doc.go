@@ -14,4 +14,8 @@
 //
 // It is runner-level: it imports runner, scenarios, report and locks, and
 // only cmd/chaos (through cmd/internal/cli) imports it.
+// In full, of locklab it imports only checker, cluster, locks,
+// locks/external, report, runner and scenarios; it never imports explore,
+// cmd/internal/cli or the commands, which sit above it
+// (docs/architecture.md).
 package atlas

@@ -15,4 +15,7 @@
 // Every harness figure comes from runner.Measure, the runner's own
 // connect -> drive -> collect path. The package starts its servers with
 // cluster and never imports scenarios.
+// Of locklab it imports only cluster, internal/resp, locks, locks/all,
+// locks/memlock, locks/redislock, report, runner and workload; it never
+// imports atlas, cmd/internal/cli or the commands (docs/architecture.md).
 package calibrate

@@ -36,4 +36,5 @@
 // The checker does not import the lock packages: it knows clients by index
 // and locks by name only. Remote clients (one OS process per client) reach it
 // through the Server and Dial in this package.
+// It is a leaf: it imports nothing of locklab (docs/architecture.md).
 package checker

@@ -21,6 +21,8 @@
 // It takes plain Go values: it never imports scenarios, faults, runner,
 // workload, checker or report, and locks only for the endpoint and
 // credential types (Endpoints, Credentials) a client's addresses are.
+// Of locklab it imports only images, internal/resp and locks
+// (docs/architecture.md).
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, redis.go,

@@ -6,6 +6,9 @@
 // shards with `chaos VERB merge`. `make deploy-local` and the package's test
 // run a manifest through it, so the manifest and its verification cannot
 // drift apart. docs/deploy.md is the user's guide.
+// It imports nothing of locklab: it runs the chaos binary and never
+// imports atlas, explore or the commands; only deploy/runlocal imports it
+// (docs/architecture.md).
 package deploy
 
 import (

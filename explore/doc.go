@@ -7,4 +7,7 @@
 //
 // It is runner-level like atlas, whose Wilson interval it reuses; only
 // cmd/chaos imports it.
+// Of locklab it imports only atlas, checker, cluster, faults, locks,
+// report, runner and scenarios; it never imports cmd/internal/cli or the
+// commands (docs/architecture.md).
 package explore

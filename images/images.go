@@ -2,6 +2,8 @@
 // from Debian packages, without a container registry: Build runs build.sh
 // (the script behind `make images`), embedded here so tests and tools need
 // no checkout path. See build.sh for what it makes.
+// It is a leaf: it imports nothing of locklab, and cluster imports it for
+// the docker provider (docs/architecture.md).
 package images
 
 import (

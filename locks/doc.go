@@ -11,4 +11,8 @@
 // registry (Spec, Register, Lookup), endpoints.go where a client dials
 // (Endpoints), auth.go the credentials it logs in with (Auth, formatted by
 // internal/credentials), config.go the options every constructor gets.
+//
+// Package locks itself imports only internal/credentials of locklab:
+// never a lock package, cluster or anything of the harness
+// (docs/architecture.md).
 package locks

@@ -7,4 +7,7 @@
 // itself. It sees lock implementations only through the locks interfaces and
 // never starts servers (that is package testenv's job), so it does not
 // import the cluster package.
+// Of locklab it imports only locks; it never imports testenv, checker,
+// scenarios, faults, runner or workload, and only tests import it
+// (docs/architecture.md).
 package locktest

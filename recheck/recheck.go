@@ -7,6 +7,7 @@
 // visit endpoints in order; it decides a pair's fault by searching for an
 // ordering of the grants that acquits the lock, and asks porcupine for the
 // token order itself. `bench check` runs both and reports any disagreement.
+// It imports nothing of locklab (docs/architecture.md).
 package recheck
 
 import (

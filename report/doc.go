@@ -4,4 +4,6 @@
 // reports. It reads results only, never live servers: it never imports
 // cluster, faults, runner, workload, locks or scenarios. RunLabel
 // (label.go) is the one name of a run in tables and plots.
+// Of locklab it imports only checker, for the safety figures a result
+// carries (docs/architecture.md).
 package report

@@ -6,4 +6,8 @@
 // result is written with complete=false. Both cmd/bench and cmd/chaos use it.
 // It owns the order of a run (cluster -> workload with faults -> result);
 // it never imports cmd or cmd/internal/cli, and nothing below it imports it.
+// Of locklab it imports only checker, cluster, faults, internal/suggest,
+// internal/version, locks, locks/external, report, scenarios and workload;
+// it never imports atlas, explore or calibrate, which drive it
+// (docs/architecture.md).
 package runner

@@ -5,9 +5,10 @@
 // It owns the YAML contract and its line-accurate validation; the fault
 // table belongs to package faults (it decodes faults into faults.Fault) and
 // the model of nodes and links to cluster.PlanOf. It imports faults,
-// cluster, locks (the registry) and checker (for SafetyFigures, what
-// expectations are checked against; checker imports nothing) only: never
-// runner, workload or report.
+// cluster, locks (the registry), checker (for SafetyFigures, what
+// expectations are checked against; checker imports nothing) and
+// internal/suggest (its "did you mean" hints) only: never runner, workload
+// or report (docs/architecture.md).
 //
 // Files: parse.go the top level and workload, cluster.go, locks.go,
 // faults.go (fault parsing), faults_check.go (faults.Check's errors mapped

@@ -1,6 +1,9 @@
 // Package testenv holds the test helpers shared by locklab's packages: the
 // policy for tests that need a server binary (skip under -short, fail loudly
 // in CI, skip with a message elsewhere) and helpers that start real servers.
+// Of locklab it imports only cluster and locks; it never imports checker,
+// scenarios, faults, runner or workload, and only tests import it
+// (docs/architecture.md).
 package testenv
 
 import (

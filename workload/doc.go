@@ -12,4 +12,7 @@
 // Run drives every client in this process. RunClient is one client's loop,
 // used both by Run and by a client running in its own OS process, whose
 // Recorder snapshot is merged back into the harness's with Merge.
+//
+// Of locklab it imports only checker, locks and locks/external; it never
+// imports cluster, faults, scenarios or runner (docs/architecture.md).
 package workload

@@ -9,6 +9,13 @@
 //	bench list
 //
 // Run `bench help` or `bench VERB --help` for details.
+//
+// It owns the bench binary and its verbs (run, list, show, validate, init,
+// client-check, check, report, calibrate, cleanup). Of locklab it imports
+// only calibrate, checker, clients, cluster, cmd/internal/cli,
+// locks/external, recheck, report and workload: runs and scenarios go
+// through cmd/internal/cli, so it never imports runner or scenarios itself,
+// and nothing imports it (docs/architecture.md).
 package main
 
 import (

@@ -11,6 +11,12 @@
 //	chaos atlas merge DIR...                       join atlas shards
 //	chaos explore [--budget D | --runs N] [--seed S] ...   random fault schedules, findings, shrinking
 //	chaos explore merge DIR...                     join explore shards
+//
+// It owns the chaos binary and its verbs (run, list, validate, atlas,
+// explore, cleanup). Of locklab it imports only atlas, cmd/internal/cli,
+// explore, faults, locks and locks/external: runs and scenarios go through
+// cmd/internal/cli, so it never imports runner or scenarios itself, and
+// nothing imports it (docs/architecture.md).
 package main
 
 import (

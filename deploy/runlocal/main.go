@@ -6,6 +6,9 @@
 //	go run ./deploy/runlocal [--manifest deploy/k8s/atlas-job.yaml] [--volume DIR] [--chaos bin/chaos]
 //
 // The image must exist (`make image`).
+//
+// Of locklab it imports only deploy; it never imports atlas, explore or
+// cmd/chaos, whose binary it runs instead (docs/architecture.md).
 package main
 
 import (

@@ -1,6 +1,7 @@
 // Package resp encodes Redis commands and decodes their replies (RESP2):
 // the little the harness needs where go-redis would be too much, the
 // readiness probes of cluster and the bare client of calibrate.
+// It is a leaf: it imports nothing of locklab (docs/architecture.md).
 package resp
 
 import (

@@ -9,4 +9,8 @@
 // Registered here: "redsync" (github.com/go-redsync/redsync/v4) and
 // "bsm-redislock" (github.com/bsm/redislock). None of the libraries gives a
 // fencing token: their Token is 0.
+//
+// Of locklab it imports only locks, locks/etcdlock, locks/redislock and
+// locks/zklock; like every lock package it never imports cluster, checker,
+// scenarios, faults, runner or workload (docs/architecture.md).
 package adapters

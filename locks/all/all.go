@@ -1,5 +1,10 @@
 // Package all registers every lock implementation of locklab; import it for
 // its side effect.
+//
+// Of locklab it imports only the lock packages (locks/adapters,
+// locks/etcdlock, locks/external, locks/memlock, locks/redislock,
+// locks/redlock, locks/zklock); it never imports cluster, checker,
+// scenarios, faults, runner or workload (docs/architecture.md).
 package all
 
 import (

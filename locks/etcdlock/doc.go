@@ -35,4 +35,8 @@
 // A Client owns one clientv3.Client (its gRPC connections) shared by its
 // Lockers; every Acquire has its own lease, revoked by Release. Clients
 // count requests, keep-alives and watch events (locks.Stats).
+//
+// Of locklab it imports only locks; like every lock package it never
+// imports cluster, checker, scenarios, faults, runner or workload
+// (docs/architecture.md).
 package etcdlock

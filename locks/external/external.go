@@ -5,6 +5,10 @@
 //
 // Their locks.Spec constructors cannot run in-process: the runner asks
 // Command for the program and runs it through workload.StartPrograms.
+//
+// Of locklab it imports only clients and locks; like every lock package it
+// never imports cluster, checker, scenarios, faults, runner or workload
+// (docs/architecture.md).
 package external
 
 import (

@@ -29,4 +29,8 @@
 // master Endpoints.MasterNames[0] as reported by Sentinel, dialing every
 // discovered address through Endpoints.Dial so traffic stays on the client's
 // proxied links.
+//
+// Of locklab it imports only locks; like every lock package it never
+// imports cluster, checker, scenarios, faults, runner or workload
+// (docs/architecture.md).
 package redislock

@@ -59,4 +59,8 @@
 // nodes option. The spec asks the harness for 3 primaries at least
 // (MinRedis): with 1 or 2 a majority is every node and no failure is
 // tolerated. New accepts them all the same.
+//
+// Of locklab it imports only locks and locks/redislock; like every lock
+// package it never imports cluster, checker, scenarios, faults, runner or
+// workload (docs/architecture.md).
 package redlock

@@ -19,4 +19,8 @@
 // Lockers; it counts requests and watch notifications (locks.Stats) so the
 // herd effect can be measured. The session timeout comes from the
 // session_timeout option, else Config.TTL, else 10s (DefaultSessionTimeout).
+//
+// Of locklab it imports only locks; like every lock package it never
+// imports cluster, checker, scenarios, faults, runner or workload
+// (docs/architecture.md).
 package zklock

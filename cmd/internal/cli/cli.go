@@ -4,6 +4,11 @@
 // lock through locks/all; become a client process when started as one,
 // workload.MaybeWorker). It starts no server itself: runs go through
 // runner. Only the commands import it.
+// Of locklab it imports only atlas, checker, cluster, internal/suggest,
+// internal/version, locks, locks/all, locks/external, report, runner,
+// scenarios and workload; it never imports cmd/bench or cmd/chaos, nor
+// calibrate or explore, which the commands import themselves
+// (docs/architecture.md).
 package cli
 
 import (
