@@ -83,6 +83,37 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// Handoff checks a hand-over between two clients of one lock: a holds,
+// b waits (it must not return within 200ms), a releases and b gets the
+// lock (and releases it). held, when not nil, runs while a holds.
+func Handoff(t testing.TB, a, b locks.Locker, held func()) {
+	t.Helper()
+	first := AcquireWithin(t, a, 30*time.Second)
+	if held != nil {
+		held()
+	}
+	got := make(chan error, 1)
+	ctx := Timeout(t, 30*time.Second)
+	go func() {
+		lease, err := b.Acquire(ctx)
+		if err == nil {
+			err = lease.Release(context.Background())
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("second client returned while the first holds: %v", err)
+	case <-time.After(200 * time.Millisecond): // it waits, as it should
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("second client after release: %v", err)
+	}
+}
+
 // AcquireRelease is the loop of a benchmark of one uncontended client: it
 // acquires and releases l b.N times, failing on any error.
 func AcquireRelease(b *testing.B, l locks.Locker) {

@@ -51,34 +51,7 @@ func authHandoff(t *testing.T, lock string, e func(i int) locks.Endpoints, hold 
 		t.Cleanup(func() { c.Close() })
 		ls[i] = c.Locker(locktest.Name(t))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	first, err := ls[0].Acquire(ctx)
-	if err != nil {
-		t.Fatalf("%s acquire: %v", lock, err)
-	}
-	if hold != nil {
-		hold()
-	}
-	got := make(chan error, 1)
-	go func() {
-		lease, err := ls[1].Acquire(ctx)
-		if err == nil {
-			err = lease.Release(context.Background())
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		t.Fatalf("%s: second client returned while the first holds: %v", lock, err)
-	case <-time.After(200 * time.Millisecond): // it waits, as it should
-	}
-	if err := first.Release(ctx); err != nil {
-		t.Fatalf("%s release: %v", lock, err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("%s: second client after release: %v", lock, err)
-	}
+	locktest.Handoff(t, ls[0], ls[1], hold)
 }
 
 // authRefused checks that lock's New fails at once with e, with an error

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
+	"github.com/locklab/locklab/locktest"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -72,31 +73,7 @@ func authHandoff(t *testing.T, e *testenv.Ensemble, lock, prefix string, auth lo
 		t.Cleanup(func() { c.Close() })
 		ls[i] = c.Locker("auth")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	first, err := ls[0].Acquire(ctx)
-	if err != nil {
-		t.Fatalf("%s acquire: %v", lock, err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		lease, err := ls[1].Acquire(ctx)
-		if err == nil {
-			err = lease.Release(context.Background())
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		t.Fatalf("%s: second client returned while the first holds: %v", lock, err)
-	case <-time.After(200 * time.Millisecond): // it waits, as it should
-	}
-	if err := first.Release(ctx); err != nil {
-		t.Fatalf("%s release: %v", lock, err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("%s: second client after release: %v", lock, err)
-	}
+	locktest.Handoff(t, ls[0], ls[1], nil)
 }
 
 // etcd-recipe logs in with Endpoints.Auth: as root, and as a user allowed

@@ -1,7 +1,6 @@
 package redislock_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -73,27 +72,7 @@ func handoff(t *testing.T, lock string, e locks.Endpoints) {
 		t.Cleanup(func() { _ = c.Close() })
 		cs[i] = c.Locker("auth")
 	}
-	first := locktest.AcquireWithin(t, cs[0], 5*time.Second)
-	got := make(chan error, 1)
-	waitCtx := locktest.Timeout(t, 10*time.Second)
-	go func() {
-		lease, err := cs[1].Acquire(waitCtx)
-		if err == nil {
-			err = lease.Release(context.Background())
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		t.Fatalf("%s: second client returned while the first holds: %v", lock, err)
-	case <-time.After(100 * time.Millisecond): // it waits, as it should
-	}
-	if err := first.Release(locktest.Timeout(t, 5*time.Second)); err != nil {
-		t.Fatalf("%s release: %v", lock, err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("%s: second client after release: %v", lock, err)
-	}
+	locktest.Handoff(t, cs[0], cs[1], nil)
 }
 
 // Every variant logs in with a password (default user) or an ACL user,
