@@ -41,83 +41,86 @@ type herdLocker struct {
 func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	node := l.dir + "/lock"
 	owner := []byte(randomID())
-	abandon := func() { l.removeOwned(node, owner) }
 	for {
-		epoch := l.s.Epoch()
-		_, err := l.s.create(ctx, node, owner, zk.FlagEphemeral, abandon)
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			// Ours now, ours from an earlier attempt whose reply was lost,
-			// or somebody else's: the read below tells.
-		case errors.Is(err, zk.ErrNoNode):
-			if err := l.s.ensurePath(ctx, l.dir); err != nil {
-				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
-			}
-			continue
-		case connLoss(err):
-			if err := l.s.waitUp(ctx); err != nil {
-				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
-			}
-			continue
-		case ctx.Err() != nil:
-			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
-		default:
-			return nil, fmt.Errorf("zk-herd %s: create: %w", l.dir, err)
+		ls, err := l.attempt(ctx, node, owner)
+		if ls != nil {
+			return ls, nil
 		}
-		created := err == nil
-
-		// After our own create a plain read suffices; otherwise set the watch
-		// every waiter sets on the same node.
-		var data []byte
-		var stat *zk.Stat
-		var watch <-chan zk.Event
-		err = l.s.call(ctx, func() error {
-			var err error
-			if created {
-				data, stat, err = l.s.conn.Get(node)
-			} else {
-				data, stat, watch, err = l.s.conn.GetW(node)
-			}
-			return err
-		})
-		switch {
-		case err == nil:
-		case errors.Is(err, zk.ErrNoNode):
-			continue
-		case connLoss(err):
-			if err := l.s.waitUp(ctx); err != nil {
-				return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
-			}
-			continue
-		case ctx.Err() != nil:
-			if created {
-				l.s.background(abandon)
-			}
-			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
-		default:
-			return nil, fmt.Errorf("zk-herd %s: read: %w", l.dir, err)
+		if connLoss(err) {
+			err = l.s.waitUp(ctx)
 		}
-		// The owner check covers a node of ours whose session died (a
-		// lagging follower may still show it after go-zookeeper opened a
-		// new session): it is on its way out, wait for its deletion.
-		if bytes.Equal(data, owner) && stat.EphemeralOwner == l.s.conn.SessionID() {
-			czxid := stat.Czxid
-			lost, untrack := l.s.Track(epoch)
-			return &lease{
-				s: l.s, epoch: epoch,
-				token:   uint64(czxid),
-				lost:    lost,
-				untrack: untrack,
-				release: func(ctx context.Context) error { return l.release(ctx, node, owner, czxid) },
-			}, nil
-		}
-		if watch == nil {
-			continue // our create succeeded, yet the node is not ours now: our session expired meanwhile
-		}
-		if err := awaitWatch(ctx, watch, l.retry); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("zk-herd %s: %w", l.dir, err)
 		}
 	}
+}
+
+// attempt tries once to take the lock: a lease; nil and nil to try again
+// at once (or after the holder's node went); a lost connection to try again
+// once the session is back; any other error ends Acquire.
+func (l *herdLocker) attempt(ctx context.Context, node string, owner []byte) (locks.Lease, error) {
+	abandon := func() { l.removeOwned(node, owner) }
+	epoch := l.s.Epoch()
+	_, err := l.s.create(ctx, node, owner, zk.FlagEphemeral, abandon)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		// Ours now, ours from an earlier attempt whose reply was lost,
+		// or somebody else's: the read below tells.
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, l.s.ensurePath(ctx, l.dir)
+	case connLoss(err), ctx.Err() != nil:
+		return nil, err
+	default:
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	created := err == nil
+
+	// After our own create a plain read suffices; otherwise set the watch
+	// every waiter sets on the same node.
+	var data []byte
+	var stat *zk.Stat
+	var watch <-chan zk.Event
+	err = l.s.call(ctx, func() error {
+		var err error
+		if created {
+			data, stat, err = l.s.conn.Get(node)
+		} else {
+			data, stat, watch, err = l.s.conn.GetW(node)
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case connLoss(err):
+		return nil, err
+	case ctx.Err() != nil:
+		if created {
+			l.s.background(abandon)
+		}
+		return nil, err
+	default:
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	// The owner check covers a node of ours whose session died (a
+	// lagging follower may still show it after go-zookeeper opened a
+	// new session): it is on its way out, wait for its deletion.
+	if bytes.Equal(data, owner) && stat.EphemeralOwner == l.s.conn.SessionID() {
+		czxid := stat.Czxid
+		lost, untrack := l.s.Track(epoch)
+		return &lease{
+			s: l.s, epoch: epoch,
+			token:   uint64(czxid),
+			lost:    lost,
+			untrack: untrack,
+			release: func(ctx context.Context) error { return l.release(ctx, node, owner, czxid) },
+		}, nil
+	}
+	if watch == nil {
+		return nil, nil // our create succeeded, yet the node is not ours now: our session expired meanwhile
+	}
+	return nil, awaitWatch(ctx, watch, l.retry)
 }
 
 // release deletes the node if it is still ours (same owner id and czxid).
