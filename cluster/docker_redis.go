@@ -33,7 +33,6 @@ const (
 func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 	p := c.docker
 	b := backend{name: BackendRedis}
-	persist := redisPersistArgs(rs.Persistence)
 	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
@@ -84,7 +83,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			host, port := splitHostPort(a)
 			extra = append([]string{"--replica-announce-ip", host, "--replica-announce-port", port}, extra...)
 		}
-		cmd := redisCommand(strconv.Itoa(dockerRedisPort), "0.0.0.0", dockerDataDir, persist, extra)
+		cmd := redisCommand(strconv.Itoa(dockerRedisPort), "0.0.0.0", dockerDataDir, rs.Persistence, extra)
 		cmd.container = &containerSpec{backend: BackendRedis, image: rs.Image, port: dockerRedisPort}
 		return cmd
 	}

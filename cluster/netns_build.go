@@ -43,13 +43,11 @@ func (c *Cluster) netnsAddNodes(nodes []*Node, port func(*Node) int) (map[*Node]
 
 func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
-	persist := redisPersistArgs(rs.Persistence)
 	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
 	}
-	primaries, replicas, sentinels, servers, all := rn.primaries, rn.replicas, rn.sentinels, rn.servers, rn.all
-	ips, err := c.netnsAddNodes(all, func(n *Node) int {
+	ips, err := c.netnsAddNodes(rn.all, func(n *Node) int {
 		if n.Kind == KindSentinel {
 			return netnsSentinelPort
 		}
@@ -59,32 +57,32 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 		return b, err
 	}
 	server := func(n *Node, extra ...string) command {
-		return redisCommand(strconv.Itoa(netnsRedisPort), ips[n], n.dataDir, persist, extra)
+		return redisCommand(strconv.Itoa(netnsRedisPort), ips[n], n.dataDir, rs.Persistence, extra)
 	}
-	for _, n := range primaries {
+	for _, n := range rn.primaries {
 		n.cmd = func() (command, error) { return server(n), nil }
 	}
-	for _, n := range replicas {
-		host, port := splitHostPort(primaryOf(primaries, n).Addr())
+	for _, n := range rn.replicas {
+		host, port := splitHostPort(primaryOf(rn.primaries, n).Addr())
 		n.cmd = func() (command, error) { return server(n, "--replicaof", host, port), nil }
 	}
-	for _, n := range servers {
+	for _, n := range rn.servers {
 		n.probe = redisProbe(n)
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
-	for _, n := range sentinels {
+	for _, n := range rn.sentinels {
 		n.role = sentinelRole(n)
 	}
-	quorum := len(sentinels)/2 + 1
+	quorum := len(rn.sentinels)/2 + 1
 	noPeers := map[*Node]string{}
-	for _, n := range sentinels {
+	for _, n := range rn.sentinels {
 		n.cmd = sentinelCommand(n, func() string {
-			return sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], primaries, noPeers, quorum)
+			return sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], rn.primaries, noPeers, quorum)
 		})
 		n.probe = redisProbe(n)
 	}
-	b.start = startRedis(primaries, replicas, sentinels, noPeers, rs.Replicas)
-	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
+	b.start = startRedis(rn.primaries, rn.replicas, rn.sentinels, noPeers, rs.Replicas)
+	b.version = func(ctx context.Context) string { return redisVersion(ctx, rn.primaries[0]) }
 	return b, nil
 }
 

@@ -31,7 +31,6 @@ const (
 // "redis-<i>-r<j>->redis-<i>".
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
-	persist := redisPersistArgs(rs.Persistence)
 	rn, err := c.addRedisNodes()
 	if err != nil {
 		return b, err
@@ -81,14 +80,14 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		if peer[n] != "" {
 			extra = announce(n)
 		}
-		n.cmd = func() (command, error) { return localRedis(n, persist, extra), nil }
+		n.cmd = func() (command, error) { return localRedis(n, rs.Persistence, extra), nil }
 		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
 	for _, n := range replicas {
 		host, port := splitHostPort(peer[primaryOf(primaries, n)])
 		extra := append(announce(n), "--replicaof", host, port)
-		n.cmd = func() (command, error) { return localRedis(n, persist, extra), nil }
+		n.cmd = func() (command, error) { return localRedis(n, rs.Persistence, extra), nil }
 		n.probe = redisProbe(n)
 		n.rebind = rebind(n)
 	}
@@ -195,7 +194,7 @@ func redisPersistArgs(p string) []string {
 	}
 }
 
-func redisCommand(port, bind, dir string, persist, extra []string) command {
+func redisCommand(port, bind, dir, persistence string, extra []string) command {
 	args := []string{
 		"--port", port, "--bind", bind, "--dir", dir,
 		"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
@@ -204,16 +203,16 @@ func redisCommand(port, bind, dir string, persist, extra []string) command {
 		"--repl-diskless-sync-delay", "0",
 		"--enable-debug-command", "local",
 	}
-	args = append(args, persist...)
+	args = append(args, redisPersistArgs(persistence)...)
 	args = append(args, extra...)
 	return command{path: "redis-server", args: args, dir: dir}
 }
 
 // localRedis is a local server's command: on its own port of 127.0.0.1
 // (taken when it starts: a rebind moves it), data in its data dir.
-func localRedis(n *Node, persist, extra []string) command {
+func localRedis(n *Node, persistence string, extra []string) command {
 	_, port := splitHostPort(n.Addr())
-	return redisCommand(port, "127.0.0.1", n.dataDir, persist, extra)
+	return redisCommand(port, "127.0.0.1", n.dataDir, persistence, extra)
 }
 
 // sentinelConfPath is where a local or netns sentinel keeps its file.
