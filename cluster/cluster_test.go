@@ -187,22 +187,26 @@ func TestSingleRedis(t *testing.T) {
 		})
 	})
 
-	t.Run("pause-resume", func(t *testing.T) {
-		rc := redisClient(t, c.Endpoints(0).Redis[0], 200*time.Millisecond)
-		if err := n.Pause(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := rc.Ping(ctx).Err(); err == nil {
-			t.Error("paused server answered PING")
-		}
-		if !n.Alive() {
-			t.Error("paused node not alive")
-		}
-		if err := n.Resume(ctx); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 5*time.Second, "PING after resume", func() error { return rc.Ping(ctx).Err() })
-	})
+	t.Run("pause-resume", func(t *testing.T) { redisPauseResume(t, ctx, n, c.Endpoints(0).Redis[0]) })
+}
+
+// redisPauseResume pauses Redis node n: a PING through addr goes
+// unanswered while n stays alive; after Resume it is answered again.
+func redisPauseResume(t *testing.T, ctx context.Context, n *cluster.Node, addr string) {
+	rc := redisClient(t, addr, 300*time.Millisecond)
+	if err := n.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Ping(ctx).Err(); err == nil {
+		t.Error("paused server answered PING")
+	}
+	if !n.Alive() {
+		t.Error("paused node not alive")
+	}
+	if err := n.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, "PING after resume", func() error { return rc.Ping(ctx).Err() })
 }
 
 func TestRedisPersistenceAcrossRestart(t *testing.T) {

@@ -178,23 +178,7 @@ func TestDockerRedis(t *testing.T) {
 		t.Errorf("Primary: %v %v", p, err)
 	}
 
-	t.Run("pause", func(t *testing.T) {
-		n := mustNode(t, c, "redis-0")
-		if err := n.Pause(ctx); err != nil {
-			t.Fatal(err)
-		}
-		short := redisClient(t, ep.Redis[0], 300*time.Millisecond)
-		if err := short.Ping(ctx).Err(); err == nil {
-			t.Error("PING answered by a paused server")
-		}
-		if !n.Alive() {
-			t.Error("a paused node is alive")
-		}
-		if err := n.Resume(ctx); err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 5*time.Second, "PING after resume", func() error { return short.Ping(ctx).Err() })
-	})
+	t.Run("pause", func(t *testing.T) { redisPauseResume(t, ctx, mustNode(t, c, "redis-0"), ep.Redis[0]) })
 
 	t.Run("kill-restart", func(t *testing.T) {
 		n := mustNode(t, c, "redis-0-r0")

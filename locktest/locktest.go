@@ -2,6 +2,7 @@ package locktest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,21 @@ func Handoff(t testing.TB, a, b locks.Locker, held func()) {
 	}
 	if err := <-got; err != nil {
 		t.Fatalf("second client after release: %v", err)
+	}
+}
+
+// WaiterLost checks that a waiter's Acquire, whose outcome comes on result,
+// ends with locks.ErrLeaseLost within 30s: its lease expired while it
+// waited, and it must not be told that it holds the lock.
+func WaiterLost(t testing.TB, result <-chan error) {
+	t.Helper()
+	select {
+	case err := <-result:
+		if !errors.Is(err, locks.ErrLeaseLost) {
+			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("waiter's Acquire still blocked")
 	}
 }
 

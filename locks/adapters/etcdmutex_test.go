@@ -64,14 +64,7 @@ func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Heal(t, 1)
-	select {
-	case err := <-result:
-		if !errors.Is(err, locks.ErrLeaseLost) {
-			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("waiter's Acquire still blocked")
-	}
+	locktest.WaiterLost(t, result)
 }
 
 // BenchmarkAcquireReleaseEtcdMutex measures an uncontended acquire + release.

@@ -170,14 +170,7 @@ func TestWaiterLeaseExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Heal(t, 1)
-	select {
-	case err := <-result:
-		if !errors.Is(err, locks.ErrLeaseLost) {
-			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("waiter's Acquire still blocked")
-	}
+	locktest.WaiterLost(t, result)
 }
 
 // TestRecheckAfterWait isolates the re-check of etcd #11456: the waiter's
@@ -218,14 +211,7 @@ func TestRecheckAfterWait(t *testing.T) {
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-result:
-		if !errors.Is(err, locks.ErrLeaseLost) {
-			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("waiter's Acquire still blocked")
-	}
+	locktest.WaiterLost(t, result)
 }
 
 func TestReleaseTwice(t *testing.T) {
