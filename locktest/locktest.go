@@ -115,6 +115,20 @@ func Handoff(t testing.TB, a, b locks.Locker, held func()) {
 	}
 }
 
+// ReleaseHeld checks that l still holds its lock (Lost is open) and that
+// it releases cleanly; who names the holder in failures.
+func ReleaseHeld(t testing.TB, ctx context.Context, l locks.Lease, who string) {
+	t.Helper()
+	select {
+	case <-l.Lost():
+		t.Errorf("%s lost its lock", who)
+	default:
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Errorf("%s Release = %v", who, err)
+	}
+}
+
 // WaiterLost checks that a waiter's Acquire, whose outcome comes on result,
 // ends with locks.ErrLeaseLost within 30s: its lease expired while it
 // waited, and it must not be told that it holds the lock.
