@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -15,21 +13,7 @@ import (
 
 // calibrateCmd parses bench calibrate's flags; package calibrate measures.
 func calibrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o calibrate.Options
-	var backends string
-	var asJSON bool
-	fs.IntVar(&o.Clients, "clients", 16, "clients and keys of the Redis rates (one key per client); redis-benchmark connections")
-	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates and the hand-offs of zookeeper and etcd split it over their rounds)")
-	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the zookeeper and etcd figures; medians are reported")
-	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
-	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds for zookeeper and etcd)")
-	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble and etcd cluster size")
-	fs.StringVar(&backends, "backends", "mem,redis,zookeeper,etcd", "what to measure (comma-separated)")
-	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: bench calibrate [flags]
+	fs := cli.FlagSet("bench calibrate", stderr, `Usage: bench calibrate [flags]
 
 Measures in one run, each backend on freshly started local servers:
   mem        the harness's ceiling: the in-process lock, 8 clients, zero critical
@@ -42,11 +26,18 @@ Measures in one run, each backend on freshly started local servers:
              hand-off in commits and round trips (interleaved rounds, each
              ratio taken within its round, medians);
   etcd       put+delete with a lease and etcd-recipe's hand-off likewise.
-
-Flags:
 `)
-		fs.PrintDefaults()
-	}
+	var o calibrate.Options
+	var backends string
+	var asJSON bool
+	fs.IntVar(&o.Clients, "clients", 16, "clients and keys of the Redis rates (one key per client); redis-benchmark connections")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates and the hand-offs of zookeeper and etcd split it over their rounds)")
+	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the zookeeper and etcd figures; medians are reported")
+	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
+	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds for zookeeper and etcd)")
+	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble and etcd cluster size")
+	fs.StringVar(&backends, "backends", "mem,redis,zookeeper,etcd", "what to measure (comma-separated)")
+	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
 	if _, err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}

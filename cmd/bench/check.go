@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,13 +19,9 @@ import (
 // the independent re-check (package recheck), and compare both with
 // result.json.
 func checkCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bench check DIR...\n\nRecomputes every safety figure of each run from DIR/history.jsonl twice: replayed\n"+
-			"through the checker, and by an independent re-check that shares no code with it;\n"+
-			"compares both with DIR/result.json; exit 1 when any two disagree.")
-	}
+	fs := cli.FlagSet("bench check", stderr, "usage: bench check DIR...\n\nRecomputes every safety figure of each run from DIR/history.jsonl twice: replayed\n"+
+		"through the checker, and by an independent re-check that shares no code with it;\n"+
+		"compares both with DIR/result.json; exit 1 when any two disagree.\n")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

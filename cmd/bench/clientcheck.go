@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,8 +28,6 @@ protocol version, fencing tokens, validity or session reported, the order
 of enter/read/write/exit, releases, and the exit on stop. Prints PASS,
 WARN or FAIL per check; exit 0 when nothing failed, 1 when a check
 failed, 2 on bad input.
-
-Flags:
 `
 
 // clientCheckFlags are the flags of bench client-check.
@@ -48,17 +45,12 @@ const stopWithin = 5 * time.Second
 const acquireTimeoutMs, releaseTimeoutMs = 5000, 5000
 
 func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench client-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.FlagSet("bench client-check", stderr, "%s", clientCheckUsage)
 	var f clientCheckFlags
 	fs.StringVar(&f.backend, "backend", "redis", "the server the program uses: redis, zookeeper or etcd")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each program's ready line")
 	fs.DurationVar(&f.duration, "duration", 3*time.Second, "how long the two clients work")
 	fs.BoolVar(&f.verbose, "v", false, "print the whole conversation")
-	fs.Usage = func() {
-		io.WriteString(stderr, clientCheckUsage)
-		fs.PrintDefaults()
-	}
 	argv, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err

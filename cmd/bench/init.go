@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -26,8 +25,6 @@ fault and the safety it must keep, commented where you edit it. With
 (a plain lock on the backend) for you to change, and locklab_client.py
 beside it (the protocol side, shared with locklab's own Python clients).
 Existing files are never overwritten.
-
-Flags:
 `
 
 // initFlags are the flags of bench init.
@@ -40,16 +37,11 @@ type initFlags struct {
 var initName = regexp.MustCompile(`^[a-z][a-z0-9-_]*$`)
 
 func initCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.FlagSet("bench init", stderr, "%s", initUsage)
 	var f initFlags
 	fs.BoolVar(&f.exec, "exec", false, "also write a starter client program (Python) that runs as written")
 	fs.StringVar(&f.backend, "backend", "redis", "the servers your lock uses: redis, zookeeper or etcd")
 	fs.StringVar(&f.name, "name", "mylock", "the scenario's and the lock's name (lower case, digits, - and _)")
-	fs.Usage = func() {
-		io.WriteString(stderr, initUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,17 +18,12 @@ import (
 // scenario; different scenarios lock by lock): tables on stdout, and comparison.md,
 // comparison.html and plots in --out (default results/compare-<time>/).
 func reportCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.FlagSet("bench report", stderr, "Usage: bench report [flags] DIR...\n\n"+
+		"DIR is a results folder (or its result.json). One DIR: re-render its plots,\n"+
+		"report.md and report.html. Several: compare them, a result only with the first\n"+
+		"result of the same scenario; different scenarios side by side, lock by lock.\n")
 	out := fs.String("out", "", "write the report or comparison into this folder")
 	root := fs.String("results", "results", "root folder for the default compare-<time>/ folder")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: bench report [flags] DIR...\n\n"+
-			"DIR is a results folder (or its result.json). One DIR: re-render its plots,\n"+
-			"report.md and report.html. Several: compare them, a result only with the first\n"+
-			"result of the same scenario; different scenarios side by side, lock by lock.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	dirs, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err

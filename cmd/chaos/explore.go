@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,16 +28,13 @@ Writes OUT/explore/explore.json, explore.md, explore.html, every drawn scenario
 and its result under OUT/explore/runs/, and each finding's minimal scenario as
 OUT/explore/findings/<signature>/minimal.yaml (chaos run on it exits 0 exactly
 when the finding reproduces). Drawn fault types: %s.
-
-Flags:
 `
 
 func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "merge" {
 		return exploreMerge(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("chaos explore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.FlagSet("chaos explore", stderr, exploreUsage, strings.Join(explore.Drawable(), ", "))
 	locksFlag := fs.String("locks", "", "only these locks (comma-separated; default every registered lock)")
 	budget := fs.Duration("budget", 0, "time to spend, 40% of it shrinking findings (default 10m unless --runs)")
 	runs := fs.Int("runs", 0, "draw this many schedules (over every shard), then shrink every finding")
@@ -50,15 +46,8 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "results", "write OUT/explore/")
 	verbose := fs.Bool("v", false, "verbose diagnostics on stderr")
 	quiet := fs.Bool("q", false, "no progress lines")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, exploreUsage, strings.Join(explore.Drawable(), ", "))
-		fs.PrintDefaults()
-	}
 	if _, err := cli.ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &cli.UsageError{Err: err}
+		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("chaos explore: unexpected argument %q (merge is `chaos explore merge DIR...`)", fs.Arg(0))
@@ -180,14 +169,10 @@ func exploreFaults(s string) ([]string, error) {
 }
 
 func exploreMerge(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chaos explore merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.FlagSet("chaos explore merge", stderr, "Usage: chaos explore merge [--out DIR] DIR...\n\nJoins the explorations of shards (chaos explore --shard i/n) into one.\n")
 	out := fs.String("out", "", "write the merged exploration here (default the first DIR)")
 	if _, err := cli.ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &cli.UsageError{Err: err}
+		return err
 	}
 	if fs.NArg() == 0 {
 		return cli.Usagef("chaos explore merge: no folder given")

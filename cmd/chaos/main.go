@@ -21,7 +21,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -69,11 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func list(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chaos list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: chaos list\n\nPrints the fault types and every built-in scenario with its locks.")
-	}
+	fs := cli.FlagSet("chaos list", stderr, "Usage: chaos list\n\nPrints the fault types and every built-in scenario with its locks.\n")
 	if _, err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}

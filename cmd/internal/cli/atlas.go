@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,8 +25,6 @@ const atlasUsage = `Usage:
 
 Writes DIR/atlas.json, atlas.md, atlas.html, atlas.png, the scenario of every
 cell under DIR/scenarios/ and every run's result under DIR/runs/. Families: %s.
-
-Flags:
 `
 
 // AtlasFlags are the flags of `chaos atlas`.
@@ -70,8 +66,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "compare" {
 		return atlasCompare(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("chaos atlas", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet("chaos atlas", stderr, atlasUsage, strings.Join(atlas.FamilyNames(), ", "))
 	var f AtlasFlags
 	fs.IntVar(&f.Runs, "runs", 5, "seeded runs per cell")
 	fs.IntVar(&f.Parallel, "parallel", DefaultParallel(), "runs at once, each on its own cluster; the default is two per core, at most 16")
@@ -86,15 +81,8 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.TTL, "ttl", time.Second, "lease every family scales its timings from")
 	fs.BoolVar(&f.Verbose, "v", false, "verbose diagnostics on stderr")
 	fs.BoolVar(&f.Quiet, "q", false, "no progress lines")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, atlasUsage, strings.Join(atlas.FamilyNames(), ", "))
-		fs.PrintDefaults()
-	}
 	if _, err := ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+		return err
 	}
 	if fs.NArg() > 0 {
 		return Usagef("chaos atlas: unexpected argument %q (merge is `chaos atlas merge DIR...`)", fs.Arg(0))
@@ -177,14 +165,10 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func atlasMerge(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chaos atlas merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet("chaos atlas merge", stderr, "Usage: chaos atlas merge [--out DIR] DIR...\n\nJoins atlas shards (chaos atlas --shard i/n) into one atlas.\n")
 	out := fs.String("out", "", "write the merged atlas here (default the first DIR)")
 	if _, err := ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+		return err
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
@@ -231,15 +215,11 @@ func atlasMerge(args []string, stdout, stderr io.Writer) error {
 // atlasCompare is `chaos atlas compare DIR_A DIR_B`: compare.md and
 // compare.json of the cells applicable in both atlases.
 func atlasCompare(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chaos atlas compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet("chaos atlas compare", stderr, "Usage: chaos atlas compare [--out DIR] [--families F,...] DIR_A DIR_B\n\nCompares two atlases cell by cell (compare.md, compare.json).\n")
 	out := fs.String("out", "", "write compare.md and compare.json here (default DIR_B/compare)")
 	families := fs.String("families", "", "compare these families (comma-separated; default every family both atlases have): a family one atlas lacks shows the other's cells alone")
 	if _, err := ParseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &UsageError{Err: err}
+		return err
 	}
 	if fs.NArg() != 2 {
 		return Usagef("chaos atlas compare: want two atlas folders, DIR_A DIR_B (got %d)", fs.NArg())

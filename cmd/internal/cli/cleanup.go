@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,20 +16,15 @@ import (
 // behind (everything labelled locklab=1 whose harness is gone; --all also
 // removes those of runs still going).
 func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := flag.NewFlagSet(cmd+" cleanup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet(cmd+" cleanup", stderr, "Usage: %s cleanup [--all] [-n]\n\n"+
+		"Removes the Docker containers (with their volumes) and networks labelled %s=1 that\n"+
+		"runs with --provider docker left behind when they were killed, and the network\n"+
+		"namespaces named %s* (with the processes still in them) that runs with\n"+
+		"--provider netns left. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
+		"whose harness is still running are kept unless --all.\n", cmd, cluster.LabelLocklab, cluster.NetnsPrefix)
 	all := fs.Bool("all", false, "also remove the containers of runs whose harness is still running")
 	dry := fs.Bool("n", false, "dry run: list what would be removed")
 	verbose := fs.Bool("v", false, "a line per removal on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s cleanup [--all] [-n]\n\n"+
-			"Removes the Docker containers (with their volumes) and networks labelled %s=1 that\n"+
-			"runs with --provider docker left behind when they were killed, and the network\n"+
-			"namespaces named %s* (with the processes still in them) that runs with\n"+
-			"--provider netns left. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
-			"whose harness is still running are kept unless --all.\n\nFlags:\n", cmd, cluster.LabelLocklab, cluster.NetnsPrefix)
-		fs.PrintDefaults()
-	}
 	if _, err := ParseFlags(fs, args); err != nil {
 		return err
 	}

@@ -84,6 +84,24 @@ func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer)
 	os.Exit(Code(err, os.Stderr))
 }
 
+// FlagSet is the flag set of one verb (name: "bench run"): errors and
+// usage go to stderr, and its usage is the text (a format with args),
+// followed, when the verb has flags, by "Flags:" and their defaults.
+func FlagSet(name string, stderr io.Writer, usage string, args ...any) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, usage, args...)
+		flags := false
+		fs.VisitAll(func(*flag.Flag) { flags = true })
+		if flags {
+			fmt.Fprint(stderr, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
 // Verb runs one verb of a command with the arguments that follow it.
 type Verb func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 

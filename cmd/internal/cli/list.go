@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,11 +12,7 @@ import (
 
 // List prints the built-in scenarios and the registered locks.
 func List(args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := flag.NewFlagSet(cmd+" list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s list\n\nPrints the built-in scenarios and every registered lock (backend, whether it fences, one line).\n", cmd)
-	}
+	fs := FlagSet(cmd+" list", stderr, "Usage: %s list\n\nPrints the built-in scenarios and every registered lock (backend, whether it fences, one line).\n", cmd)
 	if _, err := ParseFlags(fs, args); err != nil {
 		return err
 	}

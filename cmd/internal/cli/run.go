@@ -106,19 +106,14 @@ func (f *RunFlags) register(fs *flag.FlagSet) {
 // every result by its expectations; bench judges those of scenarios that
 // have an expect section, with the same verdicts and exit codes.
 func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer, mode Mode) error {
-	fs := flag.NewFlagSet(cmd+" run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet(cmd+" run", stderr, "Usage: %s run [flags] SCENARIO... (flags may also follow the scenarios)\n\n"+
+		"SCENARIO is a .yaml file or a built-in name (%s list). Every scenario is checked\n"+
+		"before anything starts (%s validate does only that).\n\n"+
+		"Exit codes: 0 done (and every expectation met), 1 a run failed or an expectation\n"+
+		"failed, 2 bad input (nothing was started), 3 none failed but some safety claim\n"+
+		"was inconclusive.\n\n%s\n", cmd, cmd, cmd, runExpectNote[mode])
 	var f RunFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s run [flags] SCENARIO... (flags may also follow the scenarios)\n\n"+
-			"SCENARIO is a .yaml file or a built-in name (%s list). Every scenario is checked\n"+
-			"before anything starts (%s validate does only that).\n\n"+
-			"Exit codes: 0 done (and every expectation met), 1 a run failed or an expectation\n"+
-			"failed, 2 bad input (nothing was started), 3 none failed but some safety claim\n"+
-			"was inconclusive.\n\n%s\n\nFlags:\n", cmd, cmd, cmd, runExpectNote[mode])
-		fs.PrintDefaults()
-	}
 	if _, err := ParseFlags(fs, args); err != nil {
 		return err
 	}

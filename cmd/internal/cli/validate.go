@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -19,18 +18,13 @@ import (
 // scenario on stdout and every problem (file:line: field: ...) on stderr,
 // and returns a UsageError (exit 2, as run) when any is bad.
 func Validate(args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := flag.NewFlagSet(cmd+" validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := FlagSet(cmd+" validate", stderr, "Usage: %s validate [flags] SCENARIO...\n\n"+
+		"Checks each scenario (a .yaml file or a built-in name) as `%s run` would before\n"+
+		"starting anything, with the same overrides, and starts nothing. Prints\n"+
+		"\"ok FILE (N locks, M faults)\" per valid file; each problem as file:line: field: ...\n"+
+		"Exit 0 when all are valid, 2 when any is not.\n", cmd, cmd)
 	var f PlanFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s validate [flags] SCENARIO...\n\n"+
-			"Checks each scenario (a .yaml file or a built-in name) as `%s run` would before\n"+
-			"starting anything, with the same overrides, and starts nothing. Prints\n"+
-			"\"ok FILE (N locks, M faults)\" per valid file; each problem as file:line: field: ...\n"+
-			"Exit 0 when all are valid, 2 when any is not.\n\nFlags:\n", cmd, cmd)
-		fs.PrintDefaults()
-	}
 	pos, err := ParseFlags(fs, args)
 	if err != nil {
 		return err
@@ -79,14 +73,10 @@ func countLocks(pts []runner.Point) int {
 // Show is `bench show SCENARIO`: the built-in scenario's YAML exactly as
 // embedded, comments included, to start a scenario file from.
 func Show(args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := flag.NewFlagSet(cmd+" show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s show SCENARIO\n\n"+
-			"Prints a built-in scenario's YAML as embedded, to start your own from:\n"+
-			"  %s show redis-baseline > my.yaml\n"+
-			"Built-in: %s.\n", cmd, cmd, strings.Join(scenarios.BuiltinNames(), ", "))
-	}
+	fs := FlagSet(cmd+" show", stderr, "Usage: %s show SCENARIO\n\n"+
+		"Prints a built-in scenario's YAML as embedded, to start your own from:\n"+
+		"  %s show redis-baseline > my.yaml\n"+
+		"Built-in: %s.\n", cmd, cmd, strings.Join(scenarios.BuiltinNames(), ", "))
 	pos, err := ParseFlags(fs, args)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,13 +11,9 @@ import (
 // command's name, the module version and the commit it was built from
 // (+dirty for uncommitted changes), the commit time and the Go version.
 func Version(args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := flag.NewFlagSet(cmd+" version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s version (or %s --version)\n\n"+
-			"Prints the module version and the commit this binary was built from (+dirty when\n"+
-			"the tree had uncommitted changes); result.json records the same as its version.\n", cmd, cmd)
-	}
+	fs := FlagSet(cmd+" version", stderr, "Usage: %s version (or %s --version)\n\n"+
+		"Prints the module version and the commit this binary was built from (+dirty when\n"+
+		"the tree had uncommitted changes); result.json records the same as its version.\n", cmd, cmd)
 	pos, err := ParseFlags(fs, args)
 	if err != nil {
 		return err
