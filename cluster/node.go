@@ -151,28 +151,21 @@ func (n *Node) Role(ctx context.Context) (string, error) {
 
 // Pause freezes the server (SIGSTOP to its process group): it keeps its
 // sockets but answers nothing, like a long GC or VM pause. Resume undoes it.
-func (n *Node) Pause(ctx context.Context) error {
-	p, err := n.running()
-	if err != nil {
-		return err
-	}
-	if err := p.pause(); err != nil {
-		return fmt.Errorf("pause %s: %w", n.Name, err)
-	}
-	n.c.log.Info("node paused", "node", n.Name)
-	return nil
-}
+func (n *Node) Pause(ctx context.Context) error { return n.signal("pause", process.pause) }
 
 // Resume lets a paused server run again (SIGCONT to its process group).
-func (n *Node) Resume(ctx context.Context) error {
+func (n *Node) Resume(ctx context.Context) error { return n.signal("resume", process.resume) }
+
+// signal runs op (what: "pause" or "resume") on the running server.
+func (n *Node) signal(what string, op func(process) error) error {
 	p, err := n.running()
 	if err != nil {
 		return err
 	}
-	if err := p.resume(); err != nil {
-		return fmt.Errorf("resume %s: %w", n.Name, err)
+	if err := op(p); err != nil {
+		return fmt.Errorf("%s %s: %w", what, n.Name, err)
 	}
-	n.c.log.Info("node resumed", "node", n.Name)
+	n.c.log.Info("node "+what+"d", "node", n.Name)
 	return nil
 }
 
