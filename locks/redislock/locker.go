@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/locks"
 )
 
@@ -83,6 +85,22 @@ func (l *Locker) acquireErr(ctx context.Context, err error) error {
 	return fmt.Errorf("acquire %s: %w", l.key, err)
 }
 
+// runAcquire runs an acquire script (plain or reentrant) for owner: the
+// fencing token of the grant, or 0 and the key's time to live when another
+// owner holds it, or 0 and the error.
+func (l *Locker) runAcquire(ctx context.Context, script *redis.Script, owner string) (token uint64, pttl time.Duration, err error) {
+	res, err := script.Run(ctx, l.c.rdb, []string{l.key, l.fence}, owner, l.c.ttl.Milliseconds()).Int64Slice()
+	switch {
+	case err != nil:
+		return 0, 0, err
+	case len(res) != 2:
+		return 0, 0, fmt.Errorf("acquire script returned %v", res)
+	case res[0] == 0:
+		return 0, time.Duration(res[1]) * time.Millisecond, nil
+	}
+	return uint64(res[1]), 0, nil
+}
+
 // trySet is one attempt of redis-set-del, redis-cad and redis-watchdog:
 // SET NX PX and INCR of the fence in one script, then, with wait_replicas,
 // WAIT for the replicas; the watchdog's renewal starts once all that holds.
@@ -90,17 +108,11 @@ func (l *Locker) trySet(ctx context.Context) (*Lease, time.Duration, error) {
 	c := l.c
 	owner := newOwner()
 	start := time.Now()
-	res, err := acquireScript.Run(ctx, c.rdb, []string{l.key, l.fence}, owner, c.ttl.Milliseconds()).Int64Slice()
-	if err != nil {
-		return nil, 0, err
+	token, pttl, err := l.runAcquire(ctx, acquireScript, owner)
+	if token == 0 {
+		return nil, pttl, err
 	}
-	if len(res) != 2 {
-		return nil, 0, fmt.Errorf("acquire script returned %v", res)
-	}
-	if res[0] == 0 {
-		return nil, time.Duration(res[1]) * time.Millisecond, nil
-	}
-	lease := &Lease{l: l, token: uint64(res[1]), owner: owner, sent: start}
+	lease := &Lease{l: l, token: token, owner: owner, sent: start}
 	if c.waitReplicas > 0 && (c.variant == CAD || c.variant == Watchdog) {
 		acks, err := c.rdb.Wait(ctx, c.waitReplicas, c.waitTimeout).Result()
 		if err != nil || int(acks) < c.waitReplicas {

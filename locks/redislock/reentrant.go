@@ -62,17 +62,10 @@ func (l *Locker) acquireReentrant(ctx context.Context) (*Lease, error) {
 func (l *Locker) tryReentrant(ctx context.Context) (*Lease, time.Duration, error) {
 	c := l.c
 	start := time.Now()
-	res, err := reentrantAcquireScript.Run(ctx, c.rdb, []string{l.key, l.fence}, l.owner, c.ttl.Milliseconds()).Int64Slice()
-	if err != nil {
-		return nil, 0, err
+	token, pttl, err := l.runAcquire(ctx, reentrantAcquireScript, l.owner)
+	if token == 0 {
+		return nil, pttl, err
 	}
-	if len(res) != 2 {
-		return nil, 0, fmt.Errorf("reentrant acquire script returned %v", res)
-	}
-	if res[0] == 0 {
-		return nil, time.Duration(res[1]) * time.Millisecond, nil
-	}
-	token := uint64(res[1])
 
 	l.mu.Lock()
 	h, stale := l.hold, (*holding)(nil)
