@@ -157,6 +157,21 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 	return &dockerContainer{tc: dc, id: dc.GetContainerID(), name: name, key: key}, nil
 }
 
+// dockerAddrs gives each node the host port its container's port(n) is
+// published on (127.0.0.1) as its address, and its container address as
+// an alias (what the other containers and Sentinel call it).
+func (c *Cluster) dockerAddrs(nodes []*Node, port func(*Node) int) error {
+	ports, err := pickPorts(len(nodes))
+	if err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		n.setAddr(hostPort(ports[i]))
+		c.addAlias(n.Name, c.docker.containerAddr(n.Name, port(n)))
+	}
+	return nil
+}
+
 // createAll creates the nodes' containers side by side, so that starting
 // them later is quick.
 func (p *dockerProvider) createAll(ctx context.Context, nodes []*Node) error {

@@ -26,14 +26,11 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 	if err != nil {
 		return b, err
 	}
-	ports, err := pickPorts(len(nodes))
-	if err != nil {
+	if err := c.dockerAddrs(nodes, func(*Node) int { return dockerEtcdClient }); err != nil {
 		return b, err
 	}
 	peerURL := make([]string, len(nodes))
 	for i, n := range nodes {
-		n.setAddr(hostPort(ports[i]))
-		c.addAlias(n.Name, p.containerAddr(n.Name, dockerEtcdClient))
 		peerURL[i] = "http://" + p.containerAddr(n.Name, dockerEtcdPeer)
 	}
 	if len(nodes) > 1 {

@@ -38,17 +38,14 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		return b, err
 	}
 	primaries, replicas, sentinels, servers, all := rn.primaries, rn.replicas, rn.sentinels, rn.servers, rn.all
-	ports, err := pickPorts(len(all))
+	err = c.dockerAddrs(all, func(n *Node) int {
+		if n.Kind == KindSentinel {
+			return dockerSentinelPort
+		}
+		return dockerRedisPort
+	})
 	if err != nil {
 		return b, err
-	}
-	for i, n := range all {
-		n.setAddr(hostPort(ports[i]))
-		port := dockerRedisPort
-		if n.Kind == KindSentinel {
-			port = dockerSentinelPort
-		}
-		c.addAlias(n.Name, p.containerAddr(n.Name, port))
 	}
 	peer := map[*Node]string{}
 	if len(replicas) > 0 || len(sentinels) > 0 {

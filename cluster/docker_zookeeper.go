@@ -34,13 +34,8 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	if err != nil {
 		return b, err
 	}
-	ports, err := pickPorts(len(nodes))
-	if err != nil {
+	if err := c.dockerAddrs(nodes, func(*Node) int { return dockerZKClientPort }); err != nil {
 		return b, err
-	}
-	for i, n := range nodes {
-		n.setAddr(hostPort(ports[i]))
-		c.addAlias(n.Name, p.containerAddr(n.Name, dockerZKClientPort))
 	}
 	links := make([][]*Link, len(nodes)) // links[from][to]
 	for from := range nodes {
