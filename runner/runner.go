@@ -146,10 +146,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 }
 
 // lockCluster is the cluster one lock runs on: the scenario's
-// (scenarios.Cluster.Spec, whose defaults give every lock's backend a
+// (Scenario.ClusterSpec, whose defaults give every lock's backend a
 // section) with the lock's backend only, a fresh cluster per lock.
 func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend, clients int) cluster.Spec {
-	cs := sc.Cluster.Spec(clients)
+	cs := sc.ClusterSpec(clients)
 	cs.Provider, cs.RunID = provider, sc.Name
 	if backend != locks.Redis {
 		cs.Redis = nil

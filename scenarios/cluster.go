@@ -27,8 +27,14 @@ func (p *parser) cluster(e entry) {
 		}
 	}
 	section("redis", func(x entry) { c.Redis = p.redis(x) })
-	section("zookeeper", func(x entry) { c.ZooKeeper = p.ensemble(x, "cluster.zookeeper") })
-	section("etcd", func(x entry) { c.Etcd = p.ensemble(x, "cluster.etcd") })
+	section("zookeeper", func(x entry) {
+		n, image := p.ensemble(x, "cluster.zookeeper")
+		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: n, Image: image}
+	})
+	section("etcd", func(x entry) {
+		n, image := p.ensemble(x, "cluster.etcd")
+		c.Etcd = &cluster.EtcdSpec{Nodes: n, Image: image}
+	})
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
@@ -45,8 +51,8 @@ func (p *parser) cluster(e entry) {
 	}
 }
 
-func (p *parser) redis(e entry) *Redis {
-	r := &Redis{Persistence: "none"}
+func (p *parser) redis(e entry) *cluster.RedisSpec {
+	r := &cluster.RedisSpec{Persistence: "none"}
 	f, _ := p.fields(e.val, "cluster.redis", redisFields)
 	if x, ok := f["primaries"]; ok {
 		p.primaries = &x
@@ -65,26 +71,28 @@ func (p *parser) redis(e entry) *Redis {
 	return r
 }
 
-func (p *parser) ensemble(e entry, path string) *Nodes {
-	n := &Nodes{Nodes: 1}
+// ensemble reads a ZooKeeper or etcd section: its size (default 1) and
+// image.
+func (p *parser) ensemble(e entry, path string) (nodes int, image string) {
+	nodes = 1
 	f, _ := p.fields(e.val, path, fieldNames(path))
 	if x, ok := f["nodes"]; ok {
 		if v, ok := get(p, x, join(path, "nodes"), asInt); ok {
 			if v == 1 || v == 3 || v == 5 {
-				n.Nodes = v
+				nodes = v
 			} else {
 				p.add(x.line(), join(path, "nodes"), "must be 1, 3 or 5 (got %d)", v)
 			}
 		}
 	}
 	if x, ok := f["image"]; ok {
-		n.Image, _ = get(p, x, join(path, "image"), asString)
+		image, _ = get(p, x, join(path, "image"), asString)
 	}
-	return n
+	return nodes, image
 }
 
-func (p *parser) external(e entry) *External {
-	x := &External{}
+func (p *parser) external(e entry) *cluster.ExternalSpec {
+	x := &cluster.ExternalSpec{}
 	f, _ := p.fields(e.val, "cluster.external", externalFields)
 	for _, b := range []struct {
 		name string
@@ -166,7 +174,7 @@ func (p *parser) clusterDefaults() {
 		return
 	}
 	if _, ok := need[locks.Redis]; ok && c.Redis == nil {
-		c.Redis = &Redis{Persistence: "none"}
+		c.Redis = &cluster.RedisSpec{Persistence: "none"}
 	}
 	if r := c.Redis; r != nil {
 		switch {
@@ -179,35 +187,18 @@ func (p *parser) clusterDefaults() {
 		}
 	}
 	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
-		c.ZooKeeper = &Nodes{Nodes: 1}
+		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
 	}
 	if _, ok := need[locks.Etcd]; ok && c.Etcd == nil {
-		c.Etcd = &Nodes{Nodes: 1}
+		c.Etcd = &cluster.EtcdSpec{Nodes: 1}
 	}
 }
 
-// Spec is the cluster section as a cluster.Spec with every backend it
-// declares, for clients clients (at least one): what validation checks
-// faults against, and what each run starts (its lock's backend only, see
-// cluster.Spec.Only).
-func (c Cluster) Spec(clients int) cluster.Spec {
-	cs := cluster.Spec{Provider: c.Provider, Clients: max(clients, 1)}
-	if r := c.Redis; r != nil {
-		cs.Redis = &cluster.RedisSpec{Primaries: r.Primaries, Replicas: r.Replicas, Sentinels: r.Sentinels,
-			Persistence: r.Persistence, Image: r.Image}
-	}
-	if z := c.ZooKeeper; z != nil {
-		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: z.Nodes, Image: z.Image}
-	}
-	if e := c.Etcd; e != nil {
-		cs.Etcd = &cluster.EtcdSpec{Nodes: e.Nodes, Image: e.Image}
-	}
-	if x := c.External; x != nil {
-		cs.External = &cluster.ExternalSpec{Redis: x.Redis, ZooKeeper: x.ZooKeeper, Etcd: x.Etcd}
-	}
+// ClusterSpec is the cluster section with every backend it declares, for
+// clients clients (at least one): what validation checks faults against,
+// and what each run starts (its lock's backend only).
+func (s *Scenario) ClusterSpec(clients int) cluster.Spec {
+	cs := s.Cluster
+	cs.Clients = max(clients, 1)
 	return cs
 }
-
-// plan is the plan (cluster.PlanOf) of Spec(clients) with every client
-// link proxied: what faults are checked against.
-func (c Cluster) plan(clients int) cluster.Plan { return cluster.PlanOf(c.Spec(clients)) }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 )
 
@@ -107,7 +108,7 @@ func unjoin(err error) []error {
 // reported at the value in sweep:.
 func (p *parser) checkFaults() {
 	if !p.clusterBad {
-		plan := p.s.Cluster.plan(p.fewestClients())
+		plan := cluster.PlanOf(p.s.ClusterSpec(p.fewestClients()))
 		p.plan = &plan
 	}
 	var params []SweepParam

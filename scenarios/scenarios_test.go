@@ -564,7 +564,7 @@ func TestDefaults(t *testing.T) {
 		Seed: 1,
 		Cluster: Cluster{
 			Provider: "local",
-			Redis:    &Redis{Primaries: 1, Persistence: "none"},
+			Redis:    &cluster.RedisSpec{Primaries: 1, Persistence: "none"},
 		},
 		Locks: []Lock{{Name: "test-lock", Label: "test-lock", TTL: 10 * time.Second, Line: 2}},
 		Workload: Workload{

@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 )
 
@@ -98,7 +99,7 @@ func (s *Scenario) clone() *Scenario {
 		c.Cluster.Etcd = &x
 	}
 	if e := s.Cluster.External; e != nil {
-		c.Cluster.External = &External{
+		c.Cluster.External = &cluster.ExternalSpec{
 			Redis:     append([]string(nil), e.Redis...),
 			ZooKeeper: append([]string(nil), e.ZooKeeper...),
 			Etcd:      append([]string(nil), e.Etcd...),

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 )
 
@@ -31,36 +32,10 @@ type Scenario struct {
 	Params map[string]string
 }
 
-// Cluster is the cluster section.
-type Cluster struct {
-	Provider  string // local | docker | external
-	Redis     *Redis
-	ZooKeeper *Nodes
-	Etcd      *Nodes
-	External  *External
-}
-
-// Redis is cluster.redis.
-type Redis struct {
-	Primaries   int
-	Replicas    int
-	Sentinels   int
-	Persistence string // none | everysec | always
-	Image       string
-}
-
-// Nodes is cluster.zookeeper and cluster.etcd.
-type Nodes struct {
-	Nodes int
-	Image string
-}
-
-// External is cluster.external.
-type External struct {
-	Redis     []string
-	ZooKeeper []string
-	Etcd      []string
-}
+// Cluster is the cluster section, decoded straight into the cluster
+// package's Spec: Provider and the backend sections (Redis, ZooKeeper,
+// Etcd, External). The run fills Clients, Dir and the rest (ClusterSpec).
+type Cluster = cluster.Spec
 
 // Lock is one entry of locks: a name plus per-lock overrides.
 type Lock struct {
