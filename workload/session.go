@@ -187,7 +187,7 @@ func (s *session) handle(line []byte) error {
 func (s *session) next() {
 	if s.backoff > 0 {
 		jitter := time.Duration(s.rng.Int64N(int64(s.backoff)/2 + 1))
-		sleepCtx(s.stop, s.backoff/2+jitter)
+		locks.Sleep(s.stop, s.backoff/2+jitter)
 	}
 	intended, ok := s.sched.take(s.stop)
 	if !ok || s.stop.Err() != nil {

@@ -161,7 +161,7 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 			// turn the client into a busy loop; reset on success.
 			backoff = min(max(2*backoff, 5*time.Millisecond), 500*time.Millisecond)
 			jitter := time.Duration(rng.Int64N(int64(backoff)/2 + 1))
-			sleepCtx(ctx, backoff/2+jitter)
+			locks.Sleep(ctx, backoff/2+jitter)
 		} else {
 			backoff = 0
 		}
@@ -276,34 +276,12 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	return nil
 }
 
-// ended reports whether the run is over. Besides ctx.Err() it checks the
-// deadline itself: a lock whose socket deadline is the run's deadline can
-// fail a hair before ctx's own timer fires, and that is the run's end, not
-// an acquire timeout.
-func ended(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	dl, ok := ctx.Deadline()
-	return ok && !time.Now().Before(dl)
-}
+// ended reports whether the run is over: locks.ContextDone, because a
+// lock whose socket deadline is the run's deadline can fail a hair before
+// ctx's own timer fires, and that is the run's end, not an acquire timeout.
+func ended(ctx context.Context) bool { return locks.ContextDone(ctx) != nil }
 
-// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// sleepNoticing is sleepCtx that also watches lost: it returns, besides
+// sleepNoticing is locks.Sleep that also watches lost: it returns, besides
 // whether d elapsed, when lost closed during the wait (zero when it did
 // not). The wait goes on after lost closes: what the holder does then is
 // the client model's choice (on_lost), made after the critical section.
