@@ -206,7 +206,7 @@ type Shared struct {
 
 	incidents    []*incident
 	overlapTotal time.Duration
-	ev           evidence // visits per entryBucket and per client (evidence.go)
+	ev           evidence // visits per entryBucket and per client (windows.go)
 	history      *History
 	// granted, unbounded, unreported and estimated say whether any visit
 	// entered, and whether one's promise was unbounded, missing or

@@ -13,6 +13,11 @@
 // used both by Run and by a client running in its own OS process, whose
 // Recorder snapshot is merged back into the harness's with Merge.
 //
+// Files: workload.go the loop, clients.go StartClients, process.go worker
+// processes, spawn.go what workers and programs share, protocol_*.go the
+// client protocol's harness side (a program, the run's programs, one
+// client's conversation, message decoding), recorder.go the measurements.
+//
 // Of locklab it imports only checker, locks and locks/external; it never
 // imports cluster, faults, scenarios or runner (docs/architecture.md).
 package workload
