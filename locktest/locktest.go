@@ -129,6 +129,22 @@ func ReleaseHeld(t testing.TB, ctx context.Context, l locks.Lease, who string) {
 	}
 }
 
+// Waiter runs acquire (a waiter's Acquire) on a goroutine of its own and
+// sends its outcome: the error, or, when it was told it holds the lock
+// (which the tests using it forbid), an error saying so after releasing.
+func Waiter(ctx context.Context, acquire func(context.Context) (locks.Lease, error)) <-chan error {
+	result := make(chan error, 1)
+	go func() {
+		ls, err := acquire(ctx)
+		if err == nil {
+			err = errors.New("waiter told it holds the lock")
+			ls.Release(ctx)
+		}
+		result <- err
+	}()
+	return result
+}
+
 // WaiterLost checks that a waiter's Acquire, whose outcome comes on result,
 // ends with locks.ErrLeaseLost within 30s: its lease expired while it
 // waited, and it must not be told that it holds the lock.

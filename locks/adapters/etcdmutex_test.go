@@ -2,7 +2,6 @@ package adapters_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -48,15 +47,7 @@ func TestEtcdMutexWaiterLeaseExpired(t *testing.T) {
 
 	holder := locktest.Acquire(t, labConnect(t, e, 0, adapters.NameEtcdMutex).Locker(lock))
 	waiter := labConnect(t, e, 1, adapters.NameEtcdMutex).Locker(lock)
-	result := make(chan error, 1)
-	go func() {
-		ls, err := waiter.Acquire(ctx)
-		if err == nil {
-			err = errors.New("waiter told it holds the lock")
-			ls.Release(ctx)
-		}
-		result <- err
-	}()
+	result := locktest.Waiter(ctx, waiter.Acquire)
 	locktest.WaitFor(t, 3*labTTL, "waiter queued", func() bool { return queued() == 2 })
 	e.Cut(t, 1)
 	locktest.WaitFor(t, 3*labTTL, "waiter's lease expired", func() bool { return queued() == 1 })

@@ -146,15 +146,7 @@ func TestWaiterLeaseExpired(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	result := make(chan error, 1)
-	go func() {
-		ls, err := waiter.Acquire(ctx)
-		if err == nil {
-			err = errors.New("waiter told it holds the lock")
-			ls.Release(ctx)
-		}
-		result <- err
-	}()
+	result := locktest.Waiter(ctx, waiter.Acquire)
 	locktest.WaitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
 
 	e.Cut(t, 1)
@@ -178,15 +170,7 @@ func TestRecheckAfterWait(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	result := make(chan error, 1)
-	go func() {
-		ls, err := etcdlock.AcquireUnkept(ctx, waiter)
-		if err == nil {
-			err = errors.New("waiter told it holds the lock")
-			ls.Release(ctx)
-		}
-		result <- err
-	}()
+	result := locktest.Waiter(ctx, func(ctx context.Context) (locks.Lease, error) { return etcdlock.AcquireUnkept(ctx, waiter) })
 	locktest.WaitFor(t, 10*time.Second, "waiter queued", func() bool { return len(keys(t, adm, lock)) == 2 })
 	k := keys(t, adm, lock)[1]
 	id, err := strconv.ParseInt(k[strings.LastIndexByte(k, '/')+1:], 16, 64)
