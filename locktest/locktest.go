@@ -84,15 +84,11 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// Handoff checks a hand-over between two clients of one lock: a holds,
-// b waits (it must not return within 200ms), a releases and b gets the
-// lock (and releases it). held, when not nil, runs while a holds.
-func Handoff(t testing.TB, a, b locks.Locker, held func()) {
+// Handoff checks a hand-over between two clients of one lock: first is
+// held, b waits (it must not return within 200ms), first is released and b
+// gets the lock (and releases it).
+func Handoff(t testing.TB, first locks.Lease, b locks.Locker) {
 	t.Helper()
-	first := AcquireWithin(t, a, 30*time.Second)
-	if held != nil {
-		held()
-	}
 	got := make(chan error, 1)
 	ctx := Timeout(t, 30*time.Second)
 	go func() {

@@ -51,7 +51,11 @@ func authHandoff(t *testing.T, lock string, e func(i int) locks.Endpoints, hold 
 		t.Cleanup(func() { c.Close() })
 		ls[i] = c.Locker(locktest.Name(t))
 	}
-	locktest.Handoff(t, ls[0], ls[1], hold)
+	first := locktest.Acquire(t, ls[0])
+	if hold != nil {
+		hold()
+	}
+	locktest.Handoff(t, first, ls[1])
 }
 
 // authRefused checks that lock's New fails at once with e, with an error

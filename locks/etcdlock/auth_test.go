@@ -73,7 +73,7 @@ func authHandoff(t *testing.T, e *testenv.Ensemble, lock, prefix string, auth lo
 		t.Cleanup(func() { c.Close() })
 		ls[i] = c.Locker("auth")
 	}
-	locktest.Handoff(t, ls[0], ls[1], nil)
+	locktest.Handoff(t, locktest.Acquire(t, ls[0]), ls[1])
 }
 
 // etcd-recipe logs in with Endpoints.Auth: as root, and as a user allowed

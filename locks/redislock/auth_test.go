@@ -72,7 +72,7 @@ func handoff(t *testing.T, lock string, e locks.Endpoints) {
 		t.Cleanup(func() { _ = c.Close() })
 		cs[i] = c.Locker("auth")
 	}
-	locktest.Handoff(t, cs[0], cs[1], nil)
+	locktest.Handoff(t, locktest.Acquire(t, cs[0]), cs[1])
 }
 
 // Every variant logs in with a password (default user) or an ACL user,

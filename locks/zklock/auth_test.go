@@ -103,25 +103,7 @@ func TestAuthDigest(t *testing.T) {
 			}
 
 			// Same identity, another client: a normal hand-off.
-			got := make(chan error, 1)
-			go func() {
-				ls, err := a1.Acquire(ctx)
-				if err == nil {
-					err = ls.Release(context.Background())
-				}
-				got <- err
-			}()
-			select {
-			case err := <-got:
-				t.Fatalf("second alice client returned while the first holds: %v", err)
-			case <-time.After(200 * time.Millisecond): // it waits, as it should
-			}
-			if err := held.Release(ctx); err != nil {
-				t.Fatalf("release: %v", err)
-			}
-			if err := <-got; err != nil {
-				t.Fatalf("second alice client: %v", err)
-			}
+			locktest.Handoff(t, held, a1)
 		})
 	}
 
