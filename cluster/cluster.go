@@ -244,10 +244,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	case c.docker != nil:
 		redis, zookeeper, etcd = c.buildDockerRedis, c.buildDockerZooKeeper, c.buildDockerEtcd
 	}
-	switch {
-	case c.spec.Provider == ProviderExternal:
+	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
-	default:
+	} else {
 		if c.spec.Redis != nil {
 			add(redis(*c.spec.Redis))
 		}
@@ -427,4 +426,15 @@ func (c *Cluster) close() error {
 	}
 	c.log.Info("cluster closed", "logs", filepath.Join(c.dir, "logs"))
 	return nil
+}
+
+// each runs f for every element of xs side by side and joins their errors.
+func each[T any](xs []T, f func(T) error) error {
+	errs := make([]error, len(xs))
+	var wg sync.WaitGroup
+	for i, x := range xs {
+		wg.Go(func() { errs[i] = f(x) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -380,17 +379,6 @@ func startNodes(ctx context.Context, nodes []*Node, ready func(context.Context, 
 		}
 		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
 	})
-}
-
-// each runs f for every element of xs side by side and joins their errors.
-func each[T any](xs []T, f func(T) error) error {
-	errs := make([]error, len(xs))
-	var wg sync.WaitGroup
-	for i, x := range xs {
-		wg.Go(func() { errs[i] = f(x) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // poll calls f every pollEvery until it returns nil or ctx ends; the error

@@ -214,13 +214,15 @@ func persistent(ctx context.Context, addr string) (bool, string, error) {
 	var aof, save map[string]string
 	err := probeRedis(ctx, addr, func(ctx context.Context, rc *redis.Client) (err error) {
 		if aof, err = rc.ConfigGet(ctx, "appendonly").Result(); err != nil {
-			return err
+			return fmt.Errorf("config get appendonly: %w", err)
 		}
-		save, err = rc.ConfigGet(ctx, "save").Result()
-		return err
+		if save, err = rc.ConfigGet(ctx, "save").Result(); err != nil {
+			return fmt.Errorf("config get save: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return false, "", fmt.Errorf("config get at %s: %w", addr, err)
+		return false, "", fmt.Errorf("%s: %w", addr, err)
 	}
 	switch {
 	case aof["appendonly"] == "yes":

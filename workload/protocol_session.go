@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/checker"
@@ -118,13 +119,10 @@ func (s *session) abandon() {
 func (s *session) send(v any) { s.p.send(v) } // a dead program shows as EOF
 
 func (s *session) want(m message, phases ...phase) error {
-	ph := s.phase()
-	for _, w := range phases {
-		if ph == w {
-			return nil
-		}
+	if ph := s.phase(); !slices.Contains(phases, ph) {
+		return m.errorf("not allowed while %s", ph)
 	}
-	return m.errorf("not allowed while %s", ph)
+	return nil
 }
 
 func (s *session) handle(line []byte) error {
