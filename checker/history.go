@@ -18,6 +18,10 @@ const (
 	OpRelease = "release"
 	OpRenew   = "renew" // the holder's promise moved to ValidUntil
 	OpLost    = "lost"  // the holder learnt it no longer holds the lock
+	// OpFault is a fault as it happened (written after the run's last
+	// visit): invoke = its start, return = its end, client = the holder it
+	// was aimed at or named (-1: none); Fault says the rest.
+	OpFault = "fault"
 	// OpAttempt is an acquire that granted nothing: invoke = request sent,
 	// return = when the client stopped waiting; Outcome says why
 	// (AttemptRefused, AttemptTimedOut, AttemptWaiting, AttemptFailed).
@@ -49,6 +53,29 @@ type Op struct {
 	Value       int64 `json:"value,omitempty"` // counter read or written
 	// Outcome is "ok", "stale_rejected", or an error kind.
 	Outcome string `json:"outcome"`
+	// Tries are when the client sent each request of an acquire or attempt
+	// line that could have granted the lock (its first try, its retries,
+	// its re-checks after a notification), as the lock reported them
+	// (locks.Tried); empty when it reports none, and then invoke is the
+	// one send known. At most MaxTries are kept.
+	Tries []int64 `json:"tries_ns,omitempty"`
+	// Fault is a fault line's fault.
+	Fault *FaultLine `json:"fault,omitempty"`
+}
+
+// MaxTries bounds the tries kept per acquire call.
+const MaxTries = 256
+
+// FaultLine is what a verdict needs to know of one fault: which it was,
+// whether it bit, and when it took the lock state (LostAt, harness clock;
+// nil when it was not seen to).
+type FaultLine struct {
+	Index  int    `json:"index"`
+	Type   string `json:"type"`
+	Target string `json:"target,omitempty"`
+	Bit    *bool  `json:"bit,omitempty"`
+	Error  string `json:"error,omitempty"`
+	LostAt *int64 `json:"lost_at_ns,omitempty"`
 }
 
 // OpRecorder is implemented by resources that also take the client-side
@@ -102,7 +129,7 @@ func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Durat
 	}
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
 		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated,
-		Uncertainty: int64(in.Uncertainty), Outcome: "ok"})
+		Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries})
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token, Outcome: "ok"})
 }
 
@@ -136,6 +163,7 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 	}
 	if op.Op == OpAttempt {
 		s.countWait(op)
+		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), op.Tries)
 	}
 	if op.Op == OpRenew && op.Visit != 0 {
 		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {

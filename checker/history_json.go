@@ -52,6 +52,21 @@ func (op *Op) appendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"outcome":`...)
 	b = appendString(b, op.Outcome)
+	if len(op.Tries) > 0 {
+		b = append(b, `,"tries_ns":[`...)
+		for i, t := range op.Tries {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, t, 10)
+		}
+		b = append(b, ']')
+	}
+	if op.Fault != nil {
+		f, _ := json.Marshal(op.Fault)
+		b = append(b, `,"fault":`...)
+		b = append(b, f...)
+	}
 	return append(b, "}\n"...)
 }
 

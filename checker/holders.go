@@ -259,3 +259,44 @@ func (s *Shared) ViolationCount() int {
 	defer s.mu.Unlock()
 	return len(s.events)
 }
+
+// WaitInsideFor blocks until some client has been inside its critical
+// section for at least d and returns it with how long it had been inside:
+// the moment a fault aimed with when: holder-inside fires. Among the
+// clients inside, the one that entered first is taken.
+func (s *Shared) WaitInsideFor(ctx context.Context, d time.Duration) (client int, inside time.Duration, err error) {
+	for {
+		s.mu.Lock()
+		var first *visit
+		for _, v := range s.visits {
+			if first == nil || v.entered < first.entered {
+				first = v
+			}
+		}
+		now := s.clock()
+		if first != nil && now-first.entered >= d {
+			s.mu.Unlock()
+			return first.client, now - first.entered, nil
+		}
+		if s.waiters == nil {
+			s.waiters = make(chan struct{})
+		}
+		ch := s.waiters
+		s.mu.Unlock()
+		// Wake at the next entry, or when the first one inside has been
+		// there for d (it may have left by then: look again).
+		wait := time.Hour
+		if first != nil {
+			wait = d - (now - first.entered)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return 0, 0, fmt.Errorf("wait for a client inside: %w", ctx.Err())
+		}
+		t.Stop()
+	}
+}

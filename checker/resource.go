@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -97,6 +98,9 @@ type Summary struct {
 	TotalOverlap time.Duration // sum over violation pairs
 	Events       []Violation   // every violation, in order of At
 	Inside       int           // visits not yet exited
+	// KeyClients is the most distinct clients that visited any one lock
+	// key: under 2, nobody ever contended for a key.
+	KeyClients int
 
 	// OverlapTotal is how long, summed over locks, two or more visits were
 	// inside one lock's resource at once (each instant counted once).
@@ -132,6 +136,10 @@ type Visit struct {
 	// Requested is when the client sent its acquiring request (harness
 	// clock): the grant happened after it.
 	Requested time.Duration
+	// Tries are when the client sent each request of the acquire call
+	// (harness clock, nanoseconds; Op.Tries); empty when the lock reports
+	// none.
+	Tries []int64
 	// Acquired is when Acquire returned (harness clock): the grant happened
 	// no later. 0 means unknown: the resource uses the Enter time.
 	Acquired time.Duration
@@ -183,6 +191,8 @@ type lockState struct {
 	multiSince time.Duration
 	// grants are the visits with a non-zero token, for the token figures.
 	grants []grant
+	// clients are the clients that visited (Summary.KeyClients), up to 2.
+	clients []int
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -207,6 +217,7 @@ type Shared struct {
 	incidents    []*incident
 	overlapTotal time.Duration
 	ev           evidence // visits per entryBucket and per client (windows.go)
+	exp          exposureLog
 	history      *History
 	// granted, unbounded, unreported and estimated say whether any visit
 	// entered, and whether one's promise was unbounded, missing or
@@ -286,7 +297,11 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
 	s.history.visit(in, v.id, requested, v.promise.acquired, now)
+	s.sent(lock, client, requested, in.Tries)
 	l := s.lock(lock)
+	if len(l.clients) < 2 && !slices.Contains(l.clients, client) {
+		l.clients = append(l.clients, client)
+	}
 	if token != 0 {
 		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
 	}
@@ -397,6 +412,9 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 		}
 	}
 	s.countExit(v, now)
+	if s.exp.on {
+		s.exp.visits = append(s.exp.visits, expVisit(v, now))
+	}
 	delete(s.visits, id)
 	l := s.locks[v.lock]
 	delete(l.inside, id)
@@ -451,6 +469,7 @@ func (s *Shared) Summary() Summary {
 	for _, l := range s.locks {
 		sum.Writes += l.writes
 		sum.Counter += l.counter
+		sum.KeyClients = max(sum.KeyClients, len(l.clients))
 		d, r := tokenFigures(l.grants)
 		sum.DuplicateTokens += d
 		sum.TokenRegressions += r

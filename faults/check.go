@@ -89,6 +89,17 @@ func checkValues(typ Type, f Fault) []error {
 	if f.For < 0 {
 		errs = append(errs, fieldError("for", fmt.Errorf("must be > 0 (got %s); leave for out to last until the end", f.For)))
 	}
+	switch f.When {
+	case "", WhenTime, WhenHolderInside:
+	default:
+		errs = append(errs, fieldError("when", fmt.Errorf("must be %s or %s (got %q)", WhenTime, WhenHolderInside, f.When)))
+	}
+	if f.AfterEnter < 0 {
+		errs = append(errs, fieldError("after_enter", fmt.Errorf("must be >= 0 (got %s)", f.AfterEnter)))
+	}
+	if f.AfterEnter > 0 && !f.Aimed() {
+		errs = append(errs, fieldError("after_enter", fmt.Errorf("needs when: %s (the fault fires once a client has been inside its critical section this long)", WhenHolderInside)))
+	}
 	for _, v := range typ.Values {
 		if err := v.check(f.value(v.Name)); err != nil {
 			errs = append(errs, fieldError(v.Name, err))

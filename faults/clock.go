@@ -70,18 +70,24 @@ func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect,
 		}()
 	}
 	var r []int64
+	jumped := time.Now()
 	r, err = clockJumpScript.Run(ctx, rc, nil, f.Offset.Milliseconds(), dbs).Int64Slice()
 	if err != nil {
 		return eff, fmt.Errorf("clock-jump %s: %w", n.Name, err)
 	}
-	if len(r) != 4 {
+	if len(r) != 5 {
 		return eff, fmt.Errorf("clock-jump %s: script returned %v", n.Name, r)
 	}
 	eff.detail = fmt.Sprintf("wall clock +%v emulated: %s expired, %s shortened, %s without TTL untouched (%d databases)",
 		f.Offset, plural(int(r[0]), "key"), plural(int(r[1]), "TTL"), plural(int(r[2]), "key"), dbs)
 	eff.seen = seen(r[0]+r[1] > 0, "%s expired early, %s shortened by %v", plural(int(r[0]), "key"), plural(int(r[1]), "TTL"), f.Offset)
-	if r[0]+r[1] == 0 {
+	switch {
+	case r[0]+r[1] == 0:
 		eff.seen = seen(false, "no key with a TTL on %s: nothing expired early", n.Name)
+	case r[0] > 0:
+		eff.seen.lostAt = jumped // a key gone at once
+	default:
+		eff.seen.lostAt = jumped.Add(time.Duration(r[4]) * time.Millisecond) // the first shortened key's new expiry
 	}
 	return eff, nil
 }

@@ -8,10 +8,12 @@
 -- KEYS '*' blocks the server for the whole scan: fine for test-sized
 -- datasets (a few thousand keys), not for a production one.
 --
--- Returns {expired, shortened, untouched (no TTL), scanned}.
+-- Returns {expired, shortened, untouched (no TTL), scanned, the least
+-- remaining PTTL of a shortened key (-1 when none)}.
 local jump = tonumber(ARGV[1])
 local dbs = tonumber(ARGV[2])
 local expired, shortened, untouched, scanned = 0, 0, 0, 0
+local least = -1
 for db = 0, dbs - 1 do
   redis.call('SELECT', db)
   local keys = redis.call('KEYS', '*')
@@ -27,8 +29,11 @@ for db = 0, dbs - 1 do
       else
         redis.call('PEXPIRE', k, ttl - jump)
         shortened = shortened + 1
+        if least < 0 or ttl - jump < least then
+          least = ttl - jump
+        end
       end
     end
   end
 end
-return {expired, shortened, untouched, scanned}
+return {expired, shortened, untouched, scanned, least}

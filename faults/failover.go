@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -88,7 +89,11 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 				name = fmt.Sprintf("%s (%s)", n.Name, addr)
 			}
 			eff.detail += fmt.Sprintf("; %s reports %s as primary of %s %v after the kill", by.Name, name, f.Node, took)
+			at := time.Now()
 			eff.seen = promoted(ctx, env, victim.Name, name, addr, keysBefore, kerr)
+			if strings.HasSuffix(eff.seen.seen, "lock key lost") {
+				eff.seen.lostAt = at
+			}
 			return eff, nil
 		}
 		if err != nil {

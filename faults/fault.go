@@ -31,8 +31,23 @@ type Fault struct {
 	// string, as the field's ValueKind says). Read them with Duration,
 	// Number and Text, set them with SetValue.
 	Values map[string]any
-	Line   int // where the fault was written in its scenario file; 0 when not from one
+	// When is WhenTime ("" too: fire at At) or WhenHolderInside: fire at
+	// the first moment at or after At when a client is inside its critical
+	// section, and has been for AfterEnter.
+	When       string
+	AfterEnter time.Duration
+	Line       int // where the fault was written in its scenario file; 0 when not from one
 }
+
+// Values of Fault.When (contract names: docs/scenario-file.md).
+const (
+	WhenTime         = "time"
+	WhenHolderInside = "holder-inside"
+)
+
+// Aimed reports whether f fires on the lock's state (a client inside its
+// critical section) instead of the clock alone.
+func (f Fault) Aimed() bool { return f.When == WhenHolderInside }
 
 // mapNames returns f with every node name it holds (link ends, node,
 // isolate, group members; client as a client name) replaced by m(name).

@@ -21,6 +21,10 @@ type Env struct {
 	// returns it, held there until Release (checker's HoldInside); it
 	// resolves "holder" in a fault. nil: faults naming holder fail.
 	Holder func(ctx context.Context) (HeldClient, error)
+	// Inside blocks until some client has been inside its critical section
+	// for at least after and returns it (checker's WaitInsideFor); it fires
+	// the faults aimed with when: holder-inside. nil: such faults fail.
+	Inside func(ctx context.Context, after time.Duration) (Aim, error)
 	// Base is the workload's start: Fault.At and every Window offset count
 	// from it.
 	Base time.Time
@@ -75,6 +79,21 @@ type Window struct {
 	// was seen, or why it did not bite.
 	Bit      *bool
 	Observed string
+	// Aim is the client found inside its critical section when a fault
+	// aimed with when: holder-inside fired; nil for a fault fired by time.
+	Aim *Aim
+	// LostAt is when the fault was seen to take the lock state from the
+	// node it acted on (offset from Env.Base): a restarted Redis that came
+	// back without its keys (when it served again), a replica promoted
+	// without the key, a key expired by a clock jump. nil when not seen.
+	LostAt *time.Duration
+}
+
+// Aim is the client an aimed fault fired on: Client had been inside its
+// critical section for InsideFor when the fault fired.
+type Aim struct {
+	Client    int
+	InsideFor time.Duration
 }
 
 // Methods of Window.Method.
@@ -87,7 +106,8 @@ var (
 	// ErrUnsupported means the cluster, provider or client setup cannot
 	// perform the fault (Check's errors and run-time refusals wrap it).
 	ErrUnsupported = errors.New("faults: unsupported")
-	// ErrNoHolder means a fault names holder but Env.Holder is nil.
+	// ErrNoHolder means a fault names holder but Env.Holder is nil, or
+	// is aimed (when: holder-inside) but Env.Inside is nil.
 	ErrNoHolder = errors.New("faults: holder needs Env.Holder")
 )
 

@@ -145,7 +145,11 @@ func (restartAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 		eff.seen = seen(false, "process %d still the one serving: not restarted", pid)
 	}
 	if isRedis(n) {
+		serving := time.Now()
 		eff.seen = keys.after(ctx, eff.seen, n.Addr())
+		if eff.seen.bit && !keys.persistent && keys.err == nil && keys.keys > 0 {
+			eff.seen.lostAt = serving
+		}
 	}
 	return eff, nil
 }

@@ -32,6 +32,11 @@ type evidence struct {
 	checked bool // false: nothing was looked at (Window.Bit stays nil)
 	bit     bool
 	seen    string
+	// lostAt is when the lock state on the node the fault acted on was
+	// seen lost (a restart that came back empty, a replica promoted
+	// without the key, keys expired by a clock jump); zero when it was not
+	// seen lost (Window.LostAt).
+	lostAt time.Time
 }
 
 func seen(bit bool, format string, args ...any) evidence {

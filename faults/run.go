@@ -78,6 +78,22 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 	}
 	since := func() time.Duration { return time.Since(env.Base) }
 	w := &Window{Index: i, Type: f.Type, Target: f.Target()}
+	if f.Aimed() {
+		aim, err := aimAt(ctx, env, f)
+		if err != nil {
+			if ctx.Err() != nil {
+				log.Info("aimed fault not started: nobody was inside before the run ended", "at", f.At)
+				w.Start, w.End = since(), since()
+				w.Err = "never fired: no client was inside its critical section (when: holder-inside) before the run ended"
+				return w
+			}
+			w.Start = since()
+			w.Err = err.Error()
+			w.End = w.Start
+			return w
+		}
+		w.Aim = &aim
+	}
 	fail := func(err error) *Window {
 		w.Err = err.Error()
 		if w.End == 0 {
@@ -113,6 +129,9 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 	w.Start = since()
 	if holder >= 0 {
 		w.Target = rf.Target()
+		if w.Aim == nil {
+			w.Aim = &Aim{Client: holder}
+		}
 	}
 	if len(leaders) > 0 {
 		w.Target = withLeaders(rf, leaders, func(sel, node string) string { return sel + "=" + node }).Target()
@@ -172,6 +191,10 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		if ev.checked {
 			w.Bit = &ev.bit
 		}
+		if lost := own.lostAt; !lost.IsZero() {
+			d := lost.Sub(env.Base)
+			w.LostAt = &d
+		}
 		w.Observed = ev.seen
 		log.Info("fault observed", "target", w.Target, "bit", ev.bit, "observed", ev.seen)
 	}
@@ -204,6 +227,19 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		observe()
 	}
 	return w
+}
+
+// aimAt waits, for a fault aimed with when: holder-inside, until a client
+// has been inside its critical section for f.AfterEnter.
+func aimAt(ctx context.Context, env Env, f Fault) (Aim, error) {
+	if env.Inside == nil {
+		return Aim{}, fmt.Errorf("when: %s: %w", WhenHolderInside, ErrNoHolder)
+	}
+	a, err := env.Inside(ctx, f.AfterEnter)
+	if err != nil {
+		return a, fmt.Errorf("wait for a client inside its critical section: %w", err)
+	}
+	return a, nil
 }
 
 // leadersNow says whether each member chosen for a leader selector still

@@ -34,3 +34,23 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// triesKey is the context key of WithTries.
+type triesKey struct{}
+
+// WithTries returns ctx with f attached: an Acquire called with it calls
+// f, through Tried, each time it sends a request that may grant the lock
+// (its first try and every retry, or a re-check after a notification).
+// The harness counts them as attempts while a fault has opened the race.
+func WithTries(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, triesKey{}, f)
+}
+
+// Tried tells the observer WithTries attached to ctx, if any, that an
+// acquire request is being sent now. Lock implementations call it before
+// each such request; it costs a context lookup when nobody listens.
+func Tried(ctx context.Context) {
+	if f, ok := ctx.Value(triesKey{}).(func()); ok {
+		f()
+	}
+}

@@ -101,6 +101,9 @@ type Run struct {
 	checker.SafetyFigures
 	MaxOverlapMs float64 `json:"max_overlap_ms"`
 	Visits       int     `json:"visits"`
+	// KeyClients is the most distinct clients that visited any one lock
+	// key (at most 2 counted): under 2, nobody contended for a key.
+	KeyClients int `json:"key_clients,omitempty"`
 	// VisitsInWindow counts visits that overlapped a fault's evidence
 	// window (from the fault's start to a lease after its heal, within the
 	// run); ContendersInWindow how many distinct clients contended in
@@ -249,6 +252,29 @@ type FaultWindow struct {
 	// checked); Observed says what was seen, or why it did not bite.
 	Bit      *bool  `json:"bit,omitempty"`
 	Observed string `json:"observed,omitempty"`
+	// When is "holder-inside" for a fault aimed at a client inside its
+	// critical section; Holder is the client it was aimed at or named
+	// ("client-2"), HolderInsideMs how long that client had been inside
+	// when an aimed fault fired.
+	When           string  `json:"when,omitempty"`
+	Holder         string  `json:"holder,omitempty"`
+	HolderInsideMs float64 `json:"holder_inside_ms,omitempty"`
+	// LostAtS is when the fault was seen to take the lock state from the
+	// node it acted on (absent: not seen).
+	LostAtS *float64 `json:"lost_at_s,omitempty"`
+	// Exposed says the race the fault exists for opened: a holder was
+	// inside while the lock's state no longer protected it, for
+	// ExposureMs in all; Held that the fault hit a live holder and the
+	// lock kept protecting it throughout. ContendersInExposure counts the
+	// other clients' requests for the holder's key during the exposure
+	// (Held: in the fault's window while the holder was inside);
+	// ExposureNote says why the race never opened. Absent in results
+	// written before exposure was measured.
+	Exposed              *bool   `json:"exposed,omitempty"`
+	ExposureMs           float64 `json:"exposure_ms"`
+	Held                 bool    `json:"held,omitempty"`
+	ContendersInExposure int     `json:"contenders_in_exposure"`
+	ExposureNote         string  `json:"exposure_note,omitempty"`
 }
 
 // IncidentEvent is one incident: a maximal group of overlapping visits.

@@ -73,6 +73,7 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.Errors = sum.Errors
 	out.MaxOverlapMs = msf(truth.MaxOverlap)
 	out.Visits = truth.Visits
+	out.KeyClients = truth.KeyClients
 	verdictFields(out, truth)
 	out.Acquire = report.LatencyOf(sum.Acquire)
 	out.Release = report.LatencyOf(sum.Release)

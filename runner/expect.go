@@ -100,6 +100,10 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		switch {
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
+		case f.Exposed != nil:
+			if w := exposureShort(i, f, minVisits); w != "" {
+				why = append(why, w)
+			}
 		case ev.Visits < minVisits || ev.Contenders < contenders:
 			w := evidenceWindow(run, f)
 			why = append(why, fmt.Sprintf("%s in the window of fault %d (%s %s %.1fs-%.1fs, to a lease after its heal), min_visits %d, >= %d contenders",
@@ -110,10 +114,33 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 	if len(run.Faults) == 0 && run.Visits < minVisits {
 		why = append(why, fmt.Sprintf("%d visits, min_visits %d", run.Visits, minVisits))
 	}
+	if len(run.Faults) == 0 && run.Visits >= minVisits && run.KeyClients < contenders {
+		why = append(why, fmt.Sprintf("no two clients visited the same lock key: nobody contended (>= %d contending clients needed)", contenders))
+	}
 	if n := run.Errors[workload.ErrResource]; n > 0 {
 		why = append(why, fmt.Sprintf("%d resource-call errors: visits went unchecked", n))
 	}
 	return strings.Join(why, "; ")
+}
+
+// exposureShort says why fault i's exposure (checker.Exposure, in f) does
+// not support a safety claim, "" when it does: the race opened and at
+// least minVisits requests for the holder's key were sent while it was
+// open, or the lock held its holder through the fault while at least
+// minVisits were refused (docs/verdicts.md).
+func exposureShort(i int, f report.FaultWindow, minVisits int) string {
+	what := fmt.Sprintf("fault %d (%s %s)", i, f.Type, f.Target)
+	switch {
+	case *f.Exposed && f.ContendersInExposure >= minVisits, f.Held && f.ContendersInExposure >= minVisits:
+		return ""
+	case *f.Exposed:
+		return fmt.Sprintf("%s: nobody tried while it mattered: %d same-key requests in the %.0f ms the race was open, min_visits %d",
+			what, f.ContendersInExposure, f.ExposureMs, minVisits)
+	case f.Held:
+		return fmt.Sprintf("%s: the lock held %s through the fault, but only %d same-key requests were refused meanwhile, min_visits %d",
+			what, f.Holder, f.ContendersInExposure, minVisits)
+	}
+	return fmt.Sprintf("%s: %s", what, f.ExposureNote)
 }
 
 func reasons(checks []scenarios.Check) string {

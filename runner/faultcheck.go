@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
@@ -49,6 +50,60 @@ func holderOf(res *checker.Shared) func(context.Context) (faults.HeldClient, err
 			return faults.HolderState{Inside: s.Inside, Contenders: s.Contenders, Expired: s.Expired,
 				Unbounded: s.Unbounded, ValidUntil: s.ValidUntil}
 		}}, nil
+	}
+}
+
+// insideOf fires the faults aimed with when: holder-inside through res:
+// the first client inside its critical section for after.
+func insideOf(res *checker.Shared) func(context.Context, time.Duration) (faults.Aim, error) {
+	return func(ctx context.Context, after time.Duration) (faults.Aim, error) {
+		c, d, err := res.WaitInsideFor(ctx, after)
+		return faults.Aim{Client: c, InsideFor: d}, err
+	}
+}
+
+// exposures judges whether each fault of ws (the started ones, first in
+// out, same order) opened the race it exists for (checker.Exposure), fills
+// out's exposure fields, and writes a fault line per fault into the
+// history so a re-check can judge it again.
+func exposures(out []report.FaultWindow, ws []faults.Window, elapsed time.Duration, res *checker.Shared) {
+	spans := make([]checker.FaultSpan, len(ws))
+	for i, w := range ws {
+		end := w.End
+		if end == 0 || end > elapsed {
+			end = elapsed
+		}
+		spans[i] = checker.FaultSpan{Start: w.Start, End: end, Client: -1}
+		if w.Aim != nil {
+			spans[i].Client = w.Aim.Client
+			out[i].Holder = faults.ClientName(w.Aim.Client)
+			out[i].HolderInsideMs = msf(w.Aim.InsideFor)
+		}
+		if w.LostAt != nil {
+			spans[i].Lost, spans[i].LostAt = true, *w.LostAt
+			s := w.LostAt.Seconds()
+			out[i].LostAtS = &s
+		}
+	}
+	exp := res.Exposure(spans)
+	for i, w := range ws {
+		line := checker.FaultLine{Index: i, Type: w.Type, Target: w.Target, Bit: w.Bit, Error: w.Err}
+		if w.LostAt != nil {
+			ns := int64(*w.LostAt)
+			line.LostAt = &ns
+		}
+		_ = res.Record(context.Background(), checker.Op{Op: checker.OpFault, Client: spans[i].Client,
+			Invoke: int64(spans[i].Start), Return: int64(spans[i].End), Outcome: "ok", Fault: &line})
+		if i >= len(exp) || w.Err != "" {
+			continue
+		}
+		e := exp[i]
+		exposed := e.Exposed
+		out[i].Exposed, out[i].ExposureMs, out[i].Held = &exposed, msf(e.Duration), e.Held
+		out[i].ContendersInExposure, out[i].ExposureNote = e.Attempts, e.Why
+		if out[i].Holder == "" && e.Holder >= 0 {
+			out[i].Holder = faults.ClientName(e.Holder)
+		}
 	}
 }
 

@@ -197,15 +197,21 @@ func (r *run) drive(ctx context.Context, pt Point, cl *cluster.Cluster, clients 
 	}()
 	faultCtx, stopFaults := context.WithCancel(ctx)
 	windows := make(chan []faults.Window, 1)
+	if len(pt.Faults) > 0 {
+		resource.TrackExposure()
+	}
 	go func() {
 		windows <- faults.Run(faultCtx, faults.Env{
-			Cluster: cl, Clients: clients.Control(), Holder: holderOf(resource), Base: base, Logger: r.log,
+			Cluster: cl, Clients: clients.Control(), Holder: holderOf(resource), Inside: insideOf(resource),
+			Base: base, Logger: r.log,
 		}, pt.Faults)
 	}()
 	werr := clients.Drive(runCtx, wcfg, resource, rec)
 	elapsed := time.Since(base)
 	stopFaults() // heals whatever is still applied, resumes paused clients
-	out.Faults = faultWindows(pt, <-windows, elapsed, resource)
+	ws := <-windows
+	out.Faults = faultWindows(pt, ws, elapsed, resource)
+	exposures(out.Faults, ws, elapsed, resource)
 	counters, serr := clients.Finish(wcfg, rec)
 	stop()
 	<-progressDone
@@ -227,6 +233,9 @@ func faultWindows(pt Point, ws []faults.Window, elapsed time.Duration, resource 
 			Detail: w.Detail, Method: w.Method, Error: w.Err, VisitsAfter: resource.VisitsAfter(w.Start),
 			Bit: w.Bit, Observed: w.Observed,
 		})
+		if w.Index < len(pt.Faults) && pt.Faults[w.Index].Aimed() {
+			out[len(out)-1].When = faults.WhenHolderInside
+		}
 	}
 	for i := range min(len(out), len(pt.Dropped)) {
 		if d := pt.Dropped[i]; d != "" {

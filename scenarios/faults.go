@@ -70,8 +70,8 @@ func (fi *faultInfo) clone() faultInfo {
 // field as its declaration in the fault table says); it returns a message
 // saying what is allowed when n does not fit.
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
-	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For}
-	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate}
+	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "after_enter": &f.AfterEnter}
+	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate, "when": &f.When}
 	var msg string
 	v, isValue := faults.LookupValue(name)
 	switch {

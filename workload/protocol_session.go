@@ -365,7 +365,7 @@ func (s *session) acquireFailed(m message) error {
 // attempt records the program's acquire since go as one that granted
 // nothing (recordAttempt).
 func (s *session) attempt(end time.Time, outcome string) {
-	recordAttempt(s.res, s.cfg, s.p.client, LockName(s.key), s.goAt, end, outcome)
+	recordAttempt(s.res, s.cfg, s.p.client, LockName(s.key), s.goAt, end, outcome, nil)
 }
 
 func (s *session) enter() {

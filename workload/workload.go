@@ -183,7 +183,8 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	}
 	actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
 	defer cancel()
-	lease, err := l.Acquire(actx)
+	var tries tryLog
+	lease, err := l.Acquire(locks.WithTries(actx, tries.add))
 	if err != nil {
 		now := time.Now()
 		outcome := ErrAcquire
@@ -197,11 +198,11 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 		}
 		if outcome == checker.AttemptWaiting {
 			if dl, ok := ctx.Deadline(); !ok || requested.Before(dl) {
-				recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+				recordAttempt(res, cfg, id, LockName(k), requested, now, outcome, tries.since(cfg.Base))
 			}
 			return nil
 		}
-		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome)
+		recordAttempt(res, cfg, id, LockName(k), requested, now, outcome, tries.since(cfg.Base))
 		rec.Error(outcome, now)
 		if outcome == ErrAcquire {
 			return errBackend
@@ -219,6 +220,7 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	h := holding{cfg: cfg, id: id, lock: name, lease: lease, res: res}
 	v := h.visit(requested, acquired)
 	v.Waited = acquired.Sub(start)
+	v.Tries = tries.since(cfg.Base)
 	visit, err := res.Enter(rctx, v)
 	if err != nil {
 		rec.Error(ErrResource, time.Now())

@@ -100,8 +100,9 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	for {
 		start := time.Now()
 		try, cancel := context.WithTimeout(ctx, c.ttl)
+		locks.Tried(ctx)
 		lock, err := c.lc.Obtain(try, l.key, c.ttl, &redislock.Options{
-			RetryStrategy: redislock.LinearBackoff(c.retry),
+			RetryStrategy: triedBackoff{ctx, redislock.LinearBackoff(c.retry)},
 		})
 		budgetSpent := locks.ContextDone(try) != nil
 		cancel()
@@ -177,4 +178,17 @@ func (s *bsmLease) Release(ctx context.Context) error {
 		return fmt.Errorf("release %s: %w", s.key, err)
 	}
 	return nil
+}
+
+// triedBackoff tells locks.Tried of each failed try of Obtain: the
+// library asks for the next backoff right after one.
+type triedBackoff struct {
+	ctx context.Context
+	redislock.RetryStrategy
+}
+
+// NextBackoff implements redislock.RetryStrategy.
+func (b triedBackoff) NextBackoff() time.Duration {
+	locks.Tried(b.ctx)
+	return b.RetryStrategy.NextBackoff()
 }

@@ -149,8 +149,10 @@ func (l *redsyncLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	m := c.rs.NewMutex(l.key,
 		redsync.WithExpiry(c.ttl),
 		redsync.WithTries(math.MaxInt32), // bounded by ctx instead
-		redsync.WithRetryDelayFunc(c.delay),
+		// Each delay follows a try that failed: that try is the one told.
+		redsync.WithRetryDelayFunc(func(n int) time.Duration { locks.Tried(ctx); return c.delay(n) }),
 	)
+	locks.Tried(ctx)
 	if err := m.LockContext(ctx); err != nil {
 		if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
 			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)

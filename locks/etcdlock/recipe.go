@@ -42,6 +42,7 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 	// Steps 2 and 3 in one round trip: put our key if absent and read the
 	// current owner (the key with the lowest create revision).
 	l.c.requests.Add(1)
+	locks.Tried(ctx)
 	resp, err := cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, "", clientv3.WithLease(k.id)), clientv3.OpGet(l.dir, clientv3.WithFirstCreate()...)).
@@ -63,6 +64,7 @@ func (l *Locker) acquire(ctx context.Context, k *keeper) (*lease, error) {
 		if k.isLost() {
 			return nil, fmt.Errorf("lease expired while waiting: %w", locks.ErrLeaseLost)
 		}
+		locks.Tried(ctx)
 		g, read, err := l.check(ctx, key, rev, at)
 		if transient(err) && ctx.Err() == nil && !k.isLost() {
 			// A read lost to an election: our key stays queued under the

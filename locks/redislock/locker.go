@@ -63,6 +63,7 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("acquire %s: %w", l.key, err)
 		}
+		locks.Tried(ctx)
 		lease, pttl, err := try(ctx)
 		if err != nil {
 			return nil, l.acquireErr(ctx, err)

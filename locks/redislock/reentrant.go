@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // holding is one redis-reentrant holding of a Locker: the hash Redis holds
@@ -61,6 +63,7 @@ func (l *Locker) acquireReentrant(ctx context.Context) (*Lease, error) {
 // tryReentrant is one run of the acquire script for the Locker's owner.
 func (l *Locker) tryReentrant(ctx context.Context) (*Lease, time.Duration, error) {
 	c := l.c
+	locks.Tried(ctx)
 	start := time.Now()
 	token, pttl, err := l.runAcquire(ctx, reentrantAcquireScript, l.owner)
 	if token == 0 {

@@ -43,6 +43,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		if err := locks.ContextDone(ctx); err != nil {
 			return nil, l.acquireErr(err, last)
 		}
+		locks.Tried(ctx)
 		lease, err := l.try(ctx)
 		if lease != nil {
 			return lease, nil

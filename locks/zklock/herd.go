@@ -60,6 +60,7 @@ func (l *herdLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 // once the session is back; any other error ends Acquire.
 func (l *herdLocker) attempt(ctx context.Context, node string, owner []byte) (locks.Lease, error) {
 	abandon := func() { l.removeOwned(node, owner) }
+	locks.Tried(ctx)
 	epoch := l.s.Epoch()
 	_, err := l.s.create(ctx, node, owner, zk.FlagEphemeral, abandon)
 	switch {

@@ -176,6 +176,7 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 	for {
 		// Ownership is established by the listing below; a disconnection
 		// after this point voids it (Track checks the epoch).
+		locks.Tried(ctx)
 		epoch := l.s.Epoch()
 		var children []string
 		err := l.s.call(ctx, func() error {

@@ -1,0 +1,256 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Exposure is whether a fault opened the race it exists for, and who
+// tried to win it (docs/verdicts.md, "Exposure"). The race is open while a
+// holder is inside its critical section and the lock's state no longer
+// protects it: after the fault took the state from the server (LostAt) while
+// the holder's promise still ran, or once the holder's promise ran out
+// while it was still inside (a holder paused or cut off past its lease).
+type Exposure struct {
+	// Holder is the client inside when the fault struck (the one it was
+	// aimed at or named, else the first inside); -1 when nobody was.
+	Holder int
+	Lock   string
+	// Exposed says the race opened; Duration is how long it was open in
+	// all (the union of its stretches).
+	Exposed  bool
+	Duration time.Duration
+	// Held says the fault hit a live holder and the lock kept protecting it
+	// throughout: its promise ran until it left or the fault ended, and the
+	// fault took no state.
+	Held bool
+	// Attempts are the other clients' requests for the holder's key that
+	// could have won the race: sent during the exposure (Exposed), or in
+	// the fault's window while the holder was inside (Held).
+	Attempts int
+	// Why says, when neither Exposed nor Held, why the race never opened.
+	Why string
+}
+
+// FaultSpan is a fault as the exposure needs it: its window, the client
+// it was aimed at (-1: none) and when it took the lock state (Lost).
+type FaultSpan struct {
+	Start, End time.Duration
+	Client     int
+	Lost       bool
+	LostAt     time.Duration
+}
+
+// ExpVisit is one visit as the exposure sees it: Exit is -1 while inside;
+// PromiseEnd is the last instant its promise ran (renewals included),
+// meaningless when Unbounded; Promised is false when it reported none.
+type ExpVisit struct {
+	Client      int
+	Lock        string
+	Enter, Exit time.Duration
+	PromiseEnd  time.Duration
+	Unbounded   bool
+	Promised    bool
+}
+
+// Send is one request for a lock key that could have granted it.
+type Send struct {
+	Client int
+	At     time.Duration
+}
+
+// Exposures judges each fault of fs over visits and the sends per key,
+// end being the run's end (open visits leave then).
+func Exposures(fs []FaultSpan, visits []ExpVisit, sends map[string][]Send, end time.Duration) []Exposure {
+	for _, ss := range sends {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].At < ss[j].At })
+	}
+	out := make([]Exposure, len(fs))
+	for i, f := range fs {
+		out[i] = exposureOf(f, visits, sends, end)
+	}
+	return out
+}
+
+type interval struct{ lo, hi time.Duration }
+
+func exposureOf(f FaultSpan, visits []ExpVisit, sends map[string][]Send, end time.Duration) Exposure {
+	var hs []ExpVisit
+	for _, v := range visits {
+		x := v.Exit
+		if x < 0 {
+			x = end
+		}
+		if v.Enter <= f.Start && x > f.Start && (f.Client < 0 || v.Client == f.Client) {
+			v.Exit = x
+			hs = append(hs, v)
+		}
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Enter < hs[j].Enter })
+	if len(hs) == 0 {
+		why := "the fault missed its target: no client was inside its critical section when it struck"
+		if f.Client >= 0 {
+			why = fmt.Sprintf("the fault missed its target: client-%d had left its critical section when it struck", f.Client)
+		}
+		return Exposure{Holder: -1, Why: why}
+	}
+	fEnd := f.End
+	if fEnd <= f.Start {
+		fEnd = end // a one-shot fault's effect lasts
+	}
+	best := Exposure{Holder: hs[0].Client, Lock: hs[0].Lock}
+	for _, h := range hs {
+		e := holderExposure(f, h, fEnd, sends[h.Lock])
+		if e.Exposed && (!best.Exposed || e.Attempts > best.Attempts) ||
+			!best.Exposed && e.Held && (!best.Held || e.Attempts > best.Attempts) ||
+			!best.Exposed && !best.Held && best.Why == "" {
+			best = e
+		}
+	}
+	return best
+}
+
+// holderExposure judges fault f for one holder h.
+func holderExposure(f FaultSpan, h ExpVisit, fEnd time.Duration, sends []Send) Exposure {
+	e := Exposure{Holder: h.Client, Lock: h.Lock}
+	pe, bounded := h.PromiseEnd, !h.Unbounded
+	if !h.Promised && !h.Unbounded {
+		pe = h.Enter // promised nothing: never protected
+	}
+	var ivs []interval
+	if f.Lost {
+		hi := h.Exit
+		if bounded {
+			hi = min(hi, pe)
+		}
+		if lo := max(f.LostAt, h.Enter); hi > lo {
+			ivs = append(ivs, interval{lo, hi})
+		}
+	}
+	if bounded && pe < h.Exit && h.Promised {
+		if lo := max(pe, f.Start); h.Exit > lo {
+			ivs = append(ivs, interval{lo, h.Exit})
+		}
+	}
+	ivs = union(ivs)
+	for _, iv := range ivs {
+		e.Duration += iv.hi - iv.lo
+	}
+	if e.Duration > 0 {
+		e.Exposed = true
+		e.Attempts = countSends(sends, h.Client, ivs)
+		return e
+	}
+	until := min(fEnd, h.Exit)
+	switch {
+	case !h.Promised && !h.Unbounded:
+		e.Why = fmt.Sprintf("the race never opened: client-%d reported no promise, so no stretch of it can be judged", h.Client)
+	case f.Lost && f.LostAt >= h.Exit:
+		e.Why = fmt.Sprintf("the race never opened: the holder (client-%d) left %s after the fault struck, before the lock state was lost (%s after)",
+			h.Client, msText(h.Exit-f.Start), msText(f.LostAt-f.Start))
+	case f.Lost:
+		e.Why = fmt.Sprintf("the race never opened: the holder's (client-%d) promise had run out before the lock state was lost", h.Client)
+	default:
+		e.Held = true
+		e.Attempts = countSends(sends, h.Client, []interval{{f.Start, until}})
+	}
+	return e
+}
+
+// countSends counts the sends of clients other than holder inside ivs
+// (sorted, disjoint).
+func countSends(sends []Send, holder int, ivs []interval) int {
+	n := 0
+	for _, s := range sends {
+		if s.Client == holder {
+			continue
+		}
+		for _, iv := range ivs {
+			if s.At >= iv.lo && s.At <= iv.hi {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// union merges ivs into sorted disjoint intervals.
+func union(ivs []interval) []interval {
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+	var out []interval
+	for _, iv := range ivs {
+		if n := len(out); n > 0 && iv.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, iv.hi)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+func msText(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+// exposureLog is what a resource keeps for Exposures once TrackExposure
+// was called: every visit that left, and every send per key.
+type exposureLog struct {
+	on     bool
+	visits []ExpVisit
+	sends  map[string][]Send
+}
+
+// TrackExposure makes the resource keep what Exposure needs (a record per
+// visit and per acquire request). Call it before the first visit of a run
+// with faults; a run without keeps nothing.
+func (s *Shared) TrackExposure() {
+	s.mu.Lock()
+	s.exp.on = true
+	s.exp.sends = map[string][]Send{}
+	s.mu.Unlock()
+}
+
+// sent records the sends of one acquire call (tries, else invoke); s.mu
+// must be held.
+func (s *Shared) sent(lock string, client int, invoke time.Duration, tries []int64) {
+	if !s.exp.on {
+		return
+	}
+	if len(tries) == 0 {
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{client, invoke})
+		return
+	}
+	for _, t := range tries {
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{client, time.Duration(t)})
+	}
+}
+
+// expVisit is v as Exposures sees it, leaving at exit (-1: inside).
+func expVisit(v *visit, exit time.Duration) ExpVisit {
+	p := v.promise
+	e := ExpVisit{Client: v.client, Lock: v.lock, Enter: v.entered, Exit: exit, Unbounded: p.unbounded,
+		PromiseEnd: p.validUntil, Promised: p.unbounded || p.validUntil != 0 || len(p.renewals) > 0}
+	for _, r := range p.renewals {
+		e.PromiseEnd = max(e.PromiseEnd, r.until)
+	}
+	return e
+}
+
+// Exposure judges each fault of fs over what the resource kept since
+// TrackExposure (nil when it was not called).
+func (s *Shared) Exposure(fs []FaultSpan) []Exposure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.exp.on {
+		return nil
+	}
+	vs := append([]ExpVisit(nil), s.exp.visits...)
+	for _, v := range s.visits {
+		vs = append(vs, expVisit(v, -1))
+	}
+	sends := make(map[string][]Send, len(s.exp.sends))
+	for k, ss := range s.exp.sends {
+		sends[k] = append([]Send(nil), ss...)
+	}
+	return Exposures(fs, vs, sends, s.clock())
+}

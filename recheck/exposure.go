@@ -1,0 +1,243 @@
+package recheck
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Exposure is one fault's exposure as docs/verdicts.md defines it,
+// recomputed from the history's fault, acquire, enter, renew, exit and
+// attempt lines: whether the race opened (Exposed, for DurationNs in all),
+// or the lock held its holder through the fault (Held), and how many
+// requests of other clients for the holder's key could have won it
+// (Attempts). Holder is -1 when nobody was inside when the fault struck.
+type Exposure struct {
+	Index      int
+	Holder     int
+	Exposed    bool
+	DurationNs int64
+	Held       bool
+	Attempts   int
+}
+
+// expLine is the part of a history line the exposure reads.
+type expLine struct {
+	Run        int     `json:"run"`
+	Client     int     `json:"client"`
+	Lock       string  `json:"lock"`
+	Op         string  `json:"op"`
+	Visit      uint64  `json:"visit"`
+	Invoke     int64   `json:"invoke_ns"`
+	Return     int64   `json:"return_ns"`
+	ValidUntil int64   `json:"valid_until_ns"`
+	Unbounded  bool    `json:"unbounded"`
+	Tries      []int64 `json:"tries_ns"`
+	Fault      *struct {
+		Index  int    `json:"index"`
+		Error  string `json:"error"`
+		LostAt *int64 `json:"lost_at_ns"`
+	} `json:"fault"`
+}
+
+// stay is one visit: who, which key, [in, out) on the resource's clock
+// (out = the run's end while inside), and the last instant its promise
+// ran (upTo; none when it promised nothing).
+type stay struct {
+	client    int
+	key       string
+	in, out   int64
+	upTo      int64
+	promised  bool
+	unbounded bool
+}
+
+type request struct {
+	client int
+	at     int64
+}
+
+type faultLine struct {
+	index, client int
+	from, to      int64
+	failed        bool
+	lost          bool
+	lostAt        int64
+}
+
+type expRun struct {
+	stays    map[uint64]*stay
+	order    []*stay
+	requests map[string][]request
+	faults   []faultLine
+	last     int64
+}
+
+// Exposures reads a history and returns, per run index, the exposure of
+// each fault line (in the order of the lines; a fault that failed to apply
+// gets none).
+func Exposures(r io.Reader) (map[int][]Exposure, error) {
+	runs := map[int]*expRun{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l expLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
+		}
+		rn := runs[l.Run]
+		if rn == nil {
+			rn = &expRun{stays: map[uint64]*stay{}, requests: map[string][]request{}}
+			runs[l.Run] = rn
+		}
+		rn.take(l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	out := map[int][]Exposure{}
+	for i, rn := range runs {
+		for _, f := range rn.faults {
+			if f.failed {
+				continue
+			}
+			out[i] = append(out[i], rn.judge(f))
+		}
+	}
+	return out, nil
+}
+
+func (rn *expRun) take(l expLine) {
+	if l.Op != "acquire" && l.Op != "attempt" {
+		rn.last = max(rn.last, l.Return)
+	}
+	sent := func() {
+		if len(l.Tries) == 0 {
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Invoke})
+		}
+		for _, t := range l.Tries {
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, t})
+		}
+	}
+	switch l.Op {
+	case "acquire":
+		sent()
+		rn.stays[l.Visit] = &stay{client: l.Client, key: l.Lock, in: -1, out: -1, upTo: l.ValidUntil,
+			promised: l.Unbounded || l.ValidUntil != 0, unbounded: l.Unbounded}
+	case "attempt":
+		sent()
+	case "enter":
+		if s := rn.stays[l.Visit]; s != nil {
+			s.in = l.Return
+			rn.order = append(rn.order, s)
+		}
+	case "renew":
+		if s := rn.stays[l.Visit]; s != nil && s.in >= 0 && s.out < 0 && !s.unbounded {
+			s.upTo, s.promised = max(s.upTo, l.ValidUntil), true
+		}
+	case "exit":
+		if s := rn.stays[l.Visit]; s != nil {
+			s.out = l.Return
+		}
+	case "fault":
+		if l.Fault == nil {
+			return
+		}
+		f := faultLine{index: l.Fault.Index, client: l.Client, from: l.Invoke, to: l.Return, failed: l.Fault.Error != ""}
+		if l.Fault.LostAt != nil {
+			f.lost, f.lostAt = true, *l.Fault.LostAt
+		}
+		rn.faults = append(rn.faults, f)
+	}
+}
+
+// judge applies the rule to fault f: among the visits inside when it
+// struck (the one it was aimed at, if any), the first that opened the race
+// with the most requests, else the first the lock held with the most.
+func (rn *expRun) judge(f faultLine) Exposure {
+	best := Exposure{Index: f.index, Holder: -1}
+	found := false
+	for _, s := range rn.order {
+		out := s.out
+		if out < 0 {
+			out = rn.last
+		}
+		if s.in > f.from || out <= f.from || (f.client >= 0 && s.client != f.client) {
+			continue
+		}
+		e := rn.one(f, s, out)
+		better := !found ||
+			e.Exposed && (!best.Exposed || e.Attempts > best.Attempts) ||
+			!best.Exposed && e.Held && (!best.Held || e.Attempts > best.Attempts)
+		if better {
+			best = e
+		}
+		found = true
+	}
+	return best
+}
+
+// one judges fault f for the visit s, which leaves at out.
+func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
+	e := Exposure{Index: f.index, Holder: s.client}
+	runsTo := out // the promise's end, or out for an unbounded one
+	if !s.unbounded {
+		runsTo = s.upTo
+		if !s.promised {
+			runsTo = s.in
+		}
+	}
+	var spans [][2]int64
+	if f.lost {
+		if a, b := max(f.lostAt, s.in), min(out, runsTo); b > a {
+			spans = append(spans, [2]int64{a, b})
+		}
+	}
+	if s.promised && !s.unbounded && runsTo < out {
+		if a := max(runsTo, f.from); out > a {
+			spans = append(spans, [2]int64{a, out})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	var merged [][2]int64
+	for _, sp := range spans {
+		if k := len(merged); k > 0 && sp[0] <= merged[k-1][1] {
+			merged[k-1][1] = max(merged[k-1][1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	for _, sp := range merged {
+		e.DurationNs += sp[1] - sp[0]
+	}
+	count := func(spans [][2]int64) int {
+		n := 0
+		for _, r := range rn.requests[s.key] {
+			if r.client == s.client {
+				continue
+			}
+			for _, sp := range spans {
+				if r.at >= sp[0] && r.at <= sp[1] {
+					n++
+					break
+				}
+			}
+		}
+		return n
+	}
+	if e.DurationNs > 0 {
+		e.Exposed, e.Attempts = true, count(merged)
+		return e
+	}
+	if f.lost || (!s.promised && !s.unbounded) {
+		return e // the race never opened
+	}
+	to := f.to
+	if to <= f.from {
+		to = rn.last
+	}
+	e.Held, e.Attempts = true, count([][2]int64{{f.from, min(to, out)}})
+	return e
+}
