@@ -68,6 +68,7 @@ type faultLine struct {
 }
 
 type expRun struct {
+	keyUsers map[string]map[int]bool
 	stays    map[uint64]*stay
 	order    []*stay
 	requests map[string][]request
@@ -77,28 +78,32 @@ type expRun struct {
 
 // Exposures reads a history and returns, per run index, the exposure of
 // each fault line (in the order of the lines; a fault that failed to apply
-// gets none).
-func Exposures(r io.Reader) (map[int][]Exposure, error) {
+// gets none), and the most distinct clients that visited one key (at most
+// 2 counted, as result.json's key_clients).
+func Exposures(r io.Reader) (map[int][]Exposure, map[int]int, error) {
 	runs := map[int]*expRun{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		var l expLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("history line %d: %w", n, err)
+			return nil, nil, fmt.Errorf("history line %d: %w", n, err)
 		}
 		rn := runs[l.Run]
 		if rn == nil {
-			rn = &expRun{stays: map[uint64]*stay{}, requests: map[string][]request{}}
+			rn = &expRun{stays: map[uint64]*stay{}, requests: map[string][]request{}, keyUsers: map[string]map[int]bool{}}
 			runs[l.Run] = rn
 		}
 		rn.take(l)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil, nil, fmt.Errorf("read history: %w", err)
 	}
-	out := map[int][]Exposure{}
+	out, users := map[int][]Exposure{}, map[int]int{}
 	for i, rn := range runs {
+		for _, cs := range rn.keyUsers {
+			users[i] = max(users[i], min(len(cs), 2))
+		}
 		for _, f := range rn.faults {
 			if f.failed {
 				continue
@@ -106,7 +111,7 @@ func Exposures(r io.Reader) (map[int][]Exposure, error) {
 			out[i] = append(out[i], rn.judge(f))
 		}
 	}
-	return out, nil
+	return out, users, nil
 }
 
 func (rn *expRun) take(l expLine) {
@@ -132,6 +137,10 @@ func (rn *expRun) take(l expLine) {
 		if s := rn.stays[l.Visit]; s != nil {
 			s.in = l.Return
 			rn.order = append(rn.order, s)
+			if rn.keyUsers[s.key] == nil {
+				rn.keyUsers[s.key] = map[int]bool{}
+			}
+			rn.keyUsers[s.key][s.client] = true
 		}
 	case "renew":
 		if s := rn.stays[l.Visit]; s != nil && s.in >= 0 && s.out < 0 && !s.unbounded {

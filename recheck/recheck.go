@@ -127,7 +127,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 
 // add takes one line in file order.
 func (rn *run) add(l line) error {
-	if l.Op != "acquire" && l.Op != "attempt" && l.Return > rn.end {
+	if l.Op != "acquire" && l.Op != "attempt" && l.Op != "fault" && l.Return > rn.end {
 		rn.end = l.Return
 	}
 	switch l.Op {
@@ -155,7 +155,7 @@ func (rn *run) add(l line) error {
 			rn.grants[v.lock] = append(rn.grants[v.lock], v)
 		}
 		return nil
-	case "read", "release", "lost", "attempt":
+	case "read", "release", "lost", "attempt", "fault":
 		// no figure of this package depends on them (an attempt line is
 		// evidence of contention in a fault's window, which the history
 		// does not describe)

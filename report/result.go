@@ -104,6 +104,9 @@ type Run struct {
 	// KeyClients is the most distinct clients that visited any one lock
 	// key (at most 2 counted): under 2, nobody contended for a key.
 	KeyClients int `json:"key_clients,omitempty"`
+	// MinVisits is the min_visits its expectations were judged with (0:
+	// none were).
+	MinVisits int `json:"min_visits,omitempty"`
 	// VisitsInWindow counts visits that overlapped a fault's evidence
 	// window (from the fault's start to a lease after its heal, within the
 	// run); ContendersInWindow how many distinct clients contended in

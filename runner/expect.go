@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,7 @@ func evaluate(sc *scenarios.Scenario, res *report.Result, evidence map[int][]che
 		if !ok {
 			continue
 		}
+		run.MinVisits = cmp.Or(e.MinVisits, scenarios.DefaultMinVisits)
 		checks := e.Evaluate(countsOf(run), noEvidence(run, evidence[i], e.MinVisits))
 		run.Expectations = nil
 		for _, c := range checks {

@@ -216,6 +216,10 @@ var faultFieldDocs = map[string]Field{
 	"groups":  {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names; every proxied link between two groups is cut"},
 	"isolate": {Kind: KindString, Example: "zk-leader", Doc: "partition: this node against every other server and the clients"},
 	"client":  {Kind: KindString, Example: "holder", Doc: "holder (the client inside the critical section when the fault starts), an index (0) or client-N"},
+	"when": {Kind: KindString, Default: "time", Allowed: []string{faults.WhenTime, faults.WhenHolderInside}, Example: "holder-inside",
+		Doc: "time: fire at at; holder-inside: fire at the first moment at or after at when a client is inside its critical section (aimed at the race)"},
+	"after_enter": {Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "150ms",
+		Doc: "with when: holder-inside, fire once that client has been inside this long"},
 }
 
 // faultField is the reference row of the fault field called name (Path:

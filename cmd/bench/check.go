@@ -127,6 +127,16 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
+	var exposures map[int][]recheck.Exposure
+	var keyClients map[int]int
+	if err := history(dir, func(r io.Reader) (err error) {
+		if exposures, keyClients, err = recheck.Exposures(r); err != nil {
+			return fmt.Errorf("recheck exposure: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
 	fmt.Fprintf(w, "%s (%s)\n", dir, res.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "run\tlock\tfigure\tresult.json\treplay\trecheck\t")
@@ -145,6 +155,13 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 				mark, ok = "DISAGREE: "+odd, false
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, run.Lock, fg.name, fg.result, fg.replay, fg.recheck, mark)
+		}
+		for _, d := range rederive(run, rc, exposures[i], keyClients[i]) {
+			mark := ""
+			if d.result != d.recheck {
+				mark, ok = "DISAGREE: the re-check derives "+d.recheck, false
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\t%s\t%s\n", i, run.Lock, d.name, d.result, d.recheck, mark)
 		}
 	}
 	tw.Flush()
