@@ -151,7 +151,10 @@ func Build(p *Plan, dirs []string, out string) *Atlas {
 	}
 	for _, c := range p.Cells {
 		cr := CellResult{Lock: c.Lock, Family: c.Family, NotApplicable: c.NotApplicable, Fences: fences[c.Lock],
-			RunList: byCell[c.Key()], Missing: missing[c.Key()]}
+			RunList: byCell[c.Key()], Missing: missing[c.Key()], Role: RoleClaim, ControlWhy: c.Control}
+		if c.Control != "" {
+			cr.Role = RoleControl
+		}
 		if cr.RunList == nil {
 			cr.RunList = []RunSummary{}
 		}

@@ -260,7 +260,7 @@ func TestFamilyScenarios(t *testing.T) {
 		{"minority-leader", "redis-cad", []string{"sentinels: 3", "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"}},
 		{"minority-leader", "zk-recipe", []string{"groups: [[zk-leader], [zk-0, zk-1, zk-2, clients]]"}},
 		{"minority-leader", "redsync", nil},
-		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, node: redis-0"}},
+		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, when: holder-inside", "node: redis-0"}},
 		{"restart-always", "redsync", []string{"primaries: 3, persistence: always"}},
 		{"restart-always", "zk-recipe", nil},
 		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2"}},

@@ -13,7 +13,10 @@ const (
 	Unsafe               = "unsafe"
 	UnsafeWithoutFencing = "unsafe-without-fencing"
 	Inconclusive         = "inconclusive"
-	NotApplicable        = "not-applicable"
+	// Held is a control cell that stayed safe: evidence that the lock rides
+	// out a fault that cannot break it by design, not a safety claim.
+	Held          = "held"
+	NotApplicable = "not-applicable"
 )
 
 // RunSummary is what the atlas keeps of one run.
@@ -50,13 +53,25 @@ type RunSummary struct {
 	// fault windows over its rate before the first fault (nil: not
 	// measured).
 	AvailabilityDuringFault *float64 `json:"availability_during_fault,omitempty"`
+	// Exposure is "exposed" when every fault that applied opened its race,
+	// "held" when each opened it or held a live holder and at least one
+	// held, "" otherwise or in results that predate it; ExposureMs and
+	// Requests are the least exposure and same-key requests over its faults.
+	Exposure   string  `json:"exposure,omitempty"`
+	ExposureMs float64 `json:"exposure_ms,omitempty"`
+	Requests   int     `json:"contenders_in_exposure,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
 type CellResult struct {
-	Lock          string `json:"lock"`
-	Family        string `json:"family"`
-	Verdict       string `json:"verdict"`
+	Lock    string `json:"lock"`
+	Family  string `json:"family"`
+	Verdict string `json:"verdict"`
+	// Role is "claim" (the fault can, by the lock's design, let a second
+	// client in) or "control" (it cannot: ControlWhy says why); a control
+	// that stayed safe reads Held.
+	Role          string `json:"role"`
+	ControlWhy    string `json:"control_why,omitempty"`
 	NotApplicable string `json:"not_applicable,omitempty"`
 	Fences        bool   `json:"fences"`
 	Runs          int    `json:"runs"`
@@ -93,6 +108,12 @@ type CellResult struct {
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
 }
+
+// Roles of CellResult.Role.
+const (
+	RoleClaim   = "claim"
+	RoleControl = "control"
+)
 
 // Wilson returns the Wilson score 95% interval of k successes in n trials.
 func Wilson(k, n int) (lo, hi float64) {
@@ -134,7 +155,40 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 		}
 	}
 	availability(&s, r)
+	exposureOf(&s, r)
 	return s
+}
+
+// exposureOf sets s's exposure figures from r's faults.
+func exposureOf(s *RunSummary, r report.Run) {
+	exposed, held, first := 0, 0, true
+	for _, f := range r.Faults {
+		if f.Error != "" || f.Exposed == nil {
+			continue
+		}
+		switch {
+		case *f.Exposed:
+			exposed++
+		case f.Held:
+			held++
+		default:
+			s.Exposure = ""
+			return
+		}
+		if first || f.ExposureMs < s.ExposureMs {
+			s.ExposureMs = f.ExposureMs
+		}
+		if first || f.ContendersInExposure < s.Requests {
+			s.Requests = f.ContendersInExposure
+		}
+		first = false
+	}
+	switch {
+	case held > 0:
+		s.Exposure = "held"
+	case exposed > 0:
+		s.Exposure = "exposed"
+	}
 }
 
 // availability measures completion rates from the run's timeline: over
@@ -240,6 +294,8 @@ func judge(c *CellResult, base float64) {
 		c.Verdict = UnsafeWithoutFencing
 	case inconclusive || c.Runs == 0 || c.Missing > 0:
 		c.Verdict = Inconclusive
+	case c.Role == RoleControl:
+		c.Verdict = Held
 	default:
 		c.Verdict = Safe
 	}

@@ -140,6 +140,9 @@ func applied(c *CellResult) string {
 // visit, or waiting while another held the lock), else the fewest visits
 // after a fault's start; "" when the runs recorded neither.
 func evidence(c *CellResult) string {
+	if s := exposureEvidence(c); s != "" {
+		return s
+	}
 	visits, lo, hi, after := 0, -1, 0, -1
 	for _, r := range c.RunList {
 		visits += r.VisitsInWindow
@@ -162,6 +165,45 @@ func evidence(c *CellResult) string {
 		return fmt.Sprintf(", at least %s begun after each fault's start", count(after, "visit"))
 	}
 	return ""
+}
+
+// exposureEvidence is ", the race opened in 5 runs (120-310 ms, at least
+// 4 same-key requests each)" or ", the lock held its holder through the
+// fault in 5 runs (at least 6 refused requests each)", from the runs'
+// exposure; "" when no run measured it.
+func exposureEvidence(c *CellResult) string {
+	var exposed, held, minReq int
+	var lo, hi float64
+	first := true
+	for _, r := range c.RunList {
+		switch r.Exposure {
+		case "exposed":
+			exposed++
+			if first || r.ExposureMs < lo {
+				lo = r.ExposureMs
+			}
+			hi = max(hi, r.ExposureMs)
+		case "held":
+			held++
+		default:
+			continue
+		}
+		if first || r.Requests < minReq {
+			minReq = r.Requests
+		}
+		first = false
+	}
+	var parts []string
+	if exposed > 0 {
+		parts = append(parts, fmt.Sprintf("the race opened in %s (%.0f-%.0f ms)", count(exposed, "run"), lo, hi))
+	}
+	if held > 0 {
+		parts = append(parts, fmt.Sprintf("the lock held its holder through the fault in %s", count(held, "run")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s, at least %s each", strings.Join(parts, "; "), count(minReq, "same-key request"))
 }
 
 func count(n int, noun string) string {
@@ -189,8 +231,8 @@ func Readings(a *Atlas) []LockReading {
 		fences, applicable, safe := false, 0, 0
 		for _, f := range a.Families {
 			c := a.Cell(l, f.Name)
-			if c == nil || c.Verdict == NotApplicable {
-				continue
+			if c == nil || c.Verdict == NotApplicable || c.Verdict == Held {
+				continue // a control that held is no safety evidence
 			}
 			fences = fences || c.Fences
 			applicable++

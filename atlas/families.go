@@ -40,6 +40,10 @@ type setup struct {
 	Renew bool
 	// Clients replaces the default of 3 clients when set.
 	Clients int
+	// Control, when set, says why the cell is a control and not a safety
+	// claim: the fault cannot, by the lock's design, let a second client
+	// in (one of three Redlock nodes lost, keys reloaded, a short pause).
+	Control string
 }
 
 // timing is the time scale every family derives its parameters from: the
@@ -115,6 +119,19 @@ func fault(kind string, at time.Duration, rest string) string {
 	return fmt.Sprintf("{at: %s, type: %s, %s}", ms(at), kind, rest)
 }
 
+// aimed is fault aimed at the race: it fires at the first moment at or
+// after at when a client is inside its critical section (of length cs),
+// each seeded run at its own phase of it (after_enter drawn from the
+// first 90%), so no run's rhythm can dodge the fault.
+func aimed(kind string, at, cs time.Duration, rest string) string {
+	return fmt.Sprintf("{at: %s, type: %s, when: holder-inside, after_enter: 0ms, after_enter_max: %s, %s}",
+		ms(at), kind, ms(cs*9/10), rest)
+}
+
+// oneOfThree is why a fault on one of three Redlock primaries is a
+// control: the holder's key stays on the other two, a majority.
+const oneOfThree = "the holder's key stays on 2 of the 3 Redlock primaries, a majority: no second grant is possible"
+
 // usual is the setup of the lock's usual topology with these faults.
 func usual(l lockInfo, fs ...string) (setup, string) {
 	c, _ := servers(l)
@@ -151,7 +168,11 @@ func Families() []Family {
 			Fault: partitionHolder},
 		{Name: "pause-leader", Doc: "the Redis primary, one Redlock node or the ZooKeeper/etcd leader paused (SIGSTOP) for 2.5 x ttl",
 			Fault: func(t timing, l lockInfo) (setup, string) {
-				return usual(l, fault("pause", t.at(), "for: "+ms(t.long())+", node: "+leader(l)))
+				s, _ := usual(l, aimed("pause", t.at(), t.critical(), "for: "+ms(t.long())+", node: "+leader(l)))
+				if l.Quorum {
+					s.Control = oneOfThree
+				}
+				return s, ""
 			}},
 		{Name: "kill-leader", Doc: "Sentinel failover of the single Redis primary (replication 5s behind, holder inside 5s across the promotion, ttl 6s), one Redlock node killed, the ZooKeeper/etcd leader killed",
 			Fault: killLeader},
@@ -166,8 +187,11 @@ func Families() []Family {
 				if l.Backend != locks.Redis {
 					return notApplicable(string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them")
 				}
-				s, _ := usual(l, fault("clock-jump", t.at(), "node: redis-0, offset: "+ms(10*t.TTL)))
+				s, _ := usual(l, aimed("clock-jump", t.at(), keyHeldCS(t), "node: redis-0, offset: "+ms(10*t.TTL)))
 				s.CS = keyHeldCS(t)
+				if l.Quorum {
+					s.Control = oneOfThree
+				}
 				return s, ""
 			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
@@ -187,13 +211,13 @@ func Families() []Family {
 		{Name: "majority-restart-empty", Doc: "Redlock over 5 primaries, each of 2 clients cut from 2 of them, so a holder holds a bare majority (3 of 5); the primary both majorities share restarts empty while one holds: the other takes its 3",
 			Fault: func(t timing, l lockInfo) (setup, string) {
 				return bareMajority(t, l, func(at time.Duration) string {
-					return fault("restart", at, "node: "+sharedNode+", delay: 0s")
+					return aimed("restart", at, majorityTTL(t)*3/8, "node: "+sharedNode+", delay: 0s")
 				})
 			}},
 		{Name: "majority-clock-jump", Doc: "the same bare majorities over 5 primaries; the shared primary's clock jumps 10 x ttl forward while one holds: its key expires early and the other client takes its 3",
 			Fault: func(t timing, l lockInfo) (setup, string) {
 				return bareMajority(t, l, func(at time.Duration) string {
-					return fault("clock-jump", at, "node: "+sharedNode+", offset: "+ms(10*majorityTTL(t)))
+					return aimed("clock-jump", at, majorityTTL(t)*3/8, "node: "+sharedNode+", offset: "+ms(10*majorityTTL(t)))
 				})
 			}},
 		killK(1, 3), killK(2, 3), killK(1, 5), killK(2, 5), killK(3, 5),
@@ -228,7 +252,7 @@ func bareMajority(t timing, l lockInfo, nodeFault func(at time.Duration) string)
 	at := ttl * 3 / 2
 	return setup{Cluster: "redis: {primaries: 5, persistence: none}",
 		Faults: []string{cut(0, "redis-3", "redis-4"), cut(1, "redis-0", "redis-1"),
-			nodeFault(at), nodeFault(at + ttl*3/8)},
+			nodeFault(at), nodeFault(at + ttl/2)},
 		Clients: 2, TTL: ttl, CS: ttl * 3 / 4, Run: at + ttl*3/2}, ""
 }
 
@@ -275,7 +299,14 @@ func restart(t timing, l lockInfo, persistence string) (setup, string) {
 		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
 	}
 	c, _ := serversWith(l, persistence)
-	return setup{Cluster: c, Faults: []string{fault("restart", t.at(), "node: redis-0, delay: 0s")}, CS: keyHeldCS(t)}, ""
+	s := setup{Cluster: c, Faults: []string{aimed("restart", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}, CS: keyHeldCS(t)}
+	switch {
+	case persistence == "always":
+		s.Control = "appendfsync always: the node reloads the holder's key, so no second grant is possible"
+	case l.Quorum:
+		s.Control = oneOfThree
+	}
+	return s, ""
 }
 
 // keyHeldCS is the critical section of the families whose fault acts on
@@ -316,7 +347,11 @@ func killLeader(t timing, l lockInfo) (setup, string) {
 			fault("failover", failoverAt, "node: redis-0"),
 		}, Run: failoverRun, TTL: failoverTTL, CS: failoverCS}, ""
 	}
-	return usual(l, fault("kill", t.at(), "node: "+leader(l)))
+	s, _ := usual(l, aimed("kill", t.at(), t.critical(), "node: "+leader(l)))
+	if l.Quorum {
+		s.Control = "a killed Redlock primary never returns: the holder's key stays on the other 2 of 3, a majority"
+	}
+	return s, ""
 }
 
 // minorityLeader cuts the leader into a minority. ZooKeeper and etcd: the
@@ -335,7 +370,7 @@ func minorityLeader(t timing, l lockInfo) (setup, string) {
 	}
 	_, ns := servers(l)
 	g := fmt.Sprintf("groups: [[%s], [%s, clients]]", leader(l), strings.Join(ns, ", "))
-	return usual(l, fault("partition", t.at(), "for: "+ms(t.long())+", "+g))
+	return usual(l, aimed("partition", t.at(), t.critical(), "for: "+ms(t.long())+", "+g))
 }
 
 // killK is the 2N+1 claim: k of n Redlock primaries killed; a quorum lock
@@ -352,9 +387,27 @@ func killK(k, n int) Family {
 			for i := 0; i < k; i++ {
 				fs = append(fs, fault("kill", t.at(), fmt.Sprintf("node: redis-%d", i)))
 			}
-			return setup{Cluster: fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), Faults: fs}, ""
+			// Dead primaries never return, so a second grant needs a majority
+			// among the survivors, which the holder's key already spans:
+			// these cells measure availability (the 2N+1 claim), not safety.
+			return setup{Cluster: fmt.Sprintf("redis: {primaries: %d, persistence: none}", n), Faults: fs,
+				Control: "availability only: killed primaries never return, so no second majority can form"}, ""
 		},
 	}
+}
+
+// ControlOf says why family f is a control for lock l (not a safety
+// claim), "" when it is a claim: the family's Control sentence, or its
+// setup's.
+func (f Family) ControlOf(t timing, l lockInfo) string {
+	s, reason := f.Fault(t, l)
+	switch {
+	case reason != "" || len(s.Faults) == 0:
+		return "" // not applicable, or the baseline: the no-fault claim
+	case f.Control:
+		return "a fault every lock that is correct without faults must ride out"
+	}
+	return s.Control
 }
 
 // Scenario returns the YAML scenario of family f for lock l at time scale

@@ -85,6 +85,9 @@ type Cell struct {
 	Scenario *scenarios.Scenario `json:"-"`
 	// NotApplicable says why the family does not apply to the lock.
 	NotApplicable string
+	// Control says why the cell is a control, not a safety claim ("": a
+	// claim).
+	Control string
 }
 
 // Key names the cell in folders and shard lists: family/lock.
@@ -211,6 +214,7 @@ func NewPlan(cfg Config) (*Plan, error) {
 				}
 			}
 			c.NotApplicable = reason
+			c.Control = f.ControlOf(t, info)
 			p.Cells = append(p.Cells, c)
 			if reason != "" {
 				continue

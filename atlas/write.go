@@ -283,7 +283,7 @@ func markdown(w io.Writer, a *Atlas) {
 }
 
 var colours = map[string]string{
-	Safe: "#b7e1b0", Unsafe: "#f08a80", UnsafeWithoutFencing: "#f6d47a",
+	Safe: "#b7e1b0", Held: "#d8eed3", Unsafe: "#f08a80", UnsafeWithoutFencing: "#f6d47a",
 	Inconclusive: "#c9c9e8", NotApplicable: "#eeeeee",
 }
 

@@ -97,7 +97,10 @@ func checkValues(typ Type, f Fault) []error {
 	if f.AfterEnter < 0 {
 		errs = append(errs, fieldError("after_enter", fmt.Errorf("must be >= 0 (got %s)", f.AfterEnter)))
 	}
-	if f.AfterEnter > 0 && !f.Aimed() {
+	if f.AfterEnterMax > 0 && f.AfterEnterMax < f.AfterEnter {
+		errs = append(errs, fieldError("after_enter_max", fmt.Errorf("must be >= after_enter (%s), got %s", f.AfterEnter, f.AfterEnterMax)))
+	}
+	if (f.AfterEnter > 0 || f.AfterEnterMax > 0) && !f.Aimed() {
 		errs = append(errs, fieldError("after_enter", fmt.Errorf("needs when: %s (the fault fires once a client has been inside its critical section this long)", WhenHolderInside)))
 	}
 	for _, v := range typ.Values {

@@ -1,6 +1,8 @@
 package faults
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,6 +38,11 @@ type Fault struct {
 	// section, and has been for AfterEnter.
 	When       string
 	AfterEnter time.Duration
+	// AfterEnterMax, when above AfterEnter, makes each run draw its
+	// after_enter uniformly from [AfterEnter, AfterEnterMax] with the run's
+	// seed (DrawPhase): seeded runs hit the holder at different phases of
+	// its critical section.
+	AfterEnterMax time.Duration
 	Line       int // where the fault was written in its scenario file; 0 when not from one
 }
 
@@ -44,6 +51,20 @@ const (
 	WhenTime         = "time"
 	WhenHolderInside = "holder-inside"
 )
+
+// DrawPhase returns fs with each after_enter range drawn from seed (fault i
+// from its own stream, so adding a fault changes no other's draw).
+func DrawPhase(fs []Fault, seed int64) []Fault {
+	out := slices.Clone(fs)
+	for i, f := range out {
+		if f.AfterEnterMax > f.AfterEnter {
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(i)+0x9e37))
+			out[i].AfterEnter = f.AfterEnter + time.Duration(rng.Int64N(int64(f.AfterEnterMax-f.AfterEnter)+1))
+			out[i].AfterEnterMax = 0
+		}
+	}
+	return out
+}
 
 // Aimed reports whether f fires on the lock's state (a client inside its
 // critical section) instead of the clock alone.

@@ -167,7 +167,7 @@ var table = []Type{
 var FieldNames = fieldNames()
 
 func fieldNames() []string {
-	out := []string{"type", "at", "for", "when", "after_enter", "link", "node", "groups", "isolate", "client"}
+	out := []string{"type", "at", "for", "when", "after_enter", "after_enter_max", "link", "node", "groups", "isolate", "client"}
 	for _, t := range table {
 		for _, v := range t.Values {
 			if !slices.Contains(out, v.Name) {
@@ -204,7 +204,7 @@ func (t Type) Fields() []string {
 	if t.Heals {
 		out = append(out, "for")
 	}
-	out = append(out, "when", "after_enter")
+	out = append(out, "when", "after_enter", "after_enter_max")
 	switch t.Target {
 	case OnLinkOrNode:
 		out = append(out, "link", "node")

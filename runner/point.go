@@ -204,7 +204,7 @@ func (r *run) drive(ctx context.Context, pt Point, cl *cluster.Cluster, clients 
 		windows <- faults.Run(faultCtx, faults.Env{
 			Cluster: cl, Clients: clients.Control(), Holder: holderOf(resource), Inside: insideOf(resource),
 			Base: base, Logger: r.log,
-		}, pt.Faults)
+		}, faults.DrawPhase(pt.Faults, r.seed))
 	}()
 	werr := clients.Drive(runCtx, wcfg, resource, rec)
 	elapsed := time.Since(base)

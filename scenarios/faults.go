@@ -70,7 +70,7 @@ func (fi *faultInfo) clone() faultInfo {
 // field as its declaration in the fault table says); it returns a message
 // saying what is allowed when n does not fit.
 func setFaultField(f *Fault, name string, n *yaml.Node) string {
-	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "after_enter": &f.AfterEnter}
+	durations := map[string]*time.Duration{"at": &f.At, "for": &f.For, "after_enter": &f.AfterEnter, "after_enter_max": &f.AfterEnterMax}
 	texts := map[string]*string{"type": &f.Type, "node": &f.Node, "isolate": &f.Isolate, "when": &f.When}
 	var msg string
 	v, isValue := faults.LookupValue(name)

@@ -220,6 +220,8 @@ var faultFieldDocs = map[string]Field{
 		Doc: "time: fire at at; holder-inside: fire at the first moment at or after at when a client is inside its critical section (aimed at the race)"},
 	"after_enter": {Kind: KindDuration, Default: "0", Bounds: ">= 0", Example: "150ms",
 		Doc: "with when: holder-inside, fire once that client has been inside this long"},
+	"after_enter_max": {Kind: KindDuration, Default: "after_enter", Bounds: ">= after_enter", Example: "400ms",
+		Doc: "with when: holder-inside, each run draws its after_enter from [after_enter, after_enter_max] with its seed: seeded runs hit the holder at different phases"},
 }
 
 // faultField is the reference row of the fault field called name (Path:
