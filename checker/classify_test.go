@@ -342,7 +342,7 @@ func genHistory(rng *rand.Rand) []genVisit {
 			req = max(acq-time.Duration(rng.IntN(30)), 1) // a late reply
 		}
 		v := Visit{
-			Lock: []string{"L", "M"}[rng.IntN(2)], Client: rng.IntN(4), Token: uint64(rng.IntN(6)),
+			Lock: []string{"L", "M"}[rng.IntN(2)], Client: i, Token: uint64(rng.IntN(6)), // a client acquires one lock at a time
 			Requested: req, Acquired: acq, Uncertainty: time.Duration([]int{0, 0, 0, 1, 3}[rng.IntN(5)]),
 		}
 		switch rng.IntN(8) {
