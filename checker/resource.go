@@ -130,7 +130,8 @@ type Visit struct {
 	Waited time.Duration
 
 	// Requested is when the client sent its acquiring request (harness
-	// clock): the grant happened after it.
+	// clock): the grant happened after it. 0 is the run's base, not
+	// "unknown".
 	Requested time.Duration
 	// Acquired is when Acquire returned (harness clock): the grant happened
 	// no later. 0 means unknown: the resource uses the Enter time.
@@ -276,8 +277,12 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if in.Acquired == 0 {
 		v.promise.acquired = now
 	}
+	// Requested is a time like any other, 0 included (the run's base): a
+	// request read as "unknown" would narrow the grant's window and could
+	// blame the lock, or count a token regression, for a grant the client
+	// asked for earlier. Every client reports it (workload, protocol).
 	requested := in.Requested
-	if requested == 0 || requested > v.promise.acquired {
+	if requested > v.promise.acquired {
 		requested = v.promise.acquired
 	}
 	v.promise.requested, v.promise.entered, v.promise.uncertainty = requested, now, in.Uncertainty
