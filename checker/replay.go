@@ -57,6 +57,9 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		var err error
 		switch op.Op {
 		case OpAcquire:
+			if op.Fences {
+				rp.s.fences = true
+			}
 			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
 				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
 				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated,

@@ -201,6 +201,10 @@ type Shared struct {
 	nvisits int
 	stale   int
 	reject  int
+	// fences says the lock reports fencing tokens (SetFences); zero counts
+	// its grants that came without one.
+	fences  bool
+	zero    int
 	waiters chan struct{} // closed at the next Enter; see WaitInside
 	onViol  func(Violation)
 	handoff []time.Duration // samples since the last TakeHandoffs
@@ -240,6 +244,16 @@ func New(fencing Fencing, base time.Time) *Shared {
 func (s *Shared) SetBase(base time.Time) {
 	s.mu.Lock()
 	s.base = base
+	s.mu.Unlock()
+}
+
+// SetFences says the lock reports fencing tokens (its registry entry's
+// Fencing): a grant without a token (token 0) is then counted as a
+// fencing defect (ZeroTokens), and its acquire line says the lock fences.
+// Call it before the first visit.
+func (s *Shared) SetFences(fences bool) {
+	s.mu.Lock()
+	s.fences = fences
 	s.mu.Unlock()
 }
 
@@ -290,7 +304,10 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
-	s.history.visit(in, v.id, requested, v.promise.acquired, now)
+	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences)
+	if s.fences && token == 0 {
+		s.zero++
+	}
 	l := s.lock(lock)
 	if token != 0 {
 		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
@@ -437,10 +454,11 @@ func (s *Shared) Summary() Summary {
 	defer s.mu.Unlock()
 	now := s.clock()
 	sum := Summary{
-		Visits:        s.nvisits,
-		Inside:        len(s.visits),
-		Events:        make([]Violation, len(s.events)),
-		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject},
+		Visits: s.nvisits,
+		Inside: len(s.visits),
+		Events: make([]Violation, len(s.events)),
+		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject,
+			ZeroTokens: s.zero},
 	}
 	copy(sum.Events, s.events)
 	for i := range sum.Events {

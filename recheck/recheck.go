@@ -32,8 +32,11 @@ type Figures struct {
 	StaleAccepted    int
 	DuplicateTokens  int
 	TokenRegressions int
-	OverlapTotal     time.Duration // two or more inside, each instant once
-	MaxOverlap       time.Duration // the longest overlap of one pair
+	// ZeroTokens counts grants without a token from a lock whose acquire
+	// lines say it fences.
+	ZeroTokens   int
+	OverlapTotal time.Duration // two or more inside, each instant once
+	MaxOverlap   time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
 	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
 	// has no tokens.
@@ -53,6 +56,7 @@ type line struct {
 	Token       uint64 `json:"token"`
 	ValidUntil  int64  `json:"valid_until_ns"`
 	Unbounded   bool   `json:"unbounded"`
+	Fences      bool   `json:"fences"`
 	Uncertainty int64  `json:"uncertainty_ns"`
 	Value       int64  `json:"value"`
 	Outcome     string `json:"outcome"`
@@ -67,6 +71,7 @@ type visit struct {
 	req, acq    int64 // the grant's window (client's clock)
 	validUntil  int64 // 0: no promise
 	unbounded   bool
+	fences      bool // the lock says it gives tokens
 	uncertainty int64
 	renewals    [][2]int64 // (reported at, valid until)
 	enter, exit int64      // resource's clock; exit -1 while inside
@@ -147,7 +152,7 @@ func (rn *run) add(l line) error {
 			return fmt.Errorf("field visit: acquire without a visit")
 		}
 		rn.pending[l.Visit] = &visit{id: l.Visit, client: l.Client, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
-			validUntil: l.ValidUntil, unbounded: l.Unbounded, uncertainty: l.Uncertainty, exit: -1}
+			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1}
 		return nil
 	case "enter":
 		v := rn.pending[l.Visit]
@@ -164,6 +169,8 @@ func (rn *run) add(l line) error {
 		}
 		if v.token != 0 {
 			rn.grants[v.lock] = append(rn.grants[v.lock], v)
+		} else if v.fences {
+			rn.fig.ZeroTokens++ // a fencing lock granted without a token
 		}
 		return nil
 	case "read", "release", "lost", "attempt":
