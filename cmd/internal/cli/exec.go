@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/locklab/locklab/atlas"
 	"github.com/locklab/locklab/locks/external"
@@ -42,6 +43,9 @@ func (f ExecFlags) locks() ([]atlas.ExecLock, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := external.CheckProgram(e.Command); err != nil {
+			return nil, fmt.Errorf("--exec %s: %w", e.Name, err)
+		}
 		out = append(out, e)
 	}
 	return out, nil
@@ -76,4 +80,31 @@ func replaceLocks(sc *scenarios.Scenario, execs []atlas.ExecLock) {
 		sc.Locks = append(sc.Locks, scenarios.Lock{Name: external.Exec, TTL: sc.Workload.TTL, Label: e.Name, Line: line,
 			Options: map[string]string{"backend": e.Backend, "command": string(argv)}})
 	}
+}
+
+// checkPrograms reports, as bad input, an exec lock of sc whose program
+// cannot start (external.CheckProgram), naming the scenario's file and
+// line: a run must not start servers, nor make a results folder, for a
+// program that is not there.
+func checkPrograms(sc *scenarios.Scenario) error {
+	for i, l := range sc.Locks {
+		if l.Name != external.Exec {
+			continue
+		}
+		argv, err := external.ParseCommand(l.Options["command"])
+		if err == nil {
+			err = external.CheckProgram(argv)
+		}
+		if err != nil {
+			return Usagef("%s:%d: locks[%d] (%s): command: %v", sc.File, l.Line, i, orName(l.Label, l.Name), err)
+		}
+	}
+	return nil
+}
+
+func orName(label, name string) string {
+	if label != "" {
+		return label
+	}
+	return name
 }

@@ -135,6 +135,9 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	for _, sc := range scs {
 		replaceLocks(sc, f.execs)
+		if err := checkPrograms(sc); err != nil {
+			return err
+		}
 	}
 	opts.ResultsDir, opts.OutDir, opts.Logger = f.Results, f.Out, Logger(stderr, f.Verbose)
 	if f.seedSet {
