@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 
 	"github.com/locklab/locklab/atlas"
 	"github.com/locklab/locklab/locks/external"
@@ -42,9 +41,6 @@ func (f ExecFlags) locks() ([]atlas.ExecLock, error) {
 		e, err := atlas.ParseExec(s, f.Backend)
 		if err != nil {
 			return nil, err
-		}
-		if err := external.CheckProgram(e.Command); err != nil {
-			return nil, fmt.Errorf("--exec %s: %w", e.Name, err)
 		}
 		out = append(out, e)
 	}
@@ -107,4 +103,14 @@ func orName(label, name string) string {
 		return label
 	}
 	return name
+}
+
+// checkExecs reports, as bad input, an --exec program that cannot start.
+func checkExecs(execs []atlas.ExecLock) error {
+	for _, e := range execs {
+		if err := external.CheckProgram(e.Command); err != nil {
+			return Usagef("--exec %s: %v", e.Name, err)
+		}
+	}
+	return nil
 }

@@ -133,6 +133,9 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	if err := checkExecs(f.execs); err != nil {
+		return err
+	}
 	for _, sc := range scs {
 		replaceLocks(sc, f.execs)
 		if err := checkPrograms(sc); err != nil {
