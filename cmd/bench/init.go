@@ -117,7 +117,8 @@ func commandPath(name string) string {
 		}
 		return p
 	}
-	if exe, err := os.Executable(); err == nil {
+	// go run's binary lives in a temporary build folder, gone afterwards.
+	if exe, err := os.Executable(); err == nil && !strings.HasPrefix(exe, os.TempDir()) {
 		if p := filepath.Join(filepath.Dir(exe), name); isExecutable(p) {
 			return rel(p)
 		}
