@@ -337,12 +337,12 @@ func genHistory(rng *rand.Rand) []genVisit {
 			exit = time.Duration(ts[1]) // no renewal: a shorter visit
 		}
 		acq := max(enter-time.Duration(rng.IntN(5)), 1)
-		req := max(acq-time.Duration(rng.IntN(5)), 1)
+		req := max(acq-time.Duration(rng.IntN(5)), 0) // 0 is a time like any other
 		if rng.IntN(4) == 0 {
-			req = max(acq-time.Duration(rng.IntN(30)), 1) // a late reply
+			req = max(acq-time.Duration(rng.IntN(30)), 0) // a late reply
 		}
 		v := Visit{
-			Lock: []string{"L", "M"}[rng.IntN(2)], Client: rng.IntN(4), Token: uint64(rng.IntN(6)),
+			Lock: []string{"L", "M"}[rng.IntN(2)], Client: i, Token: uint64(rng.IntN(6)), // a client acquires one lock at a time
 			Requested: req, Acquired: acq, Uncertainty: time.Duration([]int{0, 0, 0, 1, 3}[rng.IntN(5)]),
 		}
 		switch rng.IntN(8) {

@@ -28,17 +28,21 @@ type SafetyFigures struct {
 	// DuplicateTokens and TokenRegressions: see tokenFigures.
 	DuplicateTokens  int `json:"duplicate_tokens"`
 	TokenRegressions int `json:"token_regressions"`
+	// ZeroTokens counts grants without a token (token 0) from a lock that
+	// reports fencing: its writes pass any resource-side check unchecked,
+	// so it is the fencing source's defect, as duplicates are.
+	ZeroTokens int `json:"zero_tokens"`
 }
 
 // SafetyNames are the result names of the SafetyFigures fields, in the
 // order Figures lists them.
 var SafetyNames = []string{"violations", "incidents", "lock_faults", "client_faults", "lost_updates",
-	"stale_tokens", "stale_rejected", "stale_accepted", "duplicate_tokens", "token_regressions"}
+	"stale_tokens", "stale_rejected", "stale_accepted", "duplicate_tokens", "token_regressions", "zero_tokens"}
 
 // fields are pointers to s's fields in the order of SafetyNames.
 func (s *SafetyFigures) fields() []*int {
 	return []*int{&s.Violations, &s.Incidents, &s.LockFaults, &s.ClientFaults, &s.LostUpdates,
-		&s.StaleTokens, &s.StaleRejected, &s.StaleAccepted, &s.DuplicateTokens, &s.TokenRegressions}
+		&s.StaleTokens, &s.StaleRejected, &s.StaleAccepted, &s.DuplicateTokens, &s.TokenRegressions, &s.ZeroTokens}
 }
 
 // Add adds every figure of o to s's.

@@ -47,6 +47,9 @@ type Op struct {
 	ValidUntil int64 `json:"valid_until_ns,omitempty"`
 	Unbounded  bool  `json:"unbounded,omitempty"`
 	Estimated  bool  `json:"estimated,omitempty"`
+	// Fences, on acquire lines, says the lock reports fencing tokens: a
+	// grant of it without a token is a fencing defect (ZeroTokens).
+	Fences bool `json:"fences,omitempty"`
 	// Uncertainty is how far the client's times may be off (acquire lines
 	// of clients whose clock is known only to within it; see Visit).
 	Uncertainty int64 `json:"uncertainty_ns,omitempty"`
@@ -123,13 +126,13 @@ func (h *History) Flush() error {
 	return h.err
 }
 
-func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration) {
+func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration, fences bool) {
 	if h == nil {
 		return
 	}
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
 		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated,
-		Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries})
+		Fences: fences, Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries})
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token, Outcome: "ok"})
 }
 

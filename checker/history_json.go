@@ -42,6 +42,9 @@ func (op *Op) appendJSON(b []byte) []byte {
 	if op.Estimated {
 		b = append(b, `,"estimated":true`...)
 	}
+	if op.Fences {
+		b = append(b, `,"fences":true`...)
+	}
 	if op.Uncertainty != 0 {
 		b = append(b, `,"uncertainty_ns":`...)
 		b = strconv.AppendInt(b, op.Uncertainty, 10)

@@ -57,6 +57,9 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		var err error
 		switch op.Op {
 		case OpAcquire:
+			if op.Fences {
+				rp.s.fences = true
+			}
 			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
 				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
 				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated,
@@ -106,14 +109,19 @@ func resourceOp(op string) bool {
 }
 
 // readHistory calls each with every line of a history (history.jsonl) in
-// order, numbered from 1, and stops at the first error.
+// order, numbered from 1, once the line is known valid (lineCheck), and
+// stops at the first error.
 func readHistory(r io.Reader, each func(n int, op Op) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var valid lineCheck
 	for n := 1; sc.Scan(); n++ {
 		var op Op
 		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
 			return fmt.Errorf("history line %d: %w", n, err)
+		}
+		if err := valid.check(n, op); err != nil {
+			return err
 		}
 		if err := each(n, op); err != nil {
 			return err

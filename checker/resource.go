@@ -134,7 +134,8 @@ type Visit struct {
 	Waited time.Duration
 
 	// Requested is when the client sent its acquiring request (harness
-	// clock): the grant happened after it.
+	// clock): the grant happened after it. 0 is the run's base, not
+	// "unknown".
 	Requested time.Duration
 	// Tries are when the client sent each request of the acquire call
 	// (harness clock, nanoseconds; Op.Tries); empty when the lock reports
@@ -210,6 +211,10 @@ type Shared struct {
 	nvisits int
 	stale   int
 	reject  int
+	// fences says the lock reports fencing tokens (SetFences); zero counts
+	// its grants that came without one.
+	fences  bool
+	zero    int
 	waiters chan struct{} // closed at the next Enter; see WaitInside
 	onViol  func(Violation)
 	handoff []time.Duration // samples since the last TakeHandoffs
@@ -253,6 +258,16 @@ func (s *Shared) SetBase(base time.Time) {
 	s.mu.Unlock()
 }
 
+// SetFences says the lock reports fencing tokens (its registry entry's
+// Fencing): a grant without a token (token 0) is then counted as a
+// fencing defect (ZeroTokens), and its acquire line says the lock fences.
+// Call it before the first visit.
+func (s *Shared) SetFences(fences bool) {
+	s.mu.Lock()
+	s.fences = fences
+	s.mu.Unlock()
+}
+
 // OnViolation registers f to be called (under the resource's lock, so it
 // must be quick) for each violation as it happens.
 func (s *Shared) OnViolation(f func(Violation)) {
@@ -287,8 +302,12 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if in.Acquired == 0 {
 		v.promise.acquired = now
 	}
+	// Requested is a time like any other, 0 included (the run's base): a
+	// request read as "unknown" would narrow the grant's window and could
+	// blame the lock, or count a token regression, for a grant the client
+	// asked for earlier. Every client reports it (workload, protocol).
 	requested := in.Requested
-	if requested == 0 || requested > v.promise.acquired {
+	if requested > v.promise.acquired {
 		requested = v.promise.acquired
 	}
 	v.promise.requested, v.promise.entered, v.promise.uncertainty = requested, now, in.Uncertainty
@@ -296,8 +315,11 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
-	s.history.visit(in, v.id, requested, v.promise.acquired, now)
+	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences)
 	s.sent(lock, client, requested, in.Tries)
+	if s.fences && token == 0 {
+		s.zero++
+	}
 	l := s.lock(lock)
 	if len(l.clients) < 2 && !slices.Contains(l.clients, client) {
 		l.clients = append(l.clients, client)
@@ -450,10 +472,11 @@ func (s *Shared) Summary() Summary {
 	defer s.mu.Unlock()
 	now := s.clock()
 	sum := Summary{
-		Visits:        s.nvisits,
-		Inside:        len(s.visits),
-		Events:        make([]Violation, len(s.events)),
-		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject},
+		Visits: s.nvisits,
+		Inside: len(s.visits),
+		Events: make([]Violation, len(s.events)),
+		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject,
+			ZeroTokens: s.zero},
 	}
 	copy(sum.Events, s.events)
 	for i := range sum.Events {

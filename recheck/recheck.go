@@ -32,8 +32,11 @@ type Figures struct {
 	StaleAccepted    int
 	DuplicateTokens  int
 	TokenRegressions int
-	OverlapTotal     time.Duration // two or more inside, each instant once
-	MaxOverlap       time.Duration // the longest overlap of one pair
+	// ZeroTokens counts grants without a token from a lock whose acquire
+	// lines say it fences.
+	ZeroTokens   int
+	OverlapTotal time.Duration // two or more inside, each instant once
+	MaxOverlap   time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
 	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
 	// has no tokens.
@@ -53,6 +56,7 @@ type line struct {
 	Token       uint64 `json:"token"`
 	ValidUntil  int64  `json:"valid_until_ns"`
 	Unbounded   bool   `json:"unbounded"`
+	Fences      bool   `json:"fences"`
 	Uncertainty int64  `json:"uncertainty_ns"`
 	Value       int64  `json:"value"`
 	Outcome     string `json:"outcome"`
@@ -61,11 +65,13 @@ type line struct {
 // visit is one critical section as the lines describe it.
 type visit struct {
 	id          uint64
+	client      int
 	lock        string
 	token       uint64
 	req, acq    int64 // the grant's window (client's clock)
 	validUntil  int64 // 0: no promise
 	unbounded   bool
+	fences      bool // the lock says it gives tokens
 	uncertainty int64
 	renewals    [][2]int64 // (reported at, valid until)
 	enter, exit int64      // resource's clock; exit -1 while inside
@@ -84,6 +90,13 @@ type run struct {
 	maxTok  map[string]uint64
 	writes  int
 	fig     Figures
+	// what validating the next line needs (docs/history-format.md, "A
+	// valid history")
+	seq       uint64
+	resNow    int64           // the latest instant of enter, read, write, exit
+	lastGrant map[int]int64   // per client: its latest acquire's return_ns
+	named     map[uint64]bool // visit ids of acquire lines so far
+	awaiting  *visit          // an acquire line whose enter must come next
 }
 
 // MaxTokenOrderOps bounds the grants handed to porcupine per run, as the
@@ -105,8 +118,11 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 		rn := runs[l.Run]
 		if rn == nil {
 			rn = &run{visits: map[uint64]*visit{}, pending: map[uint64]*visit{}, grants: map[string][]*visit{},
-				counter: map[string]int64{}, maxTok: map[string]uint64{}}
+				counter: map[string]int64{}, maxTok: map[string]uint64{}, lastGrant: map[int]int64{}, named: map[uint64]bool{}}
 			runs[l.Run] = rn
+		}
+		if err := rn.valid(l); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
 		}
 		if err := rn.add(l); err != nil {
 			return nil, fmt.Errorf("history line %d: %w", n, err)
@@ -135,8 +151,8 @@ func (rn *run) add(l line) error {
 		if l.Visit == 0 {
 			return fmt.Errorf("field visit: acquire without a visit")
 		}
-		rn.pending[l.Visit] = &visit{id: l.Visit, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
-			validUntil: l.ValidUntil, unbounded: l.Unbounded, uncertainty: l.Uncertainty, exit: -1}
+		rn.pending[l.Visit] = &visit{id: l.Visit, client: l.Client, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
+			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1}
 		return nil
 	case "enter":
 		v := rn.pending[l.Visit]
@@ -153,6 +169,8 @@ func (rn *run) add(l line) error {
 		}
 		if v.token != 0 {
 			rn.grants[v.lock] = append(rn.grants[v.lock], v)
+		} else if v.fences {
+			rn.fig.ZeroTokens++ // a fencing lock granted without a token
 		}
 		return nil
 	case "read", "release", "lost", "attempt", "fault":
@@ -336,4 +354,82 @@ func (rn *run) tokens() {
 			}
 		}
 	}
+}
+
+// valid checks l against the lines of its run before it, by the rules
+// of docs/history-format.md ("A valid history"), before add reads it.
+func (rn *run) valid(l line) error {
+	if l.Seq <= rn.seq {
+		return fmt.Errorf("field seq: %d does not follow %d (seq increases along a run's lines)", l.Seq, rn.seq)
+	}
+	rn.seq = l.Seq
+	if l.Return < l.Invoke {
+		return fmt.Errorf("field return_ns: %s returned at %d, before its invoke_ns %d", l.Op, l.Return, l.Invoke)
+	}
+	if w := rn.awaiting; w != nil {
+		if l.Op != "enter" || l.Visit != w.id {
+			return fmt.Errorf("field op: %s where the enter of visit %d must follow its acquire line", l.Op, w.id)
+		}
+		rn.awaiting = nil
+	}
+	instant := false
+	switch l.Op {
+	case "acquire", "attempt":
+		if last, ok := rn.lastGrant[l.Client]; ok && l.Invoke < last {
+			return fmt.Errorf("field invoke_ns: client %d sent a request at %d, before its previous grant returned at %d", l.Client, l.Invoke, last)
+		}
+		if l.Op == "attempt" {
+			if l.Visit != 0 {
+				return fmt.Errorf("field visit: an attempt grants nothing, yet names visit %d", l.Visit)
+			}
+			break
+		}
+		if l.Visit != 0 && rn.named[l.Visit] {
+			return fmt.Errorf("field visit: visit %d already had its acquire line", l.Visit)
+		}
+		rn.named[l.Visit] = true
+		rn.lastGrant[l.Client] = l.Return
+		rn.awaiting = &visit{id: l.Visit}
+	case "enter":
+		instant = true
+		if p := rn.pending[l.Visit]; p != nil && (p.client != l.Client || p.lock != l.Lock) {
+			return fmt.Errorf("field client: enter of visit %d by client %d on %q, granted to client %d on %q", l.Visit, l.Client, l.Lock, p.client, p.lock)
+		}
+	case "read", "write", "exit":
+		instant = true
+		v := rn.visits[l.Visit]
+		switch {
+		case v == nil:
+			return fmt.Errorf("field visit: %s of visit %d, which never entered", l.Op, l.Visit)
+		case v.exit >= 0:
+			return fmt.Errorf("field visit: %s of visit %d after its exit", l.Op, l.Visit)
+		case v.client != l.Client || v.lock != l.Lock:
+			return fmt.Errorf("field client: %s of visit %d by client %d on %q, entered by client %d on %q", l.Op, l.Visit, l.Client, l.Lock, v.client, v.lock)
+		case l.Return < v.enter:
+			return fmt.Errorf("field return_ns: %s of visit %d at %d, before it entered at %d", l.Op, l.Visit, l.Return, v.enter)
+		}
+	case "fault":
+		if l.Visit != 0 {
+			return fmt.Errorf("field visit: a fault line names no visit, yet names %d", l.Visit)
+		}
+	case "renew", "release", "lost":
+		if l.Visit == 0 {
+			break
+		}
+		if v := rn.visits[l.Visit]; v == nil || v.client != l.Client {
+			return fmt.Errorf("field visit: %s by client %d of visit %d, which that client never entered", l.Op, l.Client, l.Visit)
+		}
+	default:
+		return fmt.Errorf("field op: unknown operation %q", l.Op)
+	}
+	if instant {
+		if l.Invoke != l.Return {
+			return fmt.Errorf("field invoke_ns: %s is one instant of the resource, yet invoke_ns %d differs from return_ns %d", l.Op, l.Invoke, l.Return)
+		}
+		if l.Return < rn.resNow {
+			return fmt.Errorf("field return_ns: %s at %d, earlier than the resource's line before it at %d", l.Op, l.Return, rn.resNow)
+		}
+		rn.resNow = l.Return
+	}
+	return nil
 }

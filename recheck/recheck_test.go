@@ -54,10 +54,10 @@ func TestVerdictExample(t *testing.T) {
 // 250, the run's last time).
 func TestAttemptLines(t *testing.T) {
 	base := strings.NewReplacer("REPLY", "150", "PROMISE", "100").Replace(example)
-	open := `{"run":0,"seq":7,"client":2,"lock":"L","op":"acquire","visit":3,"invoke_ns":190,"return_ns":195,"outcome":"ok"}
-{"run":0,"seq":8,"client":2,"lock":"L","op":"enter","visit":3,"invoke_ns":195,"return_ns":195,"outcome":"ok"}
-{"run":0,"seq":9,"client":6,"lock":"L","op":"acquire","visit":4,"invoke_ns":190,"return_ns":196,"outcome":"ok"}
-{"run":0,"seq":10,"client":6,"lock":"L","op":"enter","visit":4,"invoke_ns":196,"return_ns":196,"outcome":"ok"}
+	open := `{"run":0,"seq":7,"client":2,"lock":"L","op":"acquire","visit":3,"invoke_ns":190,"return_ns":205,"outcome":"ok"}
+{"run":0,"seq":8,"client":2,"lock":"L","op":"enter","visit":3,"invoke_ns":205,"return_ns":205,"outcome":"ok"}
+{"run":0,"seq":9,"client":6,"lock":"L","op":"acquire","visit":4,"invoke_ns":190,"return_ns":206,"outcome":"ok"}
+{"run":0,"seq":10,"client":6,"lock":"L","op":"enter","visit":4,"invoke_ns":206,"return_ns":206,"outcome":"ok"}
 {"run":0,"seq":11,"client":6,"lock":"L","op":"release","visit":4,"invoke_ns":250,"return_ns":250,"outcome":"ok"}
 `
 	attempts := `{"run":0,"seq":12,"client":4,"lock":"L","op":"attempt","invoke_ns":100,"return_ns":300,"outcome":"acquire_timeout"}
@@ -71,7 +71,7 @@ func TestAttemptLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if with[0] != without[0] || without[0].OverlapTotal != 10+(250-195) {
+	if with[0] != without[0] || without[0].OverlapTotal != 10+(250-206) {
 		t.Errorf("with attempt lines %+v, without %+v", with[0], without[0])
 	}
 }
@@ -79,8 +79,11 @@ func TestAttemptLines(t *testing.T) {
 // TestMalformed: a bad line is an error naming the line and the field.
 func TestMalformed(t *testing.T) {
 	for _, c := range []struct{ history, want string }{
-		{`{"run":0,"op":"enter","visit":4}`, "history line 1: field visit: enter of visit 4 without its acquire line"},
-		{`{"run":0,"op":"acquire","visit":1}` + "\n" + `{"run":0,"op":"jump","visit":1}`, `history line 2: field op: unknown operation "jump"`},
+		{`{"run":0,"seq":1,"op":"enter","visit":4}`, "history line 1: field visit: enter of visit 4 without its acquire line"},
+		{`{"run":0,"seq":1,"op":"acquire","visit":1}` + "\n" + `{"run":0,"seq":2,"op":"jump","visit":1}`, `history line 2: field op: jump where the enter of visit 1 must follow`},
+		{`{"run":0,"seq":1,"op":"jump"}`, `history line 1: field op: unknown operation "jump"`},
+		{`{"run":0,"seq":1,"op":"attempt"}` + "\n" + `{"run":0,"seq":1,"op":"attempt"}`, "history line 2: field seq: 1 does not follow 1"},
+		{`{"run":0,"seq":1,"op":"read","visit":2}`, "history line 1: field visit: read of visit 2, which never entered"},
 		{`{"run":"x"}`, "history line 1: json"},
 	} {
 		_, err := Check(strings.NewReader(c.history), time.Second)
@@ -151,3 +154,34 @@ func TestReference(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// TestReferenceHistoriesValid: every history committed under
+// results/reference passes the rules of a valid history.
+func TestReferenceHistoriesValid(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir("../results/reference", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "history.jsonl.gz" {
+			return err
+		}
+		n++
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return err
+		}
+		if _, err := Check(gz, time.Second); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Fatalf("only %d histories under results/reference", n)
+	}
+}

@@ -52,7 +52,7 @@ func SafetyClass(run *Run) string {
 	switch {
 	case run.Error != "":
 		return ""
-	case run.LockFaults > 0 || run.DuplicateTokens > 0 || run.TokenRegressions > 0,
+	case run.LockFaults > 0 || tokensBroke(run),
 		run.Incidents == 0 && run.Violations > 0:
 		return SafetyUnsafe
 	case run.Incidents > 0 || run.LostUpdates > 0 || run.StaleAccepted > 0:
@@ -137,9 +137,12 @@ func availabilityString(a *float64) string {
 func Reading(run *Run) string {
 	under := "under " + faultTypes(run)
 	broke := ""
-	if run.DuplicateTokens > 0 || run.TokenRegressions > 0 {
-		broke = fmt.Sprintf("the fencing source itself broke (%s, %s): no resource-side check can repair this",
-			plural(run.DuplicateTokens, "duplicate token"), plural(run.TokenRegressions, "token regression"))
+	if tokensBroke(run) {
+		counts := plural(run.DuplicateTokens, "duplicate token") + ", " + plural(run.TokenRegressions, "token regression")
+		if run.ZeroTokens > 0 {
+			counts += ", " + plural(run.ZeroTokens, "grant") + " without a token"
+		}
+		broke = fmt.Sprintf("the fencing source itself broke (%s): no resource-side check can repair this", counts)
 	}
 	var s string
 	switch {
@@ -175,6 +178,13 @@ func Reading(run *Run) string {
 		s += "; " + broke
 	}
 	return s
+}
+
+// tokensBroke reports whether the run's fencing tokens do not order its
+// holders: duplicates, regressions, or grants of a lock that reports
+// fencing without a token (which pass any resource-side check unchecked).
+func tokensBroke(run *Run) bool {
+	return run.DuplicateTokens > 0 || run.TokenRegressions > 0 || run.ZeroTokens > 0
 }
 
 // plural is "1 visit", "2 visits".

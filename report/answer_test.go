@@ -27,6 +27,8 @@ func TestReading(t *testing.T) {
 			"unsafe without fencing: 1 client fault under failover"},
 		{"broken tokens", Run{Fences: true, Faults: failover, SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1, DuplicateTokens: 1}},
 			"fencing would repair this, but the fencing source itself broke (1 duplicate token, 0 token regressions)"},
+		{"a fencing lock granted without a token", Run{Fences: true, Faults: failover, SafetyFigures: checker.SafetyFigures{ClientFaults: 1, Incidents: 1, ZeroTokens: 2}},
+			"fencing would repair this, but the fencing source itself broke (0 duplicate tokens, 0 token regressions, 2 grants without a token)"},
 		{"no fault", Run{}, "safe: no incident (no fault in this run)"},
 		{"safe with evidence", Run{Faults: failover, VisitsInWindow: 212, ContendersInWindow: 3},
 			"safe: no incident under failover, 212 visits, 3 contenders in the fault window"},

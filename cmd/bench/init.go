@@ -6,6 +6,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -83,20 +84,60 @@ func initCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s\n", sf.path)
 	}
 	scenario := files[0].path
+	bench, chaos := commandPath("bench"), commandPath("chaos")
 	fmt.Fprintln(stdout, "\nnext:")
 	if f.exec {
-		fmt.Fprintf(stdout, "  bench client-check --backend %s -- %s %s   # checks the client against a real %s (about 10 s)\n",
-			f.backend, external.Python(), files[1].path, f.backend)
+		fmt.Fprintf(stdout, "  %s client-check --backend %s -- %s %s   # checks the client against a real %s (about 10 s)\n",
+			bench, f.backend, external.Python(), files[1].path, f.backend)
 	} else {
 		fmt.Fprintf(stdout, "  edit the command: line of %s to run your program, then\n", scenario)
-		fmt.Fprintf(stdout, "  bench client-check --backend %s -- YOUR-PROGRAM ARGS   # checks it against a real %s\n", f.backend, f.backend)
+		fmt.Fprintf(stdout, "  %s client-check --backend %s -- YOUR-PROGRAM ARGS   # checks it against a real %s\n", bench, f.backend, f.backend)
 	}
-	fmt.Fprintf(stdout, "  chaos run %s   # your lock under a paused holder (about 20 s)\n", scenario)
+	fmt.Fprintf(stdout, "  %s run %s   # your lock under a paused holder (about 20 s)\n", chaos, scenario)
 	if f.exec {
-		fmt.Fprintf(stdout, "  chaos atlas --exec '%s=%s %s' --backend %s --locks %s --runs 1   # every fault family that applies\n",
-			f.name, external.Python(), files[1].path, f.backend, f.name)
+		fmt.Fprintf(stdout, "  %s atlas --exec '%s=%s %s' --backend %s --locks %s --runs 1   # every fault family that applies\n",
+			chaos, f.name, external.Python(), files[1].path, f.backend, f.name)
 	}
 	return nil
+}
+
+// commandPath is how to run locklab's command name from the current
+// directory, so the next steps run as printed: the binary beside the
+// running one (bin/chaos after make, relative when under the current
+// directory), else bin/NAME here, else NAME on PATH, else go run ./cmd/NAME
+// (a checkout without a build).
+func commandPath(name string) string {
+	wd, _ := os.Getwd()
+	rel := func(p string) string {
+		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+			if !strings.Contains(r, string(filepath.Separator)) {
+				return "./" + r
+			}
+			return r
+		}
+		return p
+	}
+	// go run's binary lives in a temporary build folder, gone afterwards.
+	if exe, err := os.Executable(); err == nil && !strings.HasPrefix(exe, os.TempDir()) {
+		if p := filepath.Join(filepath.Dir(exe), name); isExecutable(p) {
+			return rel(p)
+		}
+	}
+	if p := filepath.Join("bin", name); isExecutable(p) {
+		return p
+	}
+	if _, err := exec.LookPath(name); err == nil {
+		return name
+	}
+	if st, err := os.Stat(filepath.Join("cmd", name)); err == nil && st.IsDir() {
+		return "go run ./cmd/" + name
+	}
+	return name
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // starterFile is one file bench init writes.

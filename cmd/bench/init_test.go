@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +109,50 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestInitNextStepsRunAsPrinted: from the repository root, every next
+// step bench init prints starts with a command that exists there (the
+// built binary, one on PATH, or go run ./cmd/NAME) and names files init
+// wrote, relative to where it was run.
+func TestInitNextStepsRunAsPrinted(t *testing.T) {
+	t.Chdir("../..")
+	out, err := benchInit(t, "--exec", "--name", "next-steps", t.TempDir())
+	if err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	_, next, ok := strings.Cut(out, "\nnext:\n")
+	if !ok {
+		t.Fatalf("no next steps:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(next), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		words := strings.Fields(cmd)
+		if len(words) < 2 {
+			t.Fatalf("next step %q", line)
+		}
+		if words[0] == "go" {
+			if words[1] != "run" || len(words) < 3 || !isDir(words[2]) {
+				t.Errorf("%q: not go run of a command here", line)
+			}
+		} else if _, err := exec.LookPath(words[0]); err != nil {
+			t.Errorf("%q: %s does not run from the repository root: %v", line, words[0], err)
+		}
+		for _, w := range words {
+			w = strings.Trim(w, "'")
+			if _, after, ok := strings.Cut(w, "="); ok {
+				w = after
+			}
+			if strings.HasSuffix(w, ".yaml") || strings.HasSuffix(w, ".py") {
+				if _, err := os.Stat(w); err != nil {
+					t.Errorf("%q names %s, which is not there: %v", line, w, err)
+				}
+			}
+		}
+	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -107,6 +107,9 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var execs []atlas.ExecLock
 		execs, err = f.ExecFlags.locks()
 		if err == nil {
+			err = checkExecs(execs)
+		}
+		if err == nil {
 			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs, Provider: f.Provider})
 		}
 		if err == nil {

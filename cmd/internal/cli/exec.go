@@ -77,3 +77,40 @@ func replaceLocks(sc *scenarios.Scenario, execs []atlas.ExecLock) {
 			Options: map[string]string{"backend": e.Backend, "command": string(argv)}})
 	}
 }
+
+// checkPrograms reports, as bad input, an exec lock of sc whose program
+// cannot start (external.CheckProgram), naming the scenario's file and
+// line: a run must not start servers, nor make a results folder, for a
+// program that is not there.
+func checkPrograms(sc *scenarios.Scenario) error {
+	for i, l := range sc.Locks {
+		if l.Name != external.Exec {
+			continue
+		}
+		argv, err := external.ParseCommand(l.Options["command"])
+		if err == nil {
+			err = external.CheckProgram(argv)
+		}
+		if err != nil {
+			return Usagef("%s:%d: locks[%d] (%s): command: %v", sc.File, l.Line, i, orName(l.Label, l.Name), err)
+		}
+	}
+	return nil
+}
+
+func orName(label, name string) string {
+	if label != "" {
+		return label
+	}
+	return name
+}
+
+// checkExecs reports, as bad input, an --exec program that cannot start.
+func checkExecs(execs []atlas.ExecLock) error {
+	for _, e := range execs {
+		if err := external.CheckProgram(e.Command); err != nil {
+			return Usagef("--exec %s: %v", e.Name, err)
+		}
+	}
+	return nil
+}

@@ -133,8 +133,14 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	if err := checkExecs(f.execs); err != nil {
+		return err
+	}
 	for _, sc := range scs {
 		replaceLocks(sc, f.execs)
+		if err := checkPrograms(sc); err != nil {
+			return err
+		}
 	}
 	opts.ResultsDir, opts.OutDir, opts.Logger = f.Results, f.Out, Logger(stderr, f.Verbose)
 	if f.seedSet {
