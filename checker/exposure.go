@@ -54,10 +54,15 @@ type ExpVisit struct {
 	Promised    bool
 }
 
-// Send is one request for a lock key that could have granted it.
+// Send is one request for a lock key that could have granted it, or the
+// moment its acquire call ended with an answer (End: granted, refused or
+// timed out), which counts only when none of the call's sends does. Call
+// groups the moments of one acquire call.
 type Send struct {
 	Client int
 	At     time.Duration
+	Call   int
+	End    bool
 }
 
 // Exposures judges each fault of fs over visits and the sends per key,
@@ -161,16 +166,24 @@ func holderExposure(f FaultSpan, h ExpVisit, fEnd time.Duration, sends []Send) E
 // countSends counts the sends of clients other than holder inside ivs
 // (sorted, disjoint).
 func countSends(sends []Send, holder int, ivs []interval) int {
-	n := 0
-	for _, s := range sends {
-		if s.Client == holder {
-			continue
-		}
+	in := func(t time.Duration) bool {
 		for _, iv := range ivs {
-			if s.At >= iv.lo && s.At <= iv.hi {
-				n++
-				break
+			if t >= iv.lo && t <= iv.hi {
+				return true
 			}
+		}
+		return false
+	}
+	n, counted := 0, map[int]bool{}
+	for _, s := range sends {
+		if s.Client != holder && !s.End && in(s.At) {
+			n++
+			counted[s.Call] = true
+		}
+	}
+	for _, s := range sends {
+		if s.Client != holder && s.End && !counted[s.Call] && in(s.At) {
+			n++
 		}
 	}
 	return n
@@ -198,6 +211,7 @@ type exposureLog struct {
 	on     bool
 	visits []ExpVisit
 	sends  map[string][]Send
+	calls  int
 }
 
 // TrackExposure makes the resource keep what Exposure needs (a record per
@@ -210,18 +224,23 @@ func (s *Shared) TrackExposure() {
 	s.mu.Unlock()
 }
 
-// sent records the sends of one acquire call (tries, else invoke); s.mu
-// must be held.
-func (s *Shared) sent(lock string, client int, invoke time.Duration, tries []int64) {
+// sent records the sends of one acquire call (tries, else invoke) and,
+// when answered (a grant, a refusal, a timeout), its end; s.mu must be
+// held.
+func (s *Shared) sent(lock string, client int, invoke, end time.Duration, answered bool, tries []int64) {
 	if !s.exp.on {
 		return
 	}
+	s.exp.calls++
+	call := s.exp.calls
 	if len(tries) == 0 {
-		s.exp.sends[lock] = append(s.exp.sends[lock], Send{client, invoke})
-		return
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{Client: client, At: invoke, Call: call})
 	}
 	for _, t := range tries {
-		s.exp.sends[lock] = append(s.exp.sends[lock], Send{client, time.Duration(t)})
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{Client: client, At: time.Duration(t), Call: call})
+	}
+	if answered {
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{Client: client, At: end, Call: call, End: true})
 	}
 }
 

@@ -166,7 +166,8 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 	}
 	if op.Op == OpAttempt {
 		s.countWait(op)
-		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), op.Tries)
+		answered := op.Outcome == AttemptRefused || op.Outcome == AttemptTimedOut
+		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), time.Duration(op.Return), answered, op.Tries)
 	}
 	if op.Op == OpRenew && op.Visit != 0 {
 		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {

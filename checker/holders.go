@@ -261,15 +261,22 @@ func (s *Shared) ViolationCount() int {
 }
 
 // WaitInsideFor blocks until some client has been inside its critical
-// section for at least d and returns it with how long it had been inside:
-// the moment a fault aimed with when: holder-inside fires. Among the
-// clients inside, the one that entered first is taken.
+// section for d, counting only visits that reach d at or after the call,
+// and returns it with how long it had been inside: the moment a fault aimed
+// with when: holder-inside fires. Among such clients, the one that entered
+// first is taken.
 func (s *Shared) WaitInsideFor(ctx context.Context, d time.Duration) (client int, inside time.Duration, err error) {
+	s.mu.Lock()
+	start := s.clock()
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
+		// A visit qualifies when it reaches d inside at or after the call:
+		// one inside for longer already would fire at a phase the caller
+		// did not ask for (d = 0 takes whoever is inside).
 		var first *visit
 		for _, v := range s.visits {
-			if first == nil || v.entered < first.entered {
+			if (d == 0 || v.entered+d >= start) && (first == nil || v.entered < first.entered) {
 				first = v
 			}
 		}

@@ -316,7 +316,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
 	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences)
-	s.sent(lock, client, requested, in.Tries)
+	s.sent(lock, client, requested, v.promise.acquired, true, in.Tries)
 	if s.fences && token == 0 {
 		s.zero++
 	}

@@ -35,6 +35,7 @@ type expLine struct {
 	ValidUntil int64   `json:"valid_until_ns"`
 	Unbounded  bool    `json:"unbounded"`
 	Tries      []int64 `json:"tries_ns"`
+	Outcome    string  `json:"outcome"`
 	Fault      *struct {
 		Index  int    `json:"index"`
 		Error  string `json:"error"`
@@ -54,9 +55,14 @@ type stay struct {
 	unbounded bool
 }
 
+// request is a send of an acquire call, or (end) the moment the call was
+// answered: granted, refused or timed out. An answer counts only for a
+// call none of whose sends counts.
 type request struct {
 	client int
 	at     int64
+	call   int
+	end    bool
 }
 
 type faultLine struct {
@@ -68,6 +74,7 @@ type faultLine struct {
 }
 
 type expRun struct {
+	calls    int
 	keyUsers map[string]map[int]bool
 	stays    map[uint64]*stay
 	order    []*stay
@@ -119,11 +126,15 @@ func (rn *expRun) take(l expLine) {
 		rn.last = max(rn.last, l.Return)
 	}
 	sent := func() {
+		rn.calls++
 		if len(l.Tries) == 0 {
-			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Invoke})
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Invoke, rn.calls, false})
 		}
 		for _, t := range l.Tries {
-			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, t})
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, t, rn.calls, false})
+		}
+		if l.Op == "acquire" || l.Outcome == "not_obtained" || l.Outcome == "acquire_timeout" {
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Return, rn.calls, true})
 		}
 	}
 	switch l.Op {
@@ -222,16 +233,24 @@ func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
 		e.DurationNs += sp[1] - sp[0]
 	}
 	count := func(spans [][2]int64) int {
-		n := 0
-		for _, r := range rn.requests[s.key] {
-			if r.client == s.client {
-				continue
-			}
+		inside := func(t int64) bool {
 			for _, sp := range spans {
-				if r.at >= sp[0] && r.at <= sp[1] {
-					n++
-					break
+				if t >= sp[0] && t <= sp[1] {
+					return true
 				}
+			}
+			return false
+		}
+		n, seen := 0, map[int]bool{}
+		for _, r := range rn.requests[s.key] {
+			if r.client != s.client && !r.end && inside(r.at) {
+				n++
+				seen[r.call] = true
+			}
+		}
+		for _, r := range rn.requests[s.key] {
+			if r.client != s.client && r.end && !seen[r.call] && inside(r.at) {
+				n++
 			}
 		}
 		return n
