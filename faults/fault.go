@@ -43,7 +43,7 @@ type Fault struct {
 	// seed (DrawPhase): seeded runs hit the holder at different phases of
 	// its critical section.
 	AfterEnterMax time.Duration
-	Line       int // where the fault was written in its scenario file; 0 when not from one
+	Line          int // where the fault was written in its scenario file; 0 when not from one
 }
 
 // Values of Fault.When (contract names: docs/scenario-file.md).
