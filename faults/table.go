@@ -108,7 +108,7 @@ var (
 	rateValue   = Value{Name: "rate_kbps", Kind: KindNumber, Required: true, Positive: true, Example: "64",
 		Hint: "the bandwidth limit in kB/s, e.g. rate_kbps: 64", Doc: "bandwidth in KB/s, both directions"}
 	delayValue = Value{Name: "delay", Kind: KindDuration, Default: "0", Example: "1s",
-		Doc: "restart, power-cut: how long the node stays down"}
+		Doc: "how long the node stays down"}
 	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Example: "30s",
 		Hint: "how far the clock jumps forward, e.g. offset: 10s", Doc: "clock-jump: how far the server's clock jumps forward"}
 	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
