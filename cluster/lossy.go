@@ -132,6 +132,21 @@ func groupRunning(pgid int) bool {
 // filesystem (PowerCut can act on it).
 func (n *Node) LossyDisk() bool { return n.disk != nil }
 
+// served reports whether a lossyfs mount still answers: a stat returns
+// within half a second with anything but ENOTCONN (a mount whose harness
+// is gone fails with ENOTCONN, or hangs when a process still holds its
+// connection).
+func served(mp string) bool {
+	done := make(chan error, 1)
+	go func() { _, err := os.Stat(mp); done <- err }() // may never return
+	select {
+	case err := <-done:
+		return !errors.Is(err, syscall.ENOTCONN)
+	case <-time.After(500 * time.Millisecond):
+		return false
+	}
+}
+
 // LossyMountCleanup detaches the lossy filesystems (lossyfs mounts)
 // that killed runs left, under dir ("/" for every one): those whose
 // harness is gone (the mount answers ENOTCONN), or every one with all.
@@ -143,12 +158,12 @@ func LossyMountCleanup(dir string, all, dryRun bool) (detached, kept []string, e
 	}
 	var errs []error
 	for _, mp := range mps {
-		_, serr := os.Stat(mp)
-		if !all && !errors.Is(serr, syscall.ENOTCONN) {
+		if !all && served(mp) {
 			kept = append(kept, mp+" (its harness still serves it; --all detaches it)")
 			continue
 		}
 		if !dryRun {
+			_ = lossyfs.Abort(mp) // a server holding the connection would keep it hung
 			if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil {
 				errs = append(errs, fmt.Errorf("cluster: unmount %s: %w", mp, err))
 				continue

@@ -16,7 +16,7 @@ import (
 	"github.com/locklab/locklab/testenv"
 )
 
-// TestPowerCutInterrupts interrupts 10 short runs with power-cut faults
+// TestPowerCutInterrupts interrupts 20 short runs with power-cut faults
 // (Redis with appendfsync everysec, its data dir on the lossy FUSE
 // filesystem, cut three times) at seeded random moments between 0.2 s
 // and 2.5 s, half by SIGINT, half by SIGKILL followed by
@@ -38,7 +38,7 @@ func TestPowerCutInterrupts(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const runs = 10
+	const runs = 20
 	rng := rand.New(rand.NewPCG(20261126, 32))
 	start := time.Now()
 	for i := range runs {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,7 +76,31 @@ func Mount(backing, mountpoint string) (*FS, error) {
 		return nil, fmt.Errorf("lossyfs: mount %s: %w", mountpoint, err)
 	}
 	lfs.server = server
+	closeOnExec()
 	return lfs, nil
+}
+
+// closeOnExec marks every /dev/fuse descriptor of the process
+// close-on-exec. go-fuse opens /dev/fuse without it, so each server the
+// harness starts would inherit the connection: when the harness dies, a
+// server thread blocked in a request of the mount then keeps the
+// connection open itself and the mount hangs instead of failing with
+// ENOTCONN. (A server started by another goroutine during Mount may still
+// inherit it; Abort undoes that case.)
+func closeOnExec() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // Mountpoint is where the filesystem is mounted.
@@ -170,6 +195,48 @@ func Stale(dir string) ([]string, error) {
 	return out, sc.Err()
 }
 
+// Abort ends the FUSE connection of the lossyfs mount at mountpoint
+// (through /sys/fs/fuse/connections, mounting the fusectl filesystem
+// there when it is not): every request waiting on it fails, so a mount
+// whose server is gone but whose connection some process still holds
+// stops hanging and can be detached.
+func Abort(mountpoint string) error {
+	dev, err := mountDev(mountpoint)
+	if err != nil {
+		return err
+	}
+	const ctl = "/sys/fs/fuse/connections"
+	abort := filepath.Join(ctl, strconv.Itoa(dev), "abort")
+	if _, err := os.Stat(abort); err != nil {
+		_ = syscall.Mount("none", ctl, "fusectl", 0, "")
+	}
+	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
+		return fmt.Errorf("lossyfs: abort %s: %w", mountpoint, err)
+	}
+	return nil
+}
+
+// mountDev is the minor device number of the lossyfs mount at
+// mountpoint (its FUSE connection id), from /proc/self/mountinfo: a stat
+// of a hung mount would hang.
+func mountDev(mountpoint string) (int, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return 0, fmt.Errorf("lossyfs: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || unescape(f[4]) != mountpoint || !strings.Contains(line, " - "+FSType+" ") {
+			continue
+		}
+		_, minor, ok := strings.Cut(f[2], ":")
+		if n, err := strconv.Atoi(minor); ok && err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("lossyfs: no lossyfs mount at %s", mountpoint)
+}
+
 // UnmountStale detaches every lossyfs mount under dir (see Stale): those
 // a harness killed before it could unmount left behind. It returns the
 // mountpoints it detached.
@@ -181,6 +248,7 @@ func UnmountStale(dir string) ([]string, error) {
 	var done []string
 	var errs []error
 	for _, mp := range mps {
+		_ = Abort(mp)
 		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil {
 			errs = append(errs, fmt.Errorf("lossyfs: unmount %s: %w", mp, err))
 			continue
