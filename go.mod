@@ -10,6 +10,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/nftables v0.3.0
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/moby/moby/api v1.55.0
 	github.com/moby/moby/client v0.5.0
 	github.com/prometheus/client_golang v1.25.0

@@ -191,6 +191,11 @@ func (s Spec) withDefaults() (Spec, error) {
 		}
 		s.Dir = d
 	}
+	if s.LossyDisks {
+		if err := checkLossyDisks(s.Provider); err != nil {
+			return s, err
+		}
+	}
 	if s.Provider == ProviderExternal {
 		if s.External == nil {
 			return s, errors.New("cluster: provider external needs the servers' addresses " +
@@ -400,6 +405,9 @@ func (c *Cluster) close() error {
 		}()
 	}
 	wg.Wait()
+	if err := c.unmountDisks(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.watchStop != nil {
 		close(c.watchStop)
 		<-c.watchDone

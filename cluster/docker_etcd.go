@@ -42,7 +42,7 @@ func (c *Cluster) buildDockerEtcd(es EtcdSpec) (backend, error) {
 			peerURL[i] = "http://" + d.addr
 		}
 	}
-	membership := etcdMembership(nodes, peerURL, p.runID)
+	membership := etcdMembership(nodes, peerURL, p.runID, es.NoFsync)
 	for i, n := range nodes {
 		spec := &containerSpec{backend: BackendEtcd, image: es.Image, port: dockerEtcdClient}
 		client := "http://" + p.containerAddr(n.Name, dockerEtcdClient)

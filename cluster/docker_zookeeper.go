@@ -73,7 +73,7 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 		fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 		fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\n", dockerDataDir, dockerZKClientPort)
 		fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
-		cfg.WriteString("admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
+		cfg.WriteString(zkServerConf(zs))
 		if len(nodes) > 1 {
 			for j := range nodes {
 				if j == i {

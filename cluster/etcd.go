@@ -66,7 +66,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			peerURL[i] = "http://" + d.addr
 		}
 	}
-	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
+	membership := etcdMembership(nodes, peerURL, c.spec.RunID, es.NoFsync)
 
 	for i, n := range nodes {
 		n.cmd = etcdCommand(n, "http://"+hostPort(peerPort[i]), membership(i))
@@ -109,14 +109,14 @@ var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 // arguments every provider gives it: its peer URL, the initial cluster, a
 // token unique to this start, the fast election settings and the log
 // settings.
-func etcdMembership(nodes []*Node, peerURL []string, runID string) func(i int) []string {
+func etcdMembership(nodes []*Node, peerURL []string, runID string, noFsync bool) func(i int) []string {
 	token := fmt.Sprintf("locklab-%s-%d", runID, time.Now().UnixNano())
 	return func(i int) []string {
 		initial := make([]string, len(nodes))
 		for j, n := range nodes {
 			initial[j] = n.Name + "=" + peerURL[j]
 		}
-		return []string{
+		args := []string{
 			"--initial-advertise-peer-urls", peerURL[i],
 			"--initial-cluster", strings.Join(initial, ","),
 			"--initial-cluster-state", "new", "--initial-cluster-token", token,
@@ -124,6 +124,10 @@ func etcdMembership(nodes []*Node, peerURL []string, runID string) func(i int) [
 			"--election-timeout", strconv.FormatInt(etcdElectionTimeout.Milliseconds(), 10),
 			"--logger", "zap", "--log-level", "warn", "--log-outputs", "stderr",
 		}
+		if noFsync { // cluster.etcd.fsync: false
+			args = append(args, "--unsafe-no-fsync")
+		}
+		return args
 	}
 }
 

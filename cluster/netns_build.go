@@ -86,7 +86,7 @@ func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
 	return b, nil
 }
 
-func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
+func (c *Cluster) buildNetnsZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	b := backend{name: BackendZooKeeper}
 	nodes, err := c.addPlanned(BackendZooKeeper)
 	if err != nil {
@@ -98,7 +98,7 @@ func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
 	}
 	for i, n := range nodes {
 		conf := filepath.Join(n.dataDir, "zoo.cfg")
-		if err := writeNetnsZooKeeperFiles(n, i, nodes, ips); err != nil {
+		if err := writeNetnsZooKeeperFiles(n, zs, i, nodes, ips); err != nil {
 			return b, err
 		}
 		n.cmd = zkCommand(n, conf)
@@ -114,7 +114,7 @@ func (c *Cluster) buildNetnsZooKeeper(ZooKeeperSpec) (backend, error) {
 
 // writeNetnsZooKeeperFiles writes member self's myid and zoo.cfg: every
 // member at its namespace address, with the timing of the local provider.
-func writeNetnsZooKeeperFiles(n *Node, self int, nodes []*Node, ips map[*Node]string) error {
+func writeNetnsZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, ips map[*Node]string) error {
 	data, err := writeMyID(n, self)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func writeNetnsZooKeeperFiles(n *Node, self int, nodes []*Node, ips map[*Node]st
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, netnsZKClient, ips[n])
 	fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
-	cfg.WriteString("admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
+	cfg.WriteString(zkServerConf(zs))
 	if len(nodes) > 1 {
 		for j, o := range nodes {
 			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, ips[o], netnsZKQuorum, netnsZKElection)
@@ -132,7 +132,7 @@ func writeNetnsZooKeeperFiles(n *Node, self int, nodes []*Node, ips map[*Node]st
 	return os.WriteFile(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()), 0o644)
 }
 
-func (c *Cluster) buildNetnsEtcd(EtcdSpec) (backend, error) {
+func (c *Cluster) buildNetnsEtcd(es EtcdSpec) (backend, error) {
 	b := backend{name: BackendEtcd}
 	nodes, err := c.addPlanned(BackendEtcd)
 	if err != nil {
@@ -146,7 +146,7 @@ func (c *Cluster) buildNetnsEtcd(EtcdSpec) (backend, error) {
 	for i, n := range nodes {
 		peerURL[i] = "http://" + net.JoinHostPort(ips[n], strconv.Itoa(netnsEtcdPeer))
 	}
-	membership := etcdMembership(nodes, peerURL, c.spec.RunID)
+	membership := etcdMembership(nodes, peerURL, c.spec.RunID, es.NoFsync)
 	for i, n := range nodes {
 		n.cmd = etcdCommand(n, peerURL[i], membership(i))
 		etcdChecks(n)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/internal/lossyfs"
 )
 
 // Errors of node operations; compare with errors.Is.
@@ -37,8 +39,9 @@ type Node struct {
 	Kind string // KindRedis, KindReplica, KindSentinel, KindZooKeeper, KindEtcd
 
 	c       *Cluster
-	dataDir string // removed by Close
-	logPath string // kept after Close
+	dataDir string      // removed by Close
+	disk    *lossyfs.FS // the data dir's lossy filesystem (Spec.LossyDisks), or nil
+	logPath string      // kept after Close
 	// clientFacing nodes get a proxied link from every client.
 	clientFacing bool
 

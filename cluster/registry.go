@@ -51,6 +51,11 @@ func (c *Cluster) addNode(name, kind string, clientFacing bool) (*Node, error) {
 	if err := os.MkdirAll(n.dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	if c.spec.LossyDisks {
+		if err := c.mountDisk(n); err != nil {
+			return nil, err
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.nodeByKey[name]; ok {

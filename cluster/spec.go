@@ -47,13 +47,20 @@ type RedisSpec struct {
 // ZooKeeperSpec is a ZooKeeper ensemble of Nodes members (zk-0..).
 type ZooKeeperSpec struct {
 	Nodes int
-	Image string
+	// NoFsync runs the members with forceSync=no: the transaction log is
+	// never forced to disk (cluster.zookeeper.fsync: false). Default:
+	// false, ZooKeeper's own default of forcing every commit.
+	NoFsync bool
+	Image   string
 }
 
 // EtcdSpec is an etcd cluster of Nodes members (etcd-0..).
 type EtcdSpec struct {
 	Nodes int
-	Image string
+	// NoFsync runs the members with --unsafe-no-fsync (cluster.etcd.fsync:
+	// false). Default: false, etcd's own default of fsyncing its WAL.
+	NoFsync bool
+	Image   string
 }
 
 // ExternalSpec lists servers the user already runs (provider external).
@@ -83,6 +90,11 @@ type Spec struct {
 	// Dir holds the nodes' data dirs and logs (Dir/logs/<node>.log). Logs
 	// are kept after Close; data dirs are removed.
 	Dir string
+	// LossyDisks puts every node's data dir on a filesystem that loses
+	// what the server never fsynced when the node's power is cut
+	// (Node.PowerCut). Providers local and netns only; a power-cut fault
+	// in a run sets it.
+	LossyDisks bool
 	// RunID labels containers (docker) and names the run in logs.
 	RunID  string
 	Logger *slog.Logger

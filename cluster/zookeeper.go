@@ -134,7 +134,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 			}
 		}
 		for i, n := range nodes {
-			if err := writeZooKeeperFiles(n, i, nodes, ports, hostname); err != nil {
+			if err := writeZooKeeperFiles(n, zs, i, nodes, ports, hostname); err != nil {
 				return err
 			}
 		}
@@ -180,7 +180,7 @@ func writeMyID(n *Node, self int) (string, error) {
 	return data, os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644)
 }
 
-func writeZooKeeperFiles(n *Node, self int, nodes []*Node, ports []zkPorts, hostname string) error {
+func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, ports []zkPorts, hostname string) error {
 	data, err := writeMyID(n, self)
 	if err != nil {
 		return err
@@ -203,7 +203,7 @@ func writeZooKeeperFiles(n *Node, self int, nodes []*Node, ports []zkPorts, host
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, ports[self].client)
 	fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
-	cfg.WriteString("admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n")
+	cfg.WriteString(zkServerConf(zs))
 	if len(nodes) > 1 {
 		for j, o := range nodes {
 			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, o.Name, ports[j].quorum, ports[j].election)
@@ -282,4 +282,16 @@ func (l *Link) rewriteElectionAddr(addr string) error {
 		return fmt.Errorf("link %s: %w", l.Name, err)
 	}
 	return nil
+}
+
+// zkServerConf is the part of zoo.cfg every provider writes alike: no
+// admin server, every four-letter word, no connection limit, and
+// forceSync=no when the spec turns fsync off (cluster.zookeeper.fsync:
+// false: the transaction log is written, never forced to disk).
+func zkServerConf(zs ZooKeeperSpec) string {
+	conf := "admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n"
+	if zs.NoFsync {
+		conf += "forceSync=no\n"
+	}
+	return conf
 }

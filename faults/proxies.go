@@ -49,7 +49,7 @@ func (t *topology) clientLinks(f Fault) []cluster.PlanLink {
 		ls = t.match(f.Node)
 	case typ.Target == OnPartition:
 		ls = t.crossing(f)
-	case f.Type == Restart:
+	case f.Type == Restart || f.Type == PowerCut:
 		ls = t.match(f.Node)
 	}
 	var out []cluster.PlanLink

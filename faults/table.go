@@ -21,6 +21,7 @@ const (
 	Loss        = "loss"
 	Blackhole   = "blackhole"
 	Drop        = "drop"
+	PowerCut    = "power-cut"
 )
 
 // Target is how a fault type says what it acts on.
@@ -107,7 +108,7 @@ var (
 	rateValue   = Value{Name: "rate_kbps", Kind: KindNumber, Required: true, Positive: true, Example: "64",
 		Hint: "the bandwidth limit in kB/s, e.g. rate_kbps: 64", Doc: "bandwidth in KB/s, both directions"}
 	delayValue = Value{Name: "delay", Kind: KindDuration, Default: "0", Example: "1s",
-		Doc: "restart: how long the node stays down"}
+		Doc: "how long the node stays down"}
 	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Example: "30s",
 		Hint: "how far the clock jumps forward, e.g. offset: 10s", Doc: "clock-jump: how far the server's clock jumps forward"}
 	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
@@ -138,6 +139,9 @@ var table = []Type{
 	{Name: Restart, Target: OnServer, Kinds: serverKinds, Values: []Value{delayValue},
 		Doc: "kill, wait delay, start again on the same data dir", Bounds: withBounds(false, ttls("delay", 0, 1)), action: restartAction{},
 		Observes: "the process gone and a new one serving; Redis without persistence: keys there before the kill, none loaded at the start"},
+	{Name: PowerCut, Target: OnServer, Kinds: serverKinds, Values: []Value{delayValue},
+		Doc: "kill, drop what the node's data dir received since each file's last fsync, wait delay, start again on what is left (providers local and netns)", Bounds: withBounds(false, ttls("delay", 0, 1)), action: powerCutAction{},
+		Observes: "the process gone and a new one serving; the bytes and files the cut dropped; Redis: keys there before the cut absent or changed after it"},
 	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
 		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", Bounds: withBounds(false), action: failoverAction{},
 		Observes: "a replica promoted; the keys on the old and the new primary"},

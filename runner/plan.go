@@ -90,6 +90,7 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			plan := cluster.PlanOf(cs)
 			fs, dropped, na := relevantFaults(v.Faults, plan)
 			cs.ClientProxies = faults.ClientProxies(plan, perClient, fs)
+			cs.LossyDisks = faults.NeedsLossyDisks(fs) // power-cut: data dirs on lossyfs
 			if err := checkFaults(sc, label(l), plan, perClient, fs); err != nil {
 				return nil, err
 			}

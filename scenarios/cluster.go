@@ -28,12 +28,12 @@ func (p *parser) cluster(e entry) {
 	}
 	section("redis", func(x entry) { c.Redis = p.redis(x) })
 	section("zookeeper", func(x entry) {
-		n, image := p.ensemble(x, "cluster.zookeeper")
-		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: n, Image: image}
+		n, image, fsync := p.ensemble(x, "cluster.zookeeper")
+		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: n, Image: image, NoFsync: !fsync}
 	})
 	section("etcd", func(x entry) {
-		n, image := p.ensemble(x, "cluster.etcd")
-		c.Etcd = &cluster.EtcdSpec{Nodes: n, Image: image}
+		n, image, fsync := p.ensemble(x, "cluster.etcd")
+		c.Etcd = &cluster.EtcdSpec{Nodes: n, Image: image, NoFsync: !fsync}
 	})
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
@@ -71,10 +71,10 @@ func (p *parser) redis(e entry) *cluster.RedisSpec {
 	return r
 }
 
-// ensemble reads a ZooKeeper or etcd section: its size (default 1) and
-// image.
-func (p *parser) ensemble(e entry, path string) (nodes int, image string) {
-	nodes = 1
+// ensemble reads a ZooKeeper or etcd section: its size (default 1),
+// image and fsync (default true).
+func (p *parser) ensemble(e entry, path string) (nodes int, image string, fsync bool) {
+	nodes, fsync = 1, true
 	f, _ := p.fields(e.val, path, fieldNames(path))
 	if x, ok := f["nodes"]; ok {
 		if v, ok := get(p, x, join(path, "nodes"), asInt); ok {
@@ -88,7 +88,12 @@ func (p *parser) ensemble(e entry, path string) (nodes int, image string) {
 	if x, ok := f["image"]; ok {
 		image, _ = get(p, x, join(path, "image"), asString)
 	}
-	return nodes, image
+	if x, ok := f["fsync"]; ok {
+		if v, ok := get(p, x, join(path, "fsync"), asBool); ok {
+			fsync = v
+		}
+	}
+	return nodes, image, fsync
 }
 
 func (p *parser) external(e entry) *cluster.ExternalSpec {

@@ -101,10 +101,14 @@ var fieldTable = []Field{
 
 	{Path: "cluster.zookeeper.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
 		Doc: "ensemble members (zk-0, zk-1, ...)"},
+	{Path: "cluster.zookeeper.fsync", Kind: KindBool, Default: "true", Example: "false",
+		Doc: "false runs the members with forceSync=no: the transaction log is not forced to disk, so a power-cut fault can lose acknowledged writes"},
 	{Path: "cluster.zookeeper.image", Kind: KindString, Default: "zookeeper:3.9 (locklab/zookeeper:3.8 when only that exists)", Example: "zookeeper:3.9",
 		Doc: "container image, provider docker only"},
 	{Path: "cluster.etcd.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
 		Doc: "cluster members (etcd-0, etcd-1, ...)"},
+	{Path: "cluster.etcd.fsync", Kind: KindBool, Default: "true", Example: "false",
+		Doc: "false runs the members with --unsafe-no-fsync: the WAL is not fsynced, so a power-cut fault can lose acknowledged writes"},
 	{Path: "cluster.etcd.image", Kind: KindString, Default: "gcr.io/etcd-development/etcd:v3.5.17 (locklab/etcd:3.4 when only that exists)", Example: "gcr.io/etcd-development/etcd:v3.5.17",
 		Doc: "container image, provider docker only"},
 

@@ -14,13 +14,15 @@ import (
 // Cleanup is the `cleanup` verb of bench and chaos: it removes the Docker
 // containers and networks that interrupted runs of the docker provider left
 // behind (everything labelled locklab=1 whose harness is gone; --all also
-// removes those of runs still going).
+// removes those of runs still going), the netns namespaces and the lossy
+// filesystem mounts of killed runs.
 func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd string) error {
 	fs := FlagSet(cmd+" cleanup", stderr, "Usage: %s cleanup [--all] [-n]\n\n"+
 		"Removes the Docker containers (with their volumes) and networks labelled %s=1 that\n"+
 		"runs with --provider docker left behind when they were killed, and the network\n"+
 		"namespaces named %s* (with the processes still in them) that runs with\n"+
-		"--provider netns left. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
+		"--provider netns left, and the lossy filesystems (FUSE, for power-cut faults) of\n"+
+		"runs killed before they unmounted them. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
 		"whose harness is still running are kept unless --all.\n", cmd, cluster.LabelLocklab, cluster.NetnsPrefix)
 	all := fs.Bool("all", false, "also remove the containers of runs whose harness is still running")
 	dry := fs.Bool("n", false, "dry run: list what would be removed")
@@ -50,6 +52,17 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	if nerr != nil {
 		fmt.Fprintf(stderr, "netns: %v\n", nerr)
 	}
+	mounts, kept, merr := cluster.LossyMountCleanup("/", *all, *dry)
+	fmt.Fprintf(stdout, "%s %d lossy filesystem mount(s)\n", verb, len(mounts))
+	for _, m := range mounts {
+		fmt.Fprintf(stdout, "  mount %s\n", m)
+	}
+	for _, k := range kept {
+		fmt.Fprintf(stdout, "kept mount %s\n", k)
+	}
+	if merr != nil {
+		fmt.Fprintf(stderr, "lossy mounts: %v\n", merr)
+	}
 	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	fmt.Fprintf(stdout, "%s %d container(s), %d network(s)\n", verb, len(res.Containers), len(res.Networks))
 	for _, c := range res.Containers {
@@ -61,5 +74,5 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	for _, k := range res.Kept {
 		fmt.Fprintf(stdout, "kept run %s\n", k)
 	}
-	return errors.Join(nerr, err)
+	return errors.Join(nerr, merr, err)
 }

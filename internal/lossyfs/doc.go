@@ -1,0 +1,30 @@
+// Package lossyfs is a pass-through FUSE filesystem that can lose what
+// was never fsynced, as a power cut does: the harness puts a server's
+// data directory on it, kills the server and calls Cut, and every file
+// the server wrote reverts to its content and length at the file's last
+// fsync (or fdatasync).
+//
+// The model, and its limits:
+//   - File data is durable per file once that file is fsynced: writes,
+//     truncations and fallocate punches made since its last fsync are
+//     lost on Cut; closing a file persists nothing.
+//   - Directory operations (create, mkdir, rename, unlink, link,
+//     symlink, chmod) pass through at once and survive a cut, without a
+//     directory fsync. A file created and never fsynced survives as an
+//     empty file, as it can on ext4.
+//   - A file that existed before its first write through the mount
+//     counts as fsynced as it was.
+//   - Between cuts the filesystem passes everything through to the
+//     backing directory: reads, writes, fsync (the backing file's real
+//     fsync, so its cost stays). To undo a cut it keeps in memory the
+//     pre-image of every fsynced page overwritten since the last fsync
+//     (appends cost nothing) and restores it on Cut; what a reader sees
+//     is what a reader of a buffering disk cache would see.
+//   - Cut must run while nothing writes (the server killed): it restores
+//     and truncates the backing files and drops the kernel's cached pages
+//     and attributes of the files it changed.
+//   - Shared writable mmaps are not tracked (Redis, ZooKeeper and etcd
+//     write with write/pwrite).
+//
+// lossyfs imports nothing of locklab.
+package lossyfs

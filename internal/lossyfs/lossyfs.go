@@ -1,0 +1,279 @@
+package lossyfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// FSType is the type /proc/mounts shows for a lossyfs mount; Stale and
+// UnmountStale find leftover mounts by it.
+const FSType = "fuse.locklab-lossyfs"
+
+// FS is one mounted lossy filesystem. Its methods are safe for
+// concurrent use.
+type FS struct {
+	backing, mountpoint string
+	server              *fuse.Server
+
+	mu      sync.Mutex
+	files   map[uint64]*state // by backing inode (go-fuse's stable Ino)
+	unmount sync.Once
+	err     error
+}
+
+// Loss is what a Cut discarded.
+type Loss struct {
+	// Files are the files that changed since their last fsync (paths
+	// relative to the mount, as when first written), sorted.
+	Files []string
+	// Bytes are the bytes written to them since their last fsync.
+	Bytes int64
+}
+
+// Mount mounts at mountpoint (an existing, empty directory) a
+// filesystem passing through to the directory backing. It needs
+// /dev/fuse and root (or fusermount3 on PATH). Unmount undoes it.
+func Mount(backing, mountpoint string) (*FS, error) {
+	backing, err := filepath.Abs(backing)
+	if err != nil {
+		return nil, fmt.Errorf("lossyfs: %w", err)
+	}
+	lfs := &FS{backing: backing, mountpoint: mountpoint, files: map[uint64]*state{}}
+	var st syscall.Stat_t
+	if err := syscall.Stat(backing, &st); err != nil {
+		return nil, fmt.Errorf("lossyfs: backing %s: %w", backing, err)
+	}
+	root := &fs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}
+	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, lfs: lfs}
+	}
+	root.RootNode = root.NewNode(root, nil, "", &st)
+	// Every change goes through this mount (Cut drops the kernel's
+	// caches of what it changes), so the kernel may cache names and
+	// attributes: without it, each append asks for the size again.
+	sec := time.Second
+	opts := &fs.Options{
+		EntryTimeout: &sec, AttrTimeout: &sec, NegativeTimeout: &sec,
+		MountOptions: fuse.MountOptions{
+			FsName: "locklab", Name: strings.TrimPrefix(FSType, "fuse."),
+			DirectMount: true, MaxBackground: 64,
+		},
+	}
+	server, err := fs.Mount(mountpoint, root.RootNode, opts)
+	if err != nil {
+		return nil, fmt.Errorf("lossyfs: mount %s: %w", mountpoint, err)
+	}
+	lfs.server = server
+	closeOnExec()
+	return lfs, nil
+}
+
+// closeOnExec marks every /dev/fuse descriptor of the process
+// close-on-exec. go-fuse opens /dev/fuse without it, so each server the
+// harness starts would inherit the connection: when the harness dies, a
+// server thread blocked in a request of the mount then keeps the
+// connection open itself and the mount hangs instead of failing with
+// ENOTCONN. (A server started by another goroutine during Mount may still
+// inherit it; Abort undoes that case.)
+func closeOnExec() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+// Mountpoint is where the filesystem is mounted.
+func (f *FS) Mountpoint() string { return f.mountpoint }
+
+// stateOf returns n's state, created at n's first change.
+func (f *FS) stateOf(n *node) (*state, error) {
+	ino := n.StableAttr().Ino
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st, ok := f.files[ino]; ok {
+		return st, nil
+	}
+	rel := n.Path(nil)
+	st, err := newState(filepath.Join(f.backing, rel), rel, n.EmbeddedInode())
+	if err != nil {
+		return nil, err
+	}
+	f.files[ino] = st
+	return st, nil
+}
+
+// Cut discards what every file received since its last fsync: each
+// reverts to its content and length at that fsync. Call it while
+// nothing writes to the mount (the server killed): a write racing a cut
+// may survive it.
+func (f *FS) Cut() (Loss, error) {
+	f.mu.Lock()
+	files := make([]*state, 0, len(f.files))
+	for _, st := range f.files {
+		files = append(files, st)
+	}
+	f.mu.Unlock()
+	var loss Loss
+	var errs []error
+	for _, st := range files {
+		lost, changed, err := st.cut()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if changed {
+			loss.Files = append(loss.Files, st.path)
+			loss.Bytes += lost
+		}
+	}
+	slices.Sort(loss.Files)
+	return loss, errors.Join(errs...)
+}
+
+// Unmount unmounts the filesystem (lazily, when a process still holds a
+// file open) and releases what it kept. The backing directory keeps
+// the files as they are. Later calls return the first call's result.
+func (f *FS) Unmount() error {
+	f.unmount.Do(func() {
+		if err := f.server.Unmount(); err != nil {
+			// Busy: detach it; the kernel finishes when the last user goes.
+			if derr := syscall.Unmount(f.mountpoint, syscall.MNT_DETACH); derr != nil {
+				f.err = fmt.Errorf("lossyfs: unmount %s: %w", f.mountpoint, errors.Join(err, derr))
+			}
+		}
+		f.mu.Lock()
+		for _, st := range f.files {
+			st.close()
+		}
+		clear(f.files)
+		f.mu.Unlock()
+	})
+	return f.err
+}
+
+// Stale lists the lossyfs mounts (of any process) whose mountpoint is
+// under dir ("/" for all), from /proc/self/mounts.
+func Stale(dir string) ([]string, error) {
+	fh, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return nil, fmt.Errorf("lossyfs: %w", err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || fields[2] != FSType {
+			continue
+		}
+		mp := unescape(fields[1])
+		if dir == "/" || mp == dir || strings.HasPrefix(mp, strings.TrimSuffix(dir, "/")+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out, sc.Err()
+}
+
+// Abort ends the FUSE connection of the lossyfs mount at mountpoint
+// (through /sys/fs/fuse/connections, mounting the fusectl filesystem
+// there when it is not): every request waiting on it fails, so a mount
+// whose server is gone but whose connection some process still holds
+// stops hanging and can be detached.
+func Abort(mountpoint string) error {
+	dev, err := mountDev(mountpoint)
+	if err != nil {
+		return err
+	}
+	const ctl = "/sys/fs/fuse/connections"
+	abort := filepath.Join(ctl, strconv.Itoa(dev), "abort")
+	if _, err := os.Stat(abort); err != nil {
+		_ = syscall.Mount("none", ctl, "fusectl", 0, "")
+	}
+	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
+		return fmt.Errorf("lossyfs: abort %s: %w", mountpoint, err)
+	}
+	return nil
+}
+
+// mountDev is the minor device number of the lossyfs mount at
+// mountpoint (its FUSE connection id), from /proc/self/mountinfo: a stat
+// of a hung mount would hang.
+func mountDev(mountpoint string) (int, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return 0, fmt.Errorf("lossyfs: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || unescape(f[4]) != mountpoint || !strings.Contains(line, " - "+FSType+" ") {
+			continue
+		}
+		_, minor, ok := strings.Cut(f[2], ":")
+		if n, err := strconv.Atoi(minor); ok && err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("lossyfs: no lossyfs mount at %s", mountpoint)
+}
+
+// UnmountStale detaches every lossyfs mount under dir (see Stale): those
+// a harness killed before it could unmount left behind. It returns the
+// mountpoints it detached.
+func UnmountStale(dir string) ([]string, error) {
+	mps, err := Stale(dir)
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	var errs []error
+	for _, mp := range mps {
+		_ = Abort(mp)
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("lossyfs: unmount %s: %w", mp, err))
+			continue
+		}
+		done = append(done, mp)
+	}
+	return done, errors.Join(errs...)
+}
+
+// unescape undoes /proc/mounts' octal escapes (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

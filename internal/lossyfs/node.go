@@ -1,0 +1,224 @@
+package lossyfs
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// node is a file or directory of the mount: go-fuse's loopback node,
+// whose open files are tracked (file) and whose other ways of changing a
+// file's data are tracked or refused.
+type node struct {
+	fs.LoopbackNode
+	lfs *FS
+}
+
+var (
+	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeCreater        = (*node)(nil)
+	_ fs.NodeSetattrer      = (*node)(nil)
+	_ fs.NodeCopyFileRanger = (*node)(nil)
+	_ fs.NodeTmpfiler       = (*node)(nil)
+)
+
+// state is the node's tracked state, created at its first change.
+func (n *node) state() (*state, syscall.Errno) {
+	st, err := n.lfs.stateOf(n)
+	if err != nil {
+		return nil, fs.ToErrno(err)
+	}
+	return st, fs.OK
+}
+
+// truncate sets the node's length to size, keeping the pre-image of
+// what it cuts off. f is the open file to truncate through, or nil.
+func (n *node) truncate(size int64) syscall.Errno {
+	st, errno := n.state()
+	if errno != 0 {
+		return errno
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.keep(size, st.synced); err != nil {
+		return fs.ToErrno(err)
+	}
+	st.resized = true
+	return fs.ToErrno(syscall.Ftruncate(st.fd, size))
+}
+
+// Open opens the backing file; O_TRUNC is done as a tracked truncate.
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	h, fl, errno := n.LoopbackNode.Open(ctx, flags&^syscall.O_TRUNC)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	f := &file{lf: h.(*fs.LoopbackFile), n: n}
+	if flags&syscall.O_TRUNC != 0 {
+		if errno := n.truncate(0); errno != 0 {
+			f.lf.Release(ctx)
+			return nil, 0, errno
+		}
+	}
+	return f, fl, 0
+}
+
+// Create creates the backing file (at once: a directory operation);
+// O_TRUNC of an existing file is done as a tracked truncate.
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	ch, h, fl, errno := n.LoopbackNode.Create(ctx, name, flags&^syscall.O_TRUNC, mode, out)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	child := ch.Operations().(*node)
+	f := &file{lf: h.(*fs.LoopbackFile), n: child}
+	if flags&syscall.O_TRUNC != 0 && out.Size > 0 {
+		if errno := child.truncate(0); errno != 0 {
+			f.lf.Release(ctx)
+			return nil, nil, 0, errno
+		}
+		out.Size = 0
+	}
+	return ch, f, fl, 0
+}
+
+// Setattr tracks a change of length made by path (truncate(2)); one made
+// through an open file goes to file.Setattr.
+func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok && f == nil {
+		if errno := n.truncate(int64(sz)); errno != 0 {
+			return errno
+		}
+		in.Valid &^= fuse.FATTR_SIZE
+	}
+	return n.LoopbackNode.Setattr(ctx, f, in, out)
+}
+
+// CopyFileRange is refused, so the kernel copies through read and
+// write, which are tracked.
+func (n *node) CopyFileRange(context.Context, fs.FileHandle, uint64, *fs.Inode, fs.FileHandle, uint64, uint64, uint64) (uint32, syscall.Errno) {
+	return 0, syscall.EOPNOTSUPP
+}
+
+// Tmpfile (O_TMPFILE) is refused: an unnamed file would escape tracking.
+func (n *node) Tmpfile(context.Context, uint32, uint32, *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EOPNOTSUPP
+}
+
+// file is an open file: go-fuse's loopback file, with every change to
+// its data tracked by its node's state. It deliberately has no
+// PassthroughFd: kernel passthrough would bypass the tracking.
+type file struct {
+	lf *fs.LoopbackFile
+	n  *node
+}
+
+var (
+	_ fs.FileReader    = (*file)(nil)
+	_ fs.FileWriter    = (*file)(nil)
+	_ fs.FileWritever  = (*file)(nil)
+	_ fs.FileFsyncer   = (*file)(nil)
+	_ fs.FileSetattrer = (*file)(nil)
+	_ fs.FileGetattrer = (*file)(nil)
+	_ fs.FileAllocater = (*file)(nil)
+	_ fs.FileReleaser  = (*file)(nil)
+	_ fs.FileFlusher   = (*file)(nil)
+	_ fs.FileLseeker   = (*file)(nil)
+	_ fs.FileGetlker   = (*file)(nil)
+	_ fs.FileSetlker   = (*file)(nil)
+	_ fs.FileSetlkwer  = (*file)(nil)
+	_ fs.FileStatxer   = (*file)(nil)
+)
+
+// write runs w with the pre-image of [off, off+size) kept and the state
+// locked, and counts what it wrote.
+func (f *file) write(off, size int64, w func() (uint32, syscall.Errno)) (uint32, syscall.Errno) {
+	st, errno := f.n.state()
+	if errno != 0 {
+		return 0, errno
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.keep(off, off+size); err != nil {
+		return 0, fs.ToErrno(err)
+	}
+	n, errno := w()
+	st.written += int64(n)
+	return n, errno
+}
+
+func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	return f.write(off, int64(len(data)), func() (uint32, syscall.Errno) { return f.lf.Write(ctx, data, off) })
+}
+
+func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, syscall.Errno) {
+	var size int64
+	for _, d := range data {
+		size += int64(len(d))
+	}
+	return f.write(off, size, func() (uint32, syscall.Errno) { return f.lf.Writev(ctx, data, off) })
+}
+
+// Fsync makes the file's current content the one a cut returns to, then
+// fsyncs the backing file.
+func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if st, errno := f.n.state(); errno == 0 {
+		st.sync()
+	}
+	return f.lf.Fsync(ctx, flags)
+}
+
+func (f *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if sz, ok := in.GetSize(); ok {
+		if errno := f.n.truncate(int64(sz)); errno != 0 {
+			return errno
+		}
+		in.Valid &^= fuse.FATTR_SIZE
+	}
+	return f.lf.Setattr(ctx, in, out)
+}
+
+// Allocate keeps the pre-image of what a punch, zero, collapse or insert
+// changes (from off to the end: collapse and insert shift the rest);
+// plain allocation changes no content below the synced length.
+func (f *file) Allocate(ctx context.Context, off, size uint64, mode uint32) syscall.Errno {
+	st, errno := f.n.state()
+	if errno != 0 {
+		return errno
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if mode&^1 != 0 { // anything beyond FALLOC_FL_KEEP_SIZE
+		if err := st.keep(int64(off), st.synced); err != nil {
+			return fs.ToErrno(err)
+		}
+	}
+	st.resized = true
+	return f.lf.Allocate(ctx, off, size, mode)
+}
+
+func (f *file) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return f.lf.Read(ctx, buf, off)
+}
+func (f *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	return f.lf.Getattr(ctx, out)
+}
+func (f *file) Statx(ctx context.Context, flags, mask uint32, out *fuse.StatxOut) syscall.Errno {
+	return f.lf.Statx(ctx, flags, mask, out)
+}
+func (f *file) Release(ctx context.Context) syscall.Errno { return f.lf.Release(ctx) }
+func (f *file) Flush(ctx context.Context) syscall.Errno   { return f.lf.Flush(ctx) }
+func (f *file) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
+	return f.lf.Lseek(ctx, off, whence)
+}
+func (f *file) Getlk(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32, out *fuse.FileLock) syscall.Errno {
+	return f.lf.Getlk(ctx, owner, lk, flags, out)
+}
+func (f *file) Setlk(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32) syscall.Errno {
+	return f.lf.Setlk(ctx, owner, lk, flags)
+}
+func (f *file) Setlkw(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32) syscall.Errno {
+	return f.lf.Setlkw(ctx, owner, lk, flags)
+}

@@ -1,0 +1,108 @@
+package lossyfs
+
+import (
+	"fmt"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+)
+
+// pageSize is the granularity of the pre-images kept for a cut.
+const pageSize = 4096
+
+// state is what one file (one backing inode) has written since its last
+// fsync: enough to put it back as it was then. Its methods are safe for
+// concurrent use; a write holds mu across the backing write, so an fsync
+// that starts meanwhile sees it either wholly before or wholly after.
+type state struct {
+	mu     sync.Mutex
+	path   string    // relative to the mount, when first written
+	inode  *fs.Inode // for dropping the kernel's caches after a cut
+	fd     int       // the backing file, O_RDWR, owned by the state
+	synced int64     // length at the last fsync
+	// pre holds the content at the last fsync of each page below synced
+	// overwritten since (a page at the end may be short).
+	pre     map[int64][]byte
+	written int64 // bytes written since the last fsync
+	resized bool  // truncated or allocated since the last fsync
+}
+
+func newState(backing, rel string, inode *fs.Inode) (*state, error) {
+	fd, err := syscall.Open(backing, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("lossyfs: open %s: %w", rel, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("lossyfs: stat %s: %w", rel, err)
+	}
+	return &state{path: rel, inode: inode, fd: fd, synced: st.Size, pre: map[int64][]byte{}}, nil
+}
+
+// keep saves the pre-image of the pages of [off, end) below synced not
+// saved yet. The caller holds s.mu.
+func (s *state) keep(off, end int64) error {
+	end = min(end, s.synced)
+	if off < 0 || off >= end {
+		return nil
+	}
+	for p := off / pageSize; p*pageSize < end; p++ {
+		if _, ok := s.pre[p]; ok {
+			continue
+		}
+		buf := make([]byte, min(pageSize, s.synced-p*pageSize))
+		n, err := syscall.Pread(s.fd, buf, p*pageSize)
+		if err != nil {
+			return fmt.Errorf("lossyfs: keep %s: %w", s.path, err)
+		}
+		s.pre[p] = buf[:n]
+	}
+	return nil
+}
+
+// sync marks the file's current content as fsynced: called as an fsync
+// starts, since it makes durable what was written before it.
+func (s *state) sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(s.fd, &st); err != nil {
+		return // keep the old sync point: losing more is the safe error
+	}
+	s.synced = st.Size
+	clear(s.pre)
+	s.written, s.resized = 0, false
+}
+
+// cut puts the file back as it was at its last fsync and reports the
+// bytes written since, and whether anything changed.
+func (s *state) cut() (int64, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(s.fd, &st); err != nil {
+		return 0, false, fmt.Errorf("lossyfs: stat %s: %w", s.path, err)
+	}
+	if len(s.pre) == 0 && st.Size == s.synced && s.written == 0 && !s.resized {
+		return 0, false, nil
+	}
+	for p, b := range s.pre {
+		if _, err := syscall.Pwrite(s.fd, b, p*pageSize); err != nil {
+			return 0, false, fmt.Errorf("lossyfs: restore %s: %w", s.path, err)
+		}
+	}
+	if err := syscall.Ftruncate(s.fd, s.synced); err != nil {
+		return 0, false, fmt.Errorf("lossyfs: truncate %s: %w", s.path, err)
+	}
+	lost := s.written
+	clear(s.pre)
+	s.written, s.resized = 0, false
+	if s.inode != nil {
+		s.inode.NotifyContent(0, 0) // the kernel's pages and size are stale
+	}
+	return lost, true, nil
+}
+
+func (s *state) close() { syscall.Close(s.fd) }
