@@ -400,6 +400,11 @@ func (c *Cluster) close() error {
 		}()
 	}
 	wg.Wait()
+	for _, n := range c.Nodes() {
+		if err := n.closeClock(); err != nil {
+			errs = append(errs, fmt.Errorf("clock of %s: %w", n.Name, err))
+		}
+	}
 	if c.watchStop != nil {
 		close(c.watchStop)
 		<-c.watchDone
