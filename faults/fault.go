@@ -27,9 +27,9 @@ type Fault struct {
 	// DirectionIn (provider netns only).
 	Direction string
 	// Values holds the value fields a row of the fault table declares
-	// that have no field above (by name: a time.Duration, an int or a
-	// string, as the field's ValueKind says). Read them with Duration,
-	// Number and Text, set them with SetValue.
+	// that have no field above (by name: a time.Duration, an int, a
+	// float64 or a string, as the field's ValueKind says). Read them with
+	// Duration, Number, Factor and Text, set them with SetValue.
 	Values map[string]any
 	Line   int // where the fault was written in its scenario file; 0 when not from one
 }
