@@ -111,11 +111,11 @@ var (
 	delayValue = Value{Name: "delay", Kind: KindDuration, Default: "0", Example: "1s",
 		Doc: "restart: how long the node stays down"}
 	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Signed: true, Example: "30s",
-		Hint: "how far the clock jumps, e.g. offset: 10s or offset: -5s", Doc: "clock-jump, clock-strobe: how far the server's clock moves (negative: back)"}
+		Hint: "how far the clock jumps, e.g. offset: 10s or offset: -5s", Doc: "how far the server's clock moves (negative: back)"}
 	driftRateValue = Value{Name: "rate", Kind: KindFactor, Required: true, Example: "1.5",
-		Hint: "how fast the clock runs, e.g. rate: 1.5", Doc: "clock-drift: the server's clock speed against the real one (1.5: 50% fast, 0.9: 10% slow); not 1"}
+		Hint: "how fast the clock runs, e.g. rate: 1.5", Doc: "the server's clock speed against the real one (1.5: 50% fast, 0.9: 10% slow); not 1"}
 	periodValue = Value{Name: "period", Kind: KindDuration, Required: true, Positive: true, Example: "2s",
-		Hint: "how long each of offset and true time lasts, e.g. period: 2s", Doc: "clock-strobe: how long the clock stays at each of offset and true time"}
+		Hint: "how long each of offset and true time lasts, e.g. period: 2s", Doc: "how long the clock stays at each of offset and true time"}
 	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
 		Hint: "the share of packets to drop, e.g. percent: 10", Doc: "loss: the share of packets dropped, both ways, at random"}
 	directionValue = Value{Name: "direction", Kind: KindEnum, Allowed: []string{DirectionBoth, DirectionOut, DirectionIn}, Default: "both", Example: "out",
