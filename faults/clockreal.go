@@ -75,7 +75,7 @@ func (clockAction) check(t *topology, f Fault) error {
 				"without for on a Redis node is possible there, emulated (every TTL shortened by offset); %s on %s is not", f.Type, f.Node)
 		}
 	case cluster.ProviderDocker:
-		return unsupported("provider docker: the servers' images do not carry the clock shim, the preload library "+
+		return unsupported("provider docker: the servers' images do not carry the clock shim, the preload library " +
 			"that gives a process its own wall clock; clock faults run with providers local and netns")
 	}
 	return nil
