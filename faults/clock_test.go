@@ -222,3 +222,28 @@ func TestClockInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestClockJumpNetns: provider netns launches its servers with the clock
+// shim too: a forward jump on redis-0 shows in its TIME and expires its
+// lock key, while zk-0 beside it keeps time.
+func TestClockJumpNetns(t *testing.T) {
+	if !testenv.Netns(t) {
+		return
+	}
+	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderNetns, Redis: &cluster.RedisSpec{},
+		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 1})
+	ctx := ctxT(t, 60*time.Second)
+	r0 := direct(t, c, "redis-0")
+	if err := r0.Set(ctx, "lock", "me", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: ClockJump, Node: "redis-0", Offset: 120 * time.Second})
+	if eff.method != MethodReal || !eff.seen.bit {
+		t.Errorf("method %q, evidence %+v", eff.method, eff.seen)
+	}
+	wantSkew(t, "redis-0 jumped", clockOf(t, ctx, c, "redis-0"), 120*time.Second)
+	wantSkew(t, "zk-0 untouched", clockOf(t, ctx, c, "zk-0"), 0)
+	if ttl, err := r0.PTTL(ctx, "lock").Result(); err != nil || ttl != -2 {
+		t.Errorf("redis-0 lock PTTL %v, %v: want -2 (expired by the jump)", ttl, err)
+	}
+}
