@@ -247,3 +247,18 @@ func TestClockJumpNetns(t *testing.T) {
 		t.Errorf("redis-0 lock PTTL %v, %v: want -2 (expired by the jump)", ttl, err)
 	}
 }
+
+// TestClockJumpSentinel: a Sentinel's clock moves too, read from its INFO
+// server; the primary it monitors keeps time.
+func TestClockJumpSentinel(t *testing.T) {
+	c := redisCluster(t, cluster.RedisSpec{Replicas: 1, Sentinels: 1}, 1)
+	ctx := ctxT(t, 60*time.Second)
+	eff, heal := apply(t, ctx, testEnv(t, c), Fault{Type: ClockJump, Node: "sentinel-0", Offset: -time.Hour})
+	if eff.method != MethodReal || !eff.seen.bit || !strings.Contains(eff.seen.seen, "INFO server_time_usec on sentinel-0") {
+		t.Errorf("method %q, evidence %+v", eff.method, eff.seen)
+	}
+	wantSkew(t, "sentinel-0", clockOf(t, ctx, c, "sentinel-0"), -time.Hour)
+	wantSkew(t, "redis-0", clockOf(t, ctx, c, "redis-0"), 0)
+	heal()
+	wantSkew(t, "sentinel-0 healed", clockOf(t, ctx, c, "sentinel-0"), 0)
+}
