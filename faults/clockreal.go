@@ -18,11 +18,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// MethodReal is Window.Method of a fault that produced the real event
-// where an emulation exists for other providers (a clock fault moving the
-// process's own clock).
-const MethodReal = "real"
-
 // clockAction moves one server's own wall clock: clock-jump (by offset),
 // clock-drift (rate times as fast from the start) and clock-strobe
 // (flipping between offset and true time every period). The server runs
