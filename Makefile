@@ -7,9 +7,10 @@ BIN      := bin
 PKGS     := ./...
 # Servers the local provider and the tests run (Debian packages).
 DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client
-# binary -> package that provides it
+# binary -> package that provides it (gcc builds the clock shim, below)
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
-             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper
+             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
+             gcc:gcc
 # What only the tests need besides the servers: Chromium loads report.html;
 # the netns tests list namespaces with ip (iproute2).
 TEST_BINS := chromium:chromium ip:iproute2
@@ -39,7 +40,7 @@ help:
 	@echo "make atlas      every lock against every fault family, ATLAS_RUNS=5 runs per cell (~40 min)"
 	@echo "make report     regenerate results/reference/ (compare-all + fault library, ~20 min)"
 	@echo "make deps       apt-get install the servers when missing"
-	@echo "make build      bin/bench and bin/chaos"
+	@echo "make build      bin/bench, bin/chaos and bin/libclockshim.so (the clock faults' preload library)"
 	@echo "make lint       gofmt and go vet"
 	@echo "make image      the locklab image (servers, clients, bench, chaos, shard entry point), offline"
 	@echo "make deploy-local  deploy/k8s/atlas-job.yaml run on the local Docker engine, shards merged"
@@ -50,11 +51,20 @@ help:
 # tests need.
 deps:
 	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS)"
-	@$(MAKE) --no-print-directory clients
+	@$(MAKE) --no-print-directory clients $(CLOCKSHIM)
 
 test-deps:
 	@$(MAKE) --no-print-directory apt-install BINS="$(NEED_BINS) $(TEST_BINS)"
-	@$(MAKE) --no-print-directory clients
+	@$(MAKE) --no-print-directory clients $(CLOCKSHIM)
+
+# The clock shim (clockshim/src/clockshim.c), the preload library that
+# gives a server its own wall clock for the clock faults, built with the
+# system's gcc beside bin/chaos, where the harness looks first (package
+# clockshim builds the same source into the user's cache otherwise).
+CLOCKSHIM := $(BIN)/libclockshim.so
+$(CLOCKSHIM): clockshim/src/clockshim.c
+	@mkdir -p $(BIN)
+	gcc -O2 -Wall -fPIC -shared -o $@ $<
 
 # APT_INSTALL installs the Debian packages the recipe collected in the
 # shell variable missing (nothing when it is empty), with sudo unless root.
@@ -72,6 +82,7 @@ apt-install:
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	[ -f /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
+	[ -n "$$(ls /usr/include/sys/syscall.h /usr/include/*/sys/syscall.h 2>/dev/null)" ] || missing="$$missing libc6-dev"; \
 	$(APT_INSTALL); \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
 
@@ -112,7 +123,7 @@ deploy-local: image $(BIN)/chaos
 	rm -rf $(DEPLOY_VOLUME)
 	$(GO) run ./deploy/runlocal --manifest $(DEPLOY_MANIFEST) --volume $(DEPLOY_VOLUME) --chaos $(BIN)/chaos
 
-build: $(BIN)/bench $(BIN)/chaos
+build: $(BIN)/bench $(BIN)/chaos $(CLOCKSHIM)
 
 # Always rebuilt (go's cache makes that cheap); separate so `make bench`
 # compiles only what it runs.

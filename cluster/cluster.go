@@ -408,6 +408,11 @@ func (c *Cluster) close() error {
 	if err := c.unmountDisks(); err != nil {
 		errs = append(errs, err)
 	}
+	for _, n := range c.Nodes() {
+		if err := n.closeClock(); err != nil {
+			errs = append(errs, fmt.Errorf("clock of %s: %w", n.Name, err))
+		}
+	}
 	if c.watchStop != nil {
 		close(c.watchStop)
 		<-c.watchDone

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/clockshim"
 	"github.com/locklab/locklab/internal/lossyfs"
 )
 
@@ -62,6 +63,9 @@ type Node struct {
 	addr     string // real client address
 	proc     process
 	logStart int64 // log size at the last launch, to read that launch's output
+	// clock is the node's clock file (clock.go); clockErr why it has none.
+	clock    *clockshim.File
+	clockErr error
 }
 
 // Addr is the server's real address (host:port) — what the server itself and
@@ -300,6 +304,7 @@ func (n *Node) spawn(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", n.Name, err)
 	}
+	cmd.env = append(cmd.env, n.clockEnv()...)
 	var size int64
 	if st, err := os.Stat(n.logPath); err == nil {
 		size = st.Size()

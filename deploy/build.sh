@@ -5,6 +5,7 @@
 #                               root filesystem with the servers, made offline)
 #                               + the library clients' Debian packages
 #                               + bench and chaos (CGO_ENABLED=0, built here)
+#                               + libclockshim.so beside them (gcc, here)
 #                               + deploy/entrypoint.sh as locklab-shard
 #
 # <version> is the git tag at HEAD, else "dev"; the image is also tagged
@@ -45,6 +46,11 @@ log "go build bench chaos (CGO_ENABLED=0, no symbol tables: --version reads the 
 for cmd in bench chaos; do
 	CGO_ENABLED=0 "$GO" build -buildvcs=auto -trimpath -ldflags='-s -w' -o "$CTX/$cmd" "./cmd/$cmd"
 done
+# The clock shim, beside chaos where the harness looks for it: the clock
+# faults' preload library (package clockshim), built with the host's gcc
+# against the same Debian suite's glibc as the base.
+command -v gcc >/dev/null 2>&1 || die "gcc not found (make deps installs it): the clock shim needs it"
+gcc -O2 -Wall -fPIC -shared -o "$CTX/libclockshim.so" clockshim/src/clockshim.c
 cp deploy/Dockerfile "$CTX/"
 cp deploy/entrypoint.sh "$CTX/locklab-shard"
 chmod 0755 "$CTX/locklab-shard"

@@ -213,6 +213,8 @@ func setValues(f *faults.Fault, t faults.Type, ttl time.Duration, pick func(faul
 			f.SetValue(b.Field, d)
 		case val.Kind == faults.KindNumber:
 			f.SetValue(b.Field, max(1, int(v)))
+		case val.Kind == faults.KindFactor:
+			f.SetValue(b.Field, float64(int(v*100))/100) // 1.37: two decimals
 		}
 	}
 }

@@ -161,6 +161,8 @@ func faultYAML(f faults.Fault) string {
 			}
 		case faults.KindEnum:
 			text = f.Text(v.Name)
+		case faults.KindFactor:
+			text = strconv.FormatFloat(f.Factor(v.Name), 'g', -1, 64)
 		default:
 			if n := f.Number(v.Name); n != 0 || v.Required || v.Default != "" {
 				text = strconv.Itoa(n)

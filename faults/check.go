@@ -40,7 +40,10 @@ import (
 //   - every fault type the table does not mark External with provider
 //     external;
 //   - failover of a node that is not a Redis primary, or without a replica
-//     of it or without sentinels; clock-jump on a node that is not Redis;
+//     of it or without sentinels; a clock fault on an etcd member (a
+//     Go program: the clock shim cannot reach it) or with provider docker,
+//     and any but a forward clock-jump on a Redis node with provider
+//     external (emulated);
 //   - pause-client without processPerClient, or of a client that does not
 //     exist.
 func Check(plan cluster.Plan, processPerClient bool, fs []Fault) error {
@@ -190,8 +193,9 @@ func checkLinkFault(t *topology, f Fault) error {
 		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between etcd members)", f.Link)
 }
 
-// checkServer checks the node of pause, kill, restart, failover and
-// clock-jump (check has refused them with provider external): a server of
+// checkServer checks the node of pause, kill, restart, failover and the
+// clock faults (check has refused all but clock-jump with provider
+// external): a server of
 // one of the kinds its row of the fault table accepts.
 func checkServer(t *topology, f Fault) error {
 	typ, _ := Lookup(f.Type)

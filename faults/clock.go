@@ -18,34 +18,26 @@ var clockJumpLua string
 
 var clockJumpScript = redis.NewScript(clockJumpLua)
 
-// clockJumpAction emulates a forward jump of a Redis server's wall clock by
-// offset: what such a jump does to a lock is make keys expire early, since
-// Redis stores expiry as an absolute wall-clock time. A real jump cannot be
-// made here: the Debian redis-server hangs at start under libfaketime,
-// and moving the host's clock would move every server's. So
-// one Lua script (clockjump.lua), run on the node itself over a direct
-// connection, shortens every key's remaining TTL by offset in every
-// database, deleting keys whose PTTL <= offset as their expiry would; keys
-// without a TTL are untouched, and other nodes' keys too. The script scans
-// with KEYS '*', which blocks the server while it runs: fine for test-sized
+// emulateJump emulates a forward jump of a Redis server's wall clock by
+// offset, for provider external, where the harness cannot reach the
+// server's process: what such a jump does to a lock is make keys expire
+// early, since Redis stores expiry as an absolute wall-clock time. One Lua
+// script (clockjump.lua), run on the node itself over a direct connection,
+// shortens every key's remaining TTL by offset in every database,
+// deleting keys whose PTTL <= offset as their expiry would; keys without a
+// TTL are untouched, and other nodes' keys too. The script scans with KEYS
+// '*', which blocks the server while it runs: fine for test-sized
 // datasets, not for millions of keys. Window.Method is "emulated".
 //
 // What the emulation does not do: TIME and INFO still report the true
-// time. On a primary the script's deletes and new TTLs replicate, which
-// matches what replicas see after a real jump (the primary's early expiry
-// reaches them as DELs). On a replica, which refuses writes, the script
-// runs with replica-read-only set to no for its duration; its changes stay
-// local to the replica, as a jump of the replica's clock would.
-type clockJumpAction struct{}
-
-func (clockJumpAction) check(t *topology, f Fault) error { return checkServer(t, f) }
-
-func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect, err error) {
+// time, and keys set after it expire on time. On a primary the script's
+// deletes and new TTLs replicate, which matches what replicas see after a
+// real jump (the primary's early expiry reaches them as DELs). On a
+// replica, which refuses writes, the script runs with replica-read-only
+// set to no for its duration; its changes stay local to the replica, as a
+// jump of the replica's clock would.
+func emulateJump(ctx context.Context, n *cluster.Node, f Fault) (eff effect, err error) {
 	eff = effect{target: f.Node, method: MethodEmulated}
-	n, err := node(env, f.Node)
-	if err != nil {
-		return eff, err
-	}
 	rc := redis.NewClient(&redis.Options{
 		Addr: n.Addr(), MaxRetries: -1, PoolSize: 1, ContextTimeoutEnabled: true,
 		DialTimeout: 2 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 2 * time.Second,
@@ -90,10 +82,6 @@ func (clockJumpAction) apply(ctx context.Context, env Env, f Fault) (eff effect,
 		eff.seen.lostAt = jumped.Add(time.Duration(r[4]) * time.Millisecond) // the first shortened key's new expiry
 	}
 	return eff, nil
-}
-
-func (clockJumpAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence {
-	return eff.seen
 }
 
 // writable lets a replica accept the script's writes and returns what

@@ -10,7 +10,7 @@
 // Fault, check.go validation before start, topology.go selectors over the
 // plan, run.go the scheduler, holder.go and leader.go resolving holder and
 // zk-leader/etcd-leader when a fault starts, links.go/drop.go/netns.go/
-// nodes.go/client.go/clock.go/failover.go the actions, narrow.go what of
+// nodes.go/client.go/clock.go/clockreal.go/failover.go the actions, narrow.go what of
 // a fault concerns a lock's cluster.
 //
 // Run applies a list of Fault at their at (counted from the

@@ -29,9 +29,9 @@ type Fault struct {
 	// DirectionIn (provider netns only).
 	Direction string
 	// Values holds the value fields a row of the fault table declares
-	// that have no field above (by name: a time.Duration, an int or a
-	// string, as the field's ValueKind says). Read them with Duration,
-	// Number and Text, set them with SetValue.
+	// that have no field above (by name: a time.Duration, an int, a
+	// float64 or a string, as the field's ValueKind says). Read them with
+	// Duration, Number, Factor and Text, set them with SetValue.
 	Values map[string]any
 	// When is WhenTime ("" too: fire at At) or WhenHolderInside: fire at
 	// the first moment at or after At when a client is inside its critical

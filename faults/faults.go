@@ -57,7 +57,8 @@ type ClientPids interface {
 // after it was healed, so [Start, End] covers the whole time the fault
 // acted. A fault that is not undone and lasts to the end of the run (kill)
 // ends when the run's ctx ends; one that completes by itself (restart,
-// failover, clock-jump, a one-shot reset) ends when it completed.
+// failover, clock-jump with provider external, a one-shot reset) ends
+// when it completed.
 type Window struct {
 	// Index is the fault's position in the slice given to Run.
 	Index  int
@@ -69,7 +70,9 @@ type Window struct {
 	// links: ...", "sentinel-1 promoted redis-0-r0 1.84s after the kill").
 	Detail string
 	// Method is "emulated" when the fault's effect was produced another way
-	// than the real event (clock-jump); "" when it was real.
+	// than the real event (clock-jump with provider external), "real" when
+	// a fault that has an emulation elsewhere produced the real event (a
+	// clock fault moving the server's own clock); "" otherwise.
 	Method string
 	// Err is why applying or healing failed; "" when both worked.
 	Err string
@@ -99,6 +102,7 @@ type Aim struct {
 // Methods of Window.Method.
 const (
 	MethodEmulated = "emulated"
+	MethodReal     = "real"
 )
 
 // Errors of this package; compare with errors.Is.
@@ -125,7 +129,7 @@ type action interface {
 	// once, right after apply succeeded (before a later fault can change
 	// what f acts on), with a context bounded by ObserveTimeout; Run adds
 	// what the holder did and who leads at the fault's end. Faults that complete inside
-	// apply (restart, failover, clock-jump) observe there and return
+	// apply (restart, failover, an emulated clock-jump) observe there and return
 	// eff.seen.
 	observe(ctx context.Context, env Env, f Fault, eff effect) evidence
 }

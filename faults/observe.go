@@ -371,3 +371,23 @@ func linkConns(ls []*cluster.Link) map[string]bool {
 	out, _ := established(listens...)
 	return out
 }
+
+// leastTTL is the least remaining time to live among the keys of database
+// 0 of the Redis node at addr that have one (the lock keys), scanned with
+// SCAN; ok is false when no key has a TTL.
+func leastTTL(ctx context.Context, addr string) (least time.Duration, ok bool, err error) {
+	err = probeRedis(ctx, addr, func(ctx context.Context, rc *redis.Client) error {
+		iter := rc.Scan(ctx, 0, "*", 100).Iterator()
+		for n := 0; iter.Next(ctx) && n < 10000; n++ {
+			d, err := rc.PTTL(ctx, iter.Val()).Result()
+			if err != nil || d < 0 {
+				continue
+			}
+			if !ok || d < least {
+				least, ok = d, true
+			}
+		}
+		return iter.Err()
+	})
+	return least, ok, err
+}

@@ -95,30 +95,6 @@ func TestPauseAndKillEvidence(t *testing.T) {
 	wantBit(t, ws[1], true, "gone")
 }
 
-// TestClockJumpEvidence: a clock jump bites when some key had a TTL to cut,
-// not on a node whose keys never expire.
-func TestClockJumpEvidence(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ttl  time.Duration
-		bit  bool
-		says string
-	}{
-		{"lock with ttl", 5 * time.Second, true, "1 key expired early"},
-		{"no ttl", 0, false, "nothing expired early"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := redisCluster(t, cluster.RedisSpec{}, 1)
-			ctx := ctxT(t, 30*time.Second)
-			if err := direct(t, c, "redis-0").Set(ctx, "lock", "me", tc.ttl).Err(); err != nil {
-				t.Fatal(err)
-			}
-			ws := runOnly(t, testEnv(t, c), []Fault{{Type: ClockJump, Node: "redis-0", Offset: 10 * time.Second}}, 10*time.Second)
-			wantBit(t, ws[0], tc.bit, tc.says)
-		})
-	}
-}
-
 // TestLatencyAndResetEvidence: latency shows in a round trip measured
 // through the proxy; a reset with for resets a new connection.
 func TestLatencyAndResetEvidence(t *testing.T) {

@@ -38,7 +38,7 @@ const HealTimeout = 30 * time.Second
 // Run returns after ctx ended and every fault was healed (each heal bounded
 // by HealTimeout): it never leaves a link toxic, a cut, a paused node or a
 // paused client behind. What cannot be undone is not: a killed node stays
-// down, a failover is not reverted, keys expired by a clock-jump stay gone.
+// down, a failover is not reverted, keys expired by a clock fault stay gone.
 // Run is the only place that coordinates overlapping faults: two partitions
 // cutting one link heal it when the later one ends.
 func Run(ctx context.Context, env Env, fs []Fault) []Window {

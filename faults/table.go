@@ -18,6 +18,8 @@ const (
 	Failover    = "failover"
 	PauseClient = "pause-client"
 	ClockJump   = "clock-jump"
+	ClockDrift  = "clock-drift"
+	ClockStrobe = "clock-strobe"
 	Loss        = "loss"
 	Blackhole   = "blackhole"
 	Drop        = "drop"
@@ -109,8 +111,12 @@ var (
 		Hint: "the bandwidth limit in kB/s, e.g. rate_kbps: 64", Doc: "bandwidth in KB/s, both directions"}
 	delayValue = Value{Name: "delay", Kind: KindDuration, Default: "0", Example: "1s",
 		Doc: "how long the node stays down"}
-	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Example: "30s",
-		Hint: "how far the clock jumps forward, e.g. offset: 10s", Doc: "clock-jump: how far the server's clock jumps forward"}
+	offsetValue = Value{Name: "offset", Kind: KindDuration, Required: true, Positive: true, Signed: true, Example: "30s",
+		Hint: "how far the clock jumps, e.g. offset: 10s or offset: -5s", Doc: "how far the server's clock moves (negative: back)"}
+	driftRateValue = Value{Name: "rate", Kind: KindFactor, Required: true, Example: "1.5",
+		Hint: "how fast the clock runs, e.g. rate: 1.5", Doc: "the server's clock speed against the real one (1.5: 50% fast, 0.9: 10% slow); not 1"}
+	periodValue = Value{Name: "period", Kind: KindDuration, Required: true, Positive: true, Example: "2s",
+		Hint: "how long each of offset and true time lasts, e.g. period: 2s", Doc: "how long the clock stays at each of offset and true time"}
 	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
 		Hint: "the share of packets to drop, e.g. percent: 10", Doc: "loss: the share of packets dropped, both ways, at random"}
 	directionValue = Value{Name: "direction", Kind: KindEnum, Allowed: []string{DirectionBoth, DirectionOut, DirectionIn}, Default: "both", Example: "out",
@@ -148,9 +154,20 @@ var table = []Type{
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
 		Doc: "SIGSTOP a client process (holder: the one in the critical section)", Bounds: withBounds(true), action: pauseClientAction{},
 		Observes: "the client's process stopped (state T); holder: inside when the pause applied and when it ended"},
-	{Name: ClockJump, Target: OnServer, Kinds: []string{cluster.KindRedis, cluster.KindReplica}, Values: []Value{offsetValue},
-		Doc: "the server's clock jumps forward by offset: keys expire early (emulated)", Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockJumpAction{},
-		Observes: "keys expired early or their TTL shortened"},
+	// The clock faults (clock.go): real on providers local and netns,
+	// a forward clock-jump emulated on provider external.
+	{Name: ClockJump, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{offsetValue}, Heals: true, External: true,
+		Doc:    "the server's wall clock jumps by offset (Redis: keys expire early, or late when negative); healed at for, else lasts; provider external: forward only, emulated by shortening every TTL",
+		Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockAction{},
+		Observes: "the process's own clock (Redis TIME, Sentinel INFO, ZooKeeper log timestamps) moved by offset; external: keys expired early or their TTL shortened"},
+	{Name: ClockDrift, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{driftRateValue}, Heals: true,
+		Doc:    "the server's wall clock runs rate times as fast as the real one (1.5: 50% fast), from the fault's start until for",
+		Bounds: withBounds(true, Bound{Field: "rate", Min: 1.1, Max: 3}), action: clockAction{},
+		Observes: "the process's own clock gained (rate - 1) × the time since the start"},
+	{Name: ClockStrobe, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{offsetValue, periodValue}, Heals: true,
+		Doc:    "the server's wall clock flips between offset and true time every period, starting at offset, until for",
+		Bounds: withBounds(true, ttls("offset", 2, 10), ttls("period", 0.25, 1)), action: clockAction{},
+		Observes: "the process's own clock at offset when it started and where the flips put it at the end"},
 	{Name: Drop, Target: OnLinkOrNode, Heals: true, External: true, Proxied: true, action: dropAction{},
 		Values: []Value{{Name: "close_after", Kind: KindDuration, Default: "0: never", Example: "2s",
 			Doc: "drop: a connection that received nothing for this long is closed"}},

@@ -19,6 +19,7 @@ const (
 	KindNumber   ValueKind = "number"   // an integer: >= 0, or >= 1 when Positive
 	KindPercent  ValueKind = "percent"  // an integer 1..100
 	KindEnum     ValueKind = "enum"     // one of Allowed; "" is the first
+	KindFactor   ValueKind = "factor"   // a number with a fraction (float64): > 0
 )
 
 // Value declares one value field of a fault type (a field besides type,
@@ -35,6 +36,9 @@ type Value struct {
 	// Positive values must be > 0 (durations) or >= 1 (numbers); a
 	// Positive field should be Required, since an unset value is 0.
 	Positive bool
+	// Signed durations may be negative; a Signed and Positive one must
+	// not be 0.
+	Signed bool
 	// Allowed are the values of a KindEnum field, the default first.
 	Allowed []string
 	Default string // as the reference shows it; "" when there is none
@@ -53,6 +57,12 @@ func (v Value) Bounds() string {
 		return "1..100"
 	case v.Kind == KindEnum:
 		return ""
+	case v.Kind == KindFactor:
+		return "> 0"
+	case v.Signed && v.Positive:
+		return "≠ 0"
+	case v.Signed:
+		return ""
 	case !v.Positive:
 		return ">= 0"
 	case v.Kind == KindDuration:
@@ -70,6 +80,12 @@ func (v Value) check(x any) error {
 	}
 	switch x := x.(type) {
 	case time.Duration:
+		if v.Signed {
+			if v.Positive && x == 0 {
+				return fmt.Errorf("must not be 0")
+			}
+			return nil
+		}
 		if x < 0 || (v.Positive && x == 0) {
 			return fmt.Errorf("must be %s (got %s)", rel, x)
 		}
@@ -79,6 +95,10 @@ func (v Value) check(x any) error {
 		}
 		if x < 0 || (v.Positive && x == 0) {
 			return fmt.Errorf("must be %s (got %d)", rel, x)
+		}
+	case float64:
+		if x <= 0 {
+			return fmt.Errorf("must be > 0 (got %g)", x)
 		}
 	case string:
 		if x != "" && !slices.Contains(v.Allowed, x) {
@@ -95,6 +115,8 @@ func (v Value) zero() any {
 		return time.Duration(0)
 	case KindEnum:
 		return ""
+	case KindFactor:
+		return float64(0)
 	}
 	return 0
 }
@@ -133,8 +155,8 @@ func (f *Fault) slot(name string) any {
 	return nil
 }
 
-// value is the value field name of f: a time.Duration, an int or a
-// string; nil when it is neither a field of Fault nor in f.Values.
+// value is the value field name of f: a time.Duration, an int, a
+// float64 or a string; nil when it is neither a field of Fault nor in f.Values.
 func (f Fault) value(name string) any {
 	switch p := f.slot(name).(type) {
 	case *time.Duration:
@@ -159,12 +181,15 @@ func (f Fault) Duration(name string) time.Duration { d, _ := f.value(name).(time
 // Number is the number or percent value field name of f; 0 when unset.
 func (f Fault) Number(name string) int { n, _ := f.value(name).(int); return n }
 
+// Factor is the factor value field name of f; 0 when unset.
+func (f Fault) Factor(name string) float64 { x, _ := f.value(name).(float64); return x }
+
 // Text is the enumerated value field name of f; "" when unset.
 func (f Fault) Text(name string) string { s, _ := f.value(name).(string); return s }
 
 // SetValue sets the value field name of f to x, which must have the Go
 // type of the field's kind (time.Duration; int for numbers and percents;
-// string for enumerations). f.Values is copied, never changed in place, so
+// float64 for factors; string for enumerations). f.Values is copied, never changed in place, so
 // copies of a Fault do not share a change.
 func (f *Fault) SetValue(name string, x any) error {
 	v, ok := LookupValue(name)
@@ -208,6 +233,8 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("faults: no value field %q", name)
 		case isNumber && v.Kind == KindDuration:
 			f.Values[name] = time.Duration(n)
+		case isNumber && v.Kind == KindFactor:
+			f.Values[name] = n
 		case isNumber:
 			f.Values[name] = int(n)
 		}

@@ -246,7 +246,7 @@ type FaultWindow struct {
 	// EndS is when it healed; equal to the run's end when it lasted to it.
 	EndS   float64 `json:"end_s"`
 	Detail string  `json:"detail,omitempty"`
-	// Method says how it was done when that matters ("emulated").
+	// Method says how it was done when that matters ("emulated", "real").
 	Method string `json:"method,omitempty"`
 	Error  string `json:"error,omitempty"`
 	// VisitsAfter is how many visits began after the fault's start.

@@ -406,6 +406,7 @@ type obj = map[string]any
 
 const (
 	durationPattern  = `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`
+	signedPattern    = `^-?([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	conditionPattern = `^\s*(>=|<=|==|>|<)?\s*[0-9]+\s*$`
 	realCondPattern  = `^\s*(>=|<=|==|>|<)?\s*[0-9]+(\.[0-9]+)?\s*$`
 )
@@ -552,6 +553,9 @@ func buildSchema(specs []locks.Spec) obj {
 		for _, name := range ft.Fields() {
 			f := faultField(name)
 			s := kindSchema(f.Kind)
+			if f.Kind == KindDuration && f.Bounds == "≠ 0" { // a signed value (faults.Value.Signed)
+				s = obj{"$ref": "#/$defs/signedDuration"}
+			}
 			switch name {
 			case "type":
 				s = obj{"const": typ}
@@ -615,6 +619,8 @@ func buildSchema(specs []locks.Spec) obj {
 		// YAML reads a bare 0 as a number: the one integer duration.
 		"duration": obj{"anyOf": []any{obj{"type": "string", "pattern": durationPattern}, obj{"const": 0}},
 			"description": "a Go duration: 500ms, 2s, 1m30s"},
+		"signedDuration": obj{"type": "string", "pattern": signedPattern,
+			"description": "a Go duration, negative allowed, not 0: 30s, -5s"},
 		"condition": obj{"type": []string{"string", "integer"}, "pattern": conditionPattern, "minimum": 0,
 			"description": "a count condition: 0, N, \">0\", \">=N\", \"<N\", \"<=N\" or \"==N\""},
 		"realCondition": obj{"type": []string{"string", "number"}, "pattern": realCondPattern, "minimum": 0,

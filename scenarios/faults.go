@@ -82,6 +82,8 @@ func setFaultField(f *Fault, name string, n *yaml.Node) string {
 			x, msg = asDuration(n)
 		case faults.KindEnum:
 			x, msg = asString(n)
+		case faults.KindFactor:
+			x, msg = asFloat(n)
 		default:
 			x, msg = asInt(n)
 		}

@@ -244,6 +244,8 @@ func faultField(name string) Field {
 		f.Kind = KindDuration
 	case faults.KindEnum:
 		f.Kind = KindString
+	case faults.KindFactor:
+		f.Kind = KindNumber
 	case faults.KindNumber:
 		if v.Positive {
 			f.Min, f.Bounds = atLeast(1), ""

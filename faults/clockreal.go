@@ -1,0 +1,347 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/clockshim"
+	"github.com/locklab/locklab/cluster"
+)
+
+// clockAction moves one server's own wall clock: clock-jump (by offset),
+// clock-drift (rate times as fast from the start) and clock-strobe
+// (flipping between offset and true time every period). The server runs
+// with the clock shim preloaded (package clockshim, cluster.Node.SetClock):
+// only its process sees the clock move, its peers and the harness keep
+// the machine's. Healing (at for, or when the run ends) gives it the real
+// clock back; what the wrong clock did meanwhile stays (keys expired,
+// timestamps written). MONOTONIC is untouched, so what a server times on
+// it (ZooKeeper's sessions, Redis's timeouts of blocked clients) does not
+// move.
+//
+// Each reads the process's own clock (Redis TIME, Sentinel INFO server,
+// the timestamp ZooKeeper's log gives the srvr it was sent) before, right
+// after applying and at the end (before healing), and says it bit when
+// the process's clock moved as the fault says; healing fails when the
+// clock did not come back.
+//
+// With provider external the servers' processes are out of reach:
+// clock-jump forward on a Redis node is emulated (emulateJump), the other
+// clock faults are refused.
+type clockAction struct{}
+
+// clockTolerance bounds the disagreement between a clock reading and what
+// the fault should have made of it, beyond the reading's own uncertainty
+// (half the round trip): ZooKeeper's log has millisecond timestamps.
+const clockTolerance = 100 * time.Millisecond
+
+func (clockAction) check(t *topology, f Fault) error {
+	if f.Type == ClockDrift && f.Factor("rate") == 1 {
+		return fieldError("rate", errors.New("must not be 1 (the real rate): 1.5 runs 50% fast, 0.9 10% slow"))
+	}
+	if f.Node == "" {
+		return checkServer(t, f)
+	}
+	k, err := t.known(f.Node)
+	if err != nil {
+		return err
+	}
+	if k == cluster.KindEtcd {
+		return unsupported("%q is an etcd member: etcd is a Go program, which reads the clock from the vDSO without "+
+			"calling glibc, so the clock shim (a preload library) cannot move its clock; clock faults act on Redis and ZooKeeper nodes", f.Node)
+	}
+	if err := checkServer(t, f); err != nil {
+		return err
+	}
+	switch t.Provider {
+	case cluster.ProviderExternal:
+		if f.Type != ClockJump || (k != cluster.KindRedis && k != cluster.KindReplica) || f.Offset < 0 || f.For > 0 {
+			return unsupported("with provider external the servers' processes are out of reach: only a forward clock-jump "+
+				"without for on a Redis node is possible there, emulated (every TTL shortened by offset); %s on %s is not", f.Type, f.Node)
+		}
+	case cluster.ProviderDocker:
+		return unsupported("provider docker: the servers' images do not carry the clock shim, the preload library " +
+			"that gives a process its own wall clock; clock faults run with providers local and netns")
+	}
+	return nil
+}
+
+// clockState is the clock f gives its node, starting now.
+func clockState(f Fault, now time.Time) clockshim.State {
+	switch f.Type {
+	case ClockDrift:
+		return clockshim.State{Rate: f.Factor("rate"), Ref: now}
+	case ClockStrobe:
+		return clockshim.State{Offset: f.Offset, Period: f.Duration("period"), Ref: now}
+	}
+	return clockshim.State{Offset: f.Offset}
+}
+
+func (clockAction) apply(ctx context.Context, env Env, f Fault) (out effect, err error) {
+	eff := effect{target: f.Node}
+	n, err := node(env, f.Node)
+	if err != nil {
+		return eff, err
+	}
+	if env.Cluster.Info().Provider == cluster.ProviderExternal {
+		return emulateJump(ctx, n, f)
+	}
+	eff.method = MethodReal
+	before, berr := readClock(ctx, n)
+	// A clock that moves forward or runs fast makes the Redis node expire
+	// its keys early: the first one (the holder's, when one holds) goes
+	// when the node's clock passes its expiry, the lock state lost then.
+	var ttl time.Duration
+	var keyed bool
+	if isRedis(n) && n.Kind != cluster.KindSentinel {
+		ttl, keyed, _ = leastTTL(ctx, n.Addr())
+	}
+	s := clockState(f, time.Now())
+	jumped := time.Now()
+	defer func() {
+		if keyed && err == nil && out.seen.bit {
+			out.seen.lostAt = earlyExpiry(f, jumped, ttl)
+		}
+	}()
+	if err := n.SetClock(s); err != nil {
+		return eff, err
+	}
+	eff.heal = func(ctx context.Context) error {
+		if err := n.SetClock(clockshim.State{}); err != nil {
+			return err
+		}
+		if !n.Alive() {
+			return nil
+		}
+		after, err := readClock(ctx, n)
+		if err != nil {
+			return fmt.Errorf("%s's clock after healing: %w", n.Name, err)
+		}
+		if !after.near(0) {
+			return fmt.Errorf("%s's clock still %s off after healing", n.Name, after)
+		}
+		return nil
+	}
+	during, derr := readClock(ctx, n)
+	eff.detail = fmt.Sprintf("%s's wall clock set to %s (clock shim)", n.Name, s)
+	switch {
+	case berr != nil:
+		eff.seen = seen(false, "%s's clock before the fault: %v", n.Name, berr)
+	case derr != nil:
+		eff.seen = seen(false, "%s's clock after applying: %v", n.Name, derr)
+	default:
+		want := s.Shift(during.at)
+		eff.seen = seen(during.sub(before).near(want), "%s: %s from the harness's clock before, %s right after (want %s)",
+			clockSource(n), before, during, signed(want))
+	}
+	if f.Type == ClockJump {
+		return eff, nil
+	}
+	// Drift and strobe show over time: read the clock again at the end.
+	eff.late = func() evidence {
+		if !eff.seen.bit {
+			return eff.seen
+		}
+		ctx, cancel := observeCtx(context.Background())
+		defer cancel()
+		end, err := readClock(ctx, n)
+		if err != nil {
+			return seen(false, "%s; at the end: %v", eff.seen.seen, err)
+		}
+		want := s.Shift(end.at)
+		return seen(end.sub(before).near(want), "%s; %s at the end, %v after the start (want %s)",
+			eff.seen.seen, end, end.at.Sub(during.at).Round(time.Millisecond), signed(want))
+	}
+	return eff, nil
+}
+
+// earlyExpiry is when a key with ttl left at the fault's start (now)
+// expires on the node's clock under f; zero when f does not bring it
+// forward (a backward jump, a slow clock).
+func earlyExpiry(f Fault, now time.Time, ttl time.Duration) time.Time {
+	switch {
+	case f.Type == ClockDrift && f.Factor("rate") > 1:
+		return now.Add(time.Duration(float64(ttl) / f.Factor("rate")))
+	case f.Type != ClockDrift && f.Offset > 0:
+		return now.Add(max(ttl-f.Offset, 0))
+	}
+	return time.Time{}
+}
+
+func (clockAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evidence { return eff.seen }
+
+// skew is one reading of a process's wall clock: how far it was from the
+// harness's (the process's time minus the harness's at the midpoint of the
+// request), and half the request's round trip, the reading's uncertainty.
+type skew struct {
+	d, unsure time.Duration
+	at        time.Time // the harness's time of the reading
+}
+
+func (k skew) String() string { return signed(k.d) }
+
+// sub is k measured from an earlier reading: what moved between them.
+func (k skew) sub(from skew) skew {
+	return skew{d: k.d - from.d, unsure: k.unsure + from.unsure, at: k.at}
+}
+
+// near says whether k is want within the readings' uncertainty.
+func (k skew) near(want time.Duration) bool {
+	d := k.d - want
+	return d.Abs() <= k.unsure+clockTolerance
+}
+
+func signed(d time.Duration) string {
+	d = d.Round(time.Millisecond)
+	if d >= 0 {
+		return "+" + d.String()
+	}
+	return d.String()
+}
+
+// clockSource names what readClock asks n.
+func clockSource(n *cluster.Node) string {
+	switch n.Kind {
+	case cluster.KindSentinel:
+		return "INFO server_time_usec on " + n.Name
+	case cluster.KindZooKeeper:
+		return "the log timestamp of srvr on " + n.Name
+	}
+	return "TIME on " + n.Name
+}
+
+// readClock reads n's own wall clock against the harness's.
+func readClock(ctx context.Context, n *cluster.Node) (skew, error) {
+	var (
+		t   time.Time
+		err error
+	)
+	t0 := time.Now()
+	switch n.Kind {
+	case cluster.KindZooKeeper:
+		return zkClock(ctx, n)
+	case cluster.KindSentinel:
+		err = probeRedis(ctx, n.Addr(), func(ctx context.Context, rc *redis.Client) error {
+			info, err := rc.Info(ctx, "server").Result()
+			if err != nil {
+				return err
+			}
+			us, err := strconv.ParseInt(infoValue(info, "server_time_usec"), 10, 64)
+			if err != nil {
+				return fmt.Errorf("INFO server: server_time_usec: %w", err)
+			}
+			t = time.UnixMicro(us)
+			return nil
+		})
+	default:
+		err = probeRedis(ctx, n.Addr(), func(ctx context.Context, rc *redis.Client) (err error) {
+			t, err = rc.Time(ctx).Result()
+			return err
+		})
+	}
+	t1 := time.Now()
+	if err != nil {
+		return skew{}, fmt.Errorf("%s: %w", clockSource(n), err)
+	}
+	return measured(t, t0, t1), nil
+}
+
+func measured(t, t0, t1 time.Time) skew {
+	half := t1.Sub(t0) / 2
+	mid := t0.Add(half)
+	return skew{d: t.Sub(mid), unsure: half, at: mid}
+}
+
+// infoValue is field's value in an INFO reply ("" when absent).
+func infoValue(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// zkLogTime is the layout of the timestamps of ZooKeeper's console log
+// (log4j's ISO8601 in the server's local time zone, which the harness
+// shares).
+const zkLogTime = "2006-01-02 15:04:05,000"
+
+// zkClock sends srvr to a ZooKeeper member and finds the line its log
+// wrote for it ("Processing srvr command from /ADDR"), whose timestamp is
+// the member's wall clock when it processed the command.
+func zkClock(ctx context.Context, n *cluster.Node) (skew, error) {
+	var size int64
+	if st, err := os.Stat(n.LogPath()); err == nil {
+		size = st.Size()
+	}
+	d := net.Dialer{Timeout: probeTimeout}
+	t0 := time.Now()
+	c, err := d.DialContext(ctx, "tcp", n.Addr())
+	if err != nil {
+		return skew{}, fmt.Errorf("srvr to %s: %w", n.Name, err)
+	}
+	from := c.LocalAddr().String()
+	c.SetDeadline(time.Now().Add(probeTimeout))
+	_, err = c.Write([]byte("srvr"))
+	if err == nil {
+		_, err = io.Copy(io.Discard, c)
+	}
+	c.Close()
+	t1 := time.Now()
+	if err != nil {
+		return skew{}, fmt.Errorf("srvr to %s: %w", n.Name, err)
+	}
+	want := "Processing srvr command from /" + from
+	deadline := time.Now().Add(probeTimeout)
+	for {
+		if line, ok := findFrom(n.LogPath(), size, want); ok {
+			if len(line) < len(zkLogTime) {
+				return skew{}, fmt.Errorf("%s log: no timestamp in %q", n.Name, line)
+			}
+			t, err := time.ParseInLocation(zkLogTime, line[:len(zkLogTime)], time.Local)
+			if err != nil {
+				return skew{}, fmt.Errorf("%s log: %w", n.Name, err)
+			}
+			// The timestamp has milliseconds: half of one is uncertainty.
+			k := measured(t, t0, t1)
+			k.unsure += time.Millisecond
+			return k, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return skew{}, fmt.Errorf("%s log %s: no line %q", n.Name, n.LogPath(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// findFrom returns the first line of the file at path after offset that
+// contains want.
+func findFrom(path string, offset int64, want string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return "", false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, want) {
+			return line, true
+		}
+	}
+	return "", false
+}
