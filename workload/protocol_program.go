@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // ProgramSpec is one client run by an external program speaking the
@@ -68,6 +70,16 @@ type ProgramEndpoints struct {
 	MasterNames []string `json:"master_names,omitempty"`
 	ZooKeeper   []string `json:"zookeeper,omitempty"`
 	Etcd        []string `json:"etcd,omitempty"`
+	// Redirect maps an address a server reports (a Sentinel's master, a
+	// ZooKeeper or etcd member list) to the program's proxied address for
+	// it, as locks.Endpoints.Redirect does for Go clients.
+	Redirect map[string]string `json:"redirect,omitempty"`
+}
+
+// ProgramEndpointsOf are the addresses of e a program receives.
+func ProgramEndpointsOf(e locks.Endpoints) ProgramEndpoints {
+	return ProgramEndpoints{Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
+		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect}
 }
 
 // program is one running client program.
