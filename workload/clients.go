@@ -256,7 +256,7 @@ func startPrograms(ctx context.Context, cfg Config, s Setup) (*programs, error) 
 			Config: ProgramConfig{
 				Client: i, Lock: lock, Backend: string(backend),
 				Endpoints: ProgramEndpointsOf(ep),
-				TTLMs: ms(lc.TTL), RetryMs: ms(lc.Retry), Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed,
+				TTLMs:     ms(lc.TTL), RetryMs: ms(lc.Retry), Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed,
 				CriticalSectionMs: ms(cfg.CriticalSection),
 				AcquireTimeoutMs:  ms(cmp.Or(cfg.AcquireTimeout, 10*time.Second)),
 				ReleaseTimeoutMs:  ms(cmp.Or(cfg.ReleaseTimeout, 5*time.Second)),

@@ -218,7 +218,7 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 		specs[i] = workload.ProgramSpec{Client: i, Name: "client-check", Command: argv, Trace: tr.trace,
 			Config: workload.ProgramConfig{Client: i, Lock: "exec", Backend: f.backend,
 				Endpoints: workload.ProgramEndpointsOf(ep),
-				TTLMs: 5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),
+				TTLMs:     5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),
 				CriticalSectionMs: 10, AcquireTimeoutMs: acquireTimeoutMs, ReleaseTimeoutMs: releaseTimeoutMs}}
 	}
 	r := &checkResult{stderr: map[int]string{}}
