@@ -121,9 +121,10 @@ def redis_client(config):
     import redis
     opts = dict(username=env("LOCKLAB_REDIS_USERNAME"),
                 password=env("LOCKLAB_REDIS_PASSWORD"),
-                ssl=bool(env("LOCKLAB_REDIS_TLS")),
-                ssl_ca_certs=env("LOCKLAB_REDIS_CACERT"),
                 socket_timeout=10)
+    if env("LOCKLAB_REDIS_TLS"):
+        # Only then: a plain Connection (a Sentinel's) refuses ssl_* keys.
+        opts.update(ssl=True, ssl_ca_certs=env("LOCKLAB_REDIS_CACERT"))
     sentinels, master = redis_sentinels(config)
     if sentinels:
         from redis.sentinel import Sentinel
