@@ -2,11 +2,15 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
@@ -151,5 +155,64 @@ workload: {clients: 2, duration: 2s, ttl: 2s}
 	}
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("processes left behind: %v", kids)
+	}
+}
+
+// TestPythonRedisClientsFollowSentinel: behind Sentinel, the Python Redis
+// clients (redis-py, tooz-redis) ask the Sentinels for the primary and
+// follow a failover: after redis-0 is killed and its replica promoted
+// (failover at 11s, about 10s after the cluster started, past Sentinel's
+// first INFO refreshes; promotion 2-3s later), both still acquire, on the
+// new primary. A client dialling the first address would only fail after
+// the kill (the old primary stays down). Each grant carries sent_us, so
+// every acquire line of redis-py's history has its winning send as a try.
+func TestPythonRedisClientsFollowSentinel(t *testing.T) {
+	requireLibraries(t)
+	sc := parse(t, `name: python-sentinel
+cluster: {redis: {primaries: 1, replicas: 1, sentinels: 3, persistence: none}}
+locks: [redis-py, tooz-redis]
+workload: {clients: 2, duration: 20s, ttl: 2s, critical_section: 10ms}
+faults:
+  - {at: 11s, type: failover, node: redis-0}
+resource: {fencing: observe}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	res, dir, err := runner.Run(ctx, sc, runner.Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := map[int]int{} // grants after the promotion, per run
+	tried := map[int]int{} // acquire lines with the winning send as a try
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var op checker.Op
+		if err := json.Unmarshal([]byte(l), &op); err != nil {
+			t.Fatalf("history line %q: %v", l, err)
+		}
+		if op.Op != checker.OpAcquire {
+			continue
+		}
+		if time.Duration(op.Invoke) > 15*time.Second {
+			after[op.Run]++
+		}
+		if len(op.Tries) == 2 {
+			tried[op.Run]++
+		}
+	}
+	for i, r := range res.Runs {
+		t.Logf("%s: ops %d, grants after 15s %d, acquires with sent_us %d, error %q", r.Lock, r.Ops, after[i], tried[i], r.Error)
+		if r.Error != "" {
+			t.Errorf("%s: %s", r.Lock, r.Error)
+		}
+		if after[i] < 10 {
+			t.Errorf("%s: %d grants after 15s (failover at 11s): want >= 10, on the promoted primary", r.Lock, after[i])
+		}
+		if r.Lock == "redis-py" && tried[i] == 0 {
+			t.Errorf("redis-py: no acquire line carries the winning send (sent_us)")
+		}
 	}
 }

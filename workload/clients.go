@@ -255,9 +255,8 @@ func startPrograms(ctx context.Context, cfg Config, s Setup) (*programs, error) 
 			Client: i, Name: lock, Command: argv, Env: external.Env(ep.Auth),
 			Config: ProgramConfig{
 				Client: i, Lock: lock, Backend: string(backend),
-				Endpoints: ProgramEndpoints{Redis: ep.Redis, Sentinels: ep.Sentinels,
-					MasterNames: ep.MasterNames, ZooKeeper: ep.ZooKeeper, Etcd: ep.Etcd},
-				TTLMs: ms(lc.TTL), RetryMs: ms(lc.Retry), Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed,
+				Endpoints: ProgramEndpointsOf(ep),
+				TTLMs:     ms(lc.TTL), RetryMs: ms(lc.Retry), Prefix: lc.Prefix, Options: lc.Options, Seed: lc.Seed,
 				CriticalSectionMs: ms(cfg.CriticalSection),
 				AcquireTimeoutMs:  ms(cmp.Or(cfg.AcquireTimeout, 10*time.Second)),
 				ReleaseTimeoutMs:  ms(cmp.Or(cfg.ReleaseTimeout, 5*time.Second)),

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // ProgramSpec is one client run by an external program speaking the
@@ -68,6 +70,16 @@ type ProgramEndpoints struct {
 	MasterNames []string `json:"master_names,omitempty"`
 	ZooKeeper   []string `json:"zookeeper,omitempty"`
 	Etcd        []string `json:"etcd,omitempty"`
+	// Redirect maps an address a server reports (a Sentinel's master, a
+	// ZooKeeper or etcd member list) to the program's proxied address for
+	// it, as locks.Endpoints.Redirect does for Go clients.
+	Redirect map[string]string `json:"redirect,omitempty"`
+}
+
+// ProgramEndpointsOf are the addresses of e a program receives.
+func ProgramEndpointsOf(e locks.Endpoints) ProgramEndpoints {
+	return ProgramEndpoints{Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
+		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect}
 }
 
 // program is one running client program.
@@ -76,8 +88,8 @@ type program struct {
 	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	lines   chan []byte // stdout lines; closed at EOF
-	sp      *spawned    // its done closes when the process was reaped
+	lines   chan progLine // stdout lines; closed at EOF
+	sp      *spawned      // its done closes when the process was reaped
 	stderr  *stderrTail
 	library string // what the program said it runs, from "ready"
 	trace   func(client int, fromProgram bool, line []byte)
@@ -99,7 +111,7 @@ func startProgram(s ProgramSpec, logDir string) (*program, error) {
 	if len(s.Command) == 0 {
 		return nil, fmt.Errorf("client-%d (%s): empty command", s.Client, s.Name)
 	}
-	p := &program{client: s.Client, name: s.Name, lines: make(chan []byte, 16), stderr: &stderrTail{}, trace: s.Trace}
+	p := &program{client: s.Client, name: s.Name, lines: make(chan progLine, 16), stderr: &stderrTail{}, trace: s.Trace}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
 	cmd.Env = append(os.Environ(), s.Env...)
 	sp, err := spawn(cmd, s.Client, logDir, func(log io.Writer) io.Writer { p.stderr.w = log; return p.stderr }, s.Start)
@@ -127,8 +139,15 @@ func (p *program) read(r io.ReadCloser) {
 		if p.trace != nil {
 			p.trace(p.client, true, l)
 		}
-		p.lines <- l
+		p.lines <- progLine{b: l, at: time.Now()}
 	}
+}
+
+// progLine is one line of a program's stdout and when the harness read
+// it: the program wrote it no later (sent_us counts back from there).
+type progLine struct {
+	b  []byte
+	at time.Time
 }
 
 // send writes v as one JSON line.
@@ -171,10 +190,11 @@ func (p *program) exitStatus() string {
 // waitReady waits for the program's ready message.
 func (p *program) waitReady(ctx context.Context) error {
 	select {
-	case l, ok := <-p.lines:
+	case pl, ok := <-p.lines:
 		if !ok {
 			return p.errorf("exited before ready (%s)", p.exitStatus())
 		}
+		l := pl.b
 		m, err := decode(l)
 		if err != nil {
 			return p.errorf("%v", err)

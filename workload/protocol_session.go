@@ -40,6 +40,7 @@ type session struct {
 
 	key        int
 	goAt       time.Time // when go was sent
+	sentAt     time.Time // when the request that won was sent (go without sent_us)
 	intended   time.Time // open-loop intended start, else zero
 	token      uint64
 	waited     time.Duration
@@ -74,7 +75,7 @@ func (s *session) serve() error {
 			if !ok {
 				return s.eof()
 			}
-			if err := s.handle(l); err != nil {
+			if err := s.handle(l.b, l.at); err != nil {
 				s.abandon()
 				return p.errorf("%v", err)
 			}
@@ -125,7 +126,8 @@ func (s *session) want(m message, phases ...phase) error {
 	return nil
 }
 
-func (s *session) handle(line []byte) error {
+// handle serves one line the harness read at read.
+func (s *session) handle(line []byte, read time.Time) error {
 	m, err := decode(line)
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func (s *session) handle(line []byte) error {
 		if err := s.want(m, phAcquiring); err != nil {
 			return err
 		}
-		return s.acquired(m)
+		return s.acquired(m, read)
 	case "acquire_failed":
 		if err := s.want(m, phAcquiring); err != nil {
 			return err
@@ -205,15 +207,15 @@ func (s *session) next() {
 	s.send(map[string]string{"op": "go", "key": LockName(s.key)})
 }
 
-// since returns how long the operation has taken: the program's own
-// measure us (µs) when it gave one, from the intended start in open-loop
-// runs.
-func (s *session) since(m message, field string) (time.Duration, error) {
+// since returns how long the operation has taken until end: the
+// program's own measure us (µs) when it gave one, from the intended start
+// in open-loop runs.
+func (s *session) since(m message, field string, end time.Time) (time.Duration, error) {
 	us, ok, err := m.duration(field, float64(time.Microsecond))
 	if err != nil {
 		return 0, err
 	}
-	d := time.Since(s.goAt)
+	d := end.Sub(s.goAt)
 	if ok {
 		d = time.Duration(us)
 	}
@@ -223,16 +225,21 @@ func (s *session) since(m message, field string) (time.Duration, error) {
 	return d, nil
 }
 
-func (s *session) acquired(m message) error {
+// acquired serves an acquired line the harness read at read: the grant
+// happened no later.
+func (s *session) acquired(m message, read time.Time) error {
 	token, err := m.uint("token")
 	if err != nil {
 		return err
 	}
-	d, err := s.since(m, "us")
+	d, err := s.since(m, "us", read)
 	if err != nil {
 		return err
 	}
-	s.token, s.waited, s.acquiredAt = token, d, time.Now()
+	s.token, s.waited, s.acquiredAt = token, d, read
+	if s.sentAt, err = s.winningSend(m); err != nil {
+		return err
+	}
 	if err := s.promise(m); err != nil {
 		return err
 	}
@@ -243,10 +250,30 @@ func (s *session) acquired(m message) error {
 	return nil
 }
 
+// winningSend is when the request that won was sent, from the acquired
+// line's sent_us (µs from that send to writing the line): the line's read
+// time less sent_us, never before go (the request went out after it; a
+// larger sent_us is clamped). Without sent_us it is go: the earliest the
+// winning request can have been sent.
+func (s *session) winningSend(m message) (time.Time, error) {
+	us, ok, err := m.duration("sent_us", float64(time.Microsecond))
+	if err != nil || !ok {
+		return s.goAt, err
+	}
+	sent := s.acquiredAt.Add(-time.Duration(us))
+	if sent.Before(s.goAt) {
+		sent = s.goAt
+	}
+	return sent, nil
+}
+
 // promise reads the promise of an acquired line, on the harness clock.
-// The program's request went out after go was sent and its grant came no
-// later than its acquired line, so each promise counts from go: valid
-// whether the program measured from its request or from the grant.
+// Each promise counts from the send of the request that won (sentAt: go,
+// unless the line carried sent_us). The program's first request went out
+// after go was sent and its grant came no later than its acquired line,
+// so counting from go is valid whether the program measured from its
+// request or from the grant; a program that retries inside acquire sends
+// sent_us, or its promise counts from before its own retries.
 //
 //   - validity_ms (a lease's TTL): locks.TTLPromise, the rule of the Go
 //     lease locks (ttl minus the clock-drift allowance).
@@ -272,7 +299,7 @@ func (s *session) promise(m message) error {
 	s.validUntil, s.estimated = 0, false
 	var until time.Time
 	if hasS && sess > 0 {
-		sent := s.goAt
+		sent := s.sentAt
 		if heard := s.acquiredAt.Add(-time.Duration(ago)); hasAgo && heard.Before(sent) {
 			sent = heard
 		}
@@ -280,7 +307,7 @@ func (s *session) promise(m message) error {
 	}
 	if hasV && v > 0 {
 		// Both given: the earlier one bounds the holding.
-		if u := locks.TTLPromise(s.goAt, time.Duration(v)).Until; until.IsZero() || u.Before(until) {
+		if u := locks.TTLPromise(s.sentAt, time.Duration(v)).Until; until.IsZero() || u.Before(until) {
 			until, s.estimated = u, false
 		}
 	}
@@ -369,13 +396,17 @@ func (s *session) attempt(end time.Time, outcome string) {
 }
 
 func (s *session) enter() {
-	// The program's request went out after go was sent and its grant came
-	// no later than its acquired line: the promise counts from go, which is
-	// conservative whether the program measured it from its request or
-	// from the grant.
+	// The acquire call started at go (the history's invoke, as for the Go
+	// locks' calls) and its grant came no later than its acquired line.
+	// When the program said when the request that won was sent (sent_us),
+	// that send is a try of the call, beside its start, as the Go locks
+	// report theirs (locks.Tried).
 	vis := checker.Visit{
 		Lock: LockName(s.key), Client: s.p.client, Token: s.token, Waited: s.waited,
 		Requested: s.goAt.Sub(s.cfg.Base), Acquired: s.acquiredAt.Sub(s.cfg.Base),
+	}
+	if s.sentAt.After(s.goAt) {
+		vis.Tries = []int64{int64(s.goAt.Sub(s.cfg.Base)), int64(s.sentAt.Sub(s.cfg.Base))}
 	}
 	vis.ValidUntil, vis.Estimated = s.validUntil, s.estimated
 	v, err := s.res.Enter(context.Background(), vis)

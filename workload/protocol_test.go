@@ -20,6 +20,12 @@ import (
 // incident is the lock's fault exactly when client 0's promise (as
 // acquired0 and renew0 report it) still ran at client 1's grant.
 func overlapScript(acquired0, renew0 string) string {
+	return overlapScriptAfter("0", acquired0, renew0)
+}
+
+// overlapScriptAfter is overlapScript with client 0 taking delay seconds
+// between its go and its acquired line (a program retrying inside acquire).
+func overlapScriptAfter(delay, acquired0, renew0 string) string {
 	return `read cfg
 case "$cfg" in *'"version":2'*) ;; *) echo "config without version 2: $cfg" >&2; exit 9;; esac
 echo '{"op":"ready","library":"sh-fake","version":2}'
@@ -27,6 +33,7 @@ read start
 echo '{"op":"next"}'; read w
 case "$cfg" in
 *'"client":0,'*)
+  sleep ` + delay + `
   echo '` + acquired0 + `'
   echo '{"op":"enter"}'; read r
   ` + renew0 + `
@@ -77,16 +84,31 @@ func TestProgramPromises(t *testing.T) {
 		name, acquired, renew string
 		lockFault             bool
 		promise               string
+		delay                 string // client 0's acquire call, seconds
 	}{
-		{"validity ran out", `{"op":"acquired","token":0,"validity_ms":100}`, ``, false, "measured"},
-		{"validity renewed", `{"op":"acquired","token":0,"validity_ms":100}`, `echo '{"op":"renewed","validity_ms":5000}'`, true, "measured"},
-		{"short session", `{"op":"acquired","token":0,"session_ms":100}`, ``, false, "estimated"},
-		{"long session", `{"op":"acquired","token":0,"session_ms":5000}`, ``, true, "estimated"},
-		{"session not heard from", `{"op":"acquired","token":0,"session_ms":5000,"last_ok_ms_ago":4950}`, ``, false, "estimated"},
-		{"nothing reported", `{"op":"acquired","token":0}`, `echo '{"op":"renewed","validity_ms":5000}'`, false, "unreported"},
+		{"validity ran out", `{"op":"acquired","token":0,"validity_ms":100}`, ``, false, "measured", ""},
+		{"validity renewed", `{"op":"acquired","token":0,"validity_ms":100}`, `echo '{"op":"renewed","validity_ms":5000}'`, true, "measured", ""},
+		{"short session", `{"op":"acquired","token":0,"session_ms":100}`, ``, false, "estimated", ""},
+		{"long session", `{"op":"acquired","token":0,"session_ms":5000}`, ``, true, "estimated", ""},
+		{"session not heard from", `{"op":"acquired","token":0,"session_ms":5000,"last_ok_ms_ago":4950}`, ``, false, "estimated", ""},
+		{"nothing reported", `{"op":"acquired","token":0}`, `echo '{"op":"renewed","validity_ms":5000}'`, false, "unreported", ""},
+		// Client 0 retries inside acquire for 0.3 s and is promised 350 ms:
+		// counted from go its promise ends at about 0.34 s, before client
+		// 1's grant at 0.4 s (the client's fault); counted from the
+		// winning request, sent 1 ms before its acquired line, at about
+		// 0.64 s (the lock's fault). A sent_us reaching back before go is
+		// clamped to go.
+		{"retried without sent_us", `{"op":"acquired","token":0,"validity_ms":350}`, ``, false, "measured", "0.3"},
+		{"retried with sent_us", `{"op":"acquired","token":0,"validity_ms":350,"sent_us":1000}`, ``, true, "measured", "0.3"},
+		{"sent_us before go", `{"op":"acquired","token":0,"validity_ms":350,"sent_us":9000000}`, ``, false, "measured", "0.3"},
+		{"session with sent_us", `{"op":"acquired","token":0,"session_ms":350,"sent_us":1000}`, ``, true, "estimated", "0.3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sum, ps := runOverlap(t, overlapScript(c.acquired, c.renew))
+			delay := c.delay
+			if delay == "" {
+				delay = "0"
+			}
+			sum, ps := runOverlap(t, overlapScriptAfter(delay, c.acquired, c.renew))
 			if sum.Incidents != 1 {
 				t.Fatalf("incidents %d, want 1 (the fake clients overlap once)", sum.Incidents)
 			}

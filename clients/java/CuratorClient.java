@@ -9,6 +9,9 @@
 // negotiated) and the harness derives the promise from it. Curator reports
 // SUSPENDED/LOST connection states, sent as "lost" (from Curator's event
 // thread: send writes each line whole under a lock). Protocol version 2.
+// No sent_us: the mutex creates its lock node with its first request and
+// then waits on a watch; a session lock's promise counts from the session's
+// requests, not from a winning send.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;

@@ -3,7 +3,9 @@
 Fencing token: the lock key's create revision, read with one get right
 after acquiring (0 when the key is no longer ours by then). Promised
 validity: the lease TTL (whole seconds: python-etcd3 leases take an int;
-the Lock never refreshes it by itself).
+the Lock never refreshes it by itself). Each try grants a new lease, then
+the transaction: lc.sending() before each try, so the TTL counts from the
+lease of the try that won (sent_us).
 
 The blocking wait is done here, not by Lock.acquire: see
 locklab_client.poll_acquire (python-etcd3 0.12 + tenacity 8 bug).
@@ -20,7 +22,10 @@ class Adapter:
 
     def acquire(self, name, timeout):
         lock = self.c.lock(name, ttl=self.ttl)
-        if not lc.poll_acquire(lambda: lock.acquire(timeout=0), lc.etcd_waiter(self.c, lock.key), timeout):
+        def try_once():
+            lc.sending()  # this try's lease starts the TTL
+            return lock.acquire(timeout=0)
+        if not lc.poll_acquire(try_once, lc.etcd_waiter(self.c, lock.key), timeout):
             return None
         token = 0
         value, meta = self.c.get(lock.key)

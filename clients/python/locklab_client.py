@@ -10,6 +10,11 @@ methods and hands it to run():
     release(handle)          -> "ok" | "not_held"
     lost(handle)             -> True when the library says the lock is gone
 
+Before each request that may win the lock (each try of a retry loop),
+acquire calls sending(): the acquired line then says how long before it
+that request was sent (sent_us), and the harness counts the promise from
+there rather than from the start of the acquire call.
+
 and optionally held(handle), called once the acquired line is out (a
 renewal done then can be reported), and close(). A library thread that
 renews the lease calls renewed(handle, validity_ms); one that sees the
@@ -104,18 +109,75 @@ def etcd_endpoint(config):
 
 
 def redis_client(config):
-    """A redis-py client of the run's first Redis server, logged in with the
-    LOCKLAB_REDIS_* credentials (none: no login), checked with PING."""
+    """A redis-py client of the run's Redis primary, logged in with the
+    LOCKLAB_REDIS_* credentials (none: no login), checked with PING.
+
+    When the topology has Sentinels (endpoints "sentinels"), the client
+    asks them for the primary of the first master name and follows their
+    failovers (redis.sentinel.Sentinel(...).master_for), as the Go Redis
+    locks do; the primary's address they report is dialled through this
+    client's proxy (follow_redirects). Else it connects to the first
+    Redis address."""
     import redis
-    host, port = redis_endpoint(config)
-    r = redis.Redis(host=host, port=port,
-                    username=env("LOCKLAB_REDIS_USERNAME"),
-                    password=env("LOCKLAB_REDIS_PASSWORD"),
-                    ssl=bool(env("LOCKLAB_REDIS_TLS")),
-                    ssl_ca_certs=env("LOCKLAB_REDIS_CACERT"),
-                    socket_timeout=10)
+    opts = dict(username=env("LOCKLAB_REDIS_USERNAME"),
+                password=env("LOCKLAB_REDIS_PASSWORD"),
+                socket_timeout=10)
+    if env("LOCKLAB_REDIS_TLS"):
+        # Only then: a plain Connection (a Sentinel's) refuses ssl_* keys.
+        opts.update(ssl=True, ssl_ca_certs=env("LOCKLAB_REDIS_CACERT"))
+    sentinels, master = redis_sentinels(config)
+    if sentinels:
+        from redis.sentinel import Sentinel
+        follow_redirects(config)
+        s = Sentinel(sentinels, sentinel_kwargs=dict(opts), **opts)
+        r = s.master_for(master)
+    else:
+        host, port = redis_endpoint(config)
+        r = redis.Redis(host=host, port=port, **opts)
     r.ping()
     return r
+
+
+def redis_sentinels(config):
+    """([(host, port)] of the run's Sentinels, the first master name), or
+    ([], None) when the topology has no Sentinel."""
+    ep = config["endpoints"]
+    sentinels = [split_addr(a) for a in ep.get("sentinels") or []]
+    names = ep.get("master_names") or []
+    if not sentinels:
+        return [], None
+    if not names:
+        raise SystemExit("endpoints have sentinels but no master_names")
+    return sentinels, names[0]
+
+
+def split_addr(addr):
+    host, port = addr.rsplit(":", 1)
+    return host, int(port)
+
+
+_redirecting = False
+
+
+def follow_redirects(config):
+    """Make every redis-py Sentinel in this process dial the primary it
+    discovers through this client's proxy: a Sentinel reports the primary's
+    real address, which endpoints "redirect" maps to the proxied one (the
+    client-link faults act there). Used by redis_client and by tooz's
+    redis driver (its sentinel= URL builds a redis-py Sentinel)."""
+    global _redirecting
+    redirect = config["endpoints"].get("redirect") or {}
+    if _redirecting or not redirect:
+        return
+    from redis.sentinel import Sentinel
+    discover = Sentinel.discover_master
+
+    def discover_master(self, service_name):
+        host, port = discover(self, service_name)
+        to = redirect.get("%s:%d" % (host, int(port)))
+        return split_addr(to) if to else (host, port)
+    Sentinel.discover_master = discover_master
+    _redirecting = True
 
 
 def etcd_client(config):
@@ -139,6 +201,18 @@ def log(*args):
 
 
 _harness = None
+_sent = None  # perf_counter() before the last request that may win
+
+
+def sending():
+    """Call just before each request of acquire that may win the lock (each
+    try of a retry loop; for a lease granted before waiting, before the
+    lease's grant). The acquired line then carries sent_us, the time from
+    the last such call to the line, and the harness counts the promise from
+    there: without it the promise counts from the start of the acquire
+    call, before every retry."""
+    global _sent
+    _sent = time.perf_counter()
 
 
 def renewed(handle, validity_ms):
@@ -162,7 +236,7 @@ def run(make_adapter, library):
 
     make_adapter(config) connects to the backend and returns the adapter.
     """
-    global _harness
+    global _harness, _sent
     h = _harness = Harness()
     config = h.read()
     if config.get("op") != "config":
@@ -180,6 +254,7 @@ def run(make_adapter, library):
         if work["op"] == "stop":
             break
         name = prefix + work["key"]
+        _sent = None
         t0 = time.perf_counter()
         try:
             got = adapter.acquire(name, timeout)
@@ -199,6 +274,8 @@ def run(make_adapter, library):
             msg["validity_ms"] = validity_ms
         if len(got) > 3:
             msg.update(got[3])
+        if _sent is not None:
+            msg["sent_us"] = (time.perf_counter() - _sent) * 1e6
         h.send(**msg)
         h.hold(handle)
         held = getattr(adapter, "held", None)

@@ -37,6 +37,10 @@ class Adapter:
         validity_ms is how long the lock is yours without renewal.
         """
         owner = uuid.uuid4().hex.encode()
+        # The lease is granted once, before any try: its TTL runs from this
+        # grant, whichever try wins, so the winning "request" for the
+        # promise is this one (not the transaction that took the key).
+        lc.sending()
         lease = self.c.lease(self.ttl)
         t = self.c.transactions
 

@@ -12,7 +12,11 @@ The lock as written:
   token:   INCR key:fence after each grant (a fencing token that only
            grows; the resource rejects a write with an older one)
   release: a Lua script deletes the key only if it still holds our owner
-  validity_ms: the TTL (the harness counts it from before the SET)
+  validity_ms: the TTL, counted by the harness from the SET that won:
+           lc.sending() before each SET makes the acquired line say when
+           that SET was sent (sent_us). Keep it before every request that
+           may take the lock, or the promise counts from before your
+           retries (docs/client-protocol.md, sent_us).
 """
 import time
 import uuid
@@ -48,7 +52,10 @@ class Adapter:
         """
         owner = uuid.uuid4().hex
         deadline = time.monotonic() + timeout
-        while not self.r.set(name, owner, nx=True, px=self.ttl_ms):
+        while True:
+            lc.sending()  # this SET may win: the TTL counts from here
+            if self.r.set(name, owner, nx=True, px=self.ttl_ms):
+                break
             if time.monotonic() >= deadline:
                 return None
             time.sleep(self.retry)

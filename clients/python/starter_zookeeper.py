@@ -11,7 +11,11 @@ The lock as written:
   acquire: an ephemeral sequential node under the lock's path (kazoo Lock)
   token:   the node's sequence number + 1 (grows with every grant)
   promise: the session's: session_ms is the session timeout, from which
-           the harness derives how long the lock is yours
+           the harness derives how long the lock is yours. No sent_us:
+           the lock node is created by the first request of acquire, which
+           then waits for a notification, and the session's clock counts
+           from requests the harness cannot see (last_ok_ms_ago says
+           when the library last heard from the server)
 """
 import kazoo
 from kazoo.client import KazooClient, KazooState

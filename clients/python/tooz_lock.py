@@ -9,6 +9,13 @@ timeout, whole seconds) only runs out when the holder stops. redis and
 etcd3: promised validity is that TTL, and each heartbeat of the held lock
 is reported as renewed (the TTL less the time since the heartbeat was
 sent). zookeeper: the lock is the session's, reported as session_ms.
+
+sent_us: tooz retries inside acquire. redis: its lock is redis-py's Lock,
+whose every try (do_acquire, the SET NX PX) is wrapped to call
+lc.sending(); etcd3: every try of lc.poll_acquire grants a new lease, and
+calls lc.sending() first. zookeeper: none (a session lock: the lock node
+is created by the first request). On a topology with Sentinels the redis
+driver asks them for the primary (tooz's sentinel= URL).
 """
 import sys
 import time
@@ -29,11 +36,20 @@ except Exception:
 def url(driver, config):
     ttl = max(1, int(round(config["ttl_ms"] / 1000.0)))
     if driver == "redis":
-        host, port = lc.redis_endpoint(config)
         auth = ""
         if lc.env("LOCKLAB_REDIS_PASSWORD"):
             auth = "%s:%s@" % (lc.env("LOCKLAB_REDIS_USERNAME") or "", lc.env("LOCKLAB_REDIS_PASSWORD"))
-        return "redis://%s%s:%d?lock_timeout=%d&timeout=10" % (auth, host, port, ttl), ttl
+        sentinels, master = lc.redis_sentinels(config)
+        if sentinels:
+            # tooz asks the first Sentinel for master's primary (falling
+            # back to the others) and follows failovers; the address the
+            # Sentinel reports is dialled through our proxy.
+            lc.follow_redirects(config)
+            (host, port), rest = sentinels[0], sentinels[1:]
+            extra = "&sentinel=" + master + "".join("&sentinel_fallback=%s:%d" % a for a in rest)
+        else:
+            (host, port), extra = lc.redis_endpoint(config), ""
+        return "redis://%s%s:%d?lock_timeout=%d&timeout=10%s" % (auth, host, port, ttl, extra), ttl
     if driver == "zookeeper":
         return "zookeeper://%s?timeout=%d" % (lc.zk_hosts(config), ttl), ttl
     if driver == "etcd3":
@@ -73,10 +89,15 @@ class Adapter:
             lock = self.locks[name] = self.coord.get_lock(name.encode())
             if not self.zk:
                 self._report_heartbeats(lock)
+            if not self.zk and not self.etcd:
+                self._report_tries(lock)
         if self.etcd:
             # tooz's etcd3 lock wraps python-etcd3's: see lc.poll_acquire.
-            got = lc.poll_acquire(lambda: lock.acquire(blocking=False),
-                                  lc.etcd_waiter(self.coord.client, lock._lock.key), timeout)
+            # Each try grants a new lease: the TTL counts from the winner's.
+            def try_once():
+                lc.sending()
+                return lock.acquire(blocking=False)
+            got = lc.poll_acquire(try_once, lc.etcd_waiter(self.coord.client, lock._lock.key), timeout)
         else:
             got = lock.acquire(blocking=timeout)
         if not got:
@@ -84,6 +105,19 @@ class Adapter:
         if self.zk:
             return lock, 0, None, {"session_ms": self.coord._coord._session_timeout}
         return lock, 0, self.ttl * 1000
+
+    def _report_tries(self, lock):
+        """redis: tooz's lock is redis-py's Lock (lock._lock), which retries
+        inside acquire; wrap its do_acquire (one SET NX PX) so that each try
+        calls lc.sending() and the acquired line says when the winner was
+        sent."""
+        inner = lock._lock
+        try_once = inner.do_acquire
+
+        def do_acquire(token):
+            lc.sending()
+            return try_once(token)
+        inner.do_acquire = do_acquire
 
     def _report_heartbeats(self, lock):
         """Wrap the lock's heartbeat (called by tooz's heart thread for

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -217,9 +218,8 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 		ep := c.Endpoints(i)
 		specs[i] = workload.ProgramSpec{Client: i, Name: "client-check", Command: argv, Trace: tr.trace,
 			Config: workload.ProgramConfig{Client: i, Lock: "exec", Backend: f.backend,
-				Endpoints: workload.ProgramEndpoints{Redis: ep.Redis, Sentinels: ep.Sentinels, MasterNames: ep.MasterNames,
-					ZooKeeper: ep.ZooKeeper, Etcd: ep.Etcd},
-				TTLMs: 5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),
+				Endpoints: workload.ProgramEndpointsOf(ep),
+				TTLMs:     5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),
 				CriticalSectionMs: 10, AcquireTimeoutMs: acquireTimeoutMs, ReleaseTimeoutMs: releaseTimeoutMs}}
 	}
 	r := &checkResult{stderr: map[int]string{}}
@@ -297,6 +297,7 @@ func judge(r *checkResult, lines []line, runErr error, rec *workload.Recorder, s
 	}
 	checkTokens(r, lines)
 	checkPromise(r, lines)
+	checkSent(r, lines)
 	checkReleases(r, lines)
 	if sum.Violations > 0 {
 		r.add("exclusion", fail, "%d times both clients were inside the same lock at once (%d incidents)", sum.Violations, sum.Incidents)
@@ -394,6 +395,132 @@ func checkPromise(r *checkResult, lines []line) {
 		r.add("promise", pass, "validity_ms in %d grants; %d renewed lines", v, renewals)
 	}
 }
+
+// acquireCall is one acquire of the conversation: from go to acquired,
+// and whether the other client held a lock at any moment of it.
+type acquireCall struct {
+	took      time.Duration
+	contended bool
+}
+
+// acquireCalls are the granted acquires of lines, each marked contended
+// when the other client held (acquired .. released) at any moment between
+// its go and its acquired. client-check runs one key, so any holding of
+// the other client is on the same lock.
+func acquireCalls(lines []line) []acquireCall {
+	type span struct{ from, to time.Duration }
+	goAt := map[int]time.Duration{}
+	holdFrom := map[int]time.Duration{}
+	held := map[int][]span{}
+	type pending struct {
+		client   int
+		from, to time.Duration
+	}
+	var calls []pending
+	for _, l := range lines {
+		op, _ := l.msg["op"].(string)
+		switch {
+		case !l.fromProgram && op == "go":
+			goAt[l.client] = l.at
+		case l.fromProgram && op == "acquired":
+			calls = append(calls, pending{l.client, goAt[l.client], l.at})
+			holdFrom[l.client] = l.at
+		case l.fromProgram && op == "released":
+			held[l.client] = append(held[l.client], span{holdFrom[l.client], l.at})
+		}
+	}
+	end := time.Duration(1<<63 - 1)
+	for c, from := range holdFrom { // still holding at the end
+		if n := len(held[c]); n == 0 || held[c][n-1].from != from {
+			held[c] = append(held[c], span{from, end})
+		}
+	}
+	out := make([]acquireCall, 0, len(calls))
+	for _, p := range calls {
+		a := acquireCall{took: p.to - p.from}
+		for c, spans := range held {
+			if c == p.client {
+				continue
+			}
+			for _, s := range spans {
+				if s.from < p.to && s.to > p.from {
+					a.contended = true
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// median of ds (0 when empty).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// checkSent warns a program that seems to retry inside acquire without
+// saying when the winning request was sent (sent_us): its acquired lines
+// carry validity_ms, none carries sent_us, and its contended acquires (the
+// other client held the lock meanwhile) took a median of more than 4
+// times, and 5 ms more than, its uncontended ones (about one round trip).
+// Such an acquire waited for the holder, and a program that waits by
+// retrying sent the request that won long after go, where the harness
+// starts its promise without sent_us. From outside a lock that sends one
+// request and waits for the server looks the same: the warning says "if".
+// Session locks (session_ms only) are not judged: their promise counts
+// from the session's requests.
+func checkSent(r *checkResult, lines []line) {
+	var n, sent, ttl int
+	for _, l := range lines {
+		if !l.fromProgram || l.msg["op"] != "acquired" {
+			continue
+		}
+		n++
+		if _, ok := l.msg["sent_us"].(float64); ok {
+			sent++
+		}
+		if _, ok := l.msg["validity_ms"].(float64); ok {
+			ttl++
+		}
+	}
+	switch {
+	case n == 0:
+		return // no grant: the tokens check said so
+	case sent > 0:
+		r.add("sent_us", pass, "sent_us in %d of %d grants: promises count from the request that won", sent, n)
+		return
+	case ttl == 0:
+		r.add("sent_us", pass, "not needed: session promises (session_ms) count from the session's requests")
+		return
+	}
+	var un, con []time.Duration
+	for _, a := range acquireCalls(lines) {
+		if a.contended {
+			con = append(con, a.took)
+		} else {
+			un = append(un, a.took)
+		}
+	}
+	rt, wait := median(un), median(con)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	switch {
+	case len(un) == 0 || len(con) < sentMinContended:
+		r.add("sent_us", pass, "not judged: %d uncontended and %d contended acquires (want 1 and %d)", len(un), len(con), sentMinContended)
+	case wait > 4*rt && wait-rt > 5*time.Millisecond:
+		r.add("sent_us", warn, "contended acquires took a median of %.1f ms against %.1f ms uncontended (%d and %d calls), and no acquired line carried sent_us: if acquire retries (a loop of SET NX, a try-lock until it wins), the request that won went out up to %.1f ms after go and the harness counts validity_ms from go, so a grant can arrive with its promise spent and an overlap the lock caused reads as the client's fault. Send sent_us (locklab_client: lc.sending() before each try)",
+			ms(wait), ms(rt), len(con), len(un), ms(wait-rt))
+	default:
+		r.add("sent_us", pass, "none sent; contended acquires took a median of %.1f ms, uncontended %.1f ms: no sign of retries inside acquire", ms(wait), ms(rt))
+	}
+}
+
+// sentMinContended is how many contended acquires checkSent needs.
+const sentMinContended = 3
 
 // checkReleases: every release said ok.
 func checkReleases(r *checkResult, lines []line) {

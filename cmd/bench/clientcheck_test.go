@@ -51,6 +51,44 @@ while True:
     send(op="released", outcome="ok")
 `
 
+// retryClient is a tiny Redis lock program that retries SET NX PX inside
+// acquire every 5 ms; with argument "sent" its acquired line says when the
+// SET that won was sent (sent_us), with "nosent" it does not.
+const retryClient = `import json, sys, time, uuid
+import redis
+def send(**m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def read():
+    return json.loads(sys.stdin.readline())
+cfg = read()
+host, port = cfg["endpoints"]["redis"][0].rsplit(":", 1)
+r = redis.Redis(host=host, port=int(port))
+send(op="ready", version=2)
+read()
+while True:
+    send(op="next")
+    w = read()
+    if w["op"] == "stop":
+        sys.exit(0)
+    name, me = cfg["prefix"] + w["key"], uuid.uuid4().hex
+    while True:
+        sent = time.perf_counter()
+        if r.set(name, me, nx=True, px=5000):
+            break
+        time.sleep(0.005)
+    m = dict(op="acquired", token=0, validity_ms=5000)
+    if sys.argv[1] == "sent":
+        m["sent_us"] = (time.perf_counter() - sent) * 1e6
+    send(**m)
+    send(op="enter"); read()
+    send(op="read"); v = read()["value"]
+    time.sleep(0.01)
+    send(op="write", value=v + 1); read()
+    send(op="exit"); read()
+    r.delete(name)
+    send(op="released", outcome="ok")
+`
+
 // clientCheck runs bench client-check with args and returns its output and
 // error.
 func clientCheck(t *testing.T, args ...string) (string, error) {
@@ -72,29 +110,43 @@ func TestClientCheck(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(fakeClient), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	retry := filepath.Join(t.TempDir(), "retry.py")
+	if err := os.WriteFile(retry, []byte(retryClient), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	redisPy, _, err := external.Command("redis-py", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		args []string
-		want []string // lines the output must contain
+		name   string
+		args   []string
+		want   []string // lines the output must contain
+		refuse []string // ... and must not
 	}{
 		{"redis-py passes", append([]string{"--backend", "redis", "--duration", "2s", "--"}, redisPy...),
-			[]string{"PASS  version     protocol version 2", "PASS  promise     validity_ms in", "PASS  stop", "client-check: PASS"}},
+			[]string{"PASS  version     protocol version 2", "PASS  promise     validity_ms in", "PASS  sent_us     sent_us in", "PASS  stop", "client-check: PASS"}, nil},
+		{"retries without sent_us", []string{"--duration", "2s", "--", "/usr/bin/python3", retry, "nosent"},
+			[]string{"WARN  sent_us     contended acquires took a median of", "no acquired line carried sent_us", "client-check: PASS"}, nil},
+		{"retries with sent_us", []string{"--duration", "2s", "--", "/usr/bin/python3", retry, "sent"},
+			[]string{"PASS  sent_us     sent_us in", "client-check: PASS"}, []string{"WARN  sent_us"}},
 		{"no flush", []string{"--timeout", "3s", "--", "/usr/bin/python3", fake, "noflush"},
-			[]string{"FAIL  ready", "no line on stdout after 3s: flush stdout after every line (Python: print(..., flush=True))", "client-check: FAIL"}},
+			[]string{"FAIL  ready", "no line on stdout after 3s: flush stdout after every line (Python: print(..., flush=True))", "client-check: FAIL"}, nil},
 		{"bad token", []string{"--duration", "1s", "--", "/usr/bin/python3", fake, "badtoken"},
-			[]string{"FAIL  tokens", "a fencing token must increase with every grant of a lock", "client-check: FAIL"}},
+			[]string{"FAIL  tokens", "a fencing token must increase with every grant of a lock", "client-check: FAIL"}, nil},
 		{"no exit on stop", []string{"--duration", "1s", "--", "/usr/bin/python3", fake, "nostop"},
-			[]string{"FAIL  stop", `did not exit within 5s of {"op":"stop"}`, "stderr of client-0 (last lines): ignoring stop"}},
+			[]string{"FAIL  stop", `did not exit within 5s of {"op":"stop"}`, "stderr of client-0 (last lines): ignoring stop"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := clientCheck(t, c.args...)
 			for _, w := range c.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q", w)
+				}
+			}
+			for _, w := range c.refuse {
+				if strings.Contains(out, w) {
+					t.Errorf("output has %q", w)
 				}
 			}
 			passed := strings.Contains(out, "client-check: PASS")
