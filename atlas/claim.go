@@ -64,7 +64,8 @@ func quorumSection(w io.Writer, a *Atlas) {
 	}
 }
 
-// FencingBroke is what duplicate tokens and token regressions mean.
+// FencingBroke is what duplicate tokens, token regressions and grants
+// without a token (zero_tokens) mean.
 const FencingBroke = "the fencing source itself broke: no resource-side check can repair this"
 
 // basis is the sentence saying what c's verdict rests on: how many runs,
@@ -86,9 +87,8 @@ func basis(c *CellResult) string {
 			s += fmt.Sprintf(", %s, %s accepted", count(c.LostUpdates, "lost update"), count(c.StaleAccepted, "stale write"))
 		}
 		parts = append(parts, s)
-		if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
-			parts = append(parts, fmt.Sprintf("%s and %s: %s", count(c.DuplicateTokens, "duplicate token"),
-				count(c.TokenRegressions, "token regression"), FencingBroke))
+		if tokensBroke(c.SafetyFigures) {
+			parts = append(parts, tokenCounts(c)+": "+FencingBroke)
 		}
 	default:
 		parts = append(parts, applied(c)+evidence(c))
@@ -236,7 +236,7 @@ func Readings(a *Atlas) []LockReading {
 			}
 			fences = fences || c.Fences
 			applicable++
-			if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
+			if tokensBroke(c.SafetyFigures) {
 				broke = append(broke, f.Name)
 			}
 			switch c.Verdict {
@@ -288,7 +288,7 @@ func reading(fences bool, applicable, safe int, unsafe, uwf, broke, inconclusive
 		parts = append(parts, fmt.Sprintf("safe under %d of %d families", safe, applicable))
 	}
 	if len(broke) > 0 {
-		s := "its fencing tokens broke under " + join(broke) + " (duplicates or regressions: no resource-side check repairs this)"
+		s := "its fencing tokens broke under " + join(broke) + " (duplicates, regressions or grants without a token: no resource-side check repairs this)"
 		if len(parts) == 0 {
 			s = "unsafe: " + s
 		}

@@ -32,6 +32,10 @@ func TestJudgeTokens(t *testing.T) {
 		basis string
 	}{
 		{"tokens broke", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, SafetyFigures: checker.SafetyFigures{DuplicateTokens: 3}}}, Unsafe, FencingBroke},
+		// A lock that reports fencing but grants token 0: its writes pass
+		// any resource-side check, so fencing repairs nothing.
+		{"grants without a token", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, SafetyFigures: checker.SafetyFigures{ZeroTokens: 5}}}, Unsafe,
+			"0 duplicate tokens, 0 token regressions, 5 grants without a token: " + FencingBroke},
 		{"safe with window", []RunSummary{window, wide}, Safe, "safe: 2 of 2 runs with the fault applied, 212 visits in the window, 2-4 contenders"},
 		{"safe without window", []RunSummary{met, met}, Safe, "at least 40 visits begun after each fault's start"},
 		{"no fault", []RunSummary{{Verdict: "met", VisitsAfter: -1}}, Safe, "1 of 1 runs without incident, no fault applied"},
@@ -77,6 +81,9 @@ func TestReadings(t *testing.T) {
 			"unsafe: kill-leader can grant it twice (lock faults), which fencing cannot repair; only with fencing under pause-holder-long"},
 		{"no tokens", []CellResult{cell("l", "baseline", Safe, false), cell("l", "pause-holder-long", UnsafeWithoutFencing, false), cell("l", "kill-leader", Inconclusive, false)},
 			"unsafe without fencing under pause-holder-long (a holder outlived its lease), and it gives no fencing tokens; no evidence yet under kill-leader"},
+		{"grants without a token", []CellResult{cell("l", "baseline", Safe, true), cell("l", "pause-holder-long", Safe, true),
+			{Lock: "l", Family: "kill-leader", Verdict: Unsafe, Fences: true, SafetyFigures: checker.SafetyFigures{ZeroTokens: 4}}},
+			"unsafe: its fencing tokens broke under kill-leader (duplicates, regressions or grants without a token: no resource-side check repairs this)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &Atlas{Locks: []string{"l"}, Families: fams, Cells: tc.cells}
@@ -172,5 +179,26 @@ func TestAtlasPageInChromium(t *testing.T) {
 		if !strings.Contains(dom, `id="na-`+strconv.Itoa(i+1)+`"`) || !strings.Contains(dom, text(n)) {
 			t.Errorf("footnote %d (%q) missing", i+1, n)
 		}
+	}
+}
+
+// TestZeroTokensShown: a cell whose lock granted without a token is
+// flagged in atlas.md and atlas.html like duplicate tokens are.
+func TestZeroTokensShown(t *testing.T) {
+	runs := []RunSummary{{Verdict: "met", Faults: 1, FaultsApplied: 1, VisitsAfter: 40, Clients: 3,
+		SafetyFigures: checker.SafetyFigures{ZeroTokens: 6}}}
+	c := CellResult{Lock: "mine", Family: "pause-holder-long", Fences: true, RunList: runs}
+	judge(&c, 10)
+	a := &Atlas{Locks: []string{"mine"}, Families: []FamilyInfo{{Name: "pause-holder-long"}}, Cells: []CellResult{c}, Runs: 1}
+	var md, page strings.Builder
+	markdown(&md, a)
+	htmlPage(&page, a, t.TempDir())
+	for _, want := range []string{"| 0 / 0 / 6 |", "**" + FencingBroke + "**; unsafe", "6 grants without a token"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("atlas.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if !strings.Contains(page.String(), "tokens broke: 0 dup / 0 regr. / 6 zero") {
+		t.Errorf("atlas.html does not flag the cell")
 	}
 }
