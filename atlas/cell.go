@@ -61,6 +61,9 @@ type RunSummary struct {
 	Exposure   string  `json:"exposure,omitempty"`
 	ExposureMs float64 `json:"exposure_ms,omitempty"`
 	Requests   int     `json:"contenders_in_exposure,omitempty"`
+	// WithoutFault counts the run's incidents blamed on no fault
+	// (report.BlameOf): the lock broke with no fault to blame.
+	WithoutFault int `json:"incidents_without_fault,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -105,6 +108,8 @@ type CellResult struct {
 	// RecoveryS is the mean time from the fault's heal to the next
 	// completed critical section, over runs where both happened (-1: none).
 	RecoveryS float64 `json:"recovery_s"`
+	// WithoutFault sums the runs' incidents blamed on no fault.
+	WithoutFault int `json:"incidents_without_fault,omitempty"`
 	// Reproduce re-runs one violating run (unsafe cells).
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
@@ -157,6 +162,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	}
 	availability(&s, r)
 	exposureOf(&s, r)
+	s.WithoutFault = report.BlameOf(&r).Free()
 	return s
 }
 
@@ -263,6 +269,7 @@ func judge(c *CellResult, base float64) {
 			c.RunsWithIncidents++
 		}
 		c.SafetyFigures.Add(r.SafetyFigures)
+		c.WithoutFault += r.WithoutFault
 		if r.AvailabilityDuringFault != nil {
 			avail = append(avail, *r.AvailabilityDuringFault)
 		}

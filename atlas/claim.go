@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/locklab/locklab/report"
 )
 
 // Quorum is one row of the 2N+1 check: k of n Redlock primaries killed.
@@ -85,6 +87,9 @@ func basis(c *CellResult) string {
 			count(c.LockFaults, "lock fault"), count(c.ClientFaults, "client fault"))
 		if c.LostUpdates > 0 || c.StaleAccepted > 0 {
 			s += fmt.Sprintf(", %s, %s accepted", count(c.LostUpdates, "lost update"), count(c.StaleAccepted, "stale write"))
+		}
+		if c.WithoutFault > 0 {
+			s += fmt.Sprintf("; %s without any fault (before the fault or a lease after it: %s)", count(c.WithoutFault, "incident"), report.BrokenWithoutFaults)
 		}
 		parts = append(parts, s)
 		if tokensBroke(c.SafetyFigures) {
@@ -227,7 +232,7 @@ type LockReading struct {
 func Readings(a *Atlas) []LockReading {
 	var out []LockReading
 	for _, l := range a.Locks {
-		var unsafe, uwf, broke, inconclusive []string
+		var unsafe, uwf, broke, inconclusive, free []string
 		fences, applicable, safe := false, 0, 0
 		for _, f := range a.Families {
 			c := a.Cell(l, f.Name)
@@ -236,6 +241,9 @@ func Readings(a *Atlas) []LockReading {
 			}
 			fences = fences || c.Fences
 			applicable++
+			if c.WithoutFault > 0 {
+				free = append(free, f.Name)
+			}
 			if tokensBroke(c.SafetyFigures) {
 				broke = append(broke, f.Name)
 			}
@@ -252,7 +260,11 @@ func Readings(a *Atlas) []LockReading {
 				safe++
 			}
 		}
-		out = append(out, LockReading{Lock: l, Fences: fences, Reading: reading(fences, applicable, safe, unsafe, uwf, broke, inconclusive)})
+		r := reading(fences, applicable, safe, unsafe, uwf, broke, inconclusive)
+		if len(free) > 0 {
+			r = report.BrokenWithoutFaults + ": incidents with no fault to blame in " + strings.Join(free, ", ") + "; " + r
+		}
+		out = append(out, LockReading{Lock: l, Fences: fences, Reading: r})
 	}
 	return out
 }
