@@ -28,8 +28,9 @@ type RunSummary struct {
 	Reason  string `json:"reason,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Ops     int64  `json:"ops"`
-	// SafetyFigures are the run's; non-zero duplicate_tokens or
-	// token_regressions mean the fencing source itself broke.
+	// SafetyFigures are the run's; non-zero duplicate_tokens,
+	// token_regressions or zero_tokens mean the fencing source itself
+	// broke.
 	checker.SafetyFigures
 	Rate       float64 `json:"rate"`                  // completed critical sections per second, whole run
 	RateDuring float64 `json:"rate_during"`           // during the fault(s)
@@ -60,6 +61,9 @@ type RunSummary struct {
 	Exposure   string  `json:"exposure,omitempty"`
 	ExposureMs float64 `json:"exposure_ms,omitempty"`
 	Requests   int     `json:"contenders_in_exposure,omitempty"`
+	// WithoutFault counts the run's incidents blamed on no fault
+	// (report.BlameOf): the lock broke with no fault to blame.
+	WithoutFault int `json:"incidents_without_fault,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -84,9 +88,9 @@ type CellResult struct {
 	Rate     float64 `json:"rate"`
 	RateLow  float64 `json:"rate_low"`
 	RateHigh float64 `json:"rate_high"`
-	// SafetyFigures sum the runs': non-zero duplicate_tokens or
-	// token_regressions mean the fencing source itself broke, which no
-	// resource-side check can repair (the cell is unsafe).
+	// SafetyFigures sum the runs': non-zero duplicate_tokens,
+	// token_regressions or zero_tokens mean the fencing source itself
+	// broke, which no resource-side check can repair (the cell is unsafe).
 	checker.SafetyFigures
 	// Basis is the sentence saying what the cell's claim rests on ("safe:
 	// 5 of 5 runs with the fault applied, 212 visits in the window, 2-4
@@ -104,6 +108,8 @@ type CellResult struct {
 	// RecoveryS is the mean time from the fault's heal to the next
 	// completed critical section, over runs where both happened (-1: none).
 	RecoveryS float64 `json:"recovery_s"`
+	// WithoutFault sums the runs' incidents blamed on no fault.
+	WithoutFault int `json:"incidents_without_fault,omitempty"`
 	// Reproduce re-runs one violating run (unsafe cells).
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
@@ -156,6 +162,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	}
 	availability(&s, r)
 	exposureOf(&s, r)
+	s.WithoutFault = report.BlameOf(&r).Free()
 	return s
 }
 
@@ -262,6 +269,7 @@ func judge(c *CellResult, base float64) {
 			c.RunsWithIncidents++
 		}
 		c.SafetyFigures.Add(r.SafetyFigures)
+		c.WithoutFault += r.WithoutFault
 		if r.AvailabilityDuringFault != nil {
 			avail = append(avail, *r.AvailabilityDuringFault)
 		}
@@ -288,7 +296,7 @@ func judge(c *CellResult, base float64) {
 	switch {
 	case c.NotApplicable != "":
 		c.Verdict = NotApplicable
-	case c.LockFaults > 0 || c.DuplicateTokens > 0 || c.TokenRegressions > 0:
+	case c.LockFaults > 0 || tokensBroke(c.SafetyFigures):
 		c.Verdict = Unsafe
 	case c.RunsWithIncidents > 0 || c.LostUpdates > 0 || c.StaleAccepted > 0:
 		c.Verdict = UnsafeWithoutFencing
@@ -300,6 +308,13 @@ func judge(c *CellResult, base float64) {
 		c.Verdict = Safe
 	}
 	c.Basis = basis(c)
+}
+
+// tokensBroke reports whether figures show a broken fencing source:
+// duplicate tokens, token regressions, or grants without a token from a
+// lock that reports fencing (zero_tokens).
+func tokensBroke(f checker.SafetyFigures) bool {
+	return f.DuplicateTokens > 0 || f.TokenRegressions > 0 || f.ZeroTokens > 0
 }
 
 func mean(xs []float64) float64 {

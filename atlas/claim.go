@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/locklab/locklab/report"
 )
 
 // Quorum is one row of the 2N+1 check: k of n Redlock primaries killed.
@@ -64,7 +66,8 @@ func quorumSection(w io.Writer, a *Atlas) {
 	}
 }
 
-// FencingBroke is what duplicate tokens and token regressions mean.
+// FencingBroke is what duplicate tokens, token regressions and grants
+// without a token (zero_tokens) mean.
 const FencingBroke = "the fencing source itself broke: no resource-side check can repair this"
 
 // basis is the sentence saying what c's verdict rests on: how many runs,
@@ -85,10 +88,12 @@ func basis(c *CellResult) string {
 		if c.LostUpdates > 0 || c.StaleAccepted > 0 {
 			s += fmt.Sprintf(", %s, %s accepted", count(c.LostUpdates, "lost update"), count(c.StaleAccepted, "stale write"))
 		}
+		if c.WithoutFault > 0 {
+			s += fmt.Sprintf("; %s without any fault (before the fault or a lease after it: %s)", count(c.WithoutFault, "incident"), report.BrokenWithoutFaults)
+		}
 		parts = append(parts, s)
-		if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
-			parts = append(parts, fmt.Sprintf("%s and %s: %s", count(c.DuplicateTokens, "duplicate token"),
-				count(c.TokenRegressions, "token regression"), FencingBroke))
+		if tokensBroke(c.SafetyFigures) {
+			parts = append(parts, tokenCounts(c)+": "+FencingBroke)
 		}
 	default:
 		parts = append(parts, applied(c)+evidence(c))
@@ -227,7 +232,7 @@ type LockReading struct {
 func Readings(a *Atlas) []LockReading {
 	var out []LockReading
 	for _, l := range a.Locks {
-		var unsafe, uwf, broke, inconclusive []string
+		var unsafe, uwf, broke, inconclusive, free []string
 		fences, applicable, safe := false, 0, 0
 		for _, f := range a.Families {
 			c := a.Cell(l, f.Name)
@@ -236,7 +241,10 @@ func Readings(a *Atlas) []LockReading {
 			}
 			fences = fences || c.Fences
 			applicable++
-			if c.DuplicateTokens > 0 || c.TokenRegressions > 0 {
+			if c.WithoutFault > 0 {
+				free = append(free, f.Name)
+			}
+			if tokensBroke(c.SafetyFigures) {
 				broke = append(broke, f.Name)
 			}
 			switch c.Verdict {
@@ -252,7 +260,11 @@ func Readings(a *Atlas) []LockReading {
 				safe++
 			}
 		}
-		out = append(out, LockReading{Lock: l, Fences: fences, Reading: reading(fences, applicable, safe, unsafe, uwf, broke, inconclusive)})
+		r := reading(fences, applicable, safe, unsafe, uwf, broke, inconclusive)
+		if len(free) > 0 {
+			r = report.BrokenWithoutFaults + ": incidents with no fault to blame in " + strings.Join(free, ", ") + "; " + r
+		}
+		out = append(out, LockReading{Lock: l, Fences: fences, Reading: r})
 	}
 	return out
 }
@@ -288,7 +300,7 @@ func reading(fences bool, applicable, safe int, unsafe, uwf, broke, inconclusive
 		parts = append(parts, fmt.Sprintf("safe under %d of %d families", safe, applicable))
 	}
 	if len(broke) > 0 {
-		s := "its fencing tokens broke under " + join(broke) + " (duplicates or regressions: no resource-side check repairs this)"
+		s := "its fencing tokens broke under " + join(broke) + " (duplicates, regressions or grants without a token: no resource-side check repairs this)"
 		if len(parts) == 0 {
 			s = "unsafe: " + s
 		}

@@ -102,10 +102,20 @@ func faultText(c *CellResult) string {
 
 // tokenFlag flags a cell whose fencing tokens broke, "" otherwise.
 func tokenFlag(c *CellResult) string {
-	if c.DuplicateTokens == 0 && c.TokenRegressions == 0 {
+	if !tokensBroke(c.SafetyFigures) {
 		return ""
 	}
-	return fmt.Sprintf("%s, %s: %s", count(c.DuplicateTokens, "duplicate token"), count(c.TokenRegressions, "token regression"), FencingBroke)
+	return tokenCounts(c) + ": " + FencingBroke
+}
+
+// tokenCounts is "1 duplicate token, 0 token regressions", with the
+// grants without a token when there were any.
+func tokenCounts(c *CellResult) string {
+	s := fmt.Sprintf("%s, %s", count(c.DuplicateTokens, "duplicate token"), count(c.TokenRegressions, "token regression"))
+	if c.ZeroTokens > 0 {
+		s += ", " + count(c.ZeroTokens, "grant") + " without a token"
+	}
+	return s
 }
 
 // availText is the cell's availability during the fault: the runs' own
@@ -212,7 +222,7 @@ func markdown(w io.Writer, a *Atlas) {
 	for _, m := range meanings {
 		fmt.Fprintf(w, "- **%s**: %s\n", m.verdict, m.meaning)
 	}
-	fmt.Fprintf(w, "\n%s Duplicate tokens or token regressions are flagged: %s.\n\n", cellNote, FencingBroke)
+	fmt.Fprintf(w, "\n%s Duplicate tokens, token regressions and grants without a token (zero tokens from a lock that reports fencing) are flagged: %s.\n\n", cellNote, FencingBroke)
 	notes, idx := naNotes(a)
 	fmt.Fprint(w, "## Grid\n\n| lock | fencing |")
 	for _, f := range a.Families {
@@ -254,7 +264,7 @@ func markdown(w io.Writer, a *Atlas) {
 		}
 	}
 	fmt.Fprint(w, "\n## Cells\n\n")
-	fmt.Fprintln(w, "| family | lock | verdict | incidents (rate, Wilson 95%) | lock / client faults | duplicate tokens / regressions | stale accepted / rejected | lost updates | availability during fault | during / after vs baseline | recovery | basis |")
+	fmt.Fprintln(w, "| family | lock | verdict | incidents (rate, Wilson 95%) | lock / client faults | duplicate tokens / regressions / zero tokens | stale accepted / rejected | lost updates | availability during fault | during / after vs baseline | recovery | basis |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range a.Cells {
 		if c.Verdict == NotApplicable {
@@ -268,9 +278,9 @@ func markdown(w io.Writer, a *Atlas) {
 		if tokenFlag(&c) != "" {
 			basis = "**" + FencingBroke + "**; " + basis
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d/%d (%.2f, %.2f-%.2f) | %d / %d | %d / %d | %d / %d | %d | %s | %s / %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %d/%d (%.2f, %.2f-%.2f) | %d / %d | %d / %d / %d | %d / %d | %d | %s | %s / %s | %s | %s |\n",
 			c.Family, c.Lock, c.Verdict, c.RunsWithIncidents, c.Runs, c.Rate, c.RateLow, c.RateHigh,
-			c.LockFaults, c.ClientFaults, c.DuplicateTokens, c.TokenRegressions, c.StaleAccepted, c.StaleRejected, c.LostUpdates,
+			c.LockFaults, c.ClientFaults, c.DuplicateTokens, c.TokenRegressions, c.ZeroTokens, c.StaleAccepted, c.StaleRejected, c.LostUpdates,
 			avail, pct(c.AvailDuring), pct(c.AvailAfter), secs(c.RecoveryS), basis)
 	}
 	quorumSection(w, a)
@@ -314,7 +324,7 @@ func htmlPage(w io.Writer, a *Atlas, dir string) {
 	for _, m := range meanings {
 		fmt.Fprintf(w, "<tr><td><span class=\"chip\" style=\"background:%s\"></span><b>%s</b></td><td>%s</td></tr>\n", colours[m.verdict], e(m.verdict), e(m.meaning))
 	}
-	fmt.Fprintf(w, "<tr><td><span class=\"flag\">tokens broke</span></td><td>duplicate fencing tokens or token regressions: %s</td></tr>\n", e(FencingBroke))
+	fmt.Fprintf(w, "<tr><td><span class=\"flag\">tokens broke</span></td><td>duplicate fencing tokens, token regressions or grants without a token: %s</td></tr>\n", e(FencingBroke))
 	fmt.Fprintf(w, "</table><p>%s</p>\n", e(cellNote))
 
 	notes, idx := naNotes(a)
@@ -335,7 +345,7 @@ func htmlPage(w io.Writer, a *Atlas, dir string) {
 			fmt.Fprintf(w, `<td class="c" style="background:%s" title="%s"><div class="v">%s</div><div class="k">%s</div><div class="k">avail. %s</div>`,
 				colours[c.Verdict], e(c.Basis), e(rateText(c)), e(faultText(c)), e(availText(c)))
 			if tokenFlag(c) != "" {
-				fmt.Fprintf(w, `<div class="flag" title="%s">tokens broke: %d dup / %d regr.</div>`, e(tokenFlag(c)), c.DuplicateTokens, c.TokenRegressions)
+				fmt.Fprintf(w, `<div class="flag" title="%s">tokens broke: %d dup / %d regr. / %d zero</div>`, e(tokenFlag(c)), c.DuplicateTokens, c.TokenRegressions, c.ZeroTokens)
 			}
 			fmt.Fprintf(w, "<details><summary>basis, runs</summary><small>%s</small><br>", e(c.Basis))
 			for _, r := range c.RunList {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
+	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -32,11 +33,17 @@ func TestJudgeTokens(t *testing.T) {
 		basis string
 	}{
 		{"tokens broke", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, SafetyFigures: checker.SafetyFigures{DuplicateTokens: 3}}}, Unsafe, FencingBroke},
+		// A lock that reports fencing but grants token 0: its writes pass
+		// any resource-side check, so fencing repairs nothing.
+		{"grants without a token", []RunSummary{met, {Verdict: "met", Faults: 1, FaultsApplied: 1, SafetyFigures: checker.SafetyFigures{ZeroTokens: 5}}}, Unsafe,
+			"0 duplicate tokens, 0 token regressions, 5 grants without a token: " + FencingBroke},
 		{"safe with window", []RunSummary{window, wide}, Safe, "safe: 2 of 2 runs with the fault applied, 212 visits in the window, 2-4 contenders"},
 		{"safe without window", []RunSummary{met, met}, Safe, "at least 40 visits begun after each fault's start"},
 		{"no fault", []RunSummary{{Verdict: "met", VisitsAfter: -1}}, Safe, "1 of 1 runs without incident, no fault applied"},
 		{"lock fault", []RunSummary{met, {Verdict: "failed", SafetyFigures: checker.SafetyFigures{Incidents: 1, LockFaults: 2}}}, Unsafe, "1 of 2 runs with an incident (2 lock faults, 0 client faults)"},
 		{"inconclusive", []RunSummary{met, {Verdict: "inconclusive", Reason: "0 visits after fault 0"}}, Inconclusive, "1 run without evidence (0 visits after fault 0)"},
+		{"incidents without any fault", []RunSummary{met, {Verdict: "failed", WithoutFault: 2, SafetyFigures: checker.SafetyFigures{Incidents: 3, LockFaults: 3}}}, Unsafe,
+			"1 of 2 runs with an incident (3 lock faults, 0 client faults); 2 incidents without any fault (before the fault or a lease after it: broken without faults)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := CellResult{RunList: tc.runs}
@@ -77,6 +84,14 @@ func TestReadings(t *testing.T) {
 			"unsafe: kill-leader can grant it twice (lock faults), which fencing cannot repair; only with fencing under pause-holder-long"},
 		{"no tokens", []CellResult{cell("l", "baseline", Safe, false), cell("l", "pause-holder-long", UnsafeWithoutFencing, false), cell("l", "kill-leader", Inconclusive, false)},
 			"unsafe without fencing under pause-holder-long (a holder outlived its lease), and it gives no fencing tokens; no evidence yet under kill-leader"},
+		// A lock that broke before the fault (or long after it) is not
+		// read as broken by the fault.
+		{"broken without faults", []CellResult{cell("l", "baseline", Safe, true),
+			{Lock: "l", Family: "kill-leader", Verdict: Unsafe, WithoutFault: 2, SafetyFigures: checker.SafetyFigures{LockFaults: 3}}},
+			"broken without faults: incidents with no fault to blame in kill-leader; unsafe: kill-leader can grant it twice (lock faults), which fencing cannot repair"},
+		{"grants without a token", []CellResult{cell("l", "baseline", Safe, true), cell("l", "pause-holder-long", Safe, true),
+			{Lock: "l", Family: "kill-leader", Verdict: Unsafe, Fences: true, SafetyFigures: checker.SafetyFigures{ZeroTokens: 4}}},
+			"unsafe: its fencing tokens broke under kill-leader (duplicates, regressions or grants without a token: no resource-side check repairs this)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &Atlas{Locks: []string{"l"}, Families: fams, Cells: tc.cells}
@@ -172,5 +187,45 @@ func TestAtlasPageInChromium(t *testing.T) {
 		if !strings.Contains(dom, `id="na-`+strconv.Itoa(i+1)+`"`) || !strings.Contains(dom, text(n)) {
 			t.Errorf("footnote %d (%q) missing", i+1, n)
 		}
+	}
+}
+
+// TestZeroTokensShown: a cell whose lock granted without a token is
+// flagged in atlas.md and atlas.html like duplicate tokens are.
+func TestZeroTokensShown(t *testing.T) {
+	runs := []RunSummary{{Verdict: "met", Faults: 1, FaultsApplied: 1, VisitsAfter: 40, Clients: 3,
+		SafetyFigures: checker.SafetyFigures{ZeroTokens: 6}}}
+	c := CellResult{Lock: "mine", Family: "pause-holder-long", Fences: true, RunList: runs}
+	judge(&c, 10)
+	a := &Atlas{Locks: []string{"mine"}, Families: []FamilyInfo{{Name: "pause-holder-long"}}, Cells: []CellResult{c}, Runs: 1}
+	var md, page strings.Builder
+	markdown(&md, a)
+	htmlPage(&page, a, t.TempDir())
+	for _, want := range []string{"| 0 / 0 / 6 |", "**" + FencingBroke + "**; unsafe", "6 grants without a token"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("atlas.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if !strings.Contains(page.String(), "tokens broke: 0 dup / 0 regr. / 6 zero") {
+		t.Errorf("atlas.html does not flag the cell")
+	}
+}
+
+// TestWithoutFaultFromRealRun: a committed reference run of redis-set-del
+// (released by plain DEL) under restart-empty: one lock fault during the
+// restart, and a DEL cascade that goes on at 4.6 s, a lease and more after
+// the restart at 1.5 s, with no fault to blame.
+func TestWithoutFaultFromRealRun(t *testing.T) {
+	dir := filepath.Join(reference, "runs/restart-empty/redis-set-del/run-1")
+	res, err := report.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(res, 1, dir)
+	if s.WithoutFault != 1 || s.LockFaults != 2 {
+		t.Errorf("incidents without any fault %d, lock faults %d: want 1 of 2", s.WithoutFault, s.LockFaults)
+	}
+	if got := report.Headline(&res.Runs[0]); !strings.HasPrefix(got, "broken without faults: 1 lock fault without any fault, the first at 4.644 s (first fault at 1.5 s); 1 more incident during restart redis-0") {
+		t.Errorf("headline %q", got)
 	}
 }

@@ -67,7 +67,10 @@ func SafetyClass(run *Run) string {
 func runSafety(run *Run) (string, string) {
 	faults := FaultNames(run)
 	under := "(no fault in this run)"
-	if len(faults) > 0 {
+	switch {
+	case Answer(run) == BrokenWithoutFaults && len(faults) > 0:
+		under = withoutAnyFaultWords + " (faults: " + strings.Join(faults, ", ") + ")"
+	case len(faults) > 0:
 		under = "under " + strings.Join(faults, ", ")
 	}
 	switch c := SafetyClass(run); c {
@@ -136,6 +139,10 @@ func availabilityString(a *float64) string {
 // which fault, and whether fencing repairs it.
 func Reading(run *Run) string {
 	under := "under " + faultTypes(run)
+	b := BlameOf(run)
+	if len(b.Faults) > 0 {
+		under = "under " + strings.Join(b.Faults, ", ")
+	}
 	broke := ""
 	if tokensBroke(run) {
 		counts := plural(run.DuplicateTokens, "duplicate token") + ", " + plural(run.TokenRegressions, "token regression")
@@ -148,6 +155,11 @@ func Reading(run *Run) string {
 	switch {
 	case run.Error != "":
 		return "no reading: the run failed (" + run.Error + ")"
+	case b.Free() > 0:
+		s = BrokenWithoutFaults + ": " + freeText(run, b) + " — it fails with no fault to blame"
+		if b.FreeLock > 0 || b.Lock > 0 {
+			s += "; fencing cannot repair a lock fault"
+		}
 	case run.LockFaults > 0:
 		s = fmt.Sprintf("unsafe: %s %s — the lock granted twice; fencing cannot repair this", plural(run.LockFaults, "lock fault"), under)
 	case run.ClientFaults > 0 && broke != "":

@@ -151,6 +151,7 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 	case !r.Complete:
 		d.note("Partial result: some runs did not complete (see Status).")
 	}
+	d.note("Answer: " + ResultHeadline(r))
 	verdictNote(d, r)
 	answerSection(d, r)
 	if r.Description != "" {

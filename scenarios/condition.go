@@ -158,6 +158,8 @@ func (e *Expect) field(name string) *string {
 		return &e.DuplicateTokens
 	case "token_regressions":
 		return &e.TokenRegressions
+	case "zero_tokens":
+		return &e.ZeroTokens
 	case "throughput":
 		return &e.Throughput
 	case "acquire_p50_ms":

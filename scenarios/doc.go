@@ -141,7 +141,7 @@
 // Counts take whole numbers: 0, N, ">0", ">=N", "<N", "<=N", "==N" (a bare
 // N means ==N). They are violations, stale_tokens, stale_rejected,
 // stale_accepted, lost_updates, errors, incidents, lock_faults,
-// client_faults, duplicate_tokens and token_regressions.
+// client_faults, duplicate_tokens, token_regressions and zero_tokens.
 //
 // Performance gates take real numbers, written N or N.M with the same
 // operators (">=5000", "<=20", ">0.5", "==0"), and gate CI on performance:

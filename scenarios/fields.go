@@ -173,6 +173,7 @@ var expectDocs = map[string]Field{
 	"client_faults":             {Doc: "incidents where the earlier holder stayed inside after its promise ran out: fencing repairs them"},
 	"duplicate_tokens":          {Doc: "visits presenting a non-zero token another holder presented before"},
 	"token_regressions":         {Doc: "grants whose token is not greater than one granted earlier in real time"},
+	"zero_tokens":               {Doc: "grants without a token (token 0) from a lock that reports fencing: its writes pass any resource-side check"},
 	"stale_tokens":              {Doc: "writes with a token lower than one the resource had seen"},
 	"stale_rejected":            {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
 	"stale_accepted":            {Doc: "stale writes the resource applied"},

@@ -34,7 +34,7 @@ var (
 	workloadFields = fieldNames("workload")
 	resourceFields = fieldNames("resource")
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
-		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions",
+		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "zero_tokens",
 		"throughput", "acquire_p50_ms", "acquire_p99_ms", "handoff_p50_ms", "availability_during_fault", "min_visits"}
 	lockFields = fieldNames("locks[]")
 

@@ -118,13 +118,15 @@ type Expect struct {
 	StaleAccepted string // stale writes the resource applied
 	LostUpdates   string
 	Errors        string
-	// Incidents, LockFaults, ClientFaults, DuplicateTokens and
-	// TokenRegressions are the verdict fields (docs/results.md).
+	// Incidents, LockFaults, ClientFaults, DuplicateTokens,
+	// TokenRegressions and ZeroTokens are the verdict fields
+	// (docs/results.md).
 	Incidents        string
 	LockFaults       string
 	ClientFaults     string
 	DuplicateTokens  string
 	TokenRegressions string
+	ZeroTokens       string
 	// Performance gates: conditions on real numbers (">=5000", "<=20",
 	// ">0.5"), met or failed, never inconclusive. Throughput is completed
 	// operations per second over the run; AcquireP50Ms, AcquireP99Ms and

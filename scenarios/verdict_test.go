@@ -58,3 +58,25 @@ expect:
 		t.Error("min_visits: -1 accepted")
 	}
 }
+
+// TestExpectZeroTokens: zero_tokens is a condition like duplicate_tokens:
+// grants without a token from a fencing lock fail "0", and a 0 with no
+// evidence is inconclusive; a bad value names the file and line.
+func TestExpectZeroTokens(t *testing.T) {
+	s := mustParse(t, "name: t\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad]\nexpect:\n  default: {zero_tokens: 0}\n")
+	e, ok := s.ExpectFor(Lock{Name: "redis-cad"})
+	if !ok || e.ZeroTokens != "0" {
+		t.Fatalf("expect %+v", e)
+	}
+	checks := e.Evaluate(Counts{SafetyFigures: checker.SafetyFigures{ZeroTokens: 3}}, "")
+	if len(checks) != 1 || checks[0].Verdict != checker.VerdictFailed || checks[0].Line() != "zero_tokens: got 3, want 0" {
+		t.Errorf("checks %+v, want zero_tokens failed: got 3, want 0", checks)
+	}
+	if v := Verdict(e.Evaluate(Counts{}, "fault 0 did not apply")); v != checker.VerdictInconclusive {
+		t.Errorf("verdict %s without evidence, want inconclusive", v)
+	}
+	_, err := Parse("x.yaml", []byte("name: t\ncluster: {redis: {primaries: 1}}\nlocks: [redis-cad]\nexpect:\n  default: {zero_tokens: many}\n"))
+	if err == nil || !strings.Contains(err.Error(), "x.yaml:5") || !strings.Contains(err.Error(), "zero_tokens") {
+		t.Errorf("zero_tokens: many: error %v, want one naming x.yaml:5 and the field", err)
+	}
+}

@@ -102,19 +102,35 @@ func Matrix(w io.Writer, results []*report.Result) string {
 	}
 	fmt.Fprintln(w, "\nlock fault: the lock granted twice within its own promise; nothing on the client side repairs this.")
 	fmt.Fprintln(w, "client fault: a holder stayed inside after its promise ran out; fencing repairs this.")
+	answers(w, results)
 	if !judged {
-		fmt.Fprintln(w, "\nverdict: none (no expectation applies to any lock: an expect section with a default entry judges every lock)")
+		fmt.Fprintln(w, "verdict: none (no expectation applies to any lock: an expect section with a default entry judges every lock)")
 		return ""
 	}
 	switch verdict {
 	case checker.VerdictMet:
-		fmt.Fprintln(w, "\nverdict: met (every expectation met)")
+		fmt.Fprintln(w, "verdict: met (every expectation met)")
 	case checker.VerdictInconclusive:
-		fmt.Fprintln(w, "\nverdict: inconclusive (no expectation failed, but some safety claims have no evidence: see the reasons above)")
+		fmt.Fprintln(w, "verdict: inconclusive (no expectation failed, but some safety claims have no evidence: see the reasons above)")
 	default:
-		fmt.Fprintln(w, "\nverdict: failed (some expectations failed: see the failed cells and each result's expectations)")
+		fmt.Fprintln(w, "verdict: failed (some expectations failed: see the failed cells and each result's expectations)")
 	}
 	return verdict
+}
+
+// answers prints what each result showed, its first line before the
+// verdict: broken without faults, broken by a fault, unsafe without
+// fencing or safe (report.ResultHeadline). The verdict says whether the
+// expectations held; a broken and a correct program can both fail theirs.
+func answers(w io.Writer, results []*report.Result) {
+	fmt.Fprintln(w)
+	for _, r := range results {
+		prefix := "answer: "
+		if len(results) > 1 {
+			prefix = "answer (" + r.Scenario + "): "
+		}
+		fmt.Fprintln(w, prefix+report.ResultHeadline(r))
+	}
 }
 
 func uniq(ss []string) []string {
