@@ -41,7 +41,7 @@ func TestExecPlan(t *testing.T) {
 			if l.Name != "exec" || l.Label != "mine" || l.Options["backend"] != "zookeeper" || l.Options["command"] != `["python3","my","client.py"]` {
 				t.Errorf("%s: lock entry %+v", c.Key(), l)
 			}
-		case "clock-jump", "restart-empty", "kill-1-of-3":
+		case "power-cut-everysec", "restart-empty", "kill-1-of-3":
 			if c.NotApplicable == "" {
 				t.Errorf("%s applies to a ZooKeeper program", c.Key())
 			}

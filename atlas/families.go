@@ -182,17 +182,21 @@ func Families() []Family {
 			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "none") }},
 		{Name: "restart-always", Doc: "the same restart with appendonly yes, appendfsync always: the node reloads its keys",
 			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "always") }},
-		{Name: "clock-jump", Doc: "a Redis node's clock jumps 10 x ttl forward: its keys expire early",
+		{Name: "clock-jump", Doc: "a Redis node's (one Redlock node's, the ZooKeeper leader's) own wall clock jumps 10 x ttl forward while a holder is inside (real: the clock shim)",
 			Fault: func(t timing, l lockInfo) (setup, string) {
-				if l.Backend != locks.Redis {
-					return notApplicable(string(l.Backend) + " times sessions and leases by the leader's monotonic clock: a wall-clock jump does not expire them")
+				return clockFault(t, l, "offset: "+ms(10*t.TTL), "clock-jump")
+			}},
+		{Name: "clock-jump-back", Doc: "the same node's clock jumps 10 x ttl back: keys live longer, nothing may break",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				s, reason := clockFault(t, l, "offset: -"+ms(10*t.TTL), "clock-jump")
+				if reason == "" {
+					s.Control = "a clock that moves back only lengthens a key's life: no second grant is possible"
 				}
-				s, _ := usual(l, aimed("clock-jump", t.at(), keyHeldCS(t), "node: redis-0, offset: "+ms(10*t.TTL)))
-				s.CS = keyHeldCS(t)
-				if l.Quorum {
-					s.Control = oneOfThree
-				}
-				return s, ""
+				return s, reason
+			}},
+		{Name: "clock-drift", Doc: "the same node's clock runs 1.5x fast for 2.5 x ttl: keys expire after 2/3 of their ttl (against Redlock's drift factor)",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				return clockFault(t, l, "for: "+ms(t.long())+", rate: 1.5", "clock-drift")
 			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
 			Fault: func(t timing, l lockInfo) (setup, string) {
@@ -219,6 +223,32 @@ func Families() []Family {
 				return bareMajority(t, l, func(at time.Duration) string {
 					return aimed("clock-jump", at, majorityTTL(t)*3/8, "node: "+sharedNode+", offset: "+ms(10*majorityTTL(t)))
 				})
+			}},
+		{Name: "power-cut", Doc: "the Redis primary (appendfsync always), one Redlock node or the ZooKeeper/etcd leader loses power while a holder is inside: what was fsynced survives",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				if l.Backend == locks.Redis {
+					c, _ := serversWith(l, "always")
+					return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimed("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")},
+						Control: "appendfsync always: everything acknowledged was fsynced, so the holder's key survives"}, ""
+				}
+				s, _ := usual(l, aimed("power-cut", t.at(), t.critical(), "node: "+leader(l)+", delay: 0s"))
+				s.Control = "the members fsync their log before they answer: no acknowledged session or lease is lost"
+				return s, ""
+			}},
+		{Name: "power-cut-everysec", Doc: "a Redis primary with appendfsync everysec (a Redlock bare majority's shared node) loses power while a holder is inside: the key written less than a second ago is gone",
+			Fault: func(t timing, l lockInfo) (setup, string) {
+				switch {
+				case l.Backend != locks.Redis:
+					return notApplicable(string(l.Backend) + " fsyncs before it answers (cluster.*.fsync: true): power-cut is its family")
+				case l.Quorum:
+					s, reason := bareMajority(t, l, func(at time.Duration) string {
+						return aimed("power-cut", at, majorityTTL(t)*3/8, "node: "+sharedNode+", delay: 0s")
+					})
+					s.Cluster = strings.Replace(s.Cluster, "persistence: none", "persistence: everysec", 1)
+					return s, reason
+				}
+				c, _ := serversWith(l, "everysec")
+				return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimed("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}}, ""
 			}},
 		killK(1, 3), killK(2, 3), killK(1, 5), killK(2, 5), killK(3, 5),
 	}
@@ -291,6 +321,25 @@ func partitionHolder(t timing, l lockInfo) (setup, string) {
 	s.CS = 3 * t.TTL
 	s.Run = t.at() + t.long() + 2*t.TTL + s.CS
 	s.Renew = true
+	return s, ""
+}
+
+// clockFault is a clock fault (kind, with fields) aimed at the Redis
+// primary, one Redlock node or the ZooKeeper leader while a holder is
+// inside; etcd's clock cannot be moved (a Go program reads the vDSO), nor
+// can servers in containers.
+func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
+	switch {
+	case l.Backend == locks.Etcd:
+		return notApplicable("etcd is a Go program that reads the clock from the vDSO: the clock shim cannot move its clock")
+	case t.Provider == cluster.ProviderDocker:
+		return notApplicable("provider docker: the images do not carry the clock shim")
+	}
+	s, _ := usual(l, aimed(kind, t.at(), keyHeldCS(t), "node: "+leader(l)+", "+fields))
+	s.CS = keyHeldCS(t)
+	if l.Quorum {
+		s.Control = oneOfThree
+	}
 	return s, ""
 }
 

@@ -21,6 +21,8 @@ type Exposure struct {
 	// all (the union of its stretches).
 	Exposed  bool
 	Duration time.Duration
+	// Until is when the race closed last (its last stretch's end).
+	Until time.Duration
 	// Held says the fault hit a live holder and the lock kept protecting it
 	// throughout: its promise ran until it left or the fault ended, and the
 	// fault took no state.
@@ -141,6 +143,7 @@ func holderExposure(f FaultSpan, h ExpVisit, fEnd time.Duration, sends []Send) E
 	ivs = union(ivs)
 	for _, iv := range ivs {
 		e.Duration += iv.hi - iv.lo
+		e.Until = max(e.Until, iv.hi)
 	}
 	if e.Duration > 0 {
 		e.Exposed = true

@@ -42,6 +42,9 @@ func BlameWindow(run *Run, f FaultWindow) (from, to float64, ok bool) {
 		return 0, 0, false
 	}
 	from, to = f.StartS, max(f.EndS, f.StartS)+run.TTLMs/1000
+	if f.ExposureEndS > 0 {
+		to = max(to, f.ExposureEndS)
+	}
 	if f.LostAtS != nil && f.Exposed != nil && *f.Exposed {
 		to = max(to, *f.LostAtS+f.ExposureMs/1000)
 	}

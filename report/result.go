@@ -278,6 +278,9 @@ type FaultWindow struct {
 	Held                 bool    `json:"held,omitempty"`
 	ContendersInExposure int     `json:"contenders_in_exposure"`
 	ExposureNote         string  `json:"exposure_note,omitempty"`
+	// ExposureEndS is when the race the fault opened closed last (absent:
+	// it never opened, or the result predates the field).
+	ExposureEndS float64 `json:"exposure_end_s,omitempty"`
 }
 
 // IncidentEvent is one incident: a maximal group of overlapping visits.

@@ -101,6 +101,9 @@ func exposures(out []report.FaultWindow, ws []faults.Window, elapsed time.Durati
 		exposed := e.Exposed
 		out[i].Exposed, out[i].ExposureMs, out[i].Held = &exposed, msf(e.Duration), e.Held
 		out[i].ContendersInExposure, out[i].ExposureNote = e.Attempts, e.Why
+		if e.Exposed {
+			out[i].ExposureEndS = e.Until.Seconds()
+		}
 		if out[i].Holder == "" && e.Holder >= 0 {
 			out[i].Holder = faults.ClientName(e.Holder)
 		}
