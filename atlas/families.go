@@ -194,9 +194,16 @@ func Families() []Family {
 				}
 				return s, reason
 			}},
-		{Name: "clock-drift", Doc: "the same node's clock runs 1.5x fast for 2.5 x ttl: keys expire after 2/3 of their ttl (against Redlock's drift factor)",
+		{Name: "clock-drift", Doc: "the same node's clock runs 1.5x fast for 2.5 x ttl while holders stay inside 4/5 of the ttl: keys expire after 2/3 of it (against Redlock's drift factor)",
 			Fault: func(t timing, l lockInfo) (setup, string) {
-				return clockFault(t, l, "for: "+ms(t.long())+", rate: 1.5", "clock-drift")
+				s, reason := clockFault(t, l, "for: "+ms(t.long())+", rate: 1.5", "clock-drift")
+				if reason == "" {
+					// A key expires 2/3 of a ttl after its grant: a holder
+					// inside 4/5 of it, hit early, outlives its key.
+					s.CS = t.TTL * 4 / 5
+					s.Faults[0] = aimed("clock-drift", t.at(), t.TTL/9, "node: "+leader(l)+", for: "+ms(t.long())+", rate: 1.5")
+				}
+				return s, reason
 			}},
 		{Name: "latency-small", Doc: "ttl/20 added on every link of every server for 2.5 x ttl: must be safe", Control: true,
 			Fault: func(t timing, l lockInfo) (setup, string) {

@@ -29,19 +29,24 @@ type Exposure struct {
 	Held bool
 	// Attempts are the other clients' requests for the holder's key that
 	// could have won the race: sent during the exposure (Exposed), or in
-	// the fault's window while the holder was inside (Held).
+	// the fault's window until a lease after the holder left (Held: the
+	// lock kept refusing them while it protected the holder, then handed
+	// the key on in order).
 	Attempts int
 	// Why says, when neither Exposed nor Held, why the race never opened.
 	Why string
 }
 
 // FaultSpan is a fault as the exposure needs it: its window, the client
-// it was aimed at (-1: none) and when it took the lock state (Lost).
+// it was aimed at (-1: none), when it took the lock state (Lost), and the
+// run's lease: a held fault's requests are counted in its window up to a
+// lease after the holder left.
 type FaultSpan struct {
 	Start, End time.Duration
 	Client     int
 	Lost       bool
 	LostAt     time.Duration
+	Lease      time.Duration
 }
 
 // ExpVisit is one visit as the exposure sees it: Exit is -1 while inside;
@@ -150,7 +155,7 @@ func holderExposure(f FaultSpan, h ExpVisit, fEnd time.Duration, sends []Send) E
 		e.Attempts = countSends(sends, h.Client, ivs)
 		return e
 	}
-	until := min(fEnd, h.Exit)
+	until := min(fEnd, h.Exit+f.Lease)
 	switch {
 	case !h.Promised && !h.Unbounded:
 		e.Why = fmt.Sprintf("the race never opened: client-%d reported no promise, so no stretch of it can be judged", h.Client)

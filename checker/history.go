@@ -79,6 +79,9 @@ type FaultLine struct {
 	Bit    *bool  `json:"bit,omitempty"`
 	Error  string `json:"error,omitempty"`
 	LostAt *int64 `json:"lost_at_ns,omitempty"`
+	// Lease is the run's lease (ns): a held fault's requests count up to
+	// a lease after the holder left.
+	Lease int64 `json:"lease_ns,omitempty"`
 }
 
 // OpRecorder is implemented by resources that also take the client-side

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,13 @@ func (localProvider) launch(ctx context.Context, n *Node, c command) (process, e
 	fmt.Fprintf(f, "\n=== locklab %s: start %s\n", time.Now().Format(time.RFC3339Nano), c)
 	cmd := exec.Command(c.path, c.args...)
 	cmd.Dir = c.dir
+	if n.LossyDisk() {
+		// Never chdir into a lossy (FUSE) mount between fork and exec: the
+		// child then waits on this process's FUSE server while this
+		// process waits on the child's exec (a deadlock seen in the
+		// atlas). Every server takes its data dir as an absolute path.
+		cmd.Dir = filepath.Dir(c.dir)
+	}
 	cmd.Env = append(os.Environ(), c.env...)
 	// A *os.File as Stdout/Stderr is handed to the child directly: no copy
 	// goroutine, so Wait returns as soon as the server exits even when a

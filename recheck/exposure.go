@@ -40,6 +40,7 @@ type expLine struct {
 		Index  int    `json:"index"`
 		Error  string `json:"error"`
 		LostAt *int64 `json:"lost_at_ns"`
+		Lease  int64  `json:"lease_ns"`
 	} `json:"fault"`
 }
 
@@ -71,6 +72,7 @@ type faultLine struct {
 	failed        bool
 	lost          bool
 	lostAt        int64
+	lease         int64
 }
 
 type expRun struct {
@@ -165,7 +167,7 @@ func (rn *expRun) take(l expLine) {
 		if l.Fault == nil {
 			return
 		}
-		f := faultLine{index: l.Fault.Index, client: l.Client, from: l.Invoke, to: l.Return, failed: l.Fault.Error != ""}
+		f := faultLine{index: l.Fault.Index, client: l.Client, from: l.Invoke, to: l.Return, failed: l.Fault.Error != "", lease: l.Fault.Lease}
 		if l.Fault.LostAt != nil {
 			f.lost, f.lostAt = true, *l.Fault.LostAt
 		}
@@ -266,6 +268,6 @@ func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
 	if to <= f.from {
 		to = rn.last
 	}
-	e.Held, e.Attempts = true, count([][2]int64{{f.from, min(to, out)}})
+	e.Held, e.Attempts = true, count([][2]int64{{f.from, min(to, out+f.lease)}})
 	return e
 }

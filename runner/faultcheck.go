@@ -66,14 +66,14 @@ func insideOf(res *checker.Shared) func(context.Context, time.Duration) (faults.
 // out, same order) opened the race it exists for (checker.Exposure), fills
 // out's exposure fields, and writes a fault line per fault into the
 // history so a re-check can judge it again.
-func exposures(out []report.FaultWindow, ws []faults.Window, elapsed time.Duration, res *checker.Shared) {
+func exposures(out []report.FaultWindow, ws []faults.Window, elapsed, lease time.Duration, res *checker.Shared) {
 	spans := make([]checker.FaultSpan, len(ws))
 	for i, w := range ws {
 		end := w.End
 		if end == 0 || end > elapsed {
 			end = elapsed
 		}
-		spans[i] = checker.FaultSpan{Start: w.Start, End: end, Client: -1}
+		spans[i] = checker.FaultSpan{Start: w.Start, End: end, Client: -1, Lease: lease}
 		if w.Aim != nil {
 			spans[i].Client = w.Aim.Client
 			out[i].Holder = faults.ClientName(w.Aim.Client)
@@ -87,7 +87,7 @@ func exposures(out []report.FaultWindow, ws []faults.Window, elapsed time.Durati
 	}
 	exp := res.Exposure(spans)
 	for i, w := range ws {
-		line := checker.FaultLine{Index: i, Type: w.Type, Target: w.Target, Bit: w.Bit, Error: w.Err}
+		line := checker.FaultLine{Index: i, Type: w.Type, Target: w.Target, Bit: w.Bit, Error: w.Err, Lease: int64(lease)}
 		if w.LostAt != nil {
 			ns := int64(*w.LostAt)
 			line.LostAt = &ns

@@ -212,7 +212,7 @@ func (r *run) drive(ctx context.Context, pt Point, cl *cluster.Cluster, clients 
 	stopFaults() // heals whatever is still applied, resumes paused clients
 	ws := <-windows
 	out.Faults = faultWindows(pt, ws, elapsed, resource)
-	exposures(out.Faults, ws, elapsed, resource)
+	exposures(out.Faults, ws, elapsed, time.Duration(out.TTLMs*float64(time.Millisecond)), resource)
 	counters, serr := clients.Finish(wcfg, rec)
 	stop()
 	<-progressDone
