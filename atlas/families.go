@@ -128,6 +128,14 @@ func aimed(kind string, at, cs time.Duration, rest string) string {
 		ms(at), kind, ms(cs*9/10), rest)
 }
 
+// aimedEarly is aimed with the phase drawn from the first third of the
+// critical section: faults that take the key (restarts, clock jumps, power
+// cuts) leave the holder inside long enough after the server serves again
+// for the race to be tried.
+func aimedEarly(kind string, at, cs time.Duration, rest string) string {
+	return aimed(kind, at, cs/3, rest)
+}
+
 // oneOfThree is why a fault on one of three Redlock primaries is a
 // control: the holder's key stays on the other two, a majority.
 const oneOfThree = "the holder's key stays on 2 of the 3 Redlock primaries, a majority: no second grant is possible"
@@ -169,8 +177,11 @@ func Families() []Family {
 		{Name: "pause-leader", Doc: "the Redis primary, one Redlock node or the ZooKeeper/etcd leader paused (SIGSTOP) for 2.5 x ttl",
 			Fault: func(t timing, l lockInfo) (setup, string) {
 				s, _ := usual(l, aimed("pause", t.at(), t.critical(), "for: "+ms(t.long())+", node: "+leader(l)))
-				if l.Quorum {
+				switch {
+				case l.Quorum:
 					s.Control = oneOfThree
+				case l.Backend == locks.Redis:
+					s.Control = "a paused single primary grants nothing while paused, and the holder leaves before its lease ends"
 				}
 				return s, ""
 			}},
@@ -235,7 +246,7 @@ func Families() []Family {
 			Fault: func(t timing, l lockInfo) (setup, string) {
 				if l.Backend == locks.Redis {
 					c, _ := serversWith(l, "always")
-					return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimed("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")},
+					return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimedEarly("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")},
 						Control: "appendfsync always: everything acknowledged was fsynced, so the holder's key survives"}, ""
 				}
 				s, _ := usual(l, aimed("power-cut", t.at(), t.critical(), "node: "+leader(l)+", delay: 0s"))
@@ -255,7 +266,7 @@ func Families() []Family {
 					return s, reason
 				}
 				c, _ := serversWith(l, "everysec")
-				return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimed("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}}, ""
+				return setup{Cluster: c, CS: keyHeldCS(t), Faults: []string{aimedEarly("power-cut", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}}, ""
 			}},
 		killK(1, 3), killK(2, 3), killK(1, 5), killK(2, 5), killK(3, 5),
 	}
@@ -342,7 +353,7 @@ func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
 	case t.Provider == cluster.ProviderDocker:
 		return notApplicable("provider docker: the images do not carry the clock shim")
 	}
-	s, _ := usual(l, aimed(kind, t.at(), keyHeldCS(t), "node: "+leader(l)+", "+fields))
+	s, _ := usual(l, aimedEarly(kind, t.at(), keyHeldCS(t), "node: "+leader(l)+", "+fields))
 	s.CS = keyHeldCS(t)
 	if l.Quorum {
 		s.Control = oneOfThree
@@ -355,7 +366,7 @@ func restart(t timing, l lockInfo, persistence string) (setup, string) {
 		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
 	}
 	c, _ := serversWith(l, persistence)
-	s := setup{Cluster: c, Faults: []string{aimed("restart", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}, CS: keyHeldCS(t)}
+	s := setup{Cluster: c, Faults: []string{aimedEarly("restart", t.at(), keyHeldCS(t), "node: redis-0, delay: 0s")}, CS: keyHeldCS(t)}
 	switch {
 	case persistence == "always":
 		s.Control = "appendfsync always: the node reloads the holder's key, so no second grant is possible"
@@ -366,13 +377,12 @@ func restart(t timing, l lockInfo, persistence string) (setup, string) {
 }
 
 // keyHeldCS is the critical section of the families whose fault acts on
-// the lock key on one node (a restart, a clock jump): a quarter of the
-// lease. Longer than the default ttl/5, so a holder's key is there most of
-// the time and the fault finds one to lose (a restart landing in a
-// hand-off finds none: a fault that did not bite); short enough that the
-// evidence window, the fault and one lease after it, holds at least three
-// visits (with ttl/2 it held two).
-func keyHeldCS(t timing) time.Duration { return t.TTL / 4 }
+// the lock key on one node (a restart, a clock jump, a power cut): half
+// the lease. The fault fires in its first third (aimedEarly), so the
+// holder stays inside for a few hundred milliseconds after the server
+// serves again without its key: long enough for the waiters, which ask
+// again every quarter lease (acquire_timeout), to try the open race.
+func keyHeldCS(t timing) time.Duration { return t.TTL / 2 }
 
 // Sentinel timings (redis-failover explains them): the replica lags by
 // failoverLag, longer than kill-to-promotion (about 2-3s), so the promoted
@@ -497,12 +507,16 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	if s.CS > 0 {
 		cs = s.CS
 	}
-	clients := 3
+	clients := 4
 	if s.Clients > 0 {
 		clients = s.Clients
 	}
-	fmt.Fprintf(&b, "workload:\n  clients: %d\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  process_per_client: true\n",
-		clients, ms(run), ms(ttl), ms(cs))
+	// Waiters give up after a quarter lease and ask again, as a tryLock
+	// loop does: every waiter keeps sending requests while a race is open,
+	// whatever its lock's own wait (a long backoff, a notification that
+	// never comes), so an open race is tried, not waited out.
+	fmt.Fprintf(&b, "workload:\n  clients: %d\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  acquire_timeout: %s\n  process_per_client: true\n",
+		clients, ms(run), ms(ttl), ms(cs), ms(ttl/4))
 	if len(s.Faults) > 0 {
 		b.WriteString("faults:\n")
 		for _, f := range s.Faults {

@@ -35,6 +35,10 @@ type Exposure struct {
 	Attempts int
 	// Why says, when neither Exposed nor Held, why the race never opened.
 	Why string
+	// Setting marks a fault in place before any client entered (a cut
+	// that shapes the cluster, a lagging replica): it opens no race of its
+	// own, and the run's other faults are judged instead.
+	Setting bool
 }
 
 // FaultSpan is a fault as the exposure needs it: its window, the client
@@ -101,6 +105,9 @@ func exposureOf(f FaultSpan, visits []ExpVisit, sends map[string][]Send, end tim
 	}
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Enter < hs[j].Enter })
 	if len(hs) == 0 {
+		if !enteredBy(visits, f.Start) {
+			return Exposure{Holder: -1, Setting: true, Why: "in place before the first visit: it sets the stage and opens no race of its own"}
+		}
 		why := "the fault missed its target: no client was inside its critical section when it struck"
 		if f.Client >= 0 {
 			why = fmt.Sprintf("the fault missed its target: client-%d had left its critical section when it struck", f.Client)
@@ -121,6 +128,16 @@ func exposureOf(f FaultSpan, visits []ExpVisit, sends map[string][]Send, end tim
 		}
 	}
 	return best
+}
+
+// enteredBy reports whether some visit entered at or before t.
+func enteredBy(visits []ExpVisit, t time.Duration) bool {
+	for _, v := range visits {
+		if v.Enter <= t {
+			return true
+		}
+	}
+	return false
 }
 
 // holderExposure judges fault f for one holder h.

@@ -21,6 +21,9 @@ type Exposure struct {
 	DurationNs int64
 	Held       bool
 	Attempts   int
+	// Setting: no visit had entered when the fault started; it opens no
+	// race of its own.
+	Setting bool
 }
 
 // expLine is the part of a history line the exposure reads.
@@ -179,7 +182,13 @@ func (rn *expRun) take(l expLine) {
 // struck (the one it was aimed at, if any), the first that opened the race
 // with the most requests, else the first the lock held with the most.
 func (rn *expRun) judge(f faultLine) Exposure {
-	best := Exposure{Index: f.index, Holder: -1}
+	best := Exposure{Index: f.index, Holder: -1, Setting: true}
+	for _, s := range rn.order {
+		if s.in <= f.from {
+			best.Setting = false
+			break
+		}
+	}
 	found := false
 	for _, s := range rn.order {
 		out := s.out

@@ -281,6 +281,10 @@ type FaultWindow struct {
 	// ExposureEndS is when the race the fault opened closed last (absent:
 	// it never opened, or the result predates the field).
 	ExposureEndS float64 `json:"exposure_end_s,omitempty"`
+	// Setting marks a fault in place before any client entered (a cut
+	// shaping the cluster): it opens no race of its own and the run's
+	// other faults carry the claim.
+	Setting bool `json:"setting,omitempty"`
 }
 
 // IncidentEvent is one incident: a maximal group of overlapping visits.

@@ -102,6 +102,8 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		switch {
 		case f.Error != "":
 			why = append(why, fmt.Sprintf("fault %d (%s %s) did not apply: %s", i, f.Type, f.Target, f.Error))
+		case f.Exposed != nil && f.Setting && !allSettings(run.Faults):
+			// in place before anyone entered: the other faults carry the claim
 		case f.Exposed != nil:
 			if w := exposureShort(i, f, minVisits); w != "" {
 				why = append(why, w)
@@ -123,6 +125,18 @@ func noEvidence(run *report.Run, inWindow []checker.WindowEvidence, minVisits in
 		why = append(why, fmt.Sprintf("%d resource-call errors: visits went unchecked", n))
 	}
 	return strings.Join(why, "; ")
+}
+
+// allSettings reports whether every fault of fs that applied is a setting
+// (checker.Exposure.Setting): then none opened a race and the claim has
+// nothing to rest on.
+func allSettings(fs []report.FaultWindow) bool {
+	for _, f := range fs {
+		if f.Error == "" && !f.Setting {
+			return false
+		}
+	}
+	return true
 }
 
 // exposureShort says why fault i's exposure (checker.Exposure, in f) does

@@ -104,6 +104,7 @@ func exposures(out []report.FaultWindow, ws []faults.Window, elapsed, lease time
 		if e.Exposed {
 			out[i].ExposureEndS = e.Until.Seconds()
 		}
+		out[i].Setting = e.Setting
 		if out[i].Holder == "" && e.Holder >= 0 {
 			out[i].Holder = faults.ClientName(e.Holder)
 		}

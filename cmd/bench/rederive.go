@@ -49,6 +49,10 @@ func rederive(run report.Run, rc recheck.Figures, exps []recheck.Exposure, keyCl
 			derived{name + " held", strconv.FormatBool(f.Held), strconv.FormatBool(ok && e.Held)},
 			derived{name + " exposure_ms", fmt.Sprintf("%.0f", f.ExposureMs), fmt.Sprintf("%.0f", float64(e.DurationNs)/1e6)},
 			derived{name + " contenders_in_exposure", strconv.Itoa(f.ContendersInExposure), strconv.Itoa(e.Attempts)})
+		out = append(out, derived{name + " setting", strconv.FormatBool(f.Setting), strconv.FormatBool(ok && e.Setting)})
+		if e.Setting && !allSettingsOf(exps) {
+			continue
+		}
 		if !(e.Exposed || e.Held) || e.Attempts < minVisits {
 			why = append(why, name+": race not shown open or held with enough requests")
 		}
@@ -96,4 +100,14 @@ func rederive(run report.Run, rc recheck.Figures, exps []recheck.Exposure, keyCl
 		all = checker.VerdictFailed
 	}
 	return append(out, derived{"verdict", run.Verdict, all})
+}
+
+// allSettingsOf reports whether every judged fault is a setting.
+func allSettingsOf(exps []recheck.Exposure) bool {
+	for _, e := range exps {
+		if !e.Setting {
+			return false
+		}
+	}
+	return true
 }
