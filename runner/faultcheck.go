@@ -73,6 +73,7 @@ func exposures(out []report.FaultWindow, ws []faults.Window, elapsed, lease time
 		if end == 0 || end > elapsed {
 			end = elapsed
 		}
+		end = max(end, w.Start) // a fault that started as the run ended
 		spans[i] = checker.FaultSpan{Start: w.Start, End: end, Client: -1, Lease: lease}
 		if w.Aim != nil {
 			spans[i].Client = w.Aim.Client
