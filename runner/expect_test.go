@@ -49,7 +49,8 @@ func TestEvaluateVerdicts(t *testing.T) {
 			report.Run{Faults: []report.FaultWindow{kill}, Errors: map[string]int64{workload.ErrResource: 1}}, []checker.WindowEvidence{contended}},
 		{"violation", checker.VerdictFailed, "violations: got 2",
 			report.Run{Faults: []report.FaultWindow{kill}, SafetyFigures: checker.SafetyFigures{Violations: 2, Incidents: 1, ClientFaults: 1}}, nil},
-		{"no faults, enough visits", checker.VerdictMet, "", report.Run{}, nil},
+		{"no faults, enough visits", checker.VerdictMet, "", report.Run{KeyClients: 2}, nil},
+		{"no faults, one client per key", checker.VerdictInconclusive, "nobody contended", report.Run{KeyClients: 1}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
