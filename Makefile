@@ -37,7 +37,7 @@ help:
 	@echo "make test       the whole test suite on real servers (installs deps)"
 	@echo "make test-stress N=10  the whole suite N times, each failed test with its failure rate"
 	@echo "make calibrate  the harness against each backend's own limit (mem ceiling, redis-benchmark, commit cost)"
-	@echo "make atlas      every lock against every fault family, ATLAS_RUNS=5 runs per cell (~75 min on 2 cores)"
+	@echo "make atlas      every lock against every fault family, ATLAS_RUNS=5 runs per cell (over an hour on 2 cores)"
 	@echo "make report     regenerate results/reference/ (compare-all + fault library, ~20 min)"
 	@echo "make deps       apt-get install the servers when missing"
 	@echo "make build      bin/bench, bin/chaos and bin/libclockshim.so (the clock faults' preload library)"
