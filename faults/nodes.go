@@ -125,14 +125,7 @@ func (restartAction) apply(ctx context.Context, env Env, f Fault) (effect, error
 	if err := n.Kill(ctx); err != nil {
 		return eff, err
 	}
-	if f.Delay > 0 {
-		timer := time.NewTimer(f.Delay)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-		}
-	}
+	sleepUntil(ctx, time.Now().Add(f.Delay)) // down for delay, or until the run ends
 	down := elapsed(t0)
 	err = heal(ctx, n.Start)
 	eff.detail = fmt.Sprintf("killed, started again after %v, serving after %v", down, elapsed(t0))

@@ -58,14 +58,7 @@ func (powerCutAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 	if err != nil {
 		return eff, err
 	}
-	if f.Delay > 0 {
-		timer := time.NewTimer(f.Delay)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
-		}
-	}
+	sleepUntil(ctx, time.Now().Add(f.Delay)) // down for delay, or until the run ends
 	down := elapsed(t0)
 	err = heal(ctx, n.Start)
 	dropped := fmt.Sprintf("dropped %s unsynced in %s", plural(int(loss.Bytes), "byte"), plural(len(loss.Files), "file"))
