@@ -64,22 +64,7 @@ func TestNetnsInterrupts(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(after)
-		tree := descendants(cmd.Process.Pid)
-		sig := syscall.SIGINT
-		if kill {
-			sig = syscall.SIGKILL
-		}
-		_ = cmd.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("run %d: still running 60 s after %v", i, sig)
-		}
+		tree := interrupt(t, cmd, i, after, kill)
 		log.Close()
 		if kill {
 			waitDead(tree, 10*time.Second)
@@ -96,7 +81,7 @@ func TestNetnsInterrupts(t *testing.T) {
 		for pid, st := range tree {
 			if stat, ok := procStart(pid); ok && stat == st {
 				b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-				t.Errorf("run %d (%v): process %d left: %s", i, sig, pid, strings.ReplaceAll(string(b), "\x00", " "))
+				t.Errorf("run %d (%v): process %d left: %s", i, signalOf(kill), pid, strings.ReplaceAll(string(b), "\x00", " "))
 			}
 		}
 		names, err := os.ReadDir("/run/netns")
@@ -106,7 +91,7 @@ func TestNetnsInterrupts(t *testing.T) {
 		for _, n := range names {
 			for pid := range tree {
 				if strings.HasPrefix(n.Name(), cluster.NetnsPrefix+strconv.Itoa(pid)+"-") {
-					t.Errorf("run %d (%v): namespace %s left", i, sig, n.Name())
+					t.Errorf("run %d (%v): namespace %s left", i, signalOf(kill), n.Name())
 				}
 			}
 		}
@@ -212,4 +197,35 @@ func waitDead(tree map[int]uint64, d time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond) // poll: their parents reap them
 	}
+}
+
+// interrupt waits after (the moment of the interrupt, not a
+// synchronisation), then sends run i's harness SIGINT, or SIGKILL when kill,
+// and waits up to 60 s for it to exit; it returns the harness's process
+// tree as it was just before the signal.
+func interrupt(t *testing.T, cmd *exec.Cmd, i int, after time.Duration, kill bool) map[int]uint64 {
+	t.Helper()
+	time.Sleep(after)
+	tree := descendants(cmd.Process.Pid)
+	sig := signalOf(kill)
+	_ = cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("run %d: still running 60 s after %v", i, sig)
+	}
+	return tree
+}
+
+// signalOf is the signal an interrupted run gets: SIGKILL when kill, else
+// SIGINT (Ctrl-C).
+func signalOf(kill bool) syscall.Signal {
+	if kill {
+		return syscall.SIGKILL
+	}
+	return syscall.SIGINT
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,22 +54,7 @@ func TestPowerCutInterrupts(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(after) // the moment of the interrupt, not synchronisation
-		tree := descendants(cmd.Process.Pid)
-		sig := syscall.SIGINT
-		if kill {
-			sig = syscall.SIGKILL
-		}
-		_ = cmd.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("run %d: still running 60 s after %v", i, sig)
-		}
+		tree := interrupt(t, cmd, i, after, kill)
 		log.Close()
 		if kill {
 			// A harness killed while a server it forks changes into the
@@ -91,7 +75,7 @@ func TestPowerCutInterrupts(t *testing.T) {
 		for pid, st := range tree {
 			if stat, ok := procStart(pid); ok && stat == st {
 				b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-				t.Errorf("run %d (%v): process %d left: %s", i, sig, pid, strings.ReplaceAll(string(b), "\x00", " "))
+				t.Errorf("run %d (%v): process %d left: %s", i, signalOf(kill), pid, strings.ReplaceAll(string(b), "\x00", " "))
 			}
 		}
 		left, _, err := cluster.LossyMountCleanup(dir, true, true) // dry run: list every one
@@ -99,7 +83,7 @@ func TestPowerCutInterrupts(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range left {
-			t.Errorf("run %d (%v): lossyfs mount left at %s", i, sig, m)
+			t.Errorf("run %d (%v): lossyfs mount left at %s", i, signalOf(kill), m)
 		}
 		if t.Failed() {
 			cluster.LossyMountCleanup(dir, true, false)
