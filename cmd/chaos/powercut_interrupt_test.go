@@ -54,7 +54,11 @@ func TestPowerCutInterrupts(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		tree := interrupt(t, cmd, i, after, kill)
+		tree := interrupt(t, cmd, i, after, kill, func() {
+			if _, _, err := cluster.LossyMountCleanup(dir, true, false); err != nil {
+				t.Logf("run %d: cleanup: %v", i, err)
+			}
+		})
 		log.Close()
 		if kill {
 			// A harness killed while a server it forks changes into the
