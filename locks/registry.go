@@ -66,6 +66,10 @@ type Spec struct {
 	Renews bool
 	// Broken marks variants that are unsafe by design (kept to show why).
 	Broken bool
+	// Kind is what the lock promises about holders inside at once ("" is
+	// a mutex); a KindRW lock's Lockers implement SharedLocker, a
+	// KindSemaphore lock declares PermitsOptionSpec among its Options.
+	Kind Kind
 	// InProcess marks locks that are real only among the clients of one
 	// process (the calibration lock "mem"): they cannot run with
 	// process_per_client or pause-client faults.
