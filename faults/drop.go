@@ -11,8 +11,15 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
+// Directions of a drop fault (contract values of its direction field).
+const (
+	DropRequest = "request" // what the client side sends is lost
+	DropReply   = "reply"   // what the server answers is lost, after it acted
+)
+
 // dropAction makes each selected link swallow what the side that opened a
-// connection sends (a toxiproxy timeout toxic on the upstream): the proxy
+// connection sends (a toxiproxy timeout toxic on the upstream; with
+// direction: reply, what the other side answers, on the downstream): the proxy
 // accepts connections and reads their data but passes none of it on, so
 // requests vanish, no reply comes and neither end sees an error — a
 // middlebox that eats packets after the handshake, or a server that
@@ -26,12 +33,16 @@ func (dropAction) check(t *topology, f Fault) error { return checkLinkFault(t, f
 
 func (dropAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	closeAfter := f.Duration("close_after")
-	what := "data sent to the server dropped on"
+	stream, lost := cluster.StreamUp, "data sent to the server"
+	if f.Direction == DropReply {
+		stream, lost = cluster.StreamDown, "the server's replies"
+	}
+	what := lost + " dropped on"
 	if closeAfter > 0 {
-		what = fmt.Sprintf("connections idle for %v closed, data sent to the server dropped on", closeAfter)
+		what = fmt.Sprintf("connections idle for %v closed, %s dropped on", closeAfter, lost)
 	}
 	return applyToxic(ctx, env, f, true, func(l *cluster.Link) (string, error) {
-		return l.Timeout(closeAfter, cluster.StreamUp)
+		return l.Timeout(closeAfter, stream)
 	}, what)
 }
 

@@ -43,6 +43,37 @@ func TestDrop(t *testing.T) {
 	}
 }
 
+// TestDropReply: with direction: reply the server acts on a request whose
+// answer never arrives: the SET times out on the client and is in Redis.
+func TestDropReply(t *testing.T) {
+	c := redisCluster(t, cluster.RedisSpec{}, 1)
+	ctx := ctxT(t, 60*time.Second)
+	env := testEnv(t, c)
+	dropped := client(t, c, 0, "redis-0", 300*time.Millisecond)
+	f := Fault{Type: Drop, Link: "client-0->redis-0"}
+	if err := f.SetValue("direction", DropReply); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(c.Plan(), false, []Fault{f}); err != nil {
+		t.Fatal(err)
+	}
+	eff, heal := apply(t, ctx, env, f)
+	if ev := (dropAction{}).observe(ctx, env, f, eff); !ev.bit {
+		t.Errorf("drop did not see itself bite: %s", ev.seen)
+	}
+	if err := dropped.Set(ctx, "k", "during", 0).Err(); !isTimeout(err) {
+		t.Errorf("SET through the link whose replies are dropped: %v, want a timeout", err)
+	}
+	if v, err := direct(t, c, "redis-0").Get(ctx, "k").Result(); err != nil || v != "during" {
+		t.Errorf("the SET whose reply was dropped did not act: k = %q, %v", v, err)
+	}
+	heal()
+	noToxics(t, c)
+	if err := dropped.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING after heal: %v", err)
+	}
+}
+
 // TestDropCloseAfter: with close_after (a value field Fault holds in
 // Values) a connection that received nothing for that long is closed:
 // the client reads EOF, not a timeout.

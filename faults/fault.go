@@ -26,7 +26,8 @@ type Fault struct {
 	// Percent is loss's share of packets dropped, 1..100.
 	Percent int
 	// Direction is a partition's: DirectionBoth (""), DirectionOut or
-	// DirectionIn (provider netns only).
+	// DirectionIn (provider netns only); or a drop's: DropRequest ("")
+	// or DropReply.
 	Direction string
 	// Values holds the value fields a row of the fault table declares
 	// that have no field above (by name: a time.Duration, an int, a

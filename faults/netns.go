@@ -42,7 +42,7 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 	case typ.Netns && !netns:
 		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider netns (root); provider %s "+
 			"has only proxies", f.Type, t.Provider))
-	case (f.Direction == DirectionOut || f.Direction == DirectionIn) && !netns:
+	case f.Type == Partition && (f.Direction == DirectionOut || f.Direction == DirectionIn) && !netns:
 		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
 			"directions of a connection or neither", f.Direction))
 	}

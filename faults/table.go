@@ -119,6 +119,8 @@ var (
 		Hint: "how long each of offset and true time lasts, e.g. period: 2s", Doc: "how long the clock stays at each of offset and true time"}
 	percentValue = Value{Name: "percent", Kind: KindPercent, Required: true, Example: "10",
 		Hint: "the share of packets to drop, e.g. percent: 10", Doc: "loss: the share of packets dropped, both ways, at random"}
+	dropDirectionValue = Value{Name: "direction", Kind: KindEnum, Allowed: []string{DropRequest, DropReply}, Default: DropRequest, Example: DropReply,
+		Doc: "drop: request swallows what the client side sends (the server never sees it), reply what the server answers (it acted: a lock taken, extended or released, and the client never learns it)"}
 	directionValue = Value{Name: "direction", Kind: KindEnum, Allowed: []string{DirectionBoth, DirectionOut, DirectionIn}, Default: "both", Example: "out",
 		Doc: "partition, provider netns: out drops only the packets leaving the first group (isolate: the node), in only those entering it"}
 )
@@ -170,8 +172,8 @@ var table = []Type{
 		Observes: "the process's own clock at offset when it started and where the flips put it at the end"},
 	{Name: Drop, Target: OnLinkOrNode, Heals: true, External: true, Proxied: true, action: dropAction{},
 		Values: []Value{{Name: "close_after", Kind: KindDuration, Default: "0: never", Example: "2s",
-			Doc: "drop: a connection that received nothing for this long is closed"}},
-		Doc:      "the link(s) accept connections but swallow what the client side sends: requests vanish without an error; healing closes the connections that lost data",
+			Doc: "drop: a connection that received nothing for this long is closed"}, dropDirectionValue},
+		Doc:      "the link(s) accept connections but swallow what the client side sends (direction: reply, what the server answers: the server acted, its answer is lost): no error on either side; healing closes the connections that lost data",
 		Observes: "a probed link that answered before the fault gets no reply while it acts"},
 	// loss and blackhole declare no Bounds: chaos explore draws for the
 	// proxy providers, where they are refused.

@@ -327,10 +327,18 @@ func faultsMD(b *strings.Builder) {
 	var rows []Field
 	for _, name := range faults.FieldNames {
 		f := faultField(name)
+		docs := map[string]bool{f.Doc: true}
 		var types []string
 		for _, typ := range faults.Types() {
 			if ft, _ := faults.Lookup(typ); slices.Contains(ft.Fields(), name) {
 				types = append(types, typ)
+				// A type declaring the field its own way adds its values and doc.
+				if g := faultFieldOf(typ, name); !docs[g.Doc] {
+					docs[g.Doc] = true
+					f.Doc += "; " + g.Doc
+					f.Allowed = append(slices.Clone(f.Allowed), g.Allowed...)
+					f.Default = ""
+				}
 			}
 		}
 		if len(types) < len(faults.Types()) {
@@ -551,7 +559,7 @@ func buildSchema(specs []locks.Spec) obj {
 		ft, _ := faults.Lookup(typ)
 		props := obj{}
 		for _, name := range ft.Fields() {
-			f := faultField(name)
+			f := faultFieldOf(typ, name)
 			s := kindSchema(f.Kind)
 			if f.Kind == KindDuration && f.Bounds == "≠ 0" { // a signed value (faults.Value.Signed)
 				s = obj{"$ref": "#/$defs/signedDuration"}

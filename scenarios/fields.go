@@ -239,6 +239,26 @@ func faultField(name string) Field {
 		f.Path = name
 		return f
 	}
+	return valueField(v)
+}
+
+// faultFieldOf is faultField as fault type typ declares the field: two
+// types may declare one value name differently (a partition's direction
+// and a drop's).
+func faultFieldOf(typ, name string) Field {
+	if ft, ok := faults.Lookup(typ); ok {
+		for _, v := range ft.Values {
+			if v.Name == name {
+				return valueField(v)
+			}
+		}
+	}
+	return faultField(name)
+}
+
+// valueField is the reference row of a value field's declaration.
+func valueField(v faults.Value) Field {
+	name := v.Name
 	f := Field{Path: name, Kind: KindInt, Default: v.Default, Allowed: v.Allowed, Bounds: v.Bounds(), Example: v.Example, Doc: v.Doc}
 	switch v.Kind {
 	case faults.KindDuration:
