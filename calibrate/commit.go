@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,6 +66,26 @@ type commitOps struct {
 	write, del, read func() error
 }
 
+// retryOnce runs op again, once, after an error transient says is a
+// dropped connection (a loaded machine can stall a client past its
+// server's read timeout; the client reconnects on its own): a sample
+// lost to it is taken again, not a calibration failed. after, when the
+// first try may have acted before the connection dropped, maps the
+// retry's error ("already exists", "no such node") to nil.
+func retryOnce(op func() error, transient, after func(error) bool) func() error {
+	return func() error {
+		err := op()
+		if err == nil || !transient(err) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+		if err = op(); err != nil && after != nil && after(err) {
+			return nil
+		}
+		return err
+	}
+}
+
 // measureCommits runs opts.Rounds rounds of the raw costs of ops
 // (Samples/Rounds each) and lock's hand-off (Duration/Rounds each).
 func measureCommits(ctx context.Context, opts Options, lock string, ops commitOps, ep func(int) locks.Endpoints) (*CommitFigures, error) {
@@ -108,10 +129,12 @@ func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error)
 	}
 	const path = "/locklab-calibrate"
 	acl := zk.WorldACL(zk.PermAll)
+	dropped := func(err error) bool { return errors.Is(err, zk.ErrConnectionClosed) }
+	is := func(want error) func(error) bool { return func(err error) bool { return errors.Is(err, want) } }
 	return measureCommits(ctx, opts, "zk-recipe", commitOps{
-		write: func() error { _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); return err },
-		del:   func() error { return conn.Delete(path, -1) },
-		read:  func() error { _, _, err := conn.Exists(path); return err },
+		write: retryOnce(func() error { _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); return err }, dropped, is(zk.ErrNodeExists)),
+		del:   retryOnce(func() error { return conn.Delete(path, -1) }, dropped, is(zk.ErrNoNode)),
+		read:  retryOnce(func() error { _, _, err := conn.Exists(path); return err }, dropped, nil),
 	}, proxiedEndpoints(cl))
 }
 
