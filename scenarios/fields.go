@@ -65,6 +65,8 @@ var fieldTable = []Field{
 		Doc: "the scenario's name; results go to results/<name>-<time>/"},
 	{Path: "description", Kind: KindString, Example: "Redis locks under a paused holder.",
 		Doc: "one paragraph for reports and `bench list`"},
+	{Path: "references", Kind: KindList, Items: KindString, Example: "[https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html]",
+		Doc: "where the failure the scenario reproduces was reported (URLs or citations): the known-failure catalogue (`chaos run --known`) lists them"},
 	{Path: "seed", Kind: KindInt, Default: "1", Example: "42",
 		Doc: "seeds every random choice of the run (key choice, retry jitter), so a run repeats"},
 	{Path: "cluster", Kind: KindSection,

@@ -111,6 +111,16 @@ func (p *parser) scenario(root *yaml.Node) {
 			s.Description = strings.TrimSpace(d)
 		}
 	}
+	if e, ok := top["references"]; ok {
+		items, _ := p.sequence(e.val, "references")
+		for i, it := range items {
+			if r, msg := asString(it); msg != "" {
+				p.add(it.Line, index("references", i), "%s: want a URL or a citation", msg)
+			} else {
+				s.References = append(s.References, strings.TrimSpace(r))
+			}
+		}
+	}
 	s.Seed = DefaultSeed
 	if e, ok := top["seed"]; ok {
 		if v, ok := get(p, e, "seed", asInt64); ok {

@@ -97,7 +97,7 @@ func mustParse(t *testing.T, src string) *Scenario {
 func TestUnknownField(t *testing.T) {
 	checkBad(t, []badCase{
 		{"top level", "name: t\nlocks: [test-lock]\ndurration: 5s\n",
-			"x.yaml:3: durration: ", "unknown field (allowed: name, description, seed, cluster, locks, workload, sweep, faults, resource, expect)"},
+			"x.yaml:3: durration: ", "unknown field (allowed: name, description, references, seed, cluster, locks, workload, sweep, faults, resource, expect)"},
 		{"workload", "name: t\nlocks: [test-lock]\nworkload:\n  clients: 2\n  durration: 5s\n",
 			"x.yaml:5: workload.durration: ", "unknown field (allowed: clients, duration, ops, ttl, critical_section"},
 		{"cluster.redis", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {primary: 1}\n",

@@ -12,13 +12,17 @@ import (
 type Scenario struct {
 	Name        string
 	Description string
-	Seed        int64
-	Cluster     Cluster
-	Locks       []Lock
-	Workload    Workload
-	Sweep       *Sweep
-	Faults      []Fault
-	Resource    Resource
+	// References are where the failure the scenario reproduces was
+	// reported (URLs or citations); built-in known-<slug> scenarios have
+	// them.
+	References []string
+	Seed       int64
+	Cluster    Cluster
+	Locks      []Lock
+	Workload   Workload
+	Sweep      *Sweep
+	Faults     []Fault
+	Resource   Resource
 	// Expect maps a lock name (or "default") to its expectations.
 	Expect map[string]Expect
 	// File is where the scenario came from ("scenarios/redis-baseline.yaml"
