@@ -114,8 +114,29 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 		"was inconclusive.\n\n%s\n", cmd, cmd, cmd, runExpectNote[mode])
 	var f RunFlags
 	f.register(fs)
+	known := false
+	if mode == RunChaos {
+		fs.BoolVar(&known, "known", false, fmt.Sprintf("run the catalogue of known failures: every built-in %s<slug> scenario (or those named),\n"+
+			"%d runs each unless --runs says otherwise; known.md and known.html (failure, source, lock,\n"+
+			"reproduced k/n with its Wilson interval, the command) go into the results folder", KnownPrefix, KnownRuns))
+	}
 	if _, err := ParseFlags(fs, args); err != nil {
 		return err
+	}
+	names := fs.Args()
+	if known {
+		var err error
+		if names, err = knownNames(names); err != nil {
+			return err
+		}
+		runsSet := false
+		fs.Visit(func(fl *flag.Flag) { runsSet = runsSet || fl.Name == "runs" })
+		if !runsSet {
+			f.Runs = KnownRuns
+		}
+		if f.Out == "" {
+			f.Out = filepath.Join(f.Results, "known-"+time.Now().Format("20060102-150405"))
+		}
 	}
 	switch f.Format {
 	case "table", "json", "benchstat":
@@ -129,7 +150,7 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	scs, err := LoadScenarios(fs.Args())
+	scs, err := LoadScenarios(names)
 	if err != nil {
 		return err
 	}
@@ -215,6 +236,11 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			if err := writeRuns(text, parent, runs); err != nil {
 				return err
 			}
+		}
+	}
+	if known {
+		if err := writeKnown(text, f.Out, knownEntries(scs, judged, f.Runs)); err != nil {
+			return err
 		}
 	}
 	if len(judged) > 0 {
