@@ -64,6 +64,11 @@ type Explore struct {
 	Complete bool        `json:"complete"`
 	Runs     []RunRecord `json:"runs"`
 	Findings []*Finding  `json:"findings"`
+	// RootCauses group the findings by what broke after shrinking (see
+	// RootCauses); Unshrunk counts the findings no budget was left to
+	// shrink.
+	RootCauses []RootCause `json:"root_causes"`
+	Unshrunk   int         `json:"unshrunk"`
 	// Counts over Runs.
 	Safe         int `json:"safe"`
 	Unsafe       int `json:"unsafe"`
@@ -377,6 +382,7 @@ func (x *explorer) finding(sig string) *Finding {
 
 // tally recounts e's outcome counts, runs per hour and tried matrix.
 func tally(e *Explore) {
+	e.RootCauses, e.Unshrunk = RootCauses(e.Findings), unshrunk(e.Findings)
 	e.Safe, e.Unsafe, e.Inconclusive = 0, 0, 0
 	tried := map[[2]string]*Tried{}
 	var keys [][2]string

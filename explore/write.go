@@ -100,6 +100,30 @@ func sections(e *Explore) []section {
 	}
 	out = append(out, section{title: "Exploration", paras: paras})
 
+	rt := &table{head: []string{"root cause", "minimal scenario", "reproduced", "rate (95% interval)", "variants", "runs", "first found"}}
+	for _, c := range e.RootCauses {
+		reproduced, rate := "-", "-"
+		if c.Tries > 0 {
+			reproduced = fmt.Sprintf("%d/%d", c.Reproduced, c.Tries)
+			rate = fmt.Sprintf("%.0f%% (%.0f-%.0f%%)", 100*c.Rate, 100*c.RateLow, 100*c.RateHigh)
+		}
+		min := orDash(c.Minimal)
+		if !c.Shrunk {
+			min = "not shrunk"
+		}
+		rt.add(c.Name(), min, reproduced, rate, strings.Join(c.Variants, ", "), fmt.Sprint(c.Runs), fmt.Sprintf("%.1f min in", c.FirstAtS/60))
+		if c.Minimal != "" {
+			rt.link(1, c.Minimal)
+		}
+	}
+	rparas := []string{"A root cause is what findings come down to once shrunk: the lock, what broke and the minimal set of fault types that still breaks it. Findings that differ only in which harmless extra fault happened to bite are its variants."}
+	if e.Unshrunk > 0 {
+		rparas = append(rparas, fmt.Sprintf("%d of %d findings were not shrunk: the budget ran out (or the exploration was interrupted) before their turn, so their root causes may name harmless fault types; `chaos explore --resume DIR` with more budget shrinks them.", e.Unshrunk, len(e.Findings)))
+	}
+	if len(e.RootCauses) > 0 {
+		out = append(out, section{title: "Root causes", paras: rparas, tab: rt})
+	}
+
 	ft := &table{head: []string{"signature", "classification", "minimal scenario", "faults", "reproduced", "rate (95% interval)", "first found", "runs", "shrinking"}}
 	for _, f := range e.Findings {
 		rate := "-"

@@ -210,8 +210,21 @@ func printExplore(w io.Writer, e *explore.Explore, dir string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\trun %d, %.1f min\t%s\n", f.Signature, faults, rate, f.FirstRun, f.FirstAtS/60, min)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d runs (%d unsafe, %d safe, %d inconclusive), %d findings, %.0f runs/hour\nreport: %s\n",
-		len(e.Runs), e.Unsafe, e.Safe, e.Inconclusive, len(e.Findings), e.RunsPerHour, filepath.Join(dir, "explore.html"))
+	if len(e.RootCauses) > 0 {
+		fmt.Fprintln(w, "\nROOT CAUSE (what the findings come down to once shrunk)")
+		for _, c := range e.RootCauses {
+			min := "not shrunk"
+			if c.Shrunk {
+				min = filepath.Join(dir, c.Minimal)
+			}
+			fmt.Fprintf(w, "  %s: %d variants, %d runs; %s\n", c.Name(), len(c.Variants), c.Runs, min)
+		}
+	}
+	fmt.Fprintf(w, "\n%d runs (%d unsafe, %d safe, %d inconclusive), %d findings, %d root causes, %.0f runs/hour\nreport: %s\n",
+		len(e.Runs), e.Unsafe, e.Safe, e.Inconclusive, len(e.Findings), len(e.RootCauses), e.RunsPerHour, filepath.Join(dir, "explore.html"))
+	if e.Unshrunk > 0 {
+		fmt.Fprintf(w, "%d findings not shrunk: the budget ran out before their turn (--resume with more budget shrinks them)\n", e.Unshrunk)
+	}
 }
 
 func orNone(s string) string {
