@@ -142,7 +142,7 @@ type program struct {
 	lines  chan map[string]any
 	exited chan struct{} // closed once the program exited
 	err    error         // its exit status, once exited is closed
-	log    string // the program's stderr file
+	log    string        // the program's stderr file
 }
 
 // startProgram starts lock's program as client i and sends its config.
