@@ -25,9 +25,11 @@ exclusive side; mode() says which side the current go asked for). An
 adapter without acquire_shared takes every lock exclusively: stricter
 than a shared go asks, never weaker. A shared holding reads the resource
 twice (at the start and the end of its critical section) and never
-writes. A library thread that
-renews the lease calls renewed(handle, validity_ms); one that sees the
-lock go calls lost(handle): both may run at any time, from any thread.
+writes.
+
+A library thread that renews the lease calls renewed(handle,
+validity_ms); one that sees the lock go calls lost(handle): both may run
+at any time, from any thread.
 
 acquire may raise NotObtained (the library gave up by itself); any other
 exception counts as a backend error ("acquire_failed" with reason
