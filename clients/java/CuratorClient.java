@@ -1,9 +1,18 @@
-// locklab client: Apache Curator's InterProcessMutex (ZooKeeper).
+// locklab client: Apache Curator's lock recipes (ZooKeeper), chosen by the
+// first argument: mutex (InterProcessMutex, the default), rw
+// (InterProcessReadWriteLock: a go with "mode":"shared" takes its read
+// lock, any other its write lock) or semaphore (InterProcessSemaphoreV2
+// with the config's option "permits" leases, default 3).
 //
 // Speaks locklab's client protocol (docs/client-protocol.md) on
 // stdin/stdout. Fencing token: the sequence number of this holder's lock
 // node + 1 (strictly increasing per lock path while the path exists; + 1
 // because the first node's is 0, which the protocol reads as "no token").
+// The read-write lock numbers its read and write nodes with one counter:
+// writers' tokens strictly increase; a reader's is above every writer
+// before it and below every writer after it, and readers inside together
+// are not ordered among themselves. A semaphore's token is 0 (none): its
+// holders are inside together, and no token orders their writes.
 // Promised validity: the session's. The lock lasts as long as the session,
 // so acquired reports session_ms (the session timeout the server
 // negotiated) and the harness derives the promise from it. Curator reports
@@ -26,6 +35,9 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -36,11 +48,99 @@ public class CuratorClient {
         String node() { return getLockPath(); }
     }
 
+    /** The write side of a read-write lock, exposing its node path. */
+    static class WriteSide extends InterProcessReadWriteLock.WriteLock {
+        WriteSide(CuratorFramework c, String path) { super(c, path, null); }
+        String node() { return getLockPath(); }
+    }
+
+    /** The read side of a read-write lock, exposing its node path. */
+    static class ReadSide extends InterProcessReadWriteLock.ReadLock {
+        ReadSide(CuratorFramework c, String path, WriteSide w) { super(c, path, null, w); }
+        String node() { return getLockPath(); }
+    }
+
+    /** A read-write lock built from the two sides above (Curator's
+     *  constructor for subclassed sides). */
+    static class ReadWrite extends InterProcessReadWriteLock {
+        ReadWrite(WriteSide w, ReadSide r) { super(w, r); }
+
+        static ReadWrite of(CuratorFramework c, String path) {
+            WriteSide w = new WriteSide(c, path);
+            return new ReadWrite(w, new ReadSide(c, path, w));
+        }
+    }
+
+    /** One holding: its fencing token and how to give it up. release
+     *  throws IllegalMonitorStateException when the lock was not held. */
+    interface Holding {
+        long token();
+        void release() throws Exception;
+    }
+
+    /** A lock recipe: acquire returns the holding, or null on timeout. */
+    interface Recipe {
+        Holding acquire(String path, boolean shared, long timeoutMs) throws Exception;
+    }
+
+    static Recipe recipe(String name, CuratorFramework c, Map<String, Object> cfg) {
+        switch (name) {
+            case "mutex": {
+                Map<String, Mutex> locks = new HashMap<>();
+                return (path, shared, timeoutMs) -> {
+                    Mutex m = locks.computeIfAbsent(path, p -> new Mutex(c, p));
+                    if (!m.acquire(timeoutMs, TimeUnit.MILLISECONDS)) return null;
+                    return holding(sequence(m.node()), m::release);
+                };
+            }
+            case "rw": {
+                Map<String, InterProcessReadWriteLock> locks = new HashMap<>();
+                return (path, shared, timeoutMs) -> {
+                    InterProcessReadWriteLock rw = locks.computeIfAbsent(path, p -> ReadWrite.of(c, p));
+                    InterProcessMutex m = shared ? rw.readLock() : rw.writeLock();
+                    if (!m.acquire(timeoutMs, TimeUnit.MILLISECONDS)) return null;
+                    String node = shared ? ((ReadSide) m).node() : ((WriteSide) m).node();
+                    return holding(sequence(node), m::release);
+                };
+            }
+            case "semaphore": {
+                int permits = permits(cfg);
+                Map<String, InterProcessSemaphoreV2> sems = new HashMap<>();
+                return (path, shared, timeoutMs) -> {
+                    InterProcessSemaphoreV2 s = sems.computeIfAbsent(path, p -> new InterProcessSemaphoreV2(c, p, permits));
+                    Lease lease = s.acquire(timeoutMs, TimeUnit.MILLISECONDS);
+                    if (lease == null) return null;
+                    return holding(0, lease::close);
+                };
+            }
+        }
+        throw new IllegalArgumentException("unknown recipe " + str(name) + " (want mutex, rw or semaphore)");
+    }
+
+    interface Release { void run() throws Exception; }
+
+    static Holding holding(long token, Release r) {
+        return new Holding() {
+            public long token() { return token; }
+            public void release() throws Exception { r.run(); }
+        };
+    }
+
+    /** The config's option "permits" (a string), 3 when unset. */
+    static int permits(Map<String, Object> cfg) {
+        Object o = cfg.get("options");
+        Object v = o instanceof Map ? ((Map<?, ?>) o).get("permits") : null;
+        int n = v == null ? 3 : Integer.parseInt(v.toString());
+        if (n < 1) throw new IllegalArgumentException("permits " + n + ": want at least 1");
+        return n;
+    }
+
     static BufferedReader in;
     static PrintStream out;
     static volatile boolean lost;
 
     public static void main(String[] args) throws Exception {
+        String recipeName = args.length > 0 ? args[0] : "mutex";
         in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         out = new PrintStream(System.out, false, "UTF-8");
         Map<String, Object> cfg = read();
@@ -62,30 +162,33 @@ public class CuratorClient {
         });
         c.start();
         if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no ZooKeeper connection to " + hosts);
+        Recipe recipe = recipe(recipeName, c, cfg);
         String version = CuratorFramework.class.getPackage().getImplementationVersion();
-        send("{\"op\":\"ready\",\"version\":2,\"library\":" + str("curator " + (version == null ? "5.4.0" : version)) + "}");
+        send("{\"op\":\"ready\",\"version\":2,\"library\":" + str("curator " + (version == null ? "5.4.0" : version) + ("mutex".equals(recipeName) ? "" : " " + recipeName)) + "}");
         if (!"start".equals(read().get("op"))) throw new IllegalStateException("expected start");
 
         long hold = (long) num(cfg, "critical_section_ms", 0);
         long timeout = (long) num(cfg, "acquire_timeout_ms", 10000);
         String prefix = String.valueOf(cfg.getOrDefault("prefix", ""));
-        Map<String, Mutex> mutexes = new HashMap<>();
         while (true) {
             Map<String, Object> work = call("{\"op\":\"next\"}");
             if (!"go".equals(work.get("op"))) break;
             String path = zkPath(prefix + work.get("key"));
-            Mutex m = mutexes.computeIfAbsent(path, p -> new Mutex(c, p));
+            Object mode = work.get("mode");
+            if (mode == null) mode = "exclusive";
+            if (!"exclusive".equals(mode) && !"shared".equals(mode)) throw new IllegalStateException("go with unknown mode " + mode + " (want exclusive or shared)");
+            boolean shared = "shared".equals(mode);
             long t0 = System.nanoTime();
-            boolean ok;
+            Holding h;
             try {
                 lost = false;
-                ok = m.acquire(timeout, TimeUnit.MILLISECONDS);
+                h = recipe.acquire(path, shared, timeout);
             } catch (Exception e) {
                 System.err.println("acquire " + path + ": " + e);
                 send("{\"op\":\"acquire_failed\",\"reason\":\"error\",\"error\":" + str(e.toString()) + "}");
                 continue;
             }
-            if (!ok) {
+            if (h == null) {
                 send("{\"op\":\"acquire_failed\",\"reason\":\"timeout\"}");
                 continue;
             }
@@ -97,12 +200,13 @@ public class CuratorClient {
             } catch (Exception e) {
                 System.err.println("session timeout: " + e);
             }
-            send("{\"op\":\"acquired\",\"token\":" + sequence(m.node()) + ",\"us\":" + us + ",\"session_ms\":" + session + "}");
+            send("{\"op\":\"acquired\",\"token\":" + h.token() + ",\"us\":" + us + ",\"session_ms\":" + session + "}");
             if (Boolean.TRUE.equals(call("{\"op\":\"enter\"}").get("ok"))) {
                 Map<String, Object> r = call("{\"op\":\"read\"}");
                 if (Boolean.TRUE.equals(r.get("ok"))) {
                     if (hold > 0) Thread.sleep(hold);
-                    call("{\"op\":\"write\",\"value\":" + (((Number) r.get("value")).longValue() + 1) + "}");
+                    if (shared) call("{\"op\":\"read\"}"); // a reader writes nothing
+                    else call("{\"op\":\"write\",\"value\":" + (((Number) r.get("value")).longValue() + 1) + "}");
                 }
                 call("{\"op\":\"exit\"}");
             }
@@ -110,7 +214,7 @@ public class CuratorClient {
             t0 = System.nanoTime();
             String outcome = "ok";
             try {
-                m.release();
+                h.release();
             } catch (IllegalMonitorStateException e) {
                 outcome = "not_held";
             } catch (Exception e) {

@@ -16,9 +16,20 @@ that request was sent (sent_us), and the harness counts the promise from
 there rather than from the start of the acquire call.
 
 and optionally held(handle), called once the acquired line is out (a
-renewal done then can be reported), and close(). A library thread that
-renews the lease calls renewed(handle, validity_ms); one that sees the
-lock go calls lost(handle): both may run at any time, from any thread.
+renewal done then can be reported), close(), and, for a read-write lock,
+
+    acquire_shared(name, timeout_s) -> as acquire, for the shared (read) side
+
+called when the harness's go says "mode": "shared" (acquire takes the
+exclusive side; mode() says which side the current go asked for). An
+adapter without acquire_shared takes every lock exclusively: stricter
+than a shared go asks, never weaker. A shared holding reads the resource
+twice (at the start and the end of its critical section) and never
+writes.
+
+A library thread that renews the lease calls renewed(handle,
+validity_ms); one that sees the lock go calls lost(handle): both may run
+at any time, from any thread.
 
 acquire may raise NotObtained (the library gave up by itself); any other
 exception counts as a backend error ("acquire_failed" with reason
@@ -202,6 +213,17 @@ def log(*args):
 
 _harness = None
 _sent = None  # perf_counter() before the last request that may win
+_mode = "exclusive"  # the side the current go asked for
+
+# The sides of a read-write lock a go may ask for ("mode"; absent: exclusive).
+EXCLUSIVE, SHARED = "exclusive", "shared"
+
+
+def mode():
+    """The side of the lock the current go asked for: "exclusive" (the
+    write side, and every mutex) or "shared" (a read-write lock's read
+    side)."""
+    return _mode
 
 
 def sending():
@@ -236,7 +258,7 @@ def run(make_adapter, library):
 
     make_adapter(config) connects to the backend and returns the adapter.
     """
-    global _harness, _sent
+    global _harness, _sent, _mode
     h = _harness = Harness()
     config = h.read()
     if config.get("op") != "config":
@@ -254,10 +276,16 @@ def run(make_adapter, library):
         if work["op"] == "stop":
             break
         name = prefix + work["key"]
+        _mode = work.get("mode") or EXCLUSIVE
+        if _mode not in (EXCLUSIVE, SHARED):
+            raise SystemExit("go with unknown mode %r (want exclusive or shared)" % _mode)
+        take = adapter.acquire
+        if _mode == SHARED:
+            take = getattr(adapter, "acquire_shared", adapter.acquire)
         _sent = None
         t0 = time.perf_counter()
         try:
-            got = adapter.acquire(name, timeout)
+            got = take(name, timeout)
         except NotObtained as e:
             h.send(op="acquire_failed", reason="not_obtained", error=str(e))
             continue
@@ -286,7 +314,10 @@ def run(make_adapter, library):
             if r.get("ok"):
                 if hold > 0:
                     time.sleep(hold)
-                h.call(op="write", value=r["value"] + 1)
+                if _mode == SHARED:
+                    h.call(op="read")  # a reader writes nothing
+                else:
+                    h.call(op="write", value=r["value"] + 1)
             h.call(op="exit")
         try:
             if adapter.lost(handle):

@@ -61,8 +61,8 @@ func materialize(p program) ([]string, error) {
 		// writes them to stdout by default) go to stderr, and no
 		// hsperfdata file is kept (its "locked by another process" warning
 		// was the first line a client printed once).
-		return []string{"java", "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:-UsePerfData",
-			"-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, p.file}, nil
+		return append([]string{"java", "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:-UsePerfData",
+			"-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, p.file}, p.args...), nil
 	}
 	return nil, fmt.Errorf("unknown language %q", p.lang)
 }

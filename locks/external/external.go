@@ -1,7 +1,8 @@
 // Package external registers locks whose clients are programs in other
 // languages speaking locklab's client protocol (docs/client-protocol.md):
 // the reference library clients shipped in clients/ (redis-py, kazoo,
-// etcd3-py, tooz-*, curator) and exec, any program a scenario names.
+// kazoo-rw, kazoo-semaphore, etcd3-py, tooz-*, curator, curator-rw,
+// curator-semaphore) and exec, any program a scenario names.
 //
 // Their locks.Spec constructors cannot run in-process: the runner asks
 // Command for the program and runs it through workload.StartPrograms.
@@ -153,7 +154,21 @@ func init() {
 		py("tooz_lock.py", "tooz 3.1 (python3-tooz)", locks.Spec{Name: "tooz-" + string(b), Backend: b, Renews: true,
 			Summary: "OpenStack tooz get_lock on its " + toozDriver[b] + " driver (python3-tooz 3.1); token 0 (none)"})
 	}
-	register(program{lang: "java", file: "CuratorClient", library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: locks.Spec{
-		Name: "curator", Backend: locks.ZooKeeper, Fencing: true, LeaseBased: true, Renews: true,
-		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1"}})
+	py("kazoo_rw.py", "kazoo 2.8 (python3-kazoo)", locks.Spec{Name: "kazoo-rw", Backend: locks.ZooKeeper, Kind: locks.KindRW, Fencing: true, Renews: true,
+		Summary: "kazoo ReadLock/WriteLock (python3-kazoo 2.8): read and write sequential nodes on one counter; token: the node's sequence number + 1 (writers' increase; a reader's lies between the writers before and after it)"})
+	py("kazoo_semaphore.py", "kazoo 2.8 (python3-kazoo)", locks.Spec{Name: "kazoo-semaphore", Backend: locks.ZooKeeper, Kind: locks.KindSemaphore, Renews: true,
+		Options: []locks.Option{locks.PermitsOptionSpec()},
+		Summary: "kazoo Semaphore (python3-kazoo 2.8): ephemeral lease nodes counted under a kazoo Lock, max_leases = permits; token 0 (none)"})
+	// The Curator client picks its recipe by its first argument.
+	curator := func(recipe string, s locks.Spec) {
+		s.Backend, s.LeaseBased, s.Renews = locks.ZooKeeper, true, true
+		register(program{lang: "java", file: "CuratorClient", args: []string{recipe}, library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: s})
+	}
+	curator("mutex", locks.Spec{Name: "curator", Fencing: true,
+		Summary: "Apache Curator InterProcessMutex (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1"})
+	curator("rw", locks.Spec{Name: "curator-rw", Kind: locks.KindRW, Fencing: true,
+		Summary: "Apache Curator InterProcessReadWriteLock (Java, libcurator-recipes-java 5.4): token: the lock node's sequence number + 1 (writers' increase; a reader's lies between the writers before and after it)"})
+	curator("semaphore", locks.Spec{Name: "curator-semaphore", Kind: locks.KindSemaphore,
+		Options: []locks.Option{locks.PermitsOptionSpec()},
+		Summary: "Apache Curator InterProcessSemaphoreV2 (Java, libcurator-recipes-java 5.4): ephemeral sequential lease nodes, permits leases; token 0 (none)"})
 }
