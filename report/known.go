@@ -41,9 +41,10 @@ func WriteKnown(dir string, entries []KnownEntry) error {
 		hrefs := make([]string, len(e.References))
 		for i, r := range e.References {
 			refs[i], hrefs[i] = r, html.EscapeString(r)
-			if strings.HasPrefix(r, "http://") || strings.HasPrefix(r, "https://") {
-				refs[i] = "<" + r + ">"
-				hrefs[i] = fmt.Sprintf("<a href=\"%s\">%s</a>", html.EscapeString(r), html.EscapeString(r))
+			// A reference may be a URL followed by words ("URL (section)").
+			if url, rest, _ := strings.Cut(r, " "); strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") {
+				refs[i] = strings.TrimSpace("<" + url + "> " + rest)
+				hrefs[i] = strings.TrimSpace(fmt.Sprintf("<a href=\"%s\">%s</a> %s", html.EscapeString(url), html.EscapeString(url), html.EscapeString(rest)))
 			}
 		}
 		fmt.Fprintf(&md, "| **%s**: %s | %s | %s | `%s` | %s | `%s` |\n", e.Scenario, cell(e.Failure), cell(strings.Join(refs, "; ")),

@@ -63,7 +63,7 @@ func knownEntries(scs []*scenarios.Scenario, results []*report.Result, runs int)
 				run := &r.Runs[i]
 				e := byLock[run.Lock]
 				if e == nil {
-					e = &report.KnownEntry{Scenario: sc.Name, Failure: firstSentence(sc.Description), References: sc.References,
+					e = &report.KnownEntry{Scenario: sc.Name, Failure: knownFailure(sc.Description), References: sc.References,
 						Lock: run.Lock, Expect: expectText(run.Expectations),
 						Command: fmt.Sprintf("chaos run --runs %d %s", runs, sc.Name)}
 					byLock[run.Lock] = e
@@ -82,6 +82,16 @@ func knownEntries(scs []*scenarios.Scenario, results []*report.Result, runs int)
 		}
 	}
 	return out
+}
+
+// knownFailure is the failure a known-<slug> scenario reproduces: its
+// description's first sentence, whole.
+func knownFailure(desc string) string {
+	s := strings.Join(strings.Fields(desc), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return s
 }
 
 // expectText is an expectation as the scenario states it ("violations >0,
