@@ -14,5 +14,5 @@ import (
 	_ "github.com/locklab/locklab/locks/memlock"   // mem (calibration)
 	_ "github.com/locklab/locklab/locks/redislock" // redis-* variants
 	_ "github.com/locklab/locklab/locks/redlock"   // redlock
-	_ "github.com/locklab/locklab/locks/zklock"    // zk-recipe, zk-herd
+	_ "github.com/locklab/locklab/locks/zklock"    // zk-recipe, zk-herd, zk-rw, zk-semaphore
 )
