@@ -8,7 +8,7 @@
 package all
 
 import (
-	_ "github.com/locklab/locklab/locks/adapters"  // redsync, bsm-redislock, etcd-mutex, zk-lib
+	_ "github.com/locklab/locklab/locks/adapters"  // redsync, bsm-redislock, etcd-mutex, etcd-rw, zk-lib
 	_ "github.com/locklab/locklab/locks/etcdlock"  // etcd-recipe, etcd-semaphore
 	_ "github.com/locklab/locklab/locks/external"  // redis-py, kazoo, etcd3-py, tooz-*, curator, exec
 	_ "github.com/locklab/locklab/locks/memlock"   // mem (calibration)
