@@ -28,6 +28,13 @@ func TestSemaphore(t *testing.T) {
 	t.Run("admits", func(t *testing.T) { testSemaphoreAdmits(t, e) })
 	t.Run("exclusion", func(t *testing.T) { testSemaphoreExclusion(t, e) })
 	t.Run("holder-lost", func(t *testing.T) { testSemaphoreHolderLost(t, e) })
+	t.Run("canceled", func(t *testing.T) {
+		// A waiter for the single permit that gives up leaves no key
+		// behind that blocks the next one.
+		lock := locktest.Name(t)
+		l := func(i int) locks.Locker { return connectPermits(t, e, i, 1, locktest.SteadyTTL).Locker(lock) }
+		locktest.CanceledAcquire(t, locktest.Acquire(t, l(0)), l(1), l(2), 10*time.Second)
+	})
 }
 
 // connectPermits builds etcd-semaphore client i with permits permits and

@@ -37,6 +37,7 @@ func TestKinds(t *testing.T) {
 		{"semaphore", testSemaphoreConformance},
 		{"semaphore-exclusion", testSemaphoreExclusion},
 		{"semaphore-holder-lost", testSemaphoreHolderLost},
+		{"canceled", testKindsCanceled},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, e) })
 	}
@@ -356,4 +357,22 @@ func testSemaphoreHolderLost(t *testing.T, e *testenv.Ensemble) {
 	t.Logf("waiter granted %s after the cut", time.Since(cut).Round(time.Millisecond))
 	locktest.ReleaseHeld(t, locktest.Timeout(t, 10*time.Second), b, "other holder")
 	release(t, cl, "new holder")
+}
+
+// testKindsCanceled: a writer of zk-rw, and a waiter for zk-semaphore's
+// single permit, that give up leave no node behind that blocks the next
+// one (locktest.CanceledAcquire).
+func testKindsCanceled(t *testing.T, e *testenv.Ensemble) {
+	t.Run("rw", func(t *testing.T) {
+		lock := locktest.Name(t)
+		l := func(i int) locks.Locker {
+			return connectSession(t, e, i, zklock.NameRW, locktest.SteadyTTL).Locker(lock)
+		}
+		locktest.CanceledAcquire(t, locktest.Acquire(t, l(0)), l(1), l(2), 10*time.Second)
+	})
+	t.Run("semaphore", func(t *testing.T) {
+		lock := locktest.Name(t)
+		l := func(i int) locks.Locker { return connectPermits(t, e, i, 1, locktest.SteadyTTL).Locker(lock) }
+		locktest.CanceledAcquire(t, locktest.Acquire(t, l(0)), l(1), l(2), 10*time.Second)
+	})
 }
