@@ -299,3 +299,7 @@ func testEtcdRWCanceled(t *testing.T, e *testenv.Ensemble) {
 	rwRelease(t, w, "writer")
 	rwRelease(t, rwGranted(t, r, "reader after the writer"), "reader")
 }
+
+// BenchmarkAcquireReleaseEtcdRW measures an uncontended write acquire +
+// release (with the adapter's token read).
+func BenchmarkAcquireReleaseEtcdRW(b *testing.B) { labBenchmark(b, adapters.NameEtcdRW) }

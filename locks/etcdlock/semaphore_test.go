@@ -198,3 +198,8 @@ func testSemaphoreHolderLost(t *testing.T, e *testenv.Ensemble) {
 	locktest.ReleaseHeld(t, ctx, b, "other holder")
 	release(t, cl, "new holder")
 }
+
+func BenchmarkSemaphoreAcquireRelease(b *testing.B) {
+	e := testenv.NewEnsemble(b, locks.Etcd, 1)
+	locktest.AcquireRelease(b, connectPermits(b, e, 0, 3, ttl).Locker(locktest.Name(b)))
+}
