@@ -8,7 +8,9 @@
 //
 // Registered here: "redsync" (github.com/go-redsync/redsync/v4) and
 // "bsm-redislock" (github.com/bsm/redislock). None of the libraries gives a
-// fencing token: their Token is 0.
+// fencing token: their Token is 0. Also "etcd-rw", the read-write lock of
+// go.etcd.io/etcd/client/v3/experimental/recipes (RWMutex, a
+// locks.SharedLocker), whose Token is its key's create revision.
 //
 // Of locklab it imports only locks, locks/etcdlock, locks/redislock and
 // locks/zklock; like every lock package it never imports cluster, checker,

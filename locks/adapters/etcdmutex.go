@@ -35,6 +35,7 @@ func init() {
 				cli:     cli,
 				root:    etcdlock.Root(cfg.Prefix),
 				ttl:     int(etcdlock.TTLSeconds(cfg)),
+				sess:    etcdSession{cli: cli, ttl: int(etcdlock.TTLSeconds(cfg))},
 				lockers: map[string]*etcdMutexLocker{},
 			}, nil
 		},
@@ -68,11 +69,10 @@ type etcdMutexClient struct {
 	root string
 	ttl  int
 
+	sess etcdSession
+
 	mu      sync.Mutex
-	sess    *concurrency.Session
-	stop    context.CancelFunc // ends the session's keep-alives
 	lockers map[string]*etcdMutexLocker
-	closed  bool
 }
 
 var (
@@ -93,75 +93,16 @@ func (c *etcdMutexClient) Locker(name string) locks.Locker {
 	return l
 }
 
-// session returns the live session, starting one when there is none or the
-// last one ended. The Grant is bounded by ctx; the session's keep-alives are
-// not (they end on Close).
+// session returns the client's live session (etcdSession.get).
 func (c *etcdMutexClient) session(ctx context.Context) (*concurrency.Session, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errors.New("client closed")
-	}
-	if c.sess != nil {
-		select {
-		case <-c.sess.Done():
-			// As a careful application would, revoke the ended session's
-			// lease before starting a new one: the client gave up on it
-			// (keep-alive deadline passed), but keep-alives held up by a
-			// partition can reach the server later and renew it, leaving
-			// its lock key to block the queue for a whole TTL.
-			old := c.sess.Lease()
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), etcdlock.DialTimeout)
-				defer cancel()
-				c.cli.Revoke(ctx, old)
-			}()
-			c.stop()
-			c.sess = nil
-		default:
-			return c.sess, nil
-		}
-	}
-	sctx, stop := context.WithCancel(context.Background())
-	type result struct {
-		s   *concurrency.Session
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, err := concurrency.NewSession(c.cli, concurrency.WithTTL(c.ttl), concurrency.WithContext(sctx))
-		done <- result{s, err}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			stop()
-			return nil, fmt.Errorf("new session: %w", r.err)
-		}
-		c.sess, c.stop = r.s, stop
-		return r.s, nil
-	case <-ctx.Done():
-		stop() // aborts the Grant, or ends the session it made
-		return nil, ctx.Err()
-	}
+	return c.sess.get(ctx)
 }
 
 // Close revokes the session's lease (bounded by DialTimeout) and closes the
 // connections.
 func (c *etcdMutexClient) Close() error {
-	c.mu.Lock()
-	s, stop, closed := c.sess, c.stop, c.closed
-	c.closed, c.sess = true, nil
-	c.mu.Unlock()
-	if closed {
+	if c.sess.close() {
 		return nil
-	}
-	if s != nil {
-		s.Orphan()
-		ctx, cancel := context.WithTimeout(context.Background(), etcdlock.DialTimeout)
-		c.cli.Revoke(ctx, s.Lease())
-		cancel()
-		stop()
 	}
 	return c.cli.Close()
 }

@@ -8,11 +8,11 @@
 package all
 
 import (
-	_ "github.com/locklab/locklab/locks/adapters"  // redsync, bsm-redislock, etcd-mutex, zk-lib
-	_ "github.com/locklab/locklab/locks/etcdlock"  // etcd-recipe
+	_ "github.com/locklab/locklab/locks/adapters"  // redsync, bsm-redislock, etcd-mutex, etcd-rw, zk-lib
+	_ "github.com/locklab/locklab/locks/etcdlock"  // etcd-recipe, etcd-semaphore
 	_ "github.com/locklab/locklab/locks/external"  // redis-py, kazoo, etcd3-py, tooz-*, curator, exec
 	_ "github.com/locklab/locklab/locks/memlock"   // mem (calibration)
 	_ "github.com/locklab/locklab/locks/redislock" // redis-* variants
 	_ "github.com/locklab/locklab/locks/redlock"   // redlock
-	_ "github.com/locklab/locklab/locks/zklock"    // zk-recipe, zk-herd
+	_ "github.com/locklab/locklab/locks/zklock"    // zk-recipe, zk-herd, zk-rw, zk-semaphore
 )

@@ -32,6 +32,11 @@
 // a second of polling — after the server may already have handed the lock
 // to the next waiter.
 //
+// It also registers etcd-semaphore, the same recipe with `permits` holders:
+// the keys with the permits lowest create revisions hold, and a waiter
+// counts the deletions of keys ahead of its own on a watch of the prefix
+// before re-checking (see semaphoreLocker).
+//
 // A Client owns one clientv3.Client (its gRPC connections) shared by its
 // Lockers; every Acquire has its own lease, revoked by Release. Clients
 // count requests, keep-alives and watch events (locks.Stats).

@@ -173,12 +173,13 @@ func (l *Locker) waitDelete(ctx context.Context, k *keeper, key string, from int
 }
 
 func (l *Locker) held(k *keeper, key string, rev int64) *lease {
-	return &lease{l: l, k: k, key: key, rev: rev}
+	return &lease{l: l, name: Name, k: k, key: key, rev: rev}
 }
 
-// lease is one holding of etcd-recipe.
+// lease is one holding of etcd-recipe, or of etcd-semaphore (name).
 type lease struct {
 	l    *Locker
+	name string
 	k    *keeper
 	key  string
 	rev  int64
@@ -198,7 +199,7 @@ func (ls *lease) Lost() <-chan struct{} { return ls.k.lost }
 // stops the keep-alives and revokes the lease in the background. It returns
 // ErrNotHeld when the key was already gone.
 func (ls *lease) Release(ctx context.Context) error {
-	err := fmt.Errorf("etcd-recipe %s: released twice: %w", ls.l.dir, locks.ErrNotHeld)
+	err := fmt.Errorf("%s %s: released twice: %w", ls.name, ls.l.dir, locks.ErrNotHeld)
 	ls.once.Do(func() { err = ls.release(ctx) })
 	return err
 }
@@ -212,10 +213,10 @@ func (ls *lease) release(ctx context.Context) error {
 		Then(clientv3.OpDelete(ls.key)).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("etcd-recipe %s: delete %s: %w", ls.l.dir, ls.key, err)
+		return fmt.Errorf("%s %s: delete %s: %w", ls.name, ls.l.dir, ls.key, err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("etcd-recipe %s: key %s gone (lease expired): %w", ls.l.dir, ls.key, locks.ErrNotHeld)
+		return fmt.Errorf("%s %s: key %s gone (lease expired): %w", ls.name, ls.l.dir, ls.key, locks.ErrNotHeld)
 	}
 	return nil
 }

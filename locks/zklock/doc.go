@@ -7,8 +7,15 @@
 //     create-retry problem.
 //   - zk-herd: one ephemeral node /<prefix>/<name>/lock that every waiter
 //     watches and races to create on delete (the herd effect).
+//   - zk-rw: the shared-lock recipe of the ZooKeeper documentation on
+//     zk-recipe's queue: "read-" and "write-" sequential nodes; a reader
+//     waits for the last writer queued before it, a writer for the node
+//     just below its own (a locks.SharedLocker, kind rw).
+//   - zk-semaphore: Curator's InterProcessSemaphoreV2: under a zk-recipe
+//     mutex an acquirer creates a lease node and holds a permit while at
+//     most `permits` lease nodes exist (kind semaphore).
 //
-// Both give the node's czxid as fencing token and are lease based: the lock
+// All give the node's czxid as fencing token and are lease based: the lock
 // lives as long as the client's session. Following Curator's rule, a lease's
 // Lost channel closes as soon as the connection is suspended (the client
 // stops hearing from the server for 2/3 of the session timeout, or the

@@ -45,23 +45,38 @@ type recipeLocker struct {
 	s     *Session
 	dir   string
 	retry time.Duration
+	q     queue
 }
+
+// queue is what a recipe's queue nodes are called and which lower node a
+// new one waits for: zk-recipe's queue (mutexQueue), one side of zk-rw's
+// (readQueue, writeQueue), or zk-semaphore's.
+type queue struct {
+	lock  string // the lock's name in errors and logs
+	infix string // between the protected-mode GUID and the sequence
+	// blocker returns the node name waits for among children ("" when
+	// none: name holds) and whether name is there at all.
+	blocker func(children []string, name string) (pred string, found bool)
+}
+
+// mutexQueue is zk-recipe's: each node waits for the one just below it.
+var mutexQueue = queue{lock: NameRecipe, infix: lockInfix, blocker: predecessor}
 
 // Acquire implements locks.Locker.
 func (l *recipeLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	for {
 		node, stat, err := l.enqueue(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("zk-recipe %s: %w", l.dir, err)
+			return nil, fmt.Errorf("%s %s: %w", l.q.lock, l.dir, err)
 		}
 		ls, err := l.wait(ctx, node, stat)
 		if errors.Is(err, errNodeGone) {
-			l.s.log.Debug("zk-recipe: queue node gone, joining again", "node", node)
+			l.s.log.Debug(l.q.lock+": queue node gone, joining again", "node", node)
 			continue
 		}
 		if err != nil {
 			l.s.background(func() { l.s.removeNode(node) })
-			return nil, fmt.Errorf("zk-recipe %s: %w", l.dir, err)
+			return nil, fmt.Errorf("%s %s: %w", l.q.lock, l.dir, err)
 		}
 		return ls, nil
 	}
@@ -77,7 +92,7 @@ func (l *recipeLocker) enqueue(ctx context.Context) (string, *zk.Stat, error) {
 	mine := protectedPrefix + guid
 	abandon := func() { l.removeMine(mine) }
 	for {
-		node, err := l.s.create(ctx, l.dir+"/"+mine+lockInfix, nil, zk.FlagEphemeral|zk.FlagSequence, abandon)
+		node, err := l.s.create(ctx, l.dir+"/"+mine+l.q.infix, nil, zk.FlagEphemeral|zk.FlagSequence, abandon)
 		switch {
 		case err == nil:
 		case errors.Is(err, zk.ErrNoNode):
@@ -193,7 +208,7 @@ func (l *recipeLocker) wait(ctx context.Context, node string, stat *zk.Stat) (lo
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", l.dir, err)
 		}
-		pred, found := predecessor(children, name)
+		pred, found := l.q.blocker(children, name)
 		// After an expiry go-zookeeper carries on with a new session. Our
 		// node died with the old one, even if a lagging follower still
 		// lists it.
@@ -253,13 +268,13 @@ func (l *recipeLocker) release(ctx context.Context, node string) error {
 	case same && errors.Is(err, zk.ErrNoNode):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
-		return fmt.Errorf("zk-recipe %s: node gone (session expired): %w", l.dir, locks.ErrNotHeld)
+		return fmt.Errorf("%s %s: node gone (session expired): %w", l.q.lock, l.dir, locks.ErrNotHeld)
 	default:
 		// The outcome is unknown or the node is still there: keep trying in
 		// the background so it does not block the queue until the session
 		// expires.
 		l.s.background(func() { l.s.removeNode(node) })
-		return fmt.Errorf("zk-recipe %s: delete %s: %w", l.dir, node, err)
+		return fmt.Errorf("%s %s: delete %s: %w", l.q.lock, l.dir, node, err)
 	}
 }
 

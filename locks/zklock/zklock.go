@@ -16,8 +16,10 @@ import (
 
 // Lock names registered by this package (contract names: docs/scenario-file.md, "Lock catalogue").
 const (
-	NameRecipe = "zk-recipe"
-	NameHerd   = "zk-herd"
+	NameRecipe    = "zk-recipe"
+	NameHerd      = "zk-herd"
+	NameRW        = "zk-rw"
+	NameSemaphore = "zk-semaphore"
 )
 
 // OptSessionTimeout is the option naming the requested session timeout.
@@ -71,6 +73,32 @@ func init() {
 			return New(ctx, cfg, Herd)
 		},
 	})
+	locks.Register(locks.Spec{
+		Name:       NameRW,
+		Kind:       locks.KindRW,
+		Renews:     true,
+		Backend:    locks.ZooKeeper,
+		Summary:    "read-/write- ephemeral sequential nodes, the shared-lock recipe of the ZooKeeper documentation",
+		Fencing:    true,
+		LeaseBased: true,
+		Options:    []locks.Option{SessionTimeoutOption},
+		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			return New(ctx, cfg, RW)
+		},
+	})
+	locks.Register(locks.Spec{
+		Name:       NameSemaphore,
+		Kind:       locks.KindSemaphore,
+		Renews:     true,
+		Backend:    locks.ZooKeeper,
+		Summary:    "lease nodes counted under a mutex (Curator InterProcessSemaphoreV2)",
+		Fencing:    true,
+		LeaseBased: true,
+		Options:    []locks.Option{SessionTimeoutOption, locks.PermitsOptionSpec()},
+		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			return New(ctx, cfg, Semaphore)
+		},
+	})
 }
 
 // Kind selects the recipe a Client's Lockers use.
@@ -83,16 +111,23 @@ const (
 	Recipe Kind = iota
 	// Herd is zk-herd: one ephemeral node, every waiter watches it.
 	Herd
+	// RW is zk-rw: read- and write- nodes in one queue; its Lockers are
+	// locks.SharedLockers.
+	RW
+	// Semaphore is zk-semaphore: lease nodes, at most Config's permits
+	// (locks.Permits) at once.
+	Semaphore
 )
 
 // Client is one harness client: one ZooKeeper session shared by all its
 // Lockers. It implements locks.Client and locks.Stats.
 type Client struct {
-	s      *Session
-	kind   Kind
-	root   string
-	retry  time.Duration
-	closed atomic.Bool
+	s       *Session
+	kind    Kind
+	root    string
+	retry   time.Duration
+	permits int // Semaphore's
+	closed  atomic.Bool
 }
 
 var (
@@ -110,7 +145,7 @@ func New(ctx context.Context, cfg locks.Config, kind Kind) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{s: s, kind: kind, root: Root(cfg.Prefix), retry: cfg.Retry}, nil
+	return &Client{s: s, kind: kind, root: Root(cfg.Prefix), retry: cfg.Retry, permits: locks.Permits(cfg.Options)}, nil
 }
 
 // Root turns Config.Prefix into an absolute ZooKeeper path without a
@@ -124,13 +159,22 @@ func Root(prefix string) string {
 }
 
 // Locker returns the Locker of the lock name, its nodes under
-// /<prefix>/<name>. Lockers are cheap; many may share a name.
+// /<prefix>/<name>. Lockers are cheap; many may share a name. An RW
+// client's Lockers are locks.SharedLockers.
 func (c *Client) Locker(name string) locks.Locker {
 	dir := c.root + "/" + strings.Trim(name, "/")
-	if c.kind == Herd {
+	switch c.kind {
+	case Herd:
 		return &herdLocker{s: c.s, dir: dir, retry: c.retry}
+	case RW:
+		return &rwLocker{
+			read:  &recipeLocker{s: c.s, dir: dir, retry: c.retry, q: readQueue},
+			write: &recipeLocker{s: c.s, dir: dir, retry: c.retry, q: writeQueue},
+		}
+	case Semaphore:
+		return newSemaphoreLocker(c.s, dir, c.permits, c.retry)
 	}
-	return &recipeLocker{s: c.s, dir: dir, retry: c.retry}
+	return &recipeLocker{s: c.s, dir: dir, retry: c.retry, q: mutexQueue}
 }
 
 // Session returns the client's session.

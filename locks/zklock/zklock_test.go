@@ -219,7 +219,7 @@ func TestAcquireCanceled(t *testing.T) {
 
 func BenchmarkAcquireRelease(b *testing.B) {
 	e := testenv.NewEnsemble(b, locks.ZooKeeper, 1)
-	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
+	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd, zklock.NameRW, zklock.NameSemaphore} {
 		b.Run(name, func(b *testing.B) {
 			l := connect(b, e, 0, name).Locker(locktest.Name(b))
 			locktest.AcquireRelease(b, l)
