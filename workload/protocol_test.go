@@ -148,12 +148,14 @@ func TestProgramBackgroundLines(t *testing.T) {
 	script := strings.Replace(goodLoop, `  echo '{"op":"next"}'; read w`,
 		`  echo '{"op":"lost"}'; echo '{"op":"renewed","validity_ms":50}'
   echo '{"op":"next"}'; read w`, 1)
-	_, rec, err := runFake(t, script, 500*time.Millisecond)
+	_, rec, err := runFake(t, script, 2*time.Second)
 	if err != nil {
 		t.Fatalf("background lines between operations: %v", err)
 	}
-	if ops, errs := rec.Counts(); ops < 5 || errs != 0 {
-		t.Errorf("ops %d errors %d", ops, errs)
+	// At least two operations: one after the first background lines (a
+	// loaded machine runs the shell loop slowly: a CI run saw 2 in 500 ms).
+	if ops, errs := rec.Counts(); ops < 2 || errs != 0 {
+		t.Errorf("ops %d errors %d, want at least 2 operations and no error", ops, errs)
 	}
 	_, _, err = runFake(t, `echo '{"op":"renewed"}'; sleep 30`, 10*time.Second)
 	wantErr(t, err, "renewed message", "missing field validity_ms")
