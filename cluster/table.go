@@ -385,8 +385,9 @@ func (s Spec) KeepBackend(name string) Spec {
 	return out
 }
 
-// describeTable names the table backends of s for logs ("postgres x2").
-func describeTable(s Spec) []string {
+// TableParts names the table backends of s and their sizes, for logs
+// ("postgres x2").
+func (s Spec) TableParts() []string {
 	var out []string
 	for _, b := range Backends() {
 		if _, ok := s.Backends[b.Name]; ok {

@@ -223,6 +223,7 @@ idle_in_transaction_session_timeout = 0
 client_connection_check_interval = '%dms'
 hot_standby = on
 wal_keep_size = '64MB'
+wal_retrieve_retry_interval = '100ms'
 logging_collector = off
 log_min_messages = warning
 `, s.port, int(KeepaliveIdle.Seconds()), int(KeepaliveInterval.Seconds()), KeepaliveCount, ClientCheck.Milliseconds())
