@@ -29,6 +29,10 @@ import (
 // cluster.external.mariadb and the locks' Backend.
 const Name = "mariadb"
 
+// Server is Debian's server binary, in /usr/sbin (not on every user's
+// PATH).
+const Server = "/usr/sbin/mariadbd"
+
 // Kind is the kind of its node.
 const Kind = "mariadb"
 
@@ -52,7 +56,7 @@ func init() {
 		Doc:       "a MariaDB server (mariadb-0); providers local and external",
 		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "mariadb-0"}},
 		Providers: []string{cluster.ProviderLocal},
-		Binaries:  []string{"mariadbd", "mariadb-install-db"},
+		Binaries:  []string{Server, "mariadb-install-db"},
 		Packages:  []string{"mariadb-server"},
 		Faults:    []string{"pause", "kill", "restart"},
 		Plan: func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
@@ -97,7 +101,7 @@ func build(b *cluster.Build) (cluster.Started, error) {
 	b.Configure(n, cluster.Setup{
 		Addr: addr,
 		Command: func() (cluster.Command, error) {
-			return cluster.Command{Path: "mariadbd", Dir: root, Args: []string{
+			return cluster.Command{Path: Server, Dir: root, Args: []string{
 				"--no-defaults", "--datadir=" + data, "--socket=" + filepath.Join(root, "mariadbd.sock"),
 				"--pid-file=" + filepath.Join(root, "mariadbd.pid"),
 				"--port=" + strconv.Itoa(ports[0]), "--bind-address=127.0.0.1", "--user=" + User,
