@@ -44,6 +44,9 @@ type TableBackend struct {
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string
+	// Ping is a raw round trip that shows a server answers, for the
+	// evidence of link faults (latency, drop); nil: none.
+	Ping *TablePing
 	// Plan returns its nodes in start order (Name and Kind) and its
 	// proxied peer links for a section's settings.
 	Plan func(Settings) ([]PlanNode, []PlanLink)
@@ -57,6 +60,13 @@ type TableBackend struct {
 type TableKind struct {
 	Kind    string // "postgres", "postgres-replica"
 	Pattern string // "postgres-N", "postgres-N-rM"
+}
+
+// TablePing is a raw request and the check of the reply's first bytes.
+type TablePing struct {
+	Request []byte            // sent on a new connection; nil: the server speaks first
+	Reply   int               // how many bytes of the reply to read
+	OK      func([]byte) bool // whether they are the server's answer
 }
 
 // TableField is one field of a table backend's scenario section.

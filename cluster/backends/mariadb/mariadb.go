@@ -59,6 +59,8 @@ func init() {
 		Binaries:  []string{Server, "mariadb-install-db"},
 		Packages:  []string{"mariadb-server"},
 		Faults:    []string{"pause", "kill", "restart"},
+		// The server speaks first: a handshake packet of protocol 10.
+		Ping: &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return b[4] == 10 }},
 		Plan: func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
 			return []cluster.PlanNode{{Name: "mariadb-0", Kind: Kind}}, nil
 		},

@@ -71,8 +71,11 @@ func init() {
 		Binaries:  []string{"pg_config"},
 		Packages:  []string{"postgresql"},
 		Faults:    []string{"pause", "kill", "restart", "failover"},
-		Plan:      plan,
-		Build:     build,
+		// SSLRequest: the server answers N (no TLS here) or S.
+		Ping: &cluster.TablePing{Request: []byte{0, 0, 0, 8, 4, 210, 22, 47}, Reply: 1,
+			OK: func(b []byte) bool { return b[0] == 'N' || b[0] == 'S' }},
+		Plan:  plan,
+		Build: build,
 	})
 }
 
