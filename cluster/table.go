@@ -9,10 +9,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
@@ -406,4 +411,62 @@ func (s Spec) TableParts() []string {
 		}
 	}
 	return out
+}
+
+// Template returns a directory made once by create and kept under the
+// temporary directory (locklab-templates-<uid>/<name>), so that a server's initial data dir
+// (initdb, mariadb-install-db: seconds each) is copied, not rebuilt, for
+// every cluster. name must say what the content depends on (the server's
+// version). Concurrent callers race to create it; one wins, atomically.
+func (b *Build) Template(ctx context.Context, name string, create func(ctx context.Context, dir string) error) (string, error) {
+	// Not the user's cache dir: servers run as their own users, who
+	// cannot enter root's home.
+	cache := filepath.Join(os.TempDir(), "locklab-templates-"+strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	if st, err := os.Lstat(cache); err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+		return "", fmt.Errorf("template dir %s: not a directory of this user's", cache)
+	}
+	dst := filepath.Join(cache, name)
+	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), name+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if err := create(ctx, tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, serr := os.Stat(filepath.Join(dst, ".complete")); serr == nil {
+			return dst, nil // another caller won
+		}
+		return "", err
+	}
+	return dst, nil
+}
+
+// CopyDir copies the tree src into dst (which must not exist), keeping
+// modes and owners.
+func CopyDir(ctx context.Context, src, dst string) error {
+	out, err := exec.CommandContext(ctx, "cp", "-a", src, dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("copy %s: %w: %s", src, err, strings.TrimSpace(string(out)))
+	}
+	if err := os.Remove(filepath.Join(dst, ".complete")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }

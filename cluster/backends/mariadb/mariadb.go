@@ -122,12 +122,23 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		},
 	})
 	st.Start = func(ctx context.Context) error {
-		cmd := exec.CommandContext(ctx, "mariadb-install-db", "--no-defaults", "--datadir="+data, "--user="+User,
-			"--auth-root-authentication-method=normal", "--skip-test-db")
-		cmd.Dir = root
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("mariadb-install-db: %w: %s", err, strings.TrimSpace(string(out)))
+		// mariadb-install-db once per server version (the user's cache),
+		// copied here.
+		tmpl, err := b.Template(ctx, "mariadb-"+version()+"-install-1", func(ctx context.Context, dir string) error {
+			cmd := exec.CommandContext(ctx, "mariadb-install-db", "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--user="+User,
+				"--auth-root-authentication-method=normal", "--skip-test-db")
+			cmd.Dir = dir
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("mariadb-install-db: %w: %s", err, strings.TrimSpace(string(out)))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := cluster.CopyDir(ctx, filepath.Join(tmpl, "data"), data); err != nil {
+			return err
 		}
 		return b.StartNodes(ctx, b.Nodes, nil)
 	}
@@ -150,4 +161,19 @@ func query(ctx context.Context, addr, q string, dst any) error {
 	}
 	defer db.Close()
 	return db.QueryRowContext(ctx, q).Scan(dst)
+}
+
+// version is the server's version as its binary says ("10.11.19"), for
+// the template's name; "unknown" when it does not say.
+func version() string {
+	out, err := exec.Command(Server, "--version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if v, _, ok := strings.Cut(f, "-MariaDB"); ok {
+			return v
+		}
+	}
+	return "unknown"
 }

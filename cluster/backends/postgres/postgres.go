@@ -169,7 +169,17 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		return nil
 	}
 	st.Start = func(ctx context.Context) error {
-		if err := run(ctx, primary, "initdb", "-D", primary.dir, "-U", User, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		// initdb once per server version (the user's cache), copied here.
+		tmpl, err := b.Template(ctx, "postgres-"+filepath.Base(filepath.Dir(bin))+"-initdb-1", func(ctx context.Context, dir string) error {
+			if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+				return err
+			}
+			return run(ctx, primary, "initdb", "-D", filepath.Join(dir, "data"), "-U", User, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+		})
+		if err != nil {
+			return err
+		}
+		if err := cluster.CopyDir(ctx, filepath.Join(tmpl, "data"), primary.dir); err != nil {
 			return err
 		}
 		if err := configure(primary, uid, gid); err != nil {
