@@ -46,6 +46,10 @@ type TableBackend struct {
 	Binaries []string
 	// Packages are the Debian packages holding Binaries.
 	Packages []string
+	// Leader, when set, is a selector (a node name in faults: "nats-leader")
+	// standing for the node of its first kind whose Role says "leader" when
+	// the fault starts.
+	Leader string
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string
