@@ -25,7 +25,9 @@
 // (docs/architecture.md).
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
-// links and Endpoints, roles.go leaders and primaries, redis.go,
+// links and Endpoints, roles.go leaders and primaries, table.go the backend
+// table whose rows (PostgreSQL, MariaDB) live in cluster/backends/...
+// (docs/backends.md), redis.go,
 // zookeeper.go, etcd.go and external.go the local and external builders,
 // docker*.go the docker provider (image, network, container, process,
 // watch, per-backend builders), link.go/gate.go/select.go links and

@@ -16,8 +16,29 @@ const (
 	EtcdLeader = "etcd-leader"
 )
 
-// leaderKinds maps each leader selector to the kind of node it names.
-var leaderKinds = map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
+// leaderKinds maps each leader selector to the kind of node it names:
+// zk-leader, etcd-leader and the table backends' (cluster.TableBackend.Leader).
+func leaderKinds() map[string]string {
+	out := map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
+	for _, b := range cluster.Backends() {
+		if b.Leader != "" {
+			out[b.Leader] = b.Kinds[0].Kind
+		}
+	}
+	return out
+}
+
+// leaderNames are the leader selectors in a stable order: zk-leader,
+// etcd-leader, then the table backends' by backend name.
+func leaderNames() []string {
+	out := []string{ZKLeader, EtcdLeader}
+	for _, b := range cluster.Backends() {
+		if b.Leader != "" {
+			out = append(out, b.Leader)
+		}
+	}
+	return out
+}
 
 // LeaderWait bounds how long a fault naming a leader selector waits for a
 // leader (an election in progress) before it fails.
@@ -28,7 +49,7 @@ type leaderChoice map[string]string
 
 func (a leaderChoice) String() string {
 	var parts []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, sel+" was "+n)
 		}
@@ -39,7 +60,7 @@ func (a leaderChoice) String() string {
 // leads says which members lead in a, for messages: "zk-0 leads".
 func (a leaderChoice) leads() string {
 	var parts []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, n)
 		}
@@ -54,13 +75,13 @@ func (a leaderChoice) leads() string {
 func leaderSelectors(f Fault) []string {
 	found := map[string]bool{}
 	mapNames(f, func(s string) string {
-		if _, ok := leaderKinds[s]; ok {
+		if _, ok := leaderKinds()[s]; ok {
 			found[s] = true
 		}
 		return s
 	})
 	var out []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderNames() {
 		if found[sel] {
 			out = append(out, sel)
 		}
@@ -76,7 +97,7 @@ func (t *topology) leaderChoices(sels []string) []leaderChoice {
 		var next []leaderChoice
 		for _, a := range out {
 			for _, n := range t.names() {
-				if t.Kind(n) != leaderKinds[sel] {
+				if t.Kind(n) != leaderKinds()[sel] {
 					continue
 				}
 				b := leaderChoice{sel: n}
@@ -158,7 +179,7 @@ func resolveLeaders(ctx context.Context, env Env, f Fault) (leaderChoice, error)
 	for _, sel := range sels {
 		for {
 			qctx, qcancel := context.WithTimeout(wctx, 2*time.Second)
-			n, err := env.Cluster.Leader(qctx, leaderKinds[sel])
+			n, err := env.Cluster.Leader(qctx, leaderKinds()[sel])
 			qcancel()
 			if err == nil {
 				a[sel] = n.Name

@@ -32,6 +32,10 @@ const (
 	Redis     Backend = "redis"
 	ZooKeeper Backend = "zookeeper"
 	Etcd      Backend = "etcd"
+	// Postgres and MariaDB are backends of the cluster's backend table
+	// (their addresses are in Endpoints.Table).
+	Postgres Backend = "postgres"
+	MariaDB  Backend = "mariadb"
 	// Memory is no server at all: the in-process calibration lock "mem".
 	Memory Backend = "mem"
 )
