@@ -18,6 +18,8 @@ type Endpoints struct {
 	// ZooKeeper and Etcd are the ensemble members' client addresses.
 	ZooKeeper []string
 	Etcd      []string
+	// NATS holds the NATS servers' client addresses (JetStream on).
+	NATS []string
 	// Redirect maps a server's real address to this client's proxied address
 	// for it. Backends that discover addresses (Sentinel reports the promoted
 	// replica's real address) dial through it so traffic stays on the
@@ -45,7 +47,7 @@ func (e Endpoints) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Any("redis", e.Redis), slog.Any("sentinels", e.Sentinels),
 		slog.Any("master_names", e.MasterNames), slog.Any("zookeeper", e.ZooKeeper),
-		slog.Any("etcd", e.Etcd), slog.Any("redirect", e.Redirect),
+		slog.Any("etcd", e.Etcd), slog.Any("nats", e.NATS), slog.Any("redirect", e.Redirect),
 		slog.String("auth", e.Auth.String()),
 	)
 }

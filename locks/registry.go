@@ -24,7 +24,7 @@ type Stats interface {
 }
 
 // Backend names the server family a lock needs (contract with cluster
-// specs): "redis", "zookeeper", "etcd".
+// specs): "redis", "zookeeper", "etcd", "nats".
 type Backend string
 
 // Backends known to the harness.
@@ -32,6 +32,8 @@ const (
 	Redis     Backend = "redis"
 	ZooKeeper Backend = "zookeeper"
 	Etcd      Backend = "etcd"
+	// NATS is a NATS server or cluster with JetStream on (its KV store).
+	NATS Backend = "nats"
 	// Memory is no server at all: the in-process calibration lock "mem".
 	Memory Backend = "mem"
 )
