@@ -54,6 +54,11 @@ type Cluster struct {
 
 	demux []*peerDemux // local peer demultiplexers (peers.go); guarded by mu
 
+	// Table backends' failovers by backend, and what their builds made
+	// outside the data dirs (table.go); guarded by mu.
+	failovers map[string]func(context.Context, string) (string, error)
+	closers   []func() error
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -93,6 +98,7 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		nodeByKey: map[string]*Node{},
 		linkByKey: map[string]*Link{},
 		aliases:   map[string][]string{},
+		failovers: map[string]func(context.Context, string) (string, error){},
 		info: Info{Provider: spec.Provider, Versions: map[string]string{},
 			Startup: map[string]time.Duration{}},
 	}
@@ -191,6 +197,9 @@ func (s Spec) withDefaults() (Spec, error) {
 		}
 		s.Dir = d
 	}
+	if err := checkTable(s); err != nil {
+		return s, err
+	}
 	if s.LossyDisks {
 		if err := checkLossyDisks(s.Provider); err != nil {
 			return s, err
@@ -260,6 +269,11 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		if c.spec.Etcd != nil {
 			add(etcd(*c.spec.Etcd))
+		}
+		tbs, terr := c.buildTable()
+		backends = append(backends, tbs...)
+		if err == nil {
+			err = terr
 		}
 	}
 	if err != nil {
@@ -428,6 +442,14 @@ func (c *Cluster) close() error {
 	}
 	if err := c.prov.close(context.Background()); err != nil {
 		errs = append(errs, err)
+	}
+	c.mu.Lock()
+	closers := c.closers
+	c.mu.Unlock()
+	for _, f := range closers {
+		if err := f(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.spec.Provider != ProviderExternal {
 		if err := os.RemoveAll(c.dataDir); err != nil {

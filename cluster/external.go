@@ -22,10 +22,17 @@ import (
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	var nodes []*Node
 	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
-	for _, backend := range []struct {
+	lists := []struct {
 		name  string
 		addrs []string
-	}{{BackendRedis, es.Redis}, {BackendZooKeeper, es.ZooKeeper}, {BackendEtcd, es.Etcd}} {
+	}{{BackendRedis, es.Redis}, {BackendZooKeeper, es.ZooKeeper}, {BackendEtcd, es.Etcd}}
+	for _, tb := range Backends() {
+		lists = append(lists, struct {
+			name  string
+			addrs []string
+		}{tb.Name, es.Table[tb.Name]})
+	}
+	for _, backend := range lists {
 		ns, err := c.addPlanned(backend.name)
 		if err != nil {
 			return b, err

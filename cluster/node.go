@@ -40,6 +40,7 @@ type Node struct {
 	Kind string // KindRedis, KindReplica, KindSentinel, KindZooKeeper, KindEtcd
 
 	c       *Cluster
+	backend string      // the backend it belongs to (PlanNode.Backend)
 	dataDir string      // removed by Close
 	disk    *lossyfs.FS // the data dir's lossy filesystem (Spec.LossyDisks), or nil
 	logPath string      // kept after Close

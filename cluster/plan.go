@@ -45,6 +45,7 @@ func PlanOf(spec Spec) Plan {
 			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
 			p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, len(e.ZooKeeper))
 			p.addNumbered("etcd-", KindEtcd, BackendEtcd, len(e.Etcd))
+			p.planExternalTable(e)
 		}
 	} else if s.Provider == ProviderNetns {
 		p.planNetns(s)
@@ -67,6 +68,7 @@ func PlanOf(spec Spec) Plan {
 				p.pairLinks(etcd)
 			}
 		}
+		p.planTable(s)
 	}
 	for i := range p.Clients {
 		for _, n := range p.Nodes {

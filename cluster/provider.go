@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,6 +55,7 @@ type command struct {
 	args []string
 	env  []string // added to the harness's environment (docker: the image's)
 	dir  string   // working directory
+	user string   // run as this system user (local provider); "" the harness's
 	// container says how the docker provider runs the command; the local
 	// provider ignores it. Every docker node's command has one.
 	container *containerSpec
@@ -94,6 +96,14 @@ func (localProvider) launch(ctx context.Context, n *Node, c command) (process, e
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // own group: signals reach forks and threads alike
 		Pdeathsig: syscall.SIGKILL, // die with the harness, even on its SIGKILL
+	}
+	if c.user != "" {
+		cred, err := credentialOf(c.user)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		cmd.SysProcAttr.Credential = cred
 	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -219,4 +229,19 @@ func (p *localProcess) exitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
+}
+
+// credentialOf is the uid and gid of the system user name, for servers
+// that refuse to run as root.
+func credentialOf(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("run as %s: %w", name, err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("run as %s: %w", name, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

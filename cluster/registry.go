@@ -36,6 +36,7 @@ func (c *Cluster) addPlanned(backend string) ([]*Node, error) {
 		if err != nil {
 			return nil, err
 		}
+		n.backend = backend
 		out = append(out, n)
 	}
 	return out, nil
@@ -254,6 +255,13 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 			e.ZooKeeper = append(e.ZooKeeper, addr)
 		case KindEtcd:
 			e.Etcd = append(e.Etcd, addr)
+		default:
+			if _, ok := LookupBackend(n.backend); ok {
+				if e.Table == nil {
+					e.Table = map[string][]string{}
+				}
+				e.Table[n.backend] = append(e.Table[n.backend], addr)
+			}
 		}
 	}
 	if !sentinels {

@@ -68,6 +68,9 @@ type ExternalSpec struct {
 	Redis     []string
 	ZooKeeper []string
 	Etcd      []string
+	// Table lists the servers of table backends by backend name
+	// (cluster.external.postgres, ...).
+	Table map[string][]string
 }
 
 // Spec is everything Start needs. Nil backend specs are not started.
@@ -77,6 +80,10 @@ type Spec struct {
 	ZooKeeper *ZooKeeperSpec
 	Etcd      *EtcdSpec
 	External  *ExternalSpec
+	// Backends are the sections of table backends (table.go) by backend
+	// name: cluster.postgres, cluster.mariadb, ... A backend without an
+	// entry is not started.
+	Backends map[string]Settings
 	// Clients is how many harness clients get their own proxied links
 	// (client-0 .. client-N-1) to every client-facing node.
 	Clients int

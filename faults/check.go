@@ -199,7 +199,8 @@ func checkLinkFault(t *topology, f Fault) error {
 // one of the kinds its row of the fault table accepts.
 func checkServer(t *topology, f Fault) error {
 	typ, _ := Lookup(f.Type)
-	kinds := typ.Kinds
+	// The backend table's rows say which server faults act on their nodes.
+	kinds := append(slices.Clip(typ.Kinds), cluster.KindsActedOnBy(f.Type)...)
 	if f.Node == "" {
 		return fieldError("node", fmt.Errorf("a %s fault needs node: NAME (%s)", f.Type, kindPatterns(kinds)))
 	}
@@ -355,6 +356,11 @@ func (t *topology) members(groups [][]string) error {
 func kindPatterns(kinds []string) string {
 	pattern := map[string]string{cluster.KindRedis: "redis-N", cluster.KindReplica: "redis-N-rM",
 		cluster.KindSentinel: "sentinel-N", cluster.KindZooKeeper: "zk-N", cluster.KindEtcd: "etcd-N"}
+	for _, b := range cluster.Backends() {
+		for _, k := range b.Kinds {
+			pattern[k.Kind] = k.Pattern
+		}
+	}
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
 		out[i] = pattern[k]

@@ -40,6 +40,16 @@ func (failoverAction) check(t *topology, f Fault) error {
 	if err := checkServer(t, f); err != nil {
 		return err
 	}
+	if n, ok := t.Node(f.Node); ok {
+		if _, table := cluster.LookupBackend(n.Backend); table {
+			// A table backend fails over by itself (Cluster.Failover):
+			// it needs another node to promote.
+			if len(t.NodesOf(n.Backend)) < 2 {
+				return unsupported("failover needs a replica of %s to promote: the cluster has none (set cluster.%s.replicas >= 1)", f.Node, n.Backend)
+			}
+			return nil
+		}
+	}
 	if t.Count(cluster.KindSentinel) == 0 {
 		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels (set cluster.redis.sentinels, e.g. 3)")
 	}
@@ -51,6 +61,17 @@ func (failoverAction) check(t *topology, f Fault) error {
 
 func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node}
+	if n, ok := env.Cluster.Node(f.Node); ok {
+		if _, table := cluster.LookupBackend(n.Backend()); table {
+			detail, err := env.Cluster.Failover(ctx, f.Node)
+			if err != nil {
+				return eff, err
+			}
+			eff.detail = detail
+			eff.seen = seen(true, "%s", detail)
+			return eff, nil
+		}
+	}
 	var sentinels []*cluster.Node
 	for _, n := range env.Cluster.Nodes() {
 		if n.Kind == cluster.KindSentinel {

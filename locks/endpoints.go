@@ -18,8 +18,11 @@ type Endpoints struct {
 	// ZooKeeper and Etcd are the ensemble members' client addresses.
 	ZooKeeper []string
 	Etcd      []string
-	// NATS holds the NATS servers' client addresses (JetStream on).
-	NATS []string
+	// Table holds the client addresses of the table backends' servers
+	// (cluster/backends: postgres, mariadb, ...) by backend name, in the
+	// order of their nodes (postgres-0, postgres-0-r0, ...). A lock of a
+	// table backend reads Table[string(its Backend)].
+	Table map[string][]string `json:",omitempty"`
 	// Redirect maps a server's real address to this client's proxied address
 	// for it. Backends that discover addresses (Sentinel reports the promoted
 	// replica's real address) dial through it so traffic stays on the
@@ -47,7 +50,7 @@ func (e Endpoints) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Any("redis", e.Redis), slog.Any("sentinels", e.Sentinels),
 		slog.Any("master_names", e.MasterNames), slog.Any("zookeeper", e.ZooKeeper),
-		slog.Any("etcd", e.Etcd), slog.Any("nats", e.NATS), slog.Any("redirect", e.Redirect),
+		slog.Any("etcd", e.Etcd), slog.Any("table", e.Table), slog.Any("redirect", e.Redirect),
 		slog.String("auth", e.Auth.String()),
 	)
 }

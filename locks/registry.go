@@ -32,8 +32,11 @@ const (
 	Redis     Backend = "redis"
 	ZooKeeper Backend = "zookeeper"
 	Etcd      Backend = "etcd"
-	// NATS is a NATS server or cluster with JetStream on (its KV store).
-	NATS Backend = "nats"
+	// Postgres, MariaDB and NATS are backends of the cluster's backend
+	// table (their addresses are in Endpoints.Table).
+	Postgres Backend = "postgres"
+	MariaDB  Backend = "mariadb"
+	NATS     Backend = "nats"
 	// Memory is no server at all: the in-process calibration lock "mem".
 	Memory Backend = "mem"
 )

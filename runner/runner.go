@@ -160,7 +160,7 @@ func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend,
 	if backend != locks.Etcd {
 		cs.Etcd = nil
 	}
-	return cs
+	return cs.KeepBackend(string(backend))
 }
 
 func describe(cs cluster.Spec) string {
@@ -181,6 +181,7 @@ func describe(cs cluster.Spec) string {
 	if cs.Etcd != nil {
 		parts = append(parts, fmt.Sprintf("etcd x%d", cs.Etcd.Nodes))
 	}
+	parts = append(parts, cs.TableParts()...)
 	if len(parts) == 0 {
 		return "no servers (in process)"
 	}

@@ -5,7 +5,9 @@ package scenarios
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
@@ -35,10 +37,21 @@ func (p *parser) cluster(e entry) {
 		n, image, fsync := p.ensemble(x, "cluster.etcd")
 		c.Etcd = &cluster.EtcdSpec{Nodes: n, Image: image, NoFsync: !fsync}
 	})
+	for _, b := range cluster.Backends() {
+		section(b.Name, func(x entry) {
+			if c.Backends == nil {
+				c.Backends = map[string]cluster.Settings{}
+			}
+			c.Backends[b.Name] = p.tableSection(x, b)
+			if err := b.Runs(c.Provider); err != nil && c.Provider != "external" {
+				p.add(x.key.Line, "cluster."+b.Name, "%v", err)
+			}
+		})
+	}
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
-		for _, name := range []string{"redis", "zookeeper", "etcd"} {
+		for _, name := range append([]string{"redis", "zookeeper", "etcd"}, tableNames()...) {
 			if x, ok := f[name]; ok {
 				p.add(x.key.Line, "cluster."+name, "not used with provider external: list the servers under cluster.external.%s", name)
 			}
@@ -107,25 +120,40 @@ func (p *parser) external(e entry) *cluster.ExternalSpec {
 		if !ok {
 			continue
 		}
-		path := "cluster.external." + b.name
-		items, _ := p.sequence(fe.val, path)
-		for i, it := range items {
-			s, msg := asString(it)
-			if msg == "" {
-				msg = checkHostPort(s)
+		*b.dst = p.hostPorts(fe, b.name)
+	}
+	for _, name := range tableNames() {
+		if fe, ok := f[name]; ok {
+			if x.Table == nil {
+				x.Table = map[string][]string{}
 			}
-			if msg != "" {
-				p.add(it.Line, index(path, i), "%s", msg)
-				if p.extBad == nil {
-					p.extBad = map[string]bool{}
-				}
-				p.extBad[b.name] = true
-				continue
-			}
-			*b.dst = append(*b.dst, s)
+			x.Table[name] = p.hostPorts(fe, name)
 		}
 	}
 	return x
+}
+
+// hostPorts reads the list cluster.external.<name>.
+func (p *parser) hostPorts(fe entry, name string) []string {
+	var out []string
+	path := "cluster.external." + name
+	items, _ := p.sequence(fe.val, path)
+	for i, it := range items {
+		s, msg := asString(it)
+		if msg == "" {
+			msg = checkHostPort(s)
+		}
+		if msg != "" {
+			p.add(it.Line, index(path, i), "%s", msg)
+			if p.extBad == nil {
+				p.extBad = map[string]bool{}
+			}
+			p.extBad[name] = true
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func checkHostPort(s string) string {
@@ -161,11 +189,19 @@ func (p *parser) clusterDefaults() {
 		if x == nil {
 			return
 		}
-		for _, b := range []struct {
+		lists := []struct {
 			backend locks.Backend
 			field   string
 			list    []string
-		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}, {locks.Etcd, "etcd", x.Etcd}} {
+		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}, {locks.Etcd, "etcd", x.Etcd}}
+		for _, name := range tableNames() {
+			lists = append(lists, struct {
+				backend locks.Backend
+				field   string
+				list    []string
+			}{locks.Backend(name), name, x.Table[name]})
+		}
+		for _, b := range lists {
 			lock, ok := need[b.backend]
 			switch {
 			case p.extBad[b.field]:
@@ -197,6 +233,18 @@ func (p *parser) clusterDefaults() {
 	if _, ok := need[locks.Etcd]; ok && c.Etcd == nil {
 		c.Etcd = &cluster.EtcdSpec{Nodes: 1}
 	}
+	for _, name := range tableNames() {
+		if lock, ok := need[locks.Backend(name)]; ok && c.Backends[name] == nil {
+			if c.Backends == nil {
+				c.Backends = map[string]cluster.Settings{}
+			}
+			c.Backends[name] = cluster.Settings{}
+			b, _ := cluster.LookupBackend(name)
+			if err := b.Runs(c.Provider); err != nil {
+				p.add(p.lockLine(lock), "cluster.provider", "lock %s: %v", lock, err)
+			}
+		}
+	}
 }
 
 // ClusterSpec is the cluster section with every backend it declares, for
@@ -206,4 +254,67 @@ func (s *Scenario) ClusterSpec(clients int) cluster.Spec {
 	cs := s.Cluster
 	cs.Clients = max(clients, 1)
 	return cs
+}
+
+// tableNames are the backends of the cluster's backend table, each a
+// section cluster.<name> and a list cluster.external.<name>.
+func tableNames() []string {
+	var out []string
+	for _, b := range cluster.Backends() {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+// tableSection reads the section of table backend b: each field checked
+// against its row (kind, least value, allowed values), then b's Check.
+func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings {
+	path := "cluster." + b.Name
+	set := cluster.Settings{}
+	f, _ := p.fields(e.val, path, fieldNames(path))
+	for _, tf := range b.Fields {
+		x, ok := f[tf.Name]
+		if !ok {
+			continue
+		}
+		fp := join(path, tf.Name)
+		switch tf.Kind {
+		case "int":
+			v, ok := get(p, x, fp, asInt)
+			if !ok {
+				continue
+			}
+			if tf.Min != nil && v < *tf.Min {
+				p.add(x.line(), fp, "must be >= %d (got %d)", *tf.Min, v)
+				continue
+			}
+			if len(tf.Allowed) > 0 && !slices.Contains(tf.Allowed, strconv.Itoa(v)) {
+				p.add(x.line(), fp, "must be one of %s (got %d)", strings.Join(tf.Allowed, ", "), v)
+				continue
+			}
+			set[tf.Name] = v
+		case "bool":
+			if v, ok := get(p, x, fp, asBool); ok {
+				set[tf.Name] = v
+			}
+		default:
+			conv := asString
+			if len(tf.Allowed) > 0 {
+				conv = oneOf(tf.Allowed...)
+			}
+			if v, ok := get(p, x, fp, conv); ok {
+				set[tf.Name] = v
+			}
+		}
+	}
+	if b.Check != nil {
+		if field, msg := b.Check(set); msg != "" {
+			line := e.line()
+			if x, ok := f[field]; ok {
+				line = x.line()
+			}
+			p.add(line, join(path, field), "%s", msg)
+		}
+	}
+	return set
 }

@@ -8,8 +8,12 @@ package scenarios
 // so the reference cannot drift from what the parser accepts.
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/cluster"
+	_ "github.com/locklab/locklab/cluster/backends/all" // the backend table's rows
 	"github.com/locklab/locklab/faults"
 )
 
@@ -60,7 +64,7 @@ func atLeast(n int) *int { return &n }
 // fieldTable is every scenario field but faults, lock options and
 // expectation keys, sections before their fields, in the order the parser
 // lists them in messages.
-var fieldTable = []Field{
+var fieldTable = withBackendTable([]Field{
 	{Path: "name", Kind: KindString, Required: true, Bounds: "[a-z0-9-]+", Example: "my-scenario",
 		Doc: "the scenario's name; results go to results/<name>-<time>/"},
 	{Path: "description", Kind: KindString, Example: "Redis locks under a paused holder.",
@@ -162,7 +166,7 @@ var fieldTable = []Field{
 
 	{Path: "resource.fencing", Kind: KindString, Default: "off", Allowed: []string{"off", "observe", "enforce"}, Example: "enforce",
 		Doc: "off: tokens are not compared; observe: a write with a token lower than one seen counts as stale; enforce: such a write is rejected"},
-}
+})
 
 // expectDocs documents expectation keys; expectFields (parse.go) is the
 // list of keys, and a key missing here is a condition with a generic line.
@@ -303,4 +307,31 @@ func Fields() []Field {
 // ExpectFields returns the keys an expect: entry accepts, in order.
 func ExpectFields() []string {
 	return append([]string(nil), expectFields...)
+}
+
+// withBackendTable adds the rows of the cluster's backend table to base:
+// each backend's section and its fields after etcd's, its external list
+// after cluster.external.etcd.
+func withBackendTable(base []Field) []Field {
+	var sections, fields, external []Field
+	for _, b := range cluster.Backends() {
+		path := "cluster." + b.Name
+		sections = append(sections, Field{Path: path, Kind: KindSection, Doc: b.Doc})
+		for _, f := range b.Fields {
+			row := Field{Path: path + "." + f.Name, Kind: Kind(f.Kind), Min: f.Min, Allowed: f.Allowed, Example: f.Example, Doc: f.Doc}
+			if f.Default != nil {
+				row.Default = fmt.Sprint(f.Default)
+			}
+			fields = append(fields, row)
+		}
+		external = append(external, Field{Path: "cluster.external." + b.Name, Kind: KindList, Items: KindString, Bounds: "host:port",
+			Example: "[db1:5432]", Doc: b.Name + " servers"})
+	}
+	insertAfter := func(rows []Field, path string, add []Field) []Field {
+		i := slices.IndexFunc(rows, func(f Field) bool { return f.Path == path })
+		return slices.Insert(rows, i+1, add...)
+	}
+	base = insertAfter(base, "cluster.etcd", sections)
+	base = insertAfter(base, "cluster.etcd.image", fields)
+	return insertAfter(base, "cluster.external.etcd", external)
 }

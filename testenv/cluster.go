@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	_ "github.com/locklab/locklab/cluster/backends/all" // the backend table's rows
 )
 
 // ClusterStartTimeout bounds Cluster's start.
@@ -35,6 +36,13 @@ func Cluster(t testing.TB, spec cluster.Spec) *cluster.Cluster {
 		}
 		if spec.Etcd != nil {
 			bins = append(bins, "etcd")
+		}
+		for name := range spec.Backends {
+			b, ok := cluster.LookupBackend(name)
+			if !ok {
+				t.Fatalf("no backend %q in the table", name)
+			}
+			bins = append(bins, b.Binaries...)
 		}
 	}
 	RequireBinaries(t, bins...)

@@ -12,6 +12,7 @@ import (
 	_ "github.com/locklab/locklab/locks/etcdlock"  // etcd-recipe
 	_ "github.com/locklab/locklab/locks/external"  // redis-py, kazoo, etcd3-py, tooz-*, curator, exec
 	_ "github.com/locklab/locklab/locks/memlock"   // mem (calibration)
+	_ "github.com/locklab/locklab/locks/pglock"    // pg-advisory, pg-advisory-xact
 	_ "github.com/locklab/locklab/locks/redislock" // redis-* variants
 	_ "github.com/locklab/locklab/locks/redlock"   // redlock
 	_ "github.com/locklab/locklab/locks/zklock"    // zk-recipe, zk-herd

@@ -172,7 +172,7 @@ func replicasOf(cfg locks.Config) (int, error) {
 }
 
 // Addrs returns the NATS servers' client addresses in e.
-func Addrs(e locks.Endpoints) []string { return e.NATS }
+func Addrs(e locks.Endpoints) []string { return e.Table[string(locks.NATS)] }
 
 func parseReplicas(v string) (int, error) {
 	n, err := strconv.Atoi(v)

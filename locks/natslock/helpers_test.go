@@ -14,7 +14,7 @@ import (
 // deleteKey deletes lock name's key with a connection of its own, whoever
 // holds it.
 func deleteKey(ctx context.Context, s *testenv.NATSServers, ttl time.Duration, name string) error {
-	nc, err := natslock.Connect(locks.Endpoints{NATS: s.Clients}, 0, nil)
+	nc, err := natslock.Connect(locks.Endpoints{Table: map[string][]string{string(locks.NATS): s.Clients}}, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // config is a client config for servers s with ttl and a poll fallback of
 // retry; seed spreads clients over the nodes.
 func config(s *testenv.NATSServers, ttl, retry time.Duration, seed int64) locks.Config {
-	return locks.Config{Endpoints: locks.Endpoints{NATS: s.Clients}, TTL: ttl, Retry: retry, Seed: seed}
+	return locks.Config{Endpoints: locks.Endpoints{Table: map[string][]string{string(locks.NATS): s.Clients}}, TTL: ttl, Retry: retry, Seed: seed}
 }
 
 // TestMutualExclusion runs 6 clients x 30 critical sections on one key:

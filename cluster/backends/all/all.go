@@ -1,0 +1,9 @@
+// Package all registers every backend of the cluster's backend table
+// (cluster/backends/...); import it for its side effect.
+//
+// Of locklab it imports only cluster and the backend packages.
+package all
+
+import (
+	_ "github.com/locklab/locklab/cluster/backends/postgres" // postgres-0, postgres-0-rN
+)

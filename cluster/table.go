@@ -1,0 +1,399 @@
+package cluster
+
+// The backend table: servers written once, in a package of their own
+// below cluster/ (cluster/backends/...), and registered here. Generic code
+// (the plan, Start, Endpoints, scenario sections, fault targets, test
+// environments, `bench list`) iterates the table instead of naming them.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// TableBackend is one row of the backend table: everything locklab knows
+// about one server kind. Redis, ZooKeeper and etcd predate the table and
+// are not in it.
+type TableBackend struct {
+	// Name is the backend's name everywhere: the scenario section
+	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
+	// value of its locks, the key of Info.Versions and Endpoints.Table.
+	Name string
+	// Doc is one line for the scenario reference (the section's doc).
+	Doc string
+	// Fields are the section's fields (cluster.<Name>.<field>).
+	Fields []TableField
+	// Check validates a section beyond each field's own bounds; it
+	// returns the offending field's name and a message, or "", "".
+	Check func(Settings) (field, msg string)
+	// Kinds are the node kinds of its plan with the pattern of their names
+	// for messages ("postgres-N"), in plan order.
+	Kinds []TableKind
+	// Providers are the providers that start its servers (ProviderLocal);
+	// ProviderExternal is always accepted (cluster.external.<Name>).
+	Providers []string
+	// Binaries are the programs the local provider runs (absolute paths or
+	// names on PATH): what `make deps` installs and tests require.
+	Binaries []string
+	// Packages are the Debian packages holding Binaries.
+	Packages []string
+	// Faults are the server fault types that act on its nodes (pause,
+	// kill, restart, failover). Client-link faults act on every backend.
+	Faults []string
+	// Plan returns its nodes in start order (Name and Kind) and its
+	// proxied peer links for a section's settings.
+	Plan func(Settings) ([]PlanNode, []PlanLink)
+	// Build configures the nodes of its plan (Build.Nodes) for a start:
+	// address, command, readiness probe and role per node, and returns how
+	// to start them.
+	Build func(b *Build) (Started, error)
+}
+
+// TableKind is one node kind of a table backend.
+type TableKind struct {
+	Kind    string // "postgres", "postgres-replica"
+	Pattern string // "postgres-N", "postgres-N-rM"
+}
+
+// TableField is one field of a table backend's scenario section.
+type TableField struct {
+	Name    string
+	Kind    string // "int", "bool" or "string"
+	Default any    // the value when the field is absent (int, bool, string)
+	Min     *int   // the least value of an int field
+	Allowed []string
+	Example string
+	Doc     string
+}
+
+// Settings are a table backend's section as parsed: each field's value
+// (int, bool or string) by name. A field absent from Settings has its
+// default.
+type Settings map[string]any
+
+// Started is what a table backend's Build returns.
+type Started struct {
+	// Start launches its nodes (Build.StartNodes) in its order and
+	// returns once they all serve.
+	Start func(ctx context.Context) error
+	// Version asks a started server its version; "" when it does not say.
+	Version func(ctx context.Context) string
+	// Failover, when the backend has one, promotes a replica of group (a
+	// primary's node name): it kills the group's current primary, makes a
+	// replica the primary and returns what it did.
+	Failover func(ctx context.Context, group string) (string, error)
+	// Close releases what Build made outside the node data dirs; called
+	// by Cluster.Close after every server ended.
+	Close func() error
+}
+
+var table = struct {
+	sync.RWMutex
+	rows map[string]TableBackend
+}{rows: map[string]TableBackend{}}
+
+// RegisterBackend adds a row to the backend table; backend packages call
+// it from init. It panics on a duplicate or incomplete row.
+func RegisterBackend(b TableBackend) {
+	table.Lock()
+	defer table.Unlock()
+	if b.Name == "" || b.Plan == nil || b.Build == nil || len(b.Kinds) == 0 {
+		panic("cluster: RegisterBackend needs a name, kinds, a plan and a build")
+	}
+	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis || b.Name == BackendZooKeeper || b.Name == BackendEtcd {
+		panic("cluster: duplicate backend " + b.Name)
+	}
+	table.rows[b.Name] = b
+}
+
+// Backends returns every table backend, sorted by name.
+func Backends() []TableBackend {
+	table.RLock()
+	defer table.RUnlock()
+	out := make([]TableBackend, 0, len(table.rows))
+	for _, b := range table.rows {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupBackend returns the table backend called name.
+func LookupBackend(name string) (TableBackend, bool) {
+	table.RLock()
+	defer table.RUnlock()
+	b, ok := table.rows[name]
+	return b, ok
+}
+
+// BackendOfKind returns the table backend whose nodes are of kind.
+func BackendOfKind(kind string) (TableBackend, bool) {
+	for _, b := range Backends() {
+		if slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind }) {
+			return b, true
+		}
+	}
+	return TableBackend{}, false
+}
+
+// KindsActedOnBy returns the node kinds of table backends on which the
+// server fault type acts.
+func KindsActedOnBy(fault string) []string {
+	var out []string
+	for _, b := range Backends() {
+		if slices.Contains(b.Faults, fault) {
+			for _, k := range b.Kinds {
+				out = append(out, k.Kind)
+			}
+		}
+	}
+	return out
+}
+
+// Runs reports whether provider starts b's servers, and an error naming
+// both when it does not.
+func (b TableBackend) Runs(provider string) error {
+	if provider == "" {
+		provider = ProviderLocal
+	}
+	if provider == ProviderExternal || slices.Contains(b.Providers, provider) {
+		return nil
+	}
+	return fmt.Errorf("provider %s does not run %s yet (providers for %s: %v, external)", provider, b.Name, b.Name, b.Providers)
+}
+
+// Int returns the int field name of s (its default when absent).
+func (b TableBackend) Int(s Settings, name string) int {
+	v, _ := b.value(s, name).(int)
+	return v
+}
+
+// String returns the string field name of s (its default when absent).
+func (b TableBackend) String(s Settings, name string) string {
+	v, _ := b.value(s, name).(string)
+	return v
+}
+
+// Bool returns the bool field name of s (its default when absent).
+func (b TableBackend) Bool(s Settings, name string) bool {
+	v, _ := b.value(s, name).(bool)
+	return v
+}
+
+func (b TableBackend) value(s Settings, name string) any {
+	if v, ok := s[name]; ok {
+		return v
+	}
+	for _, f := range b.Fields {
+		if f.Name == name {
+			return f.Default
+		}
+	}
+	return nil
+}
+
+// Build is one table backend's part of a Start: its settings, the nodes
+// of its plan (registered, without address or command yet) and the
+// fabric the provider gives them.
+type Build struct {
+	c        *Cluster
+	Backend  TableBackend
+	Settings Settings
+	Nodes    []*Node
+	Log      *slog.Logger
+}
+
+// Command is a server's command line for one launch.
+type Command struct {
+	Path string
+	Args []string
+	Env  []string // added to the harness's environment
+	Dir  string   // working directory; "" is the node's data dir
+	// User runs the server as this system user (servers that refuse to
+	// run as root: postgres, mariadbd); "" is the harness's own.
+	User string
+}
+
+// Setup is how one node of a table backend runs and is asked.
+type Setup struct {
+	// Addr is the address it serves clients on (127.0.0.1:port).
+	Addr string
+	// Command is its command line, asked before every launch.
+	Command func() (Command, error)
+	// Probe checks once whether it serves.
+	Probe func(ctx context.Context) error
+	// Role asks its role ("primary", "replica", "leader", ...); nil:
+	// unsupported.
+	Role func(ctx context.Context) (string, error)
+}
+
+// Configure sets how n runs and is asked.
+func (b *Build) Configure(n *Node, s Setup) {
+	n.setAddr(s.Addr)
+	cmd := s.Command
+	n.cmd = func() (command, error) {
+		c, err := cmd()
+		if err != nil {
+			return command{}, err
+		}
+		if c.Dir == "" {
+			c.Dir = n.dataDir
+		}
+		return command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}, nil
+	}
+	n.probe = s.Probe
+	n.role = s.Role
+}
+
+// Ports returns n free 127.0.0.1 ports for servers.
+func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
+
+// HostPort is 127.0.0.1:port.
+func HostPort(port int) string { return hostPort(port) }
+
+// PeerLink creates the proxied peer link from->to of the plan to to's
+// address and returns the address from dials (the proxy's).
+func (b *Build) PeerLink(from, to *Node) (string, error) {
+	l, err := b.c.addLink(from.Name, to.Name, []string{to.Addr()}, nil)
+	if err != nil {
+		return "", err
+	}
+	return l.Addr(), nil
+}
+
+// StartNodes launches nodes side by side and returns once each serves
+// (its Probe) and then, when ready is not nil, ready holds for it.
+func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
+	return startNodes(ctx, nodes, ready)
+}
+
+// Poll calls f every pollEvery until it returns nil or ctx ends.
+func Poll(ctx context.Context, what string, f func(context.Context) error) error {
+	return poll(ctx, what, f)
+}
+
+// DataDir is n's data dir, removed by Close.
+func (n *Node) DataDir() string { return n.dataDir }
+
+// Backend is the backend n belongs to ("redis", "postgres", ...).
+func (n *Node) Backend() string { return n.backend }
+
+// planTable adds the nodes and peer links of every table backend spec
+// declares.
+func (p *Plan) planTable(s Spec) {
+	for _, b := range Backends() {
+		set, ok := s.Backends[b.Name]
+		if !ok {
+			continue
+		}
+		nodes, links := b.Plan(set)
+		for _, n := range nodes {
+			n.Backend = b.Name
+			p.Nodes = append(p.Nodes, n)
+		}
+		p.Links = append(p.Links, links...)
+	}
+}
+
+// planExternalTable adds the nodes of the table backends' external lists:
+// <name>-0, <name>-1, ... of the backend's first kind.
+func (p *Plan) planExternalTable(e *ExternalSpec) {
+	for _, b := range Backends() {
+		p.addNumbered(b.Name+"-", b.Kinds[0].Kind, b.Name, len(e.Table[b.Name]))
+	}
+}
+
+// checkTable refuses table backends the provider does not run.
+func checkTable(s Spec) error {
+	for name := range s.Backends {
+		b, ok := LookupBackend(name)
+		if !ok {
+			return fmt.Errorf("cluster: unknown backend %q", name)
+		}
+		if err := b.Runs(s.Provider); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return nil
+}
+
+// buildTable builds every table backend the spec declares.
+func (c *Cluster) buildTable() ([]backend, error) {
+	var out []backend
+	for _, tb := range Backends() {
+		set, ok := c.spec.Backends[tb.Name]
+		if !ok {
+			continue
+		}
+		nodes, err := c.addPlanned(tb.Name)
+		if err != nil {
+			return out, err
+		}
+		b := &Build{c: c, Backend: tb, Settings: set, Nodes: nodes, Log: c.log.With("backend", tb.Name)}
+		st, err := tb.Build(b)
+		if st.Close != nil {
+			c.addCloser(st.Close)
+		}
+		if err != nil {
+			return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
+		}
+		if st.Failover != nil {
+			c.mu.Lock()
+			c.failovers[tb.Name] = st.Failover
+			c.mu.Unlock()
+		}
+		out = append(out, backend{name: tb.Name, start: st.Start, version: st.Version})
+	}
+	return out, nil
+}
+
+func (c *Cluster) addCloser(f func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closers = append(c.closers, f)
+}
+
+// Failover promotes a replica of group (a primary's node name of a table
+// backend with failover, "postgres-0"): the backend kills the group's
+// current primary and promotes a replica; the detail says what it did.
+func (c *Cluster) Failover(ctx context.Context, group string) (string, error) {
+	n, ok := c.Node(group)
+	if !ok {
+		return "", fmt.Errorf("cluster: failover: no node %s", group)
+	}
+	c.mu.Lock()
+	f := c.failovers[n.backend]
+	c.mu.Unlock()
+	if f == nil {
+		return "", fmt.Errorf("cluster: failover of %s: %w", group, ErrUnsupported)
+	}
+	return f(ctx, group)
+}
+
+// KeepBackend returns s with only the table backend name's section
+// (none when name is no table backend): the spec one lock runs on.
+func (s Spec) KeepBackend(name string) Spec {
+	out := s
+	out.Backends = nil
+	if set, ok := s.Backends[name]; ok {
+		out.Backends = map[string]Settings{name: set}
+	}
+	return out
+}
+
+// TableParts names the table backends of s and their sizes, for logs
+// ("postgres x2").
+func (s Spec) TableParts() []string {
+	var out []string
+	for _, b := range Backends() {
+		if _, ok := s.Backends[b.Name]; ok {
+			nodes, _ := b.Plan(s.Backends[b.Name])
+			out = append(out, b.Name+" x"+strconv.Itoa(len(nodes)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,361 @@
+// Package pglock holds PostgreSQL advisory locks behind the locks
+// interfaces:
+//
+//   - pg-advisory: a session-level pg_advisory_lock on a dedicated
+//     connection, released by pg_advisory_unlock or by the session's end;
+//   - pg-advisory-xact: pg_advisory_xact_lock in a transaction kept open
+//     through the critical section, released by its commit.
+//
+// Clients find the writable server as libpq does, by trying every host
+// with target_session_attrs=read-write. The fencing token is nextval of a
+// sequence read after the grant on the same session. A session lock lasts
+// until the server notices the session is gone: the lease pings its
+// session every Check and promises, from the send time of its last
+// answered request, the server's own TCP keepalive time (idle + interval
+// × count, read from the server at connect); see docs/backends.md.
+//
+// Of locklab it imports only locks.
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/locklab/locklab/locks"
+)
+
+// Lock names (contract).
+const (
+	NameSession = "pg-advisory"
+	NameXact    = "pg-advisory-xact"
+)
+
+// Check is the most time between two pings of a held lock's session.
+const Check = time.Second
+
+// sequence is the fencing sequence every lock of a database shares.
+const sequence = "locklab_fence"
+
+func init() {
+	for _, x := range []struct {
+		name, summary string
+		xact          bool
+	}{
+		{NameSession, "PostgreSQL session advisory lock (pg_advisory_lock on a dedicated connection), token from a sequence", false},
+		{NameXact, "PostgreSQL transaction advisory lock (pg_advisory_xact_lock, transaction open through the critical section)", true},
+	} {
+		xact := x.xact
+		locks.Register(locks.Spec{
+			Name: x.name, Backend: locks.Postgres, Summary: x.summary, Fencing: true, Renews: true,
+			Options: []locks.Option{{Name: "user", Default: "postgres", Doc: "the database user the client logs in as"}},
+			New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+				return New(ctx, cfg, xact)
+			},
+		})
+	}
+}
+
+// Client is one harness client's view of the servers: every Locker dials
+// its own connection. Safe for concurrent use.
+type Client struct {
+	cfg  locks.Config
+	conn string // multi-host connection string
+	xact bool
+
+	mu      sync.Mutex
+	lockers []*Locker
+}
+
+// ConnString is the connection string of the servers in e: every host,
+// the writable one chosen at connect (target_session_attrs=read-write).
+func ConnString(e locks.Endpoints, user string) (string, error) {
+	hosts := e.Table[string(locks.Postgres)]
+	if len(hosts) == 0 {
+		return "", errors.New("pglock: no postgres servers in the endpoints")
+	}
+	if user == "" {
+		user = "postgres"
+	}
+	return fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=5",
+		user, strings.Join(hosts, ",")), nil
+}
+
+// New returns a client of the servers in cfg.Endpoints; xact picks
+// pg-advisory-xact. ctx is unused: connections are dialed per Locker.
+func New(_ context.Context, cfg locks.Config, xact bool) (*Client, error) {
+	cs, err := ConnString(cfg.Endpoints, cfg.Options["user"])
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, conn: cs, xact: xact}, nil
+}
+
+// Locker returns the lock called name (under the config's prefix).
+func (c *Client) Locker(name string) locks.Locker {
+	h := fnv.New64a()
+	h.Write([]byte(c.cfg.Prefix + name))
+	l := &Locker{c: c, key: int64(h.Sum64())}
+	c.mu.Lock()
+	c.lockers = append(c.lockers, l)
+	c.mu.Unlock()
+	return l
+}
+
+// Close closes the idle connections of every Locker (not those of held
+// leases).
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range c.lockers {
+		l.closeIdle()
+	}
+	return nil
+}
+
+// Locker is one advisory lock key; its connection is reused between
+// leases. One Acquire at a time.
+type Locker struct {
+	c   *Client
+	key int64
+
+	mu    sync.Mutex
+	idle  *pgx.Conn
+	bound time.Duration // the server's keepalive time of idle
+}
+
+var _ locks.Locker = (*Locker)(nil)
+
+func (l *Locker) closeIdle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.idle != nil {
+		l.idle.Close(context.Background())
+		l.idle = nil
+	}
+}
+
+// take returns the idle connection or a new one and the server's
+// keepalive time for it.
+func (l *Locker) take(ctx context.Context) (*pgx.Conn, time.Duration, error) {
+	l.mu.Lock()
+	conn, bound := l.idle, l.bound
+	l.idle = nil
+	l.mu.Unlock()
+	if conn != nil && !conn.IsClosed() {
+		return conn, bound, nil
+	}
+	conn, err := pgx.Connect(ctx, l.c.conn)
+	if err != nil {
+		return nil, 0, fmt.Errorf("pglock: connect: %w", err)
+	}
+	if bound, err = prepare(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return nil, 0, err
+	}
+	return conn, bound, nil
+}
+
+// prepare makes sure the fencing sequence exists and reads the server's
+// keepalive settings for this connection: the time after which it drops
+// a silent client, idle + interval × count.
+func prepare(ctx context.Context, conn *pgx.Conn) (time.Duration, error) {
+	if _, err := conn.Exec(ctx, "CREATE SEQUENCE IF NOT EXISTS "+sequence); err != nil {
+		var pe *pgconn.PgError
+		// Two clients creating it at once: one loses on the catalog's
+		// unique index; the sequence exists either way.
+		if !errors.As(err, &pe) || (pe.Code != "23505" && pe.Code != "42P07") {
+			return 0, fmt.Errorf("pglock: create sequence: %w", err)
+		}
+	}
+	var idle, interval, count int
+	err := conn.QueryRow(ctx, `SELECT
+		(SELECT setting::int FROM pg_settings WHERE name = 'tcp_keepalives_idle'),
+		(SELECT setting::int FROM pg_settings WHERE name = 'tcp_keepalives_interval'),
+		(SELECT setting::int FROM pg_settings WHERE name = 'tcp_keepalives_count')`).Scan(&idle, &interval, &count)
+	if err != nil {
+		return 0, fmt.Errorf("pglock: keepalive settings: %w", err)
+	}
+	return SessionBound(idle, interval, count), nil
+}
+
+// SessionBound is how long a server with these tcp_keepalives_* settings
+// (seconds; 0: the system's default, unknown here) takes at least to drop a
+// client that stopped answering; 0 when it cannot be said.
+func SessionBound(idle, interval, count int) time.Duration {
+	if idle <= 0 || interval <= 0 || count <= 0 {
+		return 0
+	}
+	return time.Duration(idle)*time.Second + time.Duration(interval*count)*time.Second
+}
+
+func (l *Locker) put(conn *pgx.Conn, bound time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.idle != nil || conn.IsClosed() {
+		conn.Close(context.Background())
+		return
+	}
+	l.idle, l.bound = conn, bound
+}
+
+// Acquire blocks in the server (pg_advisory_lock waits for the holder's
+// release) until the lock is granted or ctx ends; a canceled wait closes
+// its connection, which ends the session and with it any grant.
+func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
+	conn, bound, err := l.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sent := time.Now()
+	if err := l.lock(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("pglock: acquire: %w", errors.Join(ctx.Err(), err))
+		}
+		return nil, fmt.Errorf("pglock: acquire: %w", err)
+	}
+	var token int64
+	if err := conn.QueryRow(ctx, "SELECT nextval('"+sequence+"')").Scan(&token); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("pglock: token: %w", err)
+	}
+	ls := &lease{l: l, conn: conn, token: uint64(token), bound: bound, lastOK: sent,
+		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	go ls.ping()
+	return ls, nil
+}
+
+func (l *Locker) lock(ctx context.Context, conn *pgx.Conn) error {
+	if !l.c.xact {
+		_, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", l.key)
+		return err
+	}
+	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", l.key)
+	return err
+}
+
+// lease is a held lock: its session is pinged every Check.
+type lease struct {
+	l     *Locker
+	conn  *pgx.Conn
+	token uint64
+	bound time.Duration
+
+	mu       sync.Mutex // guards conn's use, lastOK, isLost and released
+	lastOK   time.Time  // send time of the last answered request
+	isLost   bool
+	released bool
+
+	lost     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	stopOnce sync.Once
+}
+
+var _ locks.Promiser = (*lease)(nil)
+
+// Token is the sequence value read after the grant.
+func (s *lease) Token() uint64 { return s.token }
+
+// Lost closes when a ping of the session failed (the connection is
+// closed then, so the server ends the session and its locks).
+func (s *lease) Lost() <-chan struct{} { return s.lost }
+
+func (s *lease) markLost() { s.once.Do(func() { close(s.lost) }) }
+
+// checkEvery is the ping period: a third of the server's keepalive time,
+// at most Check.
+func checkEvery(b time.Duration) time.Duration {
+	if b > 0 && b/3 < Check {
+		return b / 3
+	}
+	return Check
+}
+
+// Promise is the send time of the last answered request plus the server's
+// keepalive time (SessionBound) less the drift allowance: before then the
+// server cannot have dropped the session. Unbounded when the server's
+// settings do not say.
+func (s *lease) Promise() locks.Promise {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bound <= 0 {
+		return locks.Promise{Unbounded: true}
+	}
+	return locks.Promise{Until: s.lastOK.Add(s.bound - locks.Drift(s.bound))}
+}
+
+// ping asks the session every checkEvery until Release; a failed ping
+// closes the connection (ending the session) and marks the lease lost.
+func (s *lease) ping() {
+	defer close(s.done)
+	t := time.NewTicker(checkEvery(s.bound))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		sent := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), max(s.bound, Check))
+		_, err := s.conn.Exec(ctx, "SELECT 1")
+		cancel()
+		if err != nil {
+			s.isLost = true
+			s.conn.Close(context.Background())
+			s.mu.Unlock()
+			s.markLost()
+			return
+		}
+		s.lastOK = sent
+		s.mu.Unlock()
+	}
+}
+
+// Release unlocks (pg_advisory_unlock, or COMMIT for pg-advisory-xact) on
+// the lease's session; ErrNotHeld when the session was lost or the server
+// says the lock was not held.
+func (s *lease) Release(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return fmt.Errorf("pglock: release: already released: %w", locks.ErrNotHeld)
+	}
+	s.released = true
+	if s.isLost {
+		return fmt.Errorf("pglock: release: session lost: %w", locks.ErrNotHeld)
+	}
+	var err error
+	held := true
+	if s.l.c.xact {
+		_, err = s.conn.Exec(ctx, "COMMIT")
+	} else {
+		err = s.conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", s.l.key).Scan(&held)
+	}
+	if err != nil {
+		s.conn.Close(context.Background())
+		s.markLost()
+		return fmt.Errorf("pglock: release: %w: %w", locks.ErrNotHeld, err)
+	}
+	s.l.put(s.conn, s.bound)
+	if !held {
+		return fmt.Errorf("pglock: release: %w", locks.ErrNotHeld)
+	}
+	return nil
+}
