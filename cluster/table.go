@@ -44,6 +44,10 @@ type TableBackend struct {
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string
+	// Leader, when set, is its leader selector ("nats-leader"): a fault
+	// naming it acts on the node of its first kind whose Setup.Role says
+	// "leader" when the fault starts.
+	Leader string
 	// Plan returns its nodes in start order (Name and Kind) and its
 	// proxied peer links for a section's settings.
 	Plan func(Settings) ([]PlanNode, []PlanLink)
@@ -259,6 +263,16 @@ func HostPort(port int) string { return hostPort(port) }
 // address and returns the address from dials (the proxy's).
 func (b *Build) PeerLink(from, to *Node) (string, error) {
 	l, err := b.c.addLink(from.Name, to.Name, []string{to.Addr()}, nil)
+	if err != nil {
+		return "", err
+	}
+	return l.Addr(), nil
+}
+
+// PeerLinkTo is PeerLink to addr, a port of to other than the one it
+// serves clients on (a cluster or route port).
+func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
+	l, err := b.c.addLink(from.Name, to.Name, []string{addr}, nil)
 	if err != nil {
 		return "", err
 	}

@@ -165,7 +165,7 @@ func checkLinkFault(t *topology, f Fault) error {
 	if err != nil {
 		return err
 	}
-	if _, sel := leaderKinds[a]; sel && a == b {
+	if _, sel := leaderKinds()[a]; sel && a == b {
 		return fmt.Errorf("%q is a link from %s to itself", f.Link, a)
 	}
 	if len(t.match(f.Link)) > 0 {

@@ -10,14 +10,36 @@ import (
 )
 
 // Leader selectors (node names, contract): the member of a ZooKeeper
-// ensemble or etcd cluster that leads when the fault starts.
+// ensemble or etcd cluster that leads when the fault starts. The backend
+// table's rows add their own (cluster.TableBackend.Leader: nats-leader).
 const (
 	ZKLeader   = "zk-leader"
 	EtcdLeader = "etcd-leader"
 )
 
-// leaderKinds maps each leader selector to the kind of node it names.
-var leaderKinds = map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
+// leaderKinds maps each leader selector to the kind of node it names: the
+// built-in ones and the backend table's.
+func leaderKinds() map[string]string {
+	out := map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
+	for _, b := range cluster.Backends() {
+		if b.Leader != "" {
+			out[b.Leader] = b.Kinds[0].Kind
+		}
+	}
+	return out
+}
+
+// leaderSelectorNames lists every leader selector in a fixed order: zk-leader,
+// etcd-leader, then the backend table's by backend name.
+func leaderSelectorNames() []string {
+	out := []string{ZKLeader, EtcdLeader}
+	for _, b := range cluster.Backends() {
+		if b.Leader != "" {
+			out = append(out, b.Leader)
+		}
+	}
+	return out
+}
 
 // LeaderWait bounds how long a fault naming a leader selector waits for a
 // leader (an election in progress) before it fails.
@@ -28,7 +50,7 @@ type leaderChoice map[string]string
 
 func (a leaderChoice) String() string {
 	var parts []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderSelectorNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, sel+" was "+n)
 		}
@@ -39,7 +61,7 @@ func (a leaderChoice) String() string {
 // leads says which members lead in a, for messages: "zk-0 leads".
 func (a leaderChoice) leads() string {
 	var parts []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderSelectorNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, n)
 		}
@@ -53,14 +75,15 @@ func (a leaderChoice) leads() string {
 // leaderSelectors lists the leader selectors f names.
 func leaderSelectors(f Fault) []string {
 	found := map[string]bool{}
+	kinds := leaderKinds()
 	mapNames(f, func(s string) string {
-		if _, ok := leaderKinds[s]; ok {
+		if _, ok := kinds[s]; ok {
 			found[s] = true
 		}
 		return s
 	})
 	var out []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderSelectorNames() {
 		if found[sel] {
 			out = append(out, sel)
 		}
@@ -72,11 +95,12 @@ func leaderSelectors(f Fault) []string {
 // selector to each member of its kind.
 func (t *topology) leaderChoices(sels []string) []leaderChoice {
 	out := []leaderChoice{{}}
+	kinds := leaderKinds()
 	for _, sel := range sels {
 		var next []leaderChoice
 		for _, a := range out {
 			for _, n := range t.names() {
-				if t.Kind(n) != leaderKinds[sel] {
+				if t.Kind(n) != kinds[sel] {
 					continue
 				}
 				b := leaderChoice{sel: n}
@@ -158,7 +182,7 @@ func resolveLeaders(ctx context.Context, env Env, f Fault) (leaderChoice, error)
 	for _, sel := range sels {
 		for {
 			qctx, qcancel := context.WithTimeout(wctx, 2*time.Second)
-			n, err := env.Cluster.Leader(qctx, leaderKinds[sel])
+			n, err := env.Cluster.Leader(qctx, leaderKinds()[sel])
 			qcancel()
 			if err == nil {
 				a[sel] = n.Name

@@ -31,7 +31,11 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 			return false
 		}
 		_, ok := plan.Node(n)
-		return !ok && plan.Count(selectorKind[n]) == 0
+		kind, sel := selectorKind[n]
+		if !sel {
+			kind = leaderKinds()[n]
+		}
+		return !ok && plan.Count(kind) == 0
 	}
 	out := Narrowed{Fault: f}
 	mapNames(f, func(n string) string {

@@ -246,12 +246,12 @@ func aimAt(ctx context.Context, env Env, f Fault) (Aim, error) {
 // leads at the end of the fault.
 func leadersNow(ctx context.Context, env Env, chosen leaderChoice) string {
 	var parts []string
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
+	for _, sel := range leaderSelectorNames() {
 		was, ok := chosen[sel]
 		if !ok {
 			continue
 		}
-		n, err := env.Cluster.Leader(ctx, leaderKinds[sel])
+		n, err := env.Cluster.Leader(ctx, leaderKinds()[sel])
 		switch {
 		case err != nil:
 			parts = append(parts, fmt.Sprintf("%s: no leader answered at the end (%v)", sel, err))

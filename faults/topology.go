@@ -51,7 +51,7 @@ func (t *topology) kind(name string) (string, bool) {
 	if name == cluster.Clients || name == Holder {
 		return kindClient, true
 	}
-	if k, ok := leaderKinds[name]; ok {
+	if k, ok := leaderKinds()[name]; ok {
 		return k, t.Count(k) > 0
 	}
 	if i, ok := clientIndex(name); ok {
@@ -79,8 +79,8 @@ func (t *topology) describe() string {
 		out = append(out, fmt.Sprintf("client-0..client-%d", t.Clients-1))
 	}
 	out = append(out, Holder)
-	for _, sel := range []string{ZKLeader, EtcdLeader} {
-		if t.Count(leaderKinds[sel]) > 0 {
+	for _, sel := range leaderSelectorNames() {
+		if t.Count(leaderKinds()[sel]) > 0 {
 			out = append(out, sel)
 		}
 	}
@@ -122,7 +122,7 @@ func (t *topology) match(sel string) []cluster.PlanLink {
 // matchEnd is matchEnd with leader selectors: zk-leader matches any
 // ZooKeeper member.
 func (t *topology) matchEnd(sel, end string) bool {
-	if k, ok := leaderKinds[sel]; ok {
+	if k, ok := leaderKinds()[sel]; ok {
 		return t.Kind(end) == k
 	}
 	return matchEnd(sel, end)

@@ -5,10 +5,14 @@
 // probe, the role query (which node leads a KV bucket's stream, which the
 // JetStream meta group) and the version.
 //
-// It takes plain values (addresses, directories) and knows no provider:
-// how a process is launched and where it listens is the caller's. It
-// talks to the servers over their HTTP monitoring port only (/healthz,
-// /jsz, /varz), so it needs no NATS client.
+// nats.go holds that knowledge as plain functions of plain values
+// (addresses, directories); table.go registers the backend's row in the
+// cluster's backend table (cluster.nats: {nodes: 1|3|5}, the route links
+// nats-1->nats-0, ..., the leader selector nats-leader), composing them
+// with the fabric a provider gives. It talks to the servers over their
+// HTTP monitoring port only (/healthz, /jsz, /varz), so it needs no NATS
+// client.
 //
-// Of locklab it imports nothing.
+// Import it for its side effect (cluster/backends/all does).
+// Of locklab it imports only cluster.
 package nats
