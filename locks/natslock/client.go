@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -84,9 +85,9 @@ func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 }
 
 // Connect returns a connection to the servers of e: every address is dialed
-// through e.Dial, tried in order starting from one picked by seed (so the
-// clients of a run spread over the servers), and a broken connection moves
-// to the next. Pings every second, two unanswered, notice a silent link.
+// through e.Dial, tried in order starting from one picked by a hash of seed
+// and the addresses (so the clients of a run, each with its own proxies,
+// spread over the servers), and a broken connection moves to the next. Pings every second, two unanswered, notice a silent link.
 // A nil log discards.
 func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error) {
 	addrs := Addrs(e)
@@ -97,7 +98,11 @@ func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error
 		log = slog.New(slog.DiscardHandler)
 	}
 	urls := make([]string, len(addrs))
-	first := int(uint64(seed) % uint64(len(addrs)))
+	// The clients of a run share the seed but not their (proxied)
+	// addresses: both pick the first server, so they spread.
+	h := fnv.New64a()
+	fmt.Fprint(h, seed, addrs)
+	first := int(h.Sum64() % uint64(len(addrs)))
 	for i := range addrs {
 		urls[i] = "nats://" + addrs[(first+i)%len(addrs)]
 	}

@@ -29,9 +29,9 @@
 // e.g. "locklab_10000ms". Key names are the lock names, characters a KV key
 // cannot hold written as =XX.
 //
-// A Client connects to Endpoints.NATS (every address, tried in order from
-// one chosen by Config.Seed, reconnecting to the next when a connection
-// breaks), dialing every address through Endpoints.Dial so traffic stays on
+// A Client connects to Endpoints.Table["nats"] (every address, tried in
+// order from one chosen by a hash of Config.Seed and the addresses,
+// reconnecting to the next when a connection breaks), dialing every address through Endpoints.Dial so traffic stays on
 // the client's proxied links.
 //
 // Of locklab it imports only locks; like every lock package it never

@@ -42,9 +42,10 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, l.acquireErr(ctx, err)
 		}
-		if w == nil {
+		if !w.watching() {
 			// Watch first, then read the holder's entry: a release
-			// between the two is then seen by the watch.
+			// between the two is then seen by the watch. A watch that
+			// could not start is tried again at the next round.
 			w = l.watch(ctx)
 		}
 		left, err := l.left(ctx)
@@ -64,12 +65,31 @@ func (l *Locker) try(ctx context.Context) (*Lease, error) {
 	sent := time.Now()
 	l.c.counts.requests.Add(1)
 	rev, err := l.c.kv.Create(ctx, l.key, []byte(owner))
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && ctx.Err() == nil {
+		// The write may have been stored with its answer lost (a timeout
+		// while the stream elects a leader): then the key is ours, and
+		// giving up would leave it held by nobody for a whole ttl.
+		if r, found := l.created(ctx, owner); found {
+			rev, err = r, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := &Lease{l: l, token: rev, owner: owner, rev: rev}
 	s.keeper = startKeeper(sent, l.c.ttl, s.renew, l.c.log.With("key", l.key))
 	return s, nil
+}
+
+// created reports whether the key holds owner (a create whose answer was
+// lost), with its revision.
+func (l *Locker) created(ctx context.Context, owner string) (uint64, bool) {
+	l.c.counts.requests.Add(1)
+	e, err := l.c.kv.Get(ctx, l.key)
+	if err != nil || string(e.Value()) != owner {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // left is how long the holder's key has until it ages out, measured from

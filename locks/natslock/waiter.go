@@ -10,21 +10,39 @@ import (
 // waiter is a blocked Acquire's watch on the key. A nil waiter, or one
 // whose watch could not start, only sleeps: polling is the fallback.
 type waiter struct {
-	c *Client
-	w jetstream.KeyWatcher
+	c      *Client
+	w      jetstream.KeyWatcher
+	cancel context.CancelFunc
 }
 
-// watch starts watching l's key for changes to come; a failure is logged
-// and leaves a waiter that polls.
+// WatchTimeout bounds the start of a watch: a JetStream that cannot place
+// the watch's consumer (no meta leader) must not hold up the poll.
+const WatchTimeout = time.Second
+
+// watch starts watching l's key for changes to come; a failure (or a start
+// slower than WatchTimeout) is logged and leaves a waiter that polls.
 func (l *Locker) watch(ctx context.Context) *waiter {
 	l.c.counts.requests.Add(1)
-	kw, err := l.c.kv.Watch(ctx, l.key, jetstream.UpdatesOnly())
-	if err != nil {
+	// The watch's context also bounds the re-creation of its consumer
+	// (after a leader change), so it lasts the watch's life; a start
+	// beyond WatchTimeout gives up.
+	wctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(WatchTimeout, cancel)
+	kw, err := l.c.kv.Watch(wctx, l.key, jetstream.UpdatesOnly())
+	if !timer.Stop() || err != nil {
+		cancel()
+		if err == nil {
+			_ = kw.Stop()
+			err = context.DeadlineExceeded
+		}
 		l.c.log.Debug("watch failed, polling", "key", l.key, "err", err)
 		return &waiter{c: l.c}
 	}
-	return &waiter{c: l.c, w: kw}
+	return &waiter{c: l.c, w: kw, cancel: cancel}
 }
+
+// watching reports whether the waiter's watch runs.
+func (w *waiter) watching() bool { return w != nil && w.w != nil }
 
 // wait returns when the key was deleted or purged, d has passed, or ctx
 // ended (then ctx's error). Writes (the holder's renewals) do not end it.
@@ -59,7 +77,8 @@ func (w *waiter) wait(ctx context.Context, d time.Duration) error {
 
 // stop ends the watch, if any.
 func (w *waiter) stop() {
-	if w != nil && w.w != nil {
+	if w.watching() {
 		_ = w.w.Stop()
+		w.cancel()
 	}
 }

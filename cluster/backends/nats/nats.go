@@ -114,6 +114,23 @@ func Ready(ctx context.Context, monitor string) error {
 	return nil
 }
 
+// Routed returns nil once the server at monitor has a route to each of
+// its peers: a node's /healthz may say ok while it still
+// waits for a route to a peer that started late, and a replicated stream
+// created meanwhile may not be placed.
+func Routed(ctx context.Context, monitor string, peers int) error {
+	var v struct {
+		Routes int `json:"routes"`
+	}
+	if err := get(ctx, monitor, "/varz", &v); err != nil {
+		return err
+	}
+	if v.Routes < peers {
+		return fmt.Errorf("nats %s: %d of %d routes", monitor, v.Routes, peers)
+	}
+	return nil
+}
+
 // Version returns the server's version ("2.9.10") from /varz.
 func Version(ctx context.Context, monitor string) (string, error) {
 	var v struct {

@@ -124,7 +124,17 @@ func build(b *cluster.Build) (cluster.Started, error) {
 	}
 	// Every node starts at once: a node is ready only once the JetStream
 	// meta group has a leader, which needs a majority up.
-	st.Start = func(ctx context.Context) error { return b.StartNodes(ctx, b.Nodes, nil) }
+	// Every node then waits for a route to every peer.
+	st.Start = func(ctx context.Context) error {
+		return b.StartNodes(ctx, b.Nodes, func(ctx context.Context, n *cluster.Node) error {
+			for i := range b.Nodes {
+				if b.Nodes[i] == n {
+					return Routed(ctx, conf[i].Monitor, len(b.Nodes)-1)
+				}
+			}
+			return nil
+		})
+	}
 	st.Version = func(ctx context.Context) string {
 		v, _ := Version(ctx, conf[0].Monitor)
 		return v
