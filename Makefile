@@ -6,7 +6,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 # Servers the local provider and the tests run (Debian packages).
-DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client nats-server
+DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client postgresql mariadb-server nats-server
 # binary -> package that provides it (gcc builds the clock shim, below)
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
              redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
@@ -82,6 +82,8 @@ apt-install:
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
 	[ -f /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	[ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	[ -n "$$(ls /usr/include/sys/syscall.h /usr/include/*/sys/syscall.h 2>/dev/null)" ] || missing="$$missing libc6-dev"; \
 	$(APT_INSTALL); \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"

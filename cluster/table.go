@@ -9,10 +9,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
@@ -41,13 +46,16 @@ type TableBackend struct {
 	Binaries []string
 	// Packages are the Debian packages holding Binaries.
 	Packages []string
+	// Leader, when set, is a selector (a node name in faults: "nats-leader")
+	// standing for the node of its first kind whose Role says "leader" when
+	// the fault starts.
+	Leader string
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string
-	// Leader, when set, is its leader selector ("nats-leader"): a fault
-	// naming it acts on the node of its first kind whose Setup.Role says
-	// "leader" when the fault starts.
-	Leader string
+	// Ping is a raw round trip that shows a server answers, for the
+	// evidence of link faults (latency, drop); nil: none.
+	Ping *TablePing
 	// Plan returns its nodes in start order (Name and Kind) and its
 	// proxied peer links for a section's settings.
 	Plan func(Settings) ([]PlanNode, []PlanLink)
@@ -61,6 +69,13 @@ type TableBackend struct {
 type TableKind struct {
 	Kind    string // "postgres", "postgres-replica"
 	Pattern string // "postgres-N", "postgres-N-rM"
+}
+
+// TablePing is a raw request and the check of the reply's first bytes.
+type TablePing struct {
+	Request []byte            // sent on a new connection; nil: the server speaks first
+	Reply   int               // how many bytes of the reply to read
+	OK      func([]byte) bool // whether they are the server's answer
 }
 
 // TableField is one field of a table backend's scenario section.
@@ -410,4 +425,62 @@ func (s Spec) TableParts() []string {
 		}
 	}
 	return out
+}
+
+// Template returns a directory made once by create and kept under the
+// temporary directory (locklab-templates-<uid>/<name>), so that a server's initial data dir
+// (initdb, mariadb-install-db: seconds each) is copied, not rebuilt, for
+// every cluster. name must say what the content depends on (the server's
+// version). Concurrent callers race to create it; one wins, atomically.
+func (b *Build) Template(ctx context.Context, name string, create func(ctx context.Context, dir string) error) (string, error) {
+	// Not the user's cache dir: servers run as their own users, who
+	// cannot enter root's home.
+	cache := filepath.Join(os.TempDir(), "locklab-templates-"+strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	if st, err := os.Lstat(cache); err != nil || !st.IsDir() || st.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+		return "", fmt.Errorf("template dir %s: not a directory of this user's", cache)
+	}
+	dst := filepath.Join(cache, name)
+	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), name+".tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if err := create(ctx, tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, serr := os.Stat(filepath.Join(dst, ".complete")); serr == nil {
+			return dst, nil // another caller won
+		}
+		return "", err
+	}
+	return dst, nil
+}
+
+// CopyDir copies the tree src into dst (which must not exist), keeping
+// modes and owners.
+func CopyDir(ctx context.Context, src, dst string) error {
+	out, err := exec.CommandContext(ctx, "cp", "-a", src, dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("copy %s: %w: %s", src, err, strings.TrimSpace(string(out)))
+	}
+	if err := os.Remove(filepath.Join(dst, ".complete")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
 }

@@ -199,8 +199,14 @@ func checkLinkFault(t *topology, f Fault) error {
 // one of the kinds its row of the fault table accepts.
 func checkServer(t *topology, f Fault) error {
 	typ, _ := Lookup(f.Type)
-	// The backend table's rows say which server faults act on their nodes.
-	kinds := append(slices.Clip(typ.Kinds), cluster.KindsActedOnBy(f.Type)...)
+	// The backend table's rows say which server faults act on their nodes
+	// (those of the plan's backends are named).
+	kinds := slices.Clip(typ.Kinds)
+	for _, k := range cluster.KindsActedOnBy(f.Type) {
+		if t.Count(k) > 0 {
+			kinds = append(kinds, k)
+		}
+	}
 	if f.Node == "" {
 		return fieldError("node", fmt.Errorf("a %s fault needs node: NAME (%s)", f.Type, kindPatterns(kinds)))
 	}

@@ -10,15 +10,14 @@ import (
 )
 
 // Leader selectors (node names, contract): the member of a ZooKeeper
-// ensemble or etcd cluster that leads when the fault starts. The backend
-// table's rows add their own (cluster.TableBackend.Leader: nats-leader).
+// ensemble or etcd cluster that leads when the fault starts.
 const (
 	ZKLeader   = "zk-leader"
 	EtcdLeader = "etcd-leader"
 )
 
-// leaderKinds maps each leader selector to the kind of node it names: the
-// built-in ones and the backend table's.
+// leaderKinds maps each leader selector to the kind of node it names:
+// zk-leader, etcd-leader and the table backends' (cluster.TableBackend.Leader).
 func leaderKinds() map[string]string {
 	out := map[string]string{ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd}
 	for _, b := range cluster.Backends() {
@@ -29,9 +28,9 @@ func leaderKinds() map[string]string {
 	return out
 }
 
-// leaderSelectorNames lists every leader selector in a fixed order: zk-leader,
-// etcd-leader, then the backend table's by backend name.
-func leaderSelectorNames() []string {
+// leaderNames are the leader selectors in a stable order: zk-leader,
+// etcd-leader, then the table backends' by backend name.
+func leaderNames() []string {
 	out := []string{ZKLeader, EtcdLeader}
 	for _, b := range cluster.Backends() {
 		if b.Leader != "" {
@@ -50,7 +49,7 @@ type leaderChoice map[string]string
 
 func (a leaderChoice) String() string {
 	var parts []string
-	for _, sel := range leaderSelectorNames() {
+	for _, sel := range leaderNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, sel+" was "+n)
 		}
@@ -61,7 +60,7 @@ func (a leaderChoice) String() string {
 // leads says which members lead in a, for messages: "zk-0 leads".
 func (a leaderChoice) leads() string {
 	var parts []string
-	for _, sel := range leaderSelectorNames() {
+	for _, sel := range leaderNames() {
 		if n, ok := a[sel]; ok {
 			parts = append(parts, n)
 		}
@@ -75,15 +74,14 @@ func (a leaderChoice) leads() string {
 // leaderSelectors lists the leader selectors f names.
 func leaderSelectors(f Fault) []string {
 	found := map[string]bool{}
-	kinds := leaderKinds()
 	mapNames(f, func(s string) string {
-		if _, ok := kinds[s]; ok {
+		if _, ok := leaderKinds()[s]; ok {
 			found[s] = true
 		}
 		return s
 	})
 	var out []string
-	for _, sel := range leaderSelectorNames() {
+	for _, sel := range leaderNames() {
 		if found[sel] {
 			out = append(out, sel)
 		}
@@ -95,12 +93,11 @@ func leaderSelectors(f Fault) []string {
 // selector to each member of its kind.
 func (t *topology) leaderChoices(sels []string) []leaderChoice {
 	out := []leaderChoice{{}}
-	kinds := leaderKinds()
 	for _, sel := range sels {
 		var next []leaderChoice
 		for _, a := range out {
 			for _, n := range t.names() {
-				if t.Kind(n) != kinds[sel] {
+				if t.Kind(n) != leaderKinds()[sel] {
 					continue
 				}
 				b := leaderChoice{sel: n}

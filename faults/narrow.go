@@ -31,11 +31,7 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 			return false
 		}
 		_, ok := plan.Node(n)
-		kind, sel := selectorKind[n]
-		if !sel {
-			kind = leaderKinds()[n]
-		}
-		return !ok && plan.Count(kind) == 0
+		return !ok && plan.Count(selectorKindOf(n)) == 0
 	}
 	out := Narrowed{Fault: f}
 	mapNames(f, func(n string) string {
@@ -78,4 +74,12 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 var selectorKind = map[string]string{
 	ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd,
 	cluster.EtcdPeers: cluster.KindEtcd, cluster.RedisPeers: cluster.KindRedis,
+}
+
+// selectorKindOf is selectorKind with the table backends' leader selectors.
+func selectorKindOf(sel string) string {
+	if k, ok := selectorKind[sel]; ok {
+		return k
+	}
+	return leaderKinds()[sel]
 }

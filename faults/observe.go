@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -253,6 +254,9 @@ func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time
 	case cluster.KindEtcd:
 		req, want = "GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n", "HTTP/1."
 	default:
+		if b, ok := cluster.BackendOfKind(kind); ok && b.Ping != nil {
+			return rawRoundTrip(ctx, addr, b.Ping, wait)
+		}
 		return 0, false, nil
 	}
 	d := net.Dialer{Timeout: probeTimeout}
@@ -277,6 +281,38 @@ func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time
 	}
 	if !strings.HasPrefix(line, want) {
 		return 0, true, fmt.Errorf("round trip to %s: unexpected reply %q", addr, strings.TrimSpace(line))
+	}
+	return took, true, nil
+}
+
+// rawRoundTrip is roundTrip for a table backend's ping.
+func rawRoundTrip(ctx context.Context, addr string, p *cluster.TablePing, wait time.Duration) (time.Duration, bool, error) {
+	d := net.Dialer{Timeout: probeTimeout}
+	t0 := time.Now()
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, true, err
+	}
+	defer c.Close()
+	dl := time.Now().Add(probeTimeout + wait)
+	if t, ok := ctx.Deadline(); ok && t.Before(dl) {
+		dl = t
+	}
+	c.SetDeadline(dl)
+	if p.Request != nil {
+		t0 = time.Now()
+		if _, err := c.Write(p.Request); err != nil {
+			return 0, true, err
+		}
+	}
+	buf := make([]byte, p.Reply)
+	_, err = io.ReadFull(c, buf)
+	took := time.Since(t0)
+	if err != nil {
+		return took, true, fmt.Errorf("round trip to %s: %w", addr, err)
+	}
+	if !p.OK(buf) {
+		return 0, true, fmt.Errorf("round trip to %s: unexpected reply %q", addr, buf)
 	}
 	return took, true, nil
 }

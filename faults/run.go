@@ -246,7 +246,7 @@ func aimAt(ctx context.Context, env Env, f Fault) (Aim, error) {
 // leads at the end of the fault.
 func leadersNow(ctx context.Context, env Env, chosen leaderChoice) string {
 	var parts []string
-	for _, sel := range leaderSelectorNames() {
+	for _, sel := range leaderNames() {
 		was, ok := chosen[sel]
 		if !ok {
 			continue

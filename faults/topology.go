@@ -79,7 +79,7 @@ func (t *topology) describe() string {
 		out = append(out, fmt.Sprintf("client-0..client-%d", t.Clients-1))
 	}
 	out = append(out, Holder)
-	for _, sel := range leaderSelectorNames() {
+	for _, sel := range leaderNames() {
 		if t.Count(leaderKinds()[sel]) > 0 {
 			out = append(out, sel)
 		}

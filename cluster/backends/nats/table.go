@@ -42,8 +42,10 @@ func init() {
 		Packages:  []string{"nats-server"},
 		Faults:    []string{"pause", "kill", "restart"},
 		Leader:    LeaderSelector,
-		Plan:      plan,
-		Build:     build,
+		// A server greets every new client connection with INFO.
+		Ping:  &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return string(b) == "INFO " }},
+		Plan:  plan,
+		Build: build,
 	})
 }
 

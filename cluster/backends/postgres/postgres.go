@@ -71,8 +71,11 @@ func init() {
 		Binaries:  []string{"pg_config"},
 		Packages:  []string{"postgresql"},
 		Faults:    []string{"pause", "kill", "restart", "failover"},
-		Plan:      plan,
-		Build:     build,
+		// SSLRequest: the server answers N (no TLS here) or S.
+		Ping: &cluster.TablePing{Request: []byte{0, 0, 0, 8, 4, 210, 22, 47}, Reply: 1,
+			OK: func(b []byte) bool { return b[0] == 'N' || b[0] == 'S' }},
+		Plan:  plan,
+		Build: build,
 	})
 }
 
@@ -166,7 +169,17 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		return nil
 	}
 	st.Start = func(ctx context.Context) error {
-		if err := run(ctx, primary, "initdb", "-D", primary.dir, "-U", User, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		// initdb once per server version (the user's cache), copied here.
+		tmpl, err := b.Template(ctx, "postgres-"+filepath.Base(filepath.Dir(bin))+"-initdb-1", func(ctx context.Context, dir string) error {
+			if err := os.Chown(dir, int(uid), int(gid)); err != nil {
+				return err
+			}
+			return run(ctx, primary, "initdb", "-D", filepath.Join(dir, "data"), "-U", User, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+		})
+		if err != nil {
+			return err
+		}
+		if err := cluster.CopyDir(ctx, filepath.Join(tmpl, "data"), primary.dir); err != nil {
 			return err
 		}
 		if err := configure(primary, uid, gid); err != nil {

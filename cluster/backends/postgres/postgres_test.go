@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/backends/postgres"
+	"github.com/locklab/locklab/locks/pglock"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -36,6 +39,25 @@ func TestStartFailoverClose(t *testing.T) {
 	if v := c.Info().Versions[postgres.Name]; !strings.HasPrefix(v, "15") && v == "" {
 		t.Errorf("version %q", v)
 	}
+	// The same servers as provider external: reached through the second
+	// cluster's client proxies, the writable one found by
+	// target_session_attrs=read-write.
+	ext := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderExternal, Clients: 1,
+		External: &cluster.ExternalSpec{Table: map[string][]string{postgres.Name: {r.Addr(), p.Addr()}}}})
+	cs, err := pglock.ConnString(ext.Endpoints(0), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recovery bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&recovery); err != nil || recovery {
+		t.Errorf("external: connected to a server in recovery %v (%v), want the primary", recovery, err)
+	}
+	conn.Close(ctx)
+
 	detail, err := c.Failover(ctx, "postgres-0")
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,18 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/scenarios"
 )
 
 // List prints the built-in scenarios and the registered locks.
 func List(args []string, stdout, stderr io.Writer, cmd string) error {
-	fs := FlagSet(cmd+" list", stderr, "Usage: %s list\n\nPrints the built-in scenarios and every registered lock (backend, whether it fences, one line).\n", cmd)
+	fs := FlagSet(cmd+" list", stderr, "Usage: %s list\n\nPrints the built-in scenarios, every registered lock (backend, whether it fences, one line) and the backend table (providers, server faults).\n", cmd)
 	if _, err := ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -40,6 +42,12 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 			sum = "[broken by design] " + sum
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Name, s.Backend, fence, lease, sum)
+	}
+	fmt.Fprintln(tw, "\t\t")
+	fmt.Fprintln(tw, "TABLE BACKENDS\tproviders\tserver faults\t\tsection")
+	for _, b := range cluster.Backends() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t\t%s\n", b.Name, strings.Join(append(slices.Clip(b.Providers), cluster.ProviderExternal), ","),
+			strings.Join(b.Faults, ","), b.Doc)
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,64 @@
+package cluster_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	_ "github.com/locklab/locklab/cluster/backends/all"
+)
+
+// TestTablePlan: the plan of table backends names their nodes as the
+// contract says, in start order, with the replication links their rows
+// declare and a client link to every node; external lists are numbered.
+func TestTablePlan(t *testing.T) {
+	p := cluster.PlanOf(cluster.Spec{Clients: 2, Backends: map[string]cluster.Settings{
+		"postgres": {"replicas": 2}, "mariadb": {},
+	}})
+	var names []string
+	for _, n := range p.Nodes {
+		names = append(names, n.Name+"/"+n.Kind+"/"+n.Backend)
+	}
+	want := []string{"mariadb-0/mariadb/mariadb", "postgres-0/postgres/postgres",
+		"postgres-0-r0/postgres-replica/postgres", "postgres-0-r1/postgres-replica/postgres"}
+	if !slices.Equal(names, want) {
+		t.Errorf("nodes %v, want %v", names, want)
+	}
+	for _, l := range [][2]string{{"postgres-0-r0", "postgres-0"}, {"postgres-0-r1", "postgres-0"}, {"client-1", "mariadb-0"}, {"client-0", "postgres-0-r1"}} {
+		if !p.HasLink(l[0], l[1]) {
+			t.Errorf("no link %s->%s in %v", l[0], l[1], p.Links)
+		}
+	}
+	ext := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
+		External: &cluster.ExternalSpec{Table: map[string][]string{"postgres": {"db1:5432", "db2:5432"}}}})
+	if got := ext.NodesOf("postgres"); len(got) != 2 || got[1].Name != "postgres-1" {
+		t.Errorf("external postgres nodes %v, want postgres-0, postgres-1", got)
+	}
+}
+
+// TestTableProviders: a provider that does not run a table backend is
+// refused before anything starts, naming both.
+func TestTableProviders(t *testing.T) {
+	for _, prov := range []string{cluster.ProviderDocker, cluster.ProviderNetns} {
+		for _, b := range []string{"postgres", "mariadb"} {
+			_, err := cluster.Start(context.Background(), cluster.Spec{Provider: prov, Dir: t.TempDir(),
+				Backends: map[string]cluster.Settings{b: {}}})
+			want := "provider " + prov + " does not run " + b + " yet"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Start(%s, %s) = %v, want an error saying %q", prov, b, err, want)
+			}
+		}
+	}
+}
+
+// TestTableFaultKinds: the rows say which server faults act on their nodes.
+func TestTableFaultKinds(t *testing.T) {
+	if k := cluster.KindsActedOnBy("failover"); !slices.Contains(k, "postgres") || slices.Contains(k, "mariadb") {
+		t.Errorf("failover acts on %v, want postgres's kinds and not mariadb's", k)
+	}
+	if k := cluster.KindsActedOnBy("pause"); !slices.Contains(k, "mariadb") || !slices.Contains(k, "postgres-replica") {
+		t.Errorf("pause acts on %v, want mariadb and postgres-replica among them", k)
+	}
+}
