@@ -336,6 +336,11 @@ func (p *Plan) planExternalTable(e *ExternalSpec) {
 	}
 }
 
+// CheckBackends reports a table backend of s that s's provider does not
+// run (Start refuses it too, before starting anything): for callers that
+// check a run's plan before any cluster starts.
+func (s Spec) CheckBackends() error { return checkTable(s.sized()) }
+
 // checkTable refuses table backends the provider does not run.
 func checkTable(s Spec) error {
 	for name := range s.Backends {

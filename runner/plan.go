@@ -87,6 +87,9 @@ func Plan(sc *scenarios.Scenario, opts Options) ([]Point, error) {
 			// The point's plan, every client link proxied: what its faults
 			// are narrowed to, checked against and proxied for.
 			cs := lockCluster(sc, providerOf(sc, opts), spec.Backend, n)
+			if err := cs.CheckBackends(); err != nil {
+				return nil, fmt.Errorf("%s:%d: locks: %s: %w", sc.File, l.Line, l.Name, err)
+			}
 			plan := cluster.PlanOf(cs)
 			fs, dropped, na := relevantFaults(v.Faults, plan)
 			cs.ClientProxies = faults.ClientProxies(plan, perClient, fs)

@@ -11,8 +11,8 @@ import (
 	"github.com/locklab/locklab/testenv"
 )
 
-// TestFailoverScenario runs the built-in postgres-failover end to end: the
-// promoted replica grants the advisory lock while the first holder is
+// TestFailoverScenario runs the built-in postgres-failover end to end: for
+// both locks the promoted replica grants the advisory lock while the first holder is
 // still inside, within its promise (a lock fault), and the scenario's
 // expectations say exactly that.
 func TestFailoverScenario(t *testing.T) {
@@ -27,10 +27,14 @@ func TestFailoverScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res.Runs[0]
-	t.Logf("%s: ops %d, violations %d, lock faults %d, faults %+v", r.Lock, r.Ops, r.Violations, r.LockFaults, r.Faults)
-	if r.Error != "" || r.Violations == 0 || r.LockFaults == 0 {
-		t.Errorf("%s: error %q, violations %d, lock faults %d: want the lost lock reproduced", r.Lock, r.Error, r.Violations, r.LockFaults)
+	if len(res.Runs) != 2 {
+		t.Fatalf("%d runs, want pg-advisory and pg-advisory-xact", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		t.Logf("%s: ops %d, violations %d, lock faults %d", r.Lock, r.Ops, r.Violations, r.LockFaults)
+		if r.Error != "" || r.Violations == 0 || r.LockFaults == 0 {
+			t.Errorf("%s: error %q, violations %d, lock faults %d: want the lost lock reproduced", r.Lock, r.Error, r.Violations, r.LockFaults)
+		}
 	}
 	if res.ExpectMet == nil || !*res.ExpectMet {
 		t.Errorf("expectations not met")
