@@ -284,6 +284,16 @@ func (b *Build) PeerLink(from, to *Node) (string, error) {
 	return l.Addr(), nil
 }
 
+// PeerLinkTo is PeerLink to addr, a port of to other than the one it
+// serves clients on (a cluster or route port).
+func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
+	l, err := b.c.addLink(from.Name, to.Name, []string{addr}, nil)
+	if err != nil {
+		return "", err
+	}
+	return l.Addr(), nil
+}
+
 // StartNodes launches nodes side by side and returns once each serves
 // (its Probe) and then, when ready is not nil, ready holds for it.
 func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {

@@ -24,7 +24,7 @@ type Stats interface {
 }
 
 // Backend names the server family a lock needs (contract with cluster
-// specs): "redis", "zookeeper", "etcd".
+// specs): "redis", "zookeeper", "etcd", "nats".
 type Backend string
 
 // Backends known to the harness.
@@ -32,10 +32,11 @@ const (
 	Redis     Backend = "redis"
 	ZooKeeper Backend = "zookeeper"
 	Etcd      Backend = "etcd"
-	// Postgres and MariaDB are backends of the cluster's backend table
-	// (their addresses are in Endpoints.Table).
+	// Postgres, MariaDB and NATS are backends of the cluster's backend
+	// table (their addresses are in Endpoints.Table).
 	Postgres Backend = "postgres"
 	MariaDB  Backend = "mariadb"
+	NATS     Backend = "nats"
 	// Memory is no server at all: the in-process calibration lock "mem".
 	Memory Backend = "mem"
 )
