@@ -34,7 +34,12 @@ type Figures struct {
 	TokenRegressions int
 	// ZeroTokens counts grants without a token from a lock whose acquire
 	// lines say it fences.
-	ZeroTokens   int
+	ZeroTokens int
+	// ChangedReads counts shared visits whose two reads differ (each is
+	// also a lost update); PeakHolders is the most visits inside one
+	// lock at once.
+	ChangedReads int
+	PeakHolders  int
 	OverlapTotal time.Duration // two or more inside, each instant once
 	MaxOverlap   time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
@@ -60,6 +65,9 @@ type line struct {
 	Uncertainty int64  `json:"uncertainty_ns"`
 	Value       int64  `json:"value"`
 	Outcome     string `json:"outcome"`
+	Mode        string `json:"mode"`
+	Kind        string `json:"kind"`
+	Permits     int    `json:"permits"`
 }
 
 // visit is one critical section as the lines describe it.
@@ -77,6 +85,8 @@ type visit struct {
 	enter, exit int64      // resource's clock; exit -1 while inside
 	enterSeq    uint64
 	exitSeq     uint64
+	shared      bool    // took the shared side (mode "shared")
+	reads       []int64 // values of its read lines
 }
 
 // run is what one run's lines leave behind.
@@ -87,6 +97,9 @@ type run struct {
 	end     int64             // the latest time of the run's lines but acquire
 	grants  map[string][]*visit
 	counter map[string]int64 // last applied write per lock
+	// kind and permits per lock, from its acquire lines ("" a mutex)
+	kind    map[string]string
+	permits map[string]int
 	maxTok  map[string]uint64
 	writes  int
 	fig     Figures
@@ -118,7 +131,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 		rn := runs[l.Run]
 		if rn == nil {
 			rn = &run{visits: map[uint64]*visit{}, pending: map[uint64]*visit{}, grants: map[string][]*visit{},
-				counter: map[string]int64{}, maxTok: map[string]uint64{}, lastGrant: map[int]int64{}, named: map[uint64]bool{}}
+				counter: map[string]int64{}, kind: map[string]string{}, permits: map[string]int{}, maxTok: map[string]uint64{}, lastGrant: map[int]int64{}, named: map[uint64]bool{}}
 			runs[l.Run] = rn
 		}
 		if err := rn.valid(l); err != nil {
@@ -152,7 +165,11 @@ func (rn *run) add(l line) error {
 			return fmt.Errorf("field visit: acquire without a visit")
 		}
 		rn.pending[l.Visit] = &visit{id: l.Visit, client: l.Client, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
-			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1}
+			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1,
+			shared: l.Mode == "shared"}
+		if l.Kind != "" && l.Kind != "mutex" {
+			rn.kind[l.Lock], rn.permits[l.Lock] = l.Kind, l.Permits
+		}
 		return nil
 	case "enter":
 		v := rn.pending[l.Visit]
@@ -164,6 +181,13 @@ func (rn *run) add(l line) error {
 		rn.visits[v.id] = v
 		rn.order = append(rn.order, v)
 		rn.fig.Visits++
+		if v.shared {
+			// a reader writes nothing: its token fences nothing
+			if v.token == 0 && v.fences {
+				rn.fig.ZeroTokens++
+			}
+			return nil
+		}
 		if v.token > rn.maxTok[v.lock] {
 			rn.maxTok[v.lock] = v.token
 		}
@@ -173,7 +197,12 @@ func (rn *run) add(l line) error {
 			rn.fig.ZeroTokens++ // a fencing lock granted without a token
 		}
 		return nil
-	case "read", "release", "lost", "attempt", "fault":
+	case "read":
+		if v := rn.visits[l.Visit]; v != nil && v.shared {
+			v.reads = append(v.reads, l.Value)
+		}
+		return nil
+	case "release", "lost", "attempt", "fault":
 		// no figure of this package depends on them (an attempt line is
 		// evidence of contention in a fault's window, which the history
 		// does not describe)
@@ -249,9 +278,19 @@ func (rn *run) sweep() {
 		parent[v] = r
 		return r
 	}
-	lockPair := map[*visit]bool{} // any member of a group with a lock-fault pair
+	lockPair := map[*visit]bool{} // any member of a group with a lock-fault entry
 	var members []*visit
-	for _, eps := range byLock {
+	join := func(a, b *visit) {
+		for _, x := range []*visit{a, b} {
+			if _, ok := parent[x]; !ok {
+				parent[x] = x
+				members = append(members, x)
+			}
+		}
+		parent[find(a)] = find(b)
+	}
+	for lock, eps := range byLock {
+		rule := kindRule{kind: rn.kind[lock], permits: rn.permits[lock]}
 		sort.Slice(eps, func(i, j int) bool {
 			if eps[i].t != eps[j].t {
 				return eps[i].t < eps[j].t
@@ -259,8 +298,9 @@ func (rn *run) sweep() {
 			return eps[i].seq < eps[j].seq
 		})
 		var inside []*visit
-		var multiSince int64
+		var brokeAt int64
 		for _, e := range eps {
+			before := rule.broken(inside)
 			if !e.enter {
 				for i, o := range inside {
 					if o == e.v {
@@ -268,12 +308,13 @@ func (rn *run) sweep() {
 						break
 					}
 				}
-				if len(inside) == 1 {
-					rn.fig.OverlapTotal += time.Duration(e.t - multiSince)
+				if before && !rule.broken(inside) {
+					rn.fig.OverlapTotal += time.Duration(e.t - brokeAt)
 				}
 				continue
 			}
-			for _, o := range inside {
+			forbidden, judged, need := rule.forbids(inside, e.v)
+			for _, o := range forbidden {
 				rn.fig.Violations++
 				until := rn.end
 				for _, x := range []int64{o.exit, e.v.exit} {
@@ -282,26 +323,25 @@ func (rn *run) sweep() {
 					}
 				}
 				rn.fig.MaxOverlap = max(rn.fig.MaxOverlap, time.Duration(until-e.t))
-				if _, ok := parent[o]; !ok {
-					parent[o] = o
-					members = append(members, o)
-				}
-				if _, ok := parent[e.v]; !ok {
-					parent[e.v] = e.v
-					members = append(members, e.v)
-				}
-				parent[find(o)] = find(e.v)
+			}
+			locks := 0
+			for _, o := range judged {
+				join(o, e.v)
 				if pairIsLocks(o, e.v) {
-					lockPair[o] = true
+					locks++
 				}
+			}
+			if len(judged) > 0 && locks >= need {
+				lockPair[e.v] = true
 			}
 			inside = append(inside, e.v)
-			if len(inside) == 2 {
-				multiSince = e.t
+			rn.fig.PeakHolders = max(rn.fig.PeakHolders, len(inside))
+			if !before && rule.broken(inside) {
+				brokeAt = e.t
 			}
 		}
-		if len(inside) >= 2 {
-			rn.fig.OverlapTotal += time.Duration(rn.end - multiSince)
+		if rule.broken(inside) {
+			rn.fig.OverlapTotal += time.Duration(rn.end - brokeAt)
 		}
 	}
 	groups := map[*visit]bool{}
@@ -324,6 +364,14 @@ func (rn *run) sweep() {
 	if lost := int64(rn.writes) - counter; lost > 0 {
 		rn.fig.LostUpdates = int(lost)
 	}
+	for _, v := range rn.order {
+		for i := 1; i < len(v.reads); i++ {
+			if v.reads[i] != v.reads[i-1] {
+				rn.fig.ChangedReads++
+			}
+		}
+	}
+	rn.fig.LostUpdates += rn.fig.ChangedReads
 }
 
 // tokens counts duplicate tokens and token regressions per lock.

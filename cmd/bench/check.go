@@ -206,5 +206,6 @@ func recheckSafety(rc recheck.Figures) checker.SafetyFigures {
 	return checker.SafetyFigures{Violations: rc.Violations, LostUpdates: rc.LostUpdates,
 		StaleTokens: rc.StaleTokens, StaleRejected: rc.StaleRejected, StaleAccepted: rc.StaleAccepted,
 		Incidents: rc.Incidents, LockFaults: rc.LockFaults, ClientFaults: rc.ClientFaults,
-		DuplicateTokens: rc.DuplicateTokens, TokenRegressions: rc.TokenRegressions, ZeroTokens: rc.ZeroTokens}
+		DuplicateTokens: rc.DuplicateTokens, TokenRegressions: rc.TokenRegressions, ZeroTokens: rc.ZeroTokens,
+		ChangedReads: rc.ChangedReads}
 }
