@@ -437,6 +437,13 @@ func (s *Shared) Write(ctx context.Context, id uint64, value int64) error {
 		return fmt.Errorf("write visit %d: %w", id, ErrUnknownVisit)
 	}
 	l := s.locks[v.lock]
+	if s.kind == KindSemaphore {
+		// A semaphore's holders are inside together by design: their
+		// writes race and fence nothing. Only the count is judged.
+		v.wrote = true
+		s.history.op(v, OpWrite, s.clock(), "ok", value)
+		return nil
+	}
 	if v.token != 0 && v.token < l.maxTok {
 		s.stale++
 		if s.fencing == FencingEnforce {

@@ -74,6 +74,8 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.MaxOverlapMs = msf(truth.MaxOverlap)
 	out.Visits = truth.Visits
 	out.KeyClients = truth.KeyClients
+	out.PeakHolders = truth.PeakHolders
+	out.OutOfOrder, out.MaxOvertakenWaitMs = truth.Fair.OutOfOrder, msf(truth.Fair.MaxOvertakenWait)
 	verdictFields(out, truth)
 	out.Acquire = report.LatencyOf(sum.Acquire)
 	out.Release = report.LatencyOf(sum.Release)

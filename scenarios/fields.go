@@ -152,6 +152,8 @@ var fieldTable = []Field{
 		Doc: "bound of one acquire call; a client that times out counts an error and tries again"},
 	{Path: "workload.on_lost", Kind: KindString, Default: "ignore", Allowed: []string{"ignore", "abort"}, Example: "abort",
 		Doc: "ignore: write whatever happened to the lease; abort: a careful client checks its lease (lost, promised validity) just before the write and skips it"},
+	{Path: "workload.read_share", Kind: KindNumber, Default: "0", Bounds: "0..1; read-write locks (kind rw) only", Example: "0.5",
+		Doc: "share of operations that take the shared (read) side of a read-write lock, drawn from the seeded random source; a reader reads at entry and again before leaving and writes nothing"},
 	{Path: "workload.key_per_client", Kind: KindBool, Default: "false", Bounds: "keys becomes at least clients", Example: "true",
 		Doc: "client i always uses key i: no contention, the harness's cost per client shows (scale runs)"},
 

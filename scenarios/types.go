@@ -79,6 +79,9 @@ type Workload struct {
 	AcquireTimeout time.Duration
 	// OnLost is the client model: "ignore" (also when "") or "abort".
 	OnLost string
+	// ReadShare is the share of operations (0..1) that take the shared
+	// side of a read-write lock; 0: none. Only read-write locks take it.
+	ReadShare float64
 }
 
 // Sweep is the optional sweep section: one run per value.
