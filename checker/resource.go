@@ -189,7 +189,7 @@ type visit struct {
 	// firstRead is the value of the visit's first Read: a shared visit's
 	// later Read must see the same (nobody wrote while it read).
 	firstRead int64
-	wrote   bool // ... and has written it back: its work is done
+	wrote     bool // ... and has written it back: its work is done
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
 	promise  promise

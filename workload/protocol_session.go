@@ -56,9 +56,9 @@ type session struct {
 	lost       bool
 	// shared says the operation takes the shared side (go's mode); reads
 	// counts its visit's reads: a reader's second read completes it.
-	shared bool
-	reads  int
-	backoff    time.Duration
+	shared  bool
+	reads   int
+	backoff time.Duration
 }
 
 func (s *session) setPhase(ph phase) { s.p.phase.Store(int32(ph)) }
