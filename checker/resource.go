@@ -185,11 +185,11 @@ type visit struct {
 	token   uint64
 	entered time.Duration
 	read    bool // the visit has read the counter: truly mid-section
+	wrote   bool // ... and has written it back: its work is done
 	shared  bool // Visit.Shared
 	// firstRead is the value of the visit's first Read: a shared visit's
 	// later Read must see the same (nobody wrote while it read).
 	firstRead int64
-	wrote     bool // ... and has written it back: its work is done
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
 	promise  promise

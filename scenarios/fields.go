@@ -176,6 +176,8 @@ var expectDocs = map[string]Field{
 	"duplicate_tokens":          {Doc: "visits presenting a non-zero token another holder presented before"},
 	"token_regressions":         {Doc: "grants whose token is not greater than one granted earlier in real time"},
 	"zero_tokens":               {Doc: "grants without a token (token 0) from a lock that reports fencing: its writes pass any resource-side check"},
+	"changed_reads":             {Doc: "readers of a read-write lock that read the counter at entry and again before leaving and saw it change (each is also a lost update)"},
+	"peak_holders":              {Doc: "the most visits inside the lock's resource at once: readers sharing a read-write lock, holders of a semaphore's permits (not a safety claim)", Example: `">=2"`},
 	"stale_tokens":              {Doc: "writes with a token lower than one the resource had seen"},
 	"stale_rejected":            {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
 	"stale_accepted":            {Doc: "stale writes the resource applied"},

@@ -130,6 +130,12 @@ type Expect struct {
 	DuplicateTokens  string
 	TokenRegressions string
 	ZeroTokens       string
+	// ChangedReads counts readers that saw the counter change while they
+	// read (a safety figure); PeakHolders is the most visits inside at
+	// once (a count, not a claim: ">=2" says readers or permit holders
+	// did share).
+	ChangedReads string
+	PeakHolders  string
 	// Performance gates: conditions on real numbers (">=5000", "<=20",
 	// ">0.5"), met or failed, never inconclusive. Throughput is completed
 	// operations per second over the run; AcquireP50Ms, AcquireP99Ms and
