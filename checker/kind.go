@@ -1,6 +1,10 @@
 package checker
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // Lock kinds the resource judges, spelled as locks.Kind spells them (the
 // checker imports nothing of locks). Each states which visits may be
@@ -103,10 +107,53 @@ func (s *Shared) brokenChange(l *lockState, was bool, now time.Duration) {
 }
 
 // FairFigures are a fair lock's order figures, from its grants: a grant
-// is out of order when it returned before that of a client that had
-// sent its request earlier (it overtook that client), and MaxOvertakenWait
-// is the longest wait (request to grant) among clients overtaken so.
+// is out of order when it returned before that of a client that had sent
+// its request at least FairMargin earlier (it overtook that client), and
+// MaxOvertakenWait is the longest wait (request to grant) among clients
+// overtaken so.
 type FairFigures struct {
 	OutOfOrder       int
 	MaxOvertakenWait time.Duration
+}
+
+// FairMargin is how much earlier a client must have sent its request to
+// count as having asked first: requests sent closer together may reach
+// the server in either order.
+const FairMargin = 10 * time.Millisecond
+
+// fairFigures computes FairFigures from one lock's grants (sorted in
+// place by request time).
+func fairFigures(gs []grant) FairFigures {
+	var f FairFigures
+	if len(gs) < 2 {
+		return f
+	}
+	slices.SortFunc(gs, func(a, b grant) int { return cmp.Compare(a.requested, b.requested) })
+	// A grant overtook someone when a grant requested FairMargin or more
+	// before it returned after it: keep the latest reply among requests
+	// old enough (j trails i by the margin).
+	var latest time.Duration = -1
+	j := 0
+	for _, g := range gs {
+		for ; j < len(gs) && gs[j].requested <= g.requested-FairMargin; j++ {
+			latest = max(latest, gs[j].acquired)
+		}
+		if latest > g.acquired {
+			f.OutOfOrder++
+		}
+	}
+	// A grant was overtaken when one requested FairMargin or more after
+	// it returned before it: the earliest reply among later requests.
+	earliest := time.Duration(1<<63 - 1)
+	j = len(gs) - 1
+	for i := len(gs) - 1; i >= 0; i-- {
+		g := gs[i]
+		for ; j >= 0 && gs[j].requested >= g.requested+FairMargin; j-- {
+			earliest = min(earliest, gs[j].acquired)
+		}
+		if earliest < g.acquired {
+			f.MaxOvertakenWait = max(f.MaxOvertakenWait, g.acquired-g.requested)
+		}
+	}
+	return f
 }

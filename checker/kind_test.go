@@ -83,3 +83,21 @@ func TestKindLive(t *testing.T) {
 		t.Errorf("violations %d incidents %d peak %d, want 2 1 3", sum.Violations, sum.Incidents, sum.PeakHolders)
 	}
 }
+
+// TestFairFigures: a grant that returned before that of a client that asked
+// FairMargin or more earlier overtook it; requests closer than the margin
+// may reach the server in either order and count nothing.
+func TestFairFigures(t *testing.T) {
+	ms := time.Millisecond
+	gs := []grant{
+		{requested: 0, acquired: 100 * ms},      // overtaken by the next
+		{requested: 20 * ms, acquired: 50 * ms}, // overtook the first
+		{requested: 25 * ms, acquired: 150 * ms},
+		{requested: 151 * ms, acquired: 160 * ms},
+		{requested: 155 * ms, acquired: 158 * ms}, // within the margin of the one before
+	}
+	f := fairFigures(gs)
+	if f.OutOfOrder != 1 || f.MaxOvertakenWait != 100*ms {
+		t.Errorf("got %+v, want 1 out of order, longest overtaken wait 100ms", f)
+	}
+}

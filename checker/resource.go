@@ -214,6 +214,9 @@ type lockState struct {
 	// exclusive counts the visits inside that are not shared; peak is the
 	// most visits ever inside at once.
 	exclusive, peak int
+	// asks are every grant's request and reply, kept for a fair lock's
+	// order figures only.
+	asks []grant
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -354,6 +357,9 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	// exclusive grants count in the token figures and the stale check.
 	if token != 0 && !v.shared {
 		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
+	}
+	if s.kind == KindFair {
+		l.asks = append(l.asks, grant{token: token, requested: requested, acquired: v.promise.acquired})
 	}
 	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
 		s.handoff = append(s.handoff, now-l.lastExit)
@@ -547,6 +553,9 @@ func (s *Shared) Summary() Summary {
 		sum.Counter += l.counter
 		sum.KeyClients = max(sum.KeyClients, len(l.clients))
 		sum.PeakHolders = max(sum.PeakHolders, l.peak)
+		f := fairFigures(l.asks)
+		sum.Fair.OutOfOrder += f.OutOfOrder
+		sum.Fair.MaxOvertakenWait = max(sum.Fair.MaxOvertakenWait, f.MaxOvertakenWait)
 		d, r := tokenFigures(l.grants)
 		sum.DuplicateTokens += d
 		sum.TokenRegressions += r
