@@ -83,6 +83,10 @@ type Violation struct {
 	Overlap time.Duration `json:"overlap_ns"`
 	// Open is true while both are still inside.
 	Open bool `json:"open,omitempty"`
+	// FirstShared and SecondShared say the visit was a reader's (the
+	// shared side of a read-write lock).
+	FirstShared  bool `json:"first_shared,omitempty"`
+	SecondShared bool `json:"second_shared,omitempty"`
 }
 
 // Summary is the resource's ground truth at one moment.
@@ -382,7 +386,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 		ev := Violation{
 			Lock: lock, First: o.client, Second: client,
 			FirstToken: o.token, SecondToken: token,
-			At: now, Open: true,
+			At: now, Open: true, FirstShared: o.shared, SecondShared: v.shared,
 		}
 		s.events = append(s.events, ev)
 		idx := len(s.events) - 1

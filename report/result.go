@@ -254,6 +254,10 @@ type ViolationEvent struct {
 	SecondToken  uint64  `json:"second_token"`
 	AtS          float64 `json:"at_s"`
 	OverlapMs    float64 `json:"overlap_ms"`
+	// FirstShared and SecondShared say the client was a reader (the
+	// shared side of a read-write lock).
+	FirstShared  bool `json:"first_shared,omitempty"`
+	SecondShared bool `json:"second_shared,omitempty"`
 }
 
 // FaultWindow is one fault as it really happened.

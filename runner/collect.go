@@ -100,6 +100,7 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
 			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
 			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
+			FirstShared: ev.FirstShared, SecondShared: ev.SecondShared,
 		})
 	}
 	return each
