@@ -438,6 +438,14 @@ func (rn *run) valid(l line) error {
 		if l.Visit != 0 && rn.named[l.Visit] {
 			return fmt.Errorf("field visit: visit %d already had its acquire line", l.Visit)
 		}
+		switch l.Kind {
+		case "", "mutex", "rw", "semaphore", "fair":
+		default:
+			return fmt.Errorf("field kind: %q (want mutex, rw, semaphore or fair)", l.Kind)
+		}
+		if l.Mode != "" && (l.Mode != "shared" || l.Kind != "rw") {
+			return fmt.Errorf("field mode: %q on a lock of kind %q (only kind rw has a shared side)", l.Mode, l.Kind)
+		}
 		rn.named[l.Visit] = true
 		rn.lastGrant[l.Client] = l.Return
 		rn.awaiting = &visit{id: l.Visit}
@@ -458,6 +466,8 @@ func (rn *run) valid(l line) error {
 			return fmt.Errorf("field client: %s of visit %d by client %d on %q, entered by client %d on %q", l.Op, l.Visit, l.Client, l.Lock, v.client, v.lock)
 		case l.Return < v.enter:
 			return fmt.Errorf("field return_ns: %s of visit %d at %d, before it entered at %d", l.Op, l.Visit, l.Return, v.enter)
+		case l.Op == "write" && v.shared:
+			return fmt.Errorf("field op: write of visit %d, a reader's (shared) visit: readers write nothing", l.Visit)
 		}
 	case "fault":
 		if l.Visit != 0 {
