@@ -101,3 +101,21 @@ func TestFairFigures(t *testing.T) {
 		t.Errorf("got %+v, want 1 out of order, longest overtaken wait 100ms", f)
 	}
 }
+
+// TestFairHistory: client 1 asked 20 ms after client 0 and was granted
+// first: one grant out of request order, client 0 overtaken after a wait
+// of 100 ms. recheck judges the same file.
+func TestFairHistory(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "kinds", "fair-overtaken.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sums, err := Replay(f, FencingOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sums[0].Fair; got.OutOfOrder != 1 || got.MaxOvertakenWait != 100*time.Millisecond || sums[0].Violations != 0 {
+		t.Errorf("fair figures %+v, violations %d; want 1 out of order, 100ms, 0", got, sums[0].Violations)
+	}
+}

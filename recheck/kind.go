@@ -1,5 +1,10 @@
 package recheck
 
+import (
+	"sort"
+	"time"
+)
+
 // kindRule is what a lock's kind allows inside at once, restated from
 // docs/verdicts.md ("Lock kinds"): a mutex or fair lock, nothing
 // overlapping; a read-write lock ("rw"), shared visits overlapping each
@@ -56,4 +61,48 @@ func (k kindRule) forbids(inside []*visit, v *visit) (forbidden, judged []*visit
 		return inside[:1], inside, n
 	}
 	return inside, inside, 1
+}
+
+// fairMargin: a client asked first when it sent its request at least this
+// much before the other (docs/verdicts.md).
+const fairMargin = int64(10 * time.Millisecond)
+
+// fairOrder derives a fair lock's order figures from its visits' grant
+// windows: a grant that came back before that of a client that asked
+// fairMargin or more earlier is out of order, and that client's wait
+// (request to reply) counts for the longest overtaken wait.
+func (rn *run) fairOrder() {
+	byLock := map[string][]*visit{}
+	for _, v := range rn.order {
+		if rn.kind[v.lock] == "fair" {
+			byLock[v.lock] = append(byLock[v.lock], v)
+		}
+	}
+	for _, vs := range byLock {
+		// by reply time: each grant looks at the grants that replied after
+		// it and asks whether one of them had asked a margin earlier
+		sort.Slice(vs, func(i, j int) bool { return vs[i].acq < vs[j].acq })
+		// minReq[i] is the earliest request among vs[i:]
+		minReq := make([]int64, len(vs)+1)
+		minReq[len(vs)] = 1<<63 - 1
+		for i := len(vs) - 1; i >= 0; i-- {
+			minReq[i] = min(minReq[i+1], vs[i].req)
+		}
+		// maxReq[i] is the latest request among vs[:i]
+		maxReq := make([]int64, len(vs)+1)
+		maxReq[0] = -1 << 63
+		for i, v := range vs {
+			maxReq[i+1] = max(maxReq[i], v.req)
+		}
+		for _, v := range vs {
+			later := sort.Search(len(vs), func(k int) bool { return vs[k].acq > v.acq })
+			if minReq[later] <= v.req-fairMargin {
+				rn.fig.OutOfOrder++
+			}
+			earlier := sort.Search(len(vs), func(k int) bool { return vs[k].acq >= v.acq })
+			if maxReq[earlier] >= v.req+fairMargin {
+				rn.fig.MaxOvertakenWait = max(rn.fig.MaxOvertakenWait, time.Duration(v.acq-v.req))
+			}
+		}
+	}
 }

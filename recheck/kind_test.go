@@ -46,3 +46,20 @@ func TestKindHistories(t *testing.T) {
 		})
 	}
 }
+
+// TestFairHistory: the checker's fair-overtaken.jsonl, one grant out of
+// request order and an overtaken wait of 100 ms.
+func TestFairHistory(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "checker", "testdata", "kinds", "fair-overtaken.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	figs, err := Check(f, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := figs[0]; g.OutOfOrder != 1 || g.MaxOvertakenWait != 100*time.Millisecond || g.Violations != 0 {
+		t.Errorf("out of order %d, longest overtaken wait %s, violations %d; want 1, 100ms, 0", g.OutOfOrder, g.MaxOvertakenWait, g.Violations)
+	}
+}

@@ -40,6 +40,10 @@ type Figures struct {
 	// lock at once.
 	ChangedReads int
 	PeakHolders  int
+	// OutOfOrder and MaxOvertakenWait are a fair lock's order figures
+	// (docs/verdicts.md, "Lock kinds").
+	OutOfOrder       int
+	MaxOvertakenWait time.Duration
 	OverlapTotal time.Duration // two or more inside, each instant once
 	MaxOverlap   time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
@@ -148,6 +152,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 	for i, rn := range runs {
 		rn.sweep()
 		rn.tokens()
+		rn.fairOrder()
 		rn.fig.TokenOrder = tokenOrder(rn.grants, timeout)
 		out[i] = rn.fig
 	}
