@@ -44,8 +44,8 @@ type Figures struct {
 	// (docs/verdicts.md, "Lock kinds").
 	OutOfOrder       int
 	MaxOvertakenWait time.Duration
-	OverlapTotal time.Duration // two or more inside, each instant once
-	MaxOverlap   time.Duration // the longest overlap of one pair
+	OverlapTotal     time.Duration // two or more inside, each instant once
+	MaxOverlap       time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
 	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
 	// has no tokens.
