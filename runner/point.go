@@ -57,7 +57,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	defer cl.Close()
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
 	resource.SetFences(spec.Fencing)
-	resource.SetKind(string(spec.KindOf()), out.Permits)
+	resource.SetKind(out.Kind, out.Permits)
 	// Flushed after clients.Close (deferred later, so run earlier): the
 	// exits of client processes killed at the end are in the file too.
 	defer r.recordHistory(resource)()
@@ -261,7 +261,8 @@ func kindFields(out *report.Run, spec locks.Spec, l scenarios.Lock, wl scenarios
 	case locks.KindRW:
 		out.ReadShare = wl.ReadShare
 	}
-	if l.Name == external.Exec {
-		out.ReadShare = wl.ReadShare
+	if l.Name == external.Exec && wl.ReadShare > 0 {
+		// a program told to take a shared side is judged as a read-write lock
+		out.ReadShare, out.Kind = wl.ReadShare, string(locks.KindRW)
 	}
 }
