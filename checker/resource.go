@@ -357,9 +357,10 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if len(l.clients) < 2 && !slices.Contains(l.clients, client) {
 		l.clients = append(l.clients, client)
 	}
-	// A shared visit writes nothing, so its token fences nothing: only
-	// exclusive grants count in the token figures and the stale check.
-	if token != 0 && !v.shared {
+	// A shared visit writes nothing, and a semaphore's holders are inside
+	// together by design: their tokens fence nothing. Only exclusive
+	// grants of the other kinds count in the token figures.
+	if token != 0 && !v.shared && s.kind != KindSemaphore {
 		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
 	}
 	if s.kind == KindFair {

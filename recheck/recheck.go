@@ -196,10 +196,12 @@ func (rn *run) add(l line) error {
 		if v.token > rn.maxTok[v.lock] {
 			rn.maxTok[v.lock] = v.token
 		}
-		if v.token != 0 {
-			rn.grants[v.lock] = append(rn.grants[v.lock], v)
-		} else if v.fences {
+		switch {
+		case v.token == 0 && v.fences:
 			rn.fig.ZeroTokens++ // a fencing lock granted without a token
+		case v.token != 0 && rn.kind[v.lock] != "semaphore":
+			// a semaphore's holders are inside together: their tokens fence nothing
+			rn.grants[v.lock] = append(rn.grants[v.lock], v)
 		}
 		return nil
 	case "read":
