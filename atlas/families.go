@@ -2,6 +2,7 @@ package atlas
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,10 +72,20 @@ type lockInfo struct {
 	// RenewOption: the lock renews its lease with option renew: true;
 	// Renews: it renews by design (sessions, leases kept alive, watchdogs).
 	RenewOption, Renews bool
+	// Kind is what the lock promises about holders inside at once.
+	Kind locks.Kind
 }
 
+// Atlas workloads of the lock kinds: half the operations readers on a
+// read-write lock, and semaphores of 2 permits among 4 clients, so an
+// over-grant needs a third holder and can happen.
+const (
+	atlasReadShare = "0.5"
+	atlasPermits   = "2"
+)
+
 func infoOf(s locks.Spec) lockInfo {
-	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.Quorum}
+	l := lockInfo{Name: s.Name, Backend: s.Backend, Quorum: s.Quorum, Kind: s.KindOf()}
 	for _, o := range s.Options {
 		l.RenewOption = l.RenewOption || o.Name == "renew"
 	}
@@ -530,9 +541,16 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 		provider = cluster.ProviderLocal
 	}
 	fmt.Fprintf(&b, "cluster:\n  provider: %s\n  %s\n", provider, s.Cluster)
-	lock := l.Name
+	var opts []string
 	if s.Renew && !l.Renews && l.RenewOption {
-		lock = "{name: " + l.Name + ", renew: true}"
+		opts = append(opts, "renew: true")
+	}
+	if l.Kind == locks.KindSemaphore {
+		opts = append(opts, "permits: "+atlasPermits)
+	}
+	lock := l.Name
+	if len(opts) > 0 {
+		lock = "{name: " + l.Name + ", " + strings.Join(opts, ", ") + "}"
 	}
 	fmt.Fprintf(&b, "locks: [%s]\n", lock)
 	run, ttl, cs := t.at()+t.long()+2*t.TTL, t.TTL, t.critical()
@@ -549,12 +567,18 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	if s.Clients > 0 {
 		clients = s.Clients
 	}
+	if n, _ := strconv.Atoi(atlasPermits); l.Kind == locks.KindSemaphore && clients <= n {
+		return "", fmt.Sprintf("%d clients never exceed the %s permits of the atlas's semaphores: nothing to over-grant", clients, atlasPermits)
+	}
 	// Waiters give up after a quarter lease and ask again, as a tryLock
 	// loop does: every waiter keeps sending requests while a race is open,
 	// whatever its lock's own wait (a long backoff, a notification that
 	// never comes), so an open race is tried, not waited out.
 	fmt.Fprintf(&b, "workload:\n  clients: %d\n  duration: %s\n  ttl: %s\n  critical_section: %s\n  acquire_timeout: %s\n  process_per_client: true\n",
 		clients, ms(run), ms(ttl), ms(cs), ms(ttl/4))
+	if l.Kind == locks.KindRW {
+		fmt.Fprintf(&b, "  read_share: %s\n", atlasReadShare)
+	}
 	if len(s.Faults) > 0 {
 		b.WriteString("faults:\n")
 		for _, f := range s.Faults {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/report"
 )
 
@@ -216,7 +217,7 @@ func markdown(w io.Writer, a *Atlas) {
 	fmt.Fprint(w, "## Readings\n\nPer lock, derived from its cells below.\n\n| lock | fencing | reading |\n|---|---|---|\n")
 	for _, l := range a.Locks {
 		r := readingOf(a, l)
-		fmt.Fprintf(w, "| %s | %s | %s |\n", l, yesNo(r.Fences), md(r.Reading))
+		fmt.Fprintf(w, "| %s | %s | %s |\n", kindLabel(l), yesNo(r.Fences), md(r.Reading))
 	}
 	fmt.Fprint(w, "\n## Legend\n\n")
 	for _, m := range meanings {
@@ -234,7 +235,7 @@ func markdown(w io.Writer, a *Atlas) {
 	}
 	fmt.Fprintln(w)
 	for _, l := range a.Locks {
-		fmt.Fprintf(w, "| %s | %s |", l, yesNo(readingOf(a, l).Fences))
+		fmt.Fprintf(w, "| %s | %s |", kindLabel(l), yesNo(readingOf(a, l).Fences))
 		for _, f := range a.Families {
 			c := a.Cell(l, f.Name)
 			if c.Verdict == NotApplicable {
@@ -394,4 +395,13 @@ func runReport(dir, run string) string {
 		return "report.md"
 	}
 	return "report.html"
+}
+
+// kindLabel is lock l's name with its kind when it is not a mutex
+// ("redis-rw (rw)"): its cells are judged by that kind's promise.
+func kindLabel(l string) string {
+	if s, ok := locks.Lookup(l); ok && s.KindOf() != locks.KindMutex {
+		return fmt.Sprintf("%s (%s)", l, s.KindOf())
+	}
+	return l
 }

@@ -32,17 +32,22 @@ type SafetyFigures struct {
 	// reports fencing: its writes pass any resource-side check unchecked,
 	// so it is the fencing source's defect, as duplicates are.
 	ZeroTokens int `json:"zero_tokens"`
+	// ChangedReads counts shared visits (readers of a read-write lock)
+	// that read the counter at entry and again before leaving and saw it
+	// change: a writer wrote while they read. Each also counts as a lost
+	// update.
+	ChangedReads int `json:"changed_reads"`
 }
 
 // SafetyNames are the result names of the SafetyFigures fields, in the
 // order Figures lists them.
 var SafetyNames = []string{"violations", "incidents", "lock_faults", "client_faults", "lost_updates",
-	"stale_tokens", "stale_rejected", "stale_accepted", "duplicate_tokens", "token_regressions", "zero_tokens"}
+	"stale_tokens", "stale_rejected", "stale_accepted", "duplicate_tokens", "token_regressions", "zero_tokens", "changed_reads"}
 
 // fields are pointers to s's fields in the order of SafetyNames.
 func (s *SafetyFigures) fields() []*int {
 	return []*int{&s.Violations, &s.Incidents, &s.LockFaults, &s.ClientFaults, &s.LostUpdates,
-		&s.StaleTokens, &s.StaleRejected, &s.StaleAccepted, &s.DuplicateTokens, &s.TokenRegressions, &s.ZeroTokens}
+		&s.StaleTokens, &s.StaleRejected, &s.StaleAccepted, &s.DuplicateTokens, &s.TokenRegressions, &s.ZeroTokens, &s.ChangedReads}
 }
 
 // Add adds every figure of o to s's.

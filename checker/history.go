@@ -64,6 +64,13 @@ type Op struct {
 	Tries []int64 `json:"tries_ns,omitempty"`
 	// Fault is a fault line's fault.
 	Fault *FaultLine `json:"fault,omitempty"`
+	// Mode, on acquire and enter lines, is "shared" for a visit that took
+	// the shared side of a read-write lock; "" (absent) is exclusive.
+	Mode string `json:"mode,omitempty"`
+	// Kind, on acquire lines, is the lock's kind when it is not a mutex
+	// ("rw", "semaphore", "fair"), and Permits a semaphore's permits.
+	Kind    string `json:"kind,omitempty"`
+	Permits int    `json:"permits,omitempty"`
 }
 
 // MaxTries bounds the tries kept per acquire call.
@@ -129,14 +136,20 @@ func (h *History) Flush() error {
 	return h.err
 }
 
-func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration, fences bool) {
+func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration, fences bool, kind string, permits int) {
 	if h == nil {
 		return
 	}
+	mode := ""
+	if in.Shared {
+		mode = ModeShared
+	}
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
 		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated,
-		Fences: fences, Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries})
-	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token, Outcome: "ok"})
+		Fences: fences, Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries,
+		Mode: mode, Kind: kind, Permits: permits})
+	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token,
+		Outcome: "ok", Mode: mode})
 }
 
 func (h *History) op(v *visit, op string, now time.Duration, outcome string, value int64) {

@@ -30,6 +30,7 @@ type visitCheck struct {
 	line          int // its acquire line
 	entered, left bool
 	enter         int64
+	shared        bool
 }
 
 // check validates line n (from 1) of the history.
@@ -111,8 +112,16 @@ func (r *runCheck) acquire(n int, op Op) error {
 	if err := r.request(op); err != nil {
 		return err
 	}
+	switch op.Kind {
+	case "", KindMutex, KindRW, KindSemaphore, KindFair:
+	default:
+		return fmt.Errorf("kind %q (allowed mutex, rw, semaphore, fair)", op.Kind)
+	}
+	if op.Mode != "" && (op.Mode != ModeShared || op.Kind != KindRW) {
+		return fmt.Errorf("mode %q on a lock of kind %q: only a read-write lock (kind rw) has a shared side", op.Mode, op.Kind)
+	}
 	r.granted[op.Client] = op.Return
-	v := &visitCheck{id: op.Visit, client: op.Client, lock: op.Lock, line: n}
+	v := &visitCheck{id: op.Visit, client: op.Client, lock: op.Lock, line: n, shared: op.Mode == ModeShared}
 	r.visits[op.Visit], r.pending = v, v
 	return nil
 }
@@ -137,6 +146,8 @@ func (r *runCheck) resource(op Op) error {
 		return fmt.Errorf("%s of visit %d at %d ns, before its enter at %d ns", op.Op, op.Visit, op.Return, v.enter)
 	case op.Return < r.now:
 		return fmt.Errorf("time moved backward: %s at %d ns, after a line of the resource at %d ns", op.Op, op.Return, r.now)
+	case op.Op == OpWrite && v.shared:
+		return fmt.Errorf("write of visit %d, a shared visit: readers write nothing", op.Visit)
 	case op.Op == OpWrite && op.Outcome != "ok" && op.Outcome != "stale_rejected":
 		return fmt.Errorf("write outcome %q (want ok or stale_rejected)", op.Outcome)
 	}

@@ -65,6 +65,18 @@ func (op *Op) appendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if op.Mode != "" {
+		b = append(b, `,"mode":`...)
+		b = appendString(b, op.Mode)
+	}
+	if op.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, op.Kind)
+	}
+	if op.Permits != 0 {
+		b = append(b, `,"permits":`...)
+		b = strconv.AppendInt(b, int64(op.Permits), 10)
+	}
 	if op.Fault != nil {
 		f, _ := json.Marshal(op.Fault)
 		b = append(b, `,"fault":`...)

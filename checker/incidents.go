@@ -172,8 +172,19 @@ var faultInjection struct {
 type incident struct {
 	Incident
 	members []*visit
-	pairs   [][2]*visit
+	entries []entry
+	npairs  int
+	inside  int // members not yet exited
 	closed  bool
+}
+
+// entry is one visit's entry that broke the kind's promise: the lock is
+// at fault for it when at least need of judged were granted so that the
+// pair (judged, v) is the lock's fault (Shared.conflicts).
+type entry struct {
+	v      *visit
+	judged []*visit
+	need   int
 }
 
 // classify sets Fault from the members' promises as known now (renewals
@@ -181,8 +192,14 @@ type incident struct {
 // while another client held the lock is the lock's failure).
 func (in *incident) classify() {
 	in.Fault = FaultClient
-	for _, p := range in.pairs {
-		if pairFault(p[0].promise, p[1].promise) == FaultLock {
+	for _, e := range in.entries {
+		n := 0
+		for _, o := range e.judged {
+			if pairFault(o.promise, e.v.promise) == FaultLock {
+				n++
+			}
+		}
+		if n >= e.need {
 			in.Fault = FaultLock
 			return
 		}
@@ -200,16 +217,17 @@ func (in *incident) snapshot(now time.Duration) Incident {
 	for i, m := range in.members {
 		out.Clients[i] = m.client
 	}
-	out.Pairs = len(in.pairs)
+	out.Pairs = in.npairs
 	if !in.closed {
 		out.Open, out.End = true, now
 	}
 	return out
 }
 
-// joinIncident records that v entered while others were inside l: they all
+// joinIncident records that v's entry into l broke the kind's promise
+// (pairs, judged, need: Shared.conflicts): v and the visits judged with it
 // belong to l's current incident, which starts here if there is none.
-func (s *Shared) joinIncident(l *lockState, v *visit, others []*visit, now time.Duration) {
+func (s *Shared) joinIncident(l *lockState, v *visit, pairs, judged []*visit, need int, now time.Duration) {
 	if faultInjection.dropOverlap {
 		return
 	}
@@ -217,34 +235,36 @@ func (s *Shared) joinIncident(l *lockState, v *visit, others []*visit, now time.
 		l.inc = &incident{Incident: Incident{Lock: v.lock, Start: now}}
 		s.incidents = append(s.incidents, l.inc)
 	}
-	for _, o := range others {
+	for _, o := range judged {
 		if o.inc == nil {
 			o.inc = l.inc
 			l.inc.members = append(l.inc.members, o)
+			l.inc.inside++
 		}
-		l.inc.pairs = append(l.inc.pairs, [2]*visit{o, v})
 	}
+	l.inc.npairs += len(pairs)
+	l.inc.entries = append(l.inc.entries, entry{v: v, judged: judged, need: need})
 	v.inc = l.inc
 	l.inc.members = append(l.inc.members, v)
-	if len(others) == 1 {
-		l.multiSince = now // two inside from now on
-	}
+	l.inc.inside++
 }
 
-// leaveIncident records v's exit from l (v already removed from l.inside).
-func (s *Shared) leaveIncident(l *lockState, now time.Duration) {
-	if len(l.inside) == 1 && l.inc != nil {
-		s.overlapTotal += now - l.multiSince
-		l.inc.End = now
+// leaveIncident records v's exit from l (v already removed from l.inside):
+// l's incident closes when none of its members is inside any more (a
+// mutex's resource is then empty; readers that overlapped nobody in a
+// forbidden way may still be inside a read-write lock's).
+func (s *Shared) leaveIncident(l *lockState, v *visit, now time.Duration) {
+	if l.inc != nil && v.inc == l.inc {
+		l.inc.inside--
 	}
-	if len(l.inside) == 0 && l.inc != nil {
+	if l.inc != nil && l.inc.inside == 0 {
 		// Every member has left: its promise is final. Keep only the
 		// public form so a long run holds no visits of closed incidents.
 		in := l.inc
 		end := in.End
 		in.Incident = in.snapshot(now)
 		in.Open, in.End = false, end
-		in.closed, in.members, in.pairs = true, nil, nil
+		in.closed, in.members, in.entries = true, nil, nil
 		l.inc = nil
 	}
 }
@@ -253,7 +273,7 @@ func (s *Shared) leaveIncident(l *lockState, now time.Duration) {
 func (s *Shared) incidentFigures(sum *Summary, now time.Duration) {
 	sum.OverlapTotal = s.overlapTotal
 	for _, l := range s.locks {
-		if l.inc != nil && len(l.inside) >= 2 {
+		if s.broken(l) {
 			sum.OverlapTotal += now - l.multiSince
 		}
 	}

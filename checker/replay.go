@@ -60,10 +60,13 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 			if op.Fences {
 				rp.s.fences = true
 			}
+			if op.Kind != "" {
+				rp.s.SetKind(op.Kind, op.Permits)
+			}
 			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
 				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
 				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated,
-				Uncertainty: time.Duration(op.Uncertainty)}
+				Uncertainty: time.Duration(op.Uncertainty), Shared: op.Mode == ModeShared}
 		case OpEnter:
 			v, ok := rp.pending[op.Visit]
 			if !ok {

@@ -83,6 +83,10 @@ type Violation struct {
 	Overlap time.Duration `json:"overlap_ns"`
 	// Open is true while both are still inside.
 	Open bool `json:"open,omitempty"`
+	// FirstShared and SecondShared say the visit was a reader's (the
+	// shared side of a read-write lock).
+	FirstShared  bool `json:"first_shared,omitempty"`
+	SecondShared bool `json:"second_shared,omitempty"`
 }
 
 // Summary is the resource's ground truth at one moment.
@@ -107,6 +111,15 @@ type Summary struct {
 	OverlapTotal time.Duration
 	// IncidentList is the first MaxIncidents incidents, in order of Start.
 	IncidentList []Incident
+	// Kind is the lock's kind ("mutex" unless SetKind said otherwise) and
+	// Permits a semaphore's permits (0 for other kinds).
+	Kind    string
+	Permits int
+	// PeakHolders is the most visits inside one lock's resource at once.
+	PeakHolders int
+	// Fair is the order figures of a fair lock (Kind "fair"), zero else.
+	Fair FairFigures
+
 	// Promise is "unbounded" when some visit promised no time bound, else
 	// "unreported" when some visit reported no promise at all (a client
 	// program that sent neither validity_ms nor session_ms), else
@@ -163,6 +176,10 @@ type Visit struct {
 	// process knows the run's base only to within it. The classification
 	// widens the grant by it and shortens the promise by it; 0: exact.
 	Uncertainty time.Duration
+	// Shared says the visit took the shared (read) side of a read-write
+	// lock: it reads the counter at entry and again before it exits,
+	// writes nothing, and may overlap other shared visits (SetKind).
+	Shared bool
 }
 
 type visit struct {
@@ -173,6 +190,10 @@ type visit struct {
 	entered time.Duration
 	read    bool // the visit has read the counter: truly mid-section
 	wrote   bool // ... and has written it back: its work is done
+	shared  bool // Visit.Shared
+	// firstRead is the value of the visit's first Read: a shared visit's
+	// later Read must see the same (nobody wrote while it read).
+	firstRead int64
 	// overlaps are indexes into Shared.events this visit takes part in.
 	overlaps []int
 	promise  promise
@@ -194,6 +215,12 @@ type lockState struct {
 	grants []grant
 	// clients are the clients that visited (Summary.KeyClients), up to 2.
 	clients []int
+	// exclusive counts the visits inside that are not shared; peak is the
+	// most visits ever inside at once.
+	exclusive, peak int
+	// asks are every grant's request and reply, kept for a fair lock's
+	// order figures only.
+	asks []grant
 }
 
 // Shared is the in-process resource. It is safe for concurrent use; every
@@ -202,6 +229,12 @@ type lockState struct {
 type Shared struct {
 	fencing Fencing
 	base    time.Time
+	// kind is the lock's kind ("" a mutex) and permits a semaphore's
+	// permits (SetKind).
+	kind    string
+	permits int
+	// changed counts shared visits whose reads saw the counter change.
+	changed int
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -297,7 +330,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	defer s.mu.Unlock()
 	now := s.clock()
 	s.nextID++
-	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now}
+	v := &visit{id: s.nextID, lock: lock, client: client, token: token, entered: now, shared: in.Shared}
 	v.promise = promise{acquired: in.Acquired, validUntil: in.ValidUntil, unbounded: in.Unbounded}
 	if in.Acquired == 0 {
 		v.promise.acquired = now
@@ -315,7 +348,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
-	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences)
+	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences, s.kind, s.permits)
 	s.sent(lock, client, requested, v.promise.acquired, true, in.Tries)
 	if s.fences && token == 0 {
 		s.zero++
@@ -324,8 +357,14 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	if len(l.clients) < 2 && !slices.Contains(l.clients, client) {
 		l.clients = append(l.clients, client)
 	}
-	if token != 0 {
+	// A shared visit writes nothing, and a semaphore's holders are inside
+	// together by design: their tokens fence nothing. Only exclusive
+	// grants of the other kinds count in the token figures.
+	if token != 0 && !v.shared && s.kind != KindSemaphore {
 		l.grants = append(l.grants, grant{token: token, requested: requested, acquired: v.promise.acquired})
+	}
+	if s.kind == KindFair {
+		l.asks = append(l.asks, grant{token: token, requested: requested, acquired: v.promise.acquired})
 	}
 	if len(l.inside) == 0 && l.lastExit >= 0 && now-in.Waited <= l.lastExit {
 		s.handoff = append(s.handoff, now-l.lastExit)
@@ -342,11 +381,13 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 		}
 		sort.Slice(others, func(i, j int) bool { return others[i].id < others[j].id })
 	}
-	for _, o := range others {
+	was := s.broken(l)
+	pairs, judged, need := s.conflicts(v, others)
+	for _, o := range pairs {
 		ev := Violation{
 			Lock: lock, First: o.client, Second: client,
 			FirstToken: o.token, SecondToken: token,
-			At: now, Open: true,
+			At: now, Open: true, FirstShared: o.shared, SecondShared: v.shared,
 		}
 		s.events = append(s.events, ev)
 		idx := len(s.events) - 1
@@ -356,13 +397,18 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 			s.onViol(ev)
 		}
 	}
-	if len(others) > 0 {
-		s.joinIncident(l, v, others, now)
+	if len(pairs) > 0 {
+		s.joinIncident(l, v, pairs, judged, need, now)
 	}
-	if token > l.maxTok {
+	if token > l.maxTok && !v.shared {
 		l.maxTok = token
 	}
 	l.inside[v.id] = v
+	if !v.shared {
+		l.exclusive++
+	}
+	l.peak = max(l.peak, len(l.inside))
+	s.brokenChange(l, was, now)
 	s.visits[v.id] = v
 	s.countEntry(now)
 	s.nvisits++
@@ -378,11 +424,16 @@ func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
 	if v == nil {
 		return 0, fmt.Errorf("read visit %d: %w", id, ErrUnknownVisit)
 	}
-	if !v.read {
-		v.read = true
-		s.wake()
-	}
 	val := s.locks[v.lock].counter
+	if !v.read {
+		v.read, v.firstRead = true, val
+		s.wake()
+	} else if v.shared && val != v.firstRead {
+		// A writer wrote while this reader read: whatever the record of
+		// overlaps says, the reader saw the value change under it.
+		s.changed++
+		v.firstRead = val
+	}
 	s.history.op(v, OpRead, s.clock(), "ok", val)
 	return val, nil
 }
@@ -397,6 +448,13 @@ func (s *Shared) Write(ctx context.Context, id uint64, value int64) error {
 		return fmt.Errorf("write visit %d: %w", id, ErrUnknownVisit)
 	}
 	l := s.locks[v.lock]
+	if s.kind == KindSemaphore {
+		// A semaphore's holders are inside together by design: their
+		// writes race and fence nothing. Only the count is judged.
+		v.wrote = true
+		s.history.op(v, OpWrite, s.clock(), "ok", value)
+		return nil
+	}
 	if v.token != 0 && v.token < l.maxTok {
 		s.stale++
 		if s.fencing == FencingEnforce {
@@ -439,11 +497,16 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 	}
 	delete(s.visits, id)
 	l := s.locks[v.lock]
+	was := s.broken(l)
 	delete(l.inside, id)
+	if !v.shared {
+		l.exclusive--
+	}
 	if len(l.inside) == 0 {
 		l.lastExit = now
 	}
-	s.leaveIncident(l, now)
+	s.brokenChange(l, was, now)
+	s.leaveIncident(l, v, now)
 	return nil
 }
 
@@ -476,7 +539,8 @@ func (s *Shared) Summary() Summary {
 		Inside: len(s.visits),
 		Events: make([]Violation, len(s.events)),
 		SafetyFigures: SafetyFigures{Violations: len(s.events), StaleTokens: s.stale, StaleRejected: s.reject, StaleAccepted: s.stale - s.reject,
-			ZeroTokens: s.zero},
+			ZeroTokens: s.zero, ChangedReads: s.changed},
+		Kind: s.kindOf(), Permits: s.permits,
 	}
 	copy(sum.Events, s.events)
 	for i := range sum.Events {
@@ -493,6 +557,10 @@ func (s *Shared) Summary() Summary {
 		sum.Writes += l.writes
 		sum.Counter += l.counter
 		sum.KeyClients = max(sum.KeyClients, len(l.clients))
+		sum.PeakHolders = max(sum.PeakHolders, l.peak)
+		f := fairFigures(l.asks)
+		sum.Fair.OutOfOrder += f.OutOfOrder
+		sum.Fair.MaxOvertakenWait = max(sum.Fair.MaxOvertakenWait, f.MaxOvertakenWait)
 		d, r := tokenFigures(l.grants)
 		sum.DuplicateTokens += d
 		sum.TokenRegressions += r
@@ -500,6 +568,9 @@ func (s *Shared) Summary() Summary {
 	if lost := int64(sum.Writes) - sum.Counter; lost > 0 {
 		sum.LostUpdates = int(lost)
 	}
+	// A read that changed under a reader is an update the reader lost
+	// sight of: the lost-update class, counted there too.
+	sum.LostUpdates += s.changed
 	s.incidentFigures(&sum, now)
 	switch {
 	case !s.granted:

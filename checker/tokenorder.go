@@ -67,7 +67,8 @@ var tokenModel = porcupine.Model{
 func CheckTokenOrder(r io.Reader, timeout time.Duration) (map[int]TokenOrder, error) {
 	ops := map[int][]porcupine.Operation{}
 	err := readHistory(r, func(_ int, op Op) error {
-		if op.Op == OpAcquire && op.Token != 0 && len(ops[op.Run]) <= MaxTokenOrderOps {
+		// Readers' and a semaphore's tokens fence nothing (fencingGrant).
+		if op.Op == OpAcquire && op.Token != 0 && op.Mode != ModeShared && op.Kind != KindSemaphore && len(ops[op.Run]) <= MaxTokenOrderOps {
 			ops[op.Run] = append(ops[op.Run], porcupine.Operation{
 				ClientId: op.Client, Input: op.Lock, Output: op.Token, Call: op.Invoke, Return: op.Return,
 			})

@@ -34,9 +34,18 @@ type Figures struct {
 	TokenRegressions int
 	// ZeroTokens counts grants without a token from a lock whose acquire
 	// lines say it fences.
-	ZeroTokens   int
-	OverlapTotal time.Duration // two or more inside, each instant once
-	MaxOverlap   time.Duration // the longest overlap of one pair
+	ZeroTokens int
+	// ChangedReads counts shared visits whose two reads differ (each is
+	// also a lost update); PeakHolders is the most visits inside one
+	// lock at once.
+	ChangedReads int
+	PeakHolders  int
+	// OutOfOrder and MaxOvertakenWait are a fair lock's order figures
+	// (docs/verdicts.md, "Lock kinds").
+	OutOfOrder       int
+	MaxOvertakenWait time.Duration
+	OverlapTotal     time.Duration // two or more inside, each instant once
+	MaxOverlap       time.Duration // the longest overlap of one pair
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
 	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
 	// has no tokens.
@@ -60,6 +69,9 @@ type line struct {
 	Uncertainty int64  `json:"uncertainty_ns"`
 	Value       int64  `json:"value"`
 	Outcome     string `json:"outcome"`
+	Mode        string `json:"mode"`
+	Kind        string `json:"kind"`
+	Permits     int    `json:"permits"`
 }
 
 // visit is one critical section as the lines describe it.
@@ -77,6 +89,8 @@ type visit struct {
 	enter, exit int64      // resource's clock; exit -1 while inside
 	enterSeq    uint64
 	exitSeq     uint64
+	shared      bool    // took the shared side (mode "shared")
+	reads       []int64 // values of its read lines
 }
 
 // run is what one run's lines leave behind.
@@ -87,6 +101,9 @@ type run struct {
 	end     int64             // the latest time of the run's lines but acquire
 	grants  map[string][]*visit
 	counter map[string]int64 // last applied write per lock
+	// kind and permits per lock, from its acquire lines ("" a mutex)
+	kind    map[string]string
+	permits map[string]int
 	maxTok  map[string]uint64
 	writes  int
 	fig     Figures
@@ -118,7 +135,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 		rn := runs[l.Run]
 		if rn == nil {
 			rn = &run{visits: map[uint64]*visit{}, pending: map[uint64]*visit{}, grants: map[string][]*visit{},
-				counter: map[string]int64{}, maxTok: map[string]uint64{}, lastGrant: map[int]int64{}, named: map[uint64]bool{}}
+				counter: map[string]int64{}, kind: map[string]string{}, permits: map[string]int{}, maxTok: map[string]uint64{}, lastGrant: map[int]int64{}, named: map[uint64]bool{}}
 			runs[l.Run] = rn
 		}
 		if err := rn.valid(l); err != nil {
@@ -135,6 +152,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 	for i, rn := range runs {
 		rn.sweep()
 		rn.tokens()
+		rn.fairOrder()
 		rn.fig.TokenOrder = tokenOrder(rn.grants, timeout)
 		out[i] = rn.fig
 	}
@@ -152,7 +170,11 @@ func (rn *run) add(l line) error {
 			return fmt.Errorf("field visit: acquire without a visit")
 		}
 		rn.pending[l.Visit] = &visit{id: l.Visit, client: l.Client, lock: l.Lock, token: l.Token, req: l.Invoke, acq: l.Return,
-			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1}
+			validUntil: l.ValidUntil, unbounded: l.Unbounded, fences: l.Fences, uncertainty: l.Uncertainty, exit: -1,
+			shared: l.Mode == "shared"}
+		if l.Kind != "" && l.Kind != "mutex" {
+			rn.kind[l.Lock], rn.permits[l.Lock] = l.Kind, l.Permits
+		}
 		return nil
 	case "enter":
 		v := rn.pending[l.Visit]
@@ -164,16 +186,30 @@ func (rn *run) add(l line) error {
 		rn.visits[v.id] = v
 		rn.order = append(rn.order, v)
 		rn.fig.Visits++
+		if v.shared {
+			// a reader writes nothing: its token fences nothing
+			if v.token == 0 && v.fences {
+				rn.fig.ZeroTokens++
+			}
+			return nil
+		}
 		if v.token > rn.maxTok[v.lock] {
 			rn.maxTok[v.lock] = v.token
 		}
-		if v.token != 0 {
-			rn.grants[v.lock] = append(rn.grants[v.lock], v)
-		} else if v.fences {
+		switch {
+		case v.token == 0 && v.fences:
 			rn.fig.ZeroTokens++ // a fencing lock granted without a token
+		case v.token != 0 && rn.kind[v.lock] != "semaphore":
+			// a semaphore's holders are inside together: their tokens fence nothing
+			rn.grants[v.lock] = append(rn.grants[v.lock], v)
 		}
 		return nil
-	case "read", "release", "lost", "attempt", "fault":
+	case "read":
+		if v := rn.visits[l.Visit]; v != nil && v.shared {
+			v.reads = append(v.reads, l.Value)
+		}
+		return nil
+	case "release", "lost", "attempt", "fault":
 		// no figure of this package depends on them (an attempt line is
 		// evidence of contention in a fault's window, which the history
 		// does not describe)
@@ -182,6 +218,9 @@ func (rn *run) add(l line) error {
 		v := rn.visits[l.Visit]
 		if v == nil || v.exit >= 0 {
 			return fmt.Errorf("field visit: write of visit %d, which is not inside", l.Visit)
+		}
+		if rn.kind[v.lock] == "semaphore" {
+			return nil // holders of permits write together by design: only the count is judged
 		}
 		stale := v.token != 0 && v.token < rn.maxTok[v.lock]
 		if stale {
@@ -249,9 +288,19 @@ func (rn *run) sweep() {
 		parent[v] = r
 		return r
 	}
-	lockPair := map[*visit]bool{} // any member of a group with a lock-fault pair
+	lockPair := map[*visit]bool{} // any member of a group with a lock-fault entry
 	var members []*visit
-	for _, eps := range byLock {
+	join := func(a, b *visit) {
+		for _, x := range []*visit{a, b} {
+			if _, ok := parent[x]; !ok {
+				parent[x] = x
+				members = append(members, x)
+			}
+		}
+		parent[find(a)] = find(b)
+	}
+	for lock, eps := range byLock {
+		rule := kindRule{kind: rn.kind[lock], permits: rn.permits[lock]}
 		sort.Slice(eps, func(i, j int) bool {
 			if eps[i].t != eps[j].t {
 				return eps[i].t < eps[j].t
@@ -259,8 +308,9 @@ func (rn *run) sweep() {
 			return eps[i].seq < eps[j].seq
 		})
 		var inside []*visit
-		var multiSince int64
+		var brokeAt int64
 		for _, e := range eps {
+			before := rule.broken(inside)
 			if !e.enter {
 				for i, o := range inside {
 					if o == e.v {
@@ -268,12 +318,13 @@ func (rn *run) sweep() {
 						break
 					}
 				}
-				if len(inside) == 1 {
-					rn.fig.OverlapTotal += time.Duration(e.t - multiSince)
+				if before && !rule.broken(inside) {
+					rn.fig.OverlapTotal += time.Duration(e.t - brokeAt)
 				}
 				continue
 			}
-			for _, o := range inside {
+			forbidden, judged, need := rule.forbids(inside, e.v)
+			for _, o := range forbidden {
 				rn.fig.Violations++
 				until := rn.end
 				for _, x := range []int64{o.exit, e.v.exit} {
@@ -282,26 +333,25 @@ func (rn *run) sweep() {
 					}
 				}
 				rn.fig.MaxOverlap = max(rn.fig.MaxOverlap, time.Duration(until-e.t))
-				if _, ok := parent[o]; !ok {
-					parent[o] = o
-					members = append(members, o)
-				}
-				if _, ok := parent[e.v]; !ok {
-					parent[e.v] = e.v
-					members = append(members, e.v)
-				}
-				parent[find(o)] = find(e.v)
+			}
+			locks := 0
+			for _, o := range judged {
+				join(o, e.v)
 				if pairIsLocks(o, e.v) {
-					lockPair[o] = true
+					locks++
 				}
+			}
+			if len(judged) > 0 && locks >= need {
+				lockPair[e.v] = true
 			}
 			inside = append(inside, e.v)
-			if len(inside) == 2 {
-				multiSince = e.t
+			rn.fig.PeakHolders = max(rn.fig.PeakHolders, len(inside))
+			if !before && rule.broken(inside) {
+				brokeAt = e.t
 			}
 		}
-		if len(inside) >= 2 {
-			rn.fig.OverlapTotal += time.Duration(rn.end - multiSince)
+		if rule.broken(inside) {
+			rn.fig.OverlapTotal += time.Duration(rn.end - brokeAt)
 		}
 	}
 	groups := map[*visit]bool{}
@@ -324,6 +374,14 @@ func (rn *run) sweep() {
 	if lost := int64(rn.writes) - counter; lost > 0 {
 		rn.fig.LostUpdates = int(lost)
 	}
+	for _, v := range rn.order {
+		for i := 1; i < len(v.reads); i++ {
+			if v.reads[i] != v.reads[i-1] {
+				rn.fig.ChangedReads++
+			}
+		}
+	}
+	rn.fig.LostUpdates += rn.fig.ChangedReads
 }
 
 // tokens counts duplicate tokens and token regressions per lock.
@@ -387,6 +445,14 @@ func (rn *run) valid(l line) error {
 		if l.Visit != 0 && rn.named[l.Visit] {
 			return fmt.Errorf("field visit: visit %d already had its acquire line", l.Visit)
 		}
+		switch l.Kind {
+		case "", "mutex", "rw", "semaphore", "fair":
+		default:
+			return fmt.Errorf("field kind: %q (want mutex, rw, semaphore or fair)", l.Kind)
+		}
+		if l.Mode != "" && (l.Mode != "shared" || l.Kind != "rw") {
+			return fmt.Errorf("field mode: %q on a lock of kind %q (only kind rw has a shared side)", l.Mode, l.Kind)
+		}
 		rn.named[l.Visit] = true
 		rn.lastGrant[l.Client] = l.Return
 		rn.awaiting = &visit{id: l.Visit}
@@ -407,6 +473,8 @@ func (rn *run) valid(l line) error {
 			return fmt.Errorf("field client: %s of visit %d by client %d on %q, entered by client %d on %q", l.Op, l.Visit, l.Client, l.Lock, v.client, v.lock)
 		case l.Return < v.enter:
 			return fmt.Errorf("field return_ns: %s of visit %d at %d, before it entered at %d", l.Op, l.Visit, l.Return, v.enter)
+		case l.Op == "write" && v.shared:
+			return fmt.Errorf("field op: write of visit %d, a reader's (shared) visit: readers write nothing", l.Visit)
 		}
 	case "fault":
 		if l.Visit != 0 {

@@ -165,6 +165,9 @@ func Reading(run *Run) string {
 	case run.ClientFaults > 0 && broke != "":
 		s = fmt.Sprintf("unsafe: %s %s — a holder outlived its promise; fencing would repair this, but %s", plural(run.ClientFaults, "client fault"), under, broke)
 		return s
+	case run.ClientFaults > 0 && run.ChangedReads > 0:
+		s = fmt.Sprintf("unsafe: %s %s — %s saw the value change while reading; fencing cannot repair this (a reader writes nothing to reject)",
+			plural(run.ClientFaults, "client fault"), under, plural(run.ChangedReads, "reader"))
 	case run.ClientFaults > 0 && run.Fences && run.StaleAccepted == 0 && run.LostUpdates == 0:
 		s = fmt.Sprintf("safe only with fencing: %s %s — a holder outlived its promise; its stale writes carry an older token the resource can reject", plural(run.ClientFaults, "client fault"), under)
 	case run.ClientFaults > 0:

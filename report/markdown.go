@@ -166,6 +166,11 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 	d.h(2, "Throughput and latency")
 	d.tab(summaryTable(r))
 	d.p("Latencies in ms. ops: completed critical sections; violations: a client entered the resource while another was inside; stale: writes carrying a fencing token older than one already seen (accepted / rejected).")
+	if kinds := kindLines(r); len(kinds) > 0 {
+		d.h(2, "Lock kinds")
+		d.p("Each lock is judged by its own promise: a read-write lock lets readers share it and a writer be alone, a semaphore lets in at most its permits, a fair lock also promises grants in request order; a violation is an overlap the lock's kind forbids.")
+		d.list(kinds...)
+	}
 
 	byName := map[string]Plot{}
 	for _, p := range plots {
@@ -441,8 +446,8 @@ func eventTable(run *Run) *docTable {
 		if i == maxEventsShown {
 			break
 		}
-		t.add(false, fmt.Sprintf("%.3f", ev.AtS), clientToken(ev.FirstClient, ev.FirstToken),
-			clientToken(ev.SecondClient, ev.SecondToken), fmtNum(ev.OverlapMs))
+		t.add(false, fmt.Sprintf("%.3f", ev.AtS), clientToken(ev.FirstClient, ev.FirstToken)+readerMark(ev.FirstShared),
+			clientToken(ev.SecondClient, ev.SecondToken)+readerMark(ev.SecondShared), fmtNum(ev.OverlapMs))
 	}
 	return t
 }

@@ -73,6 +73,9 @@ type Workload struct {
 	OnLost string `json:"on_lost,omitempty"`
 	// KeyPerClient: client i used key i only (keys >= clients).
 	KeyPerClient bool `json:"key_per_client,omitempty"`
+	// ReadShare is the share of operations that took a read-write lock's
+	// shared side.
+	ReadShare float64 `json:"read_share,omitempty"`
 }
 
 // Run is one lock on one fresh cluster (one sweep point).
@@ -82,7 +85,14 @@ type Run struct {
 	Backend  string            `json:"backend"`
 	Options  map[string]string `json:"options,omitempty"`
 	Fences   bool              `json:"fences"` // the lock gives fencing tokens
-	Clients  int               `json:"clients"`
+	// Kind is what the lock promises about holders inside at once
+	// ("mutex", "rw", "semaphore", "fair"; "" in results written before
+	// kinds: a mutex), Permits a semaphore's permits and ReadShare the
+	// share of operations that took a read-write lock's shared side.
+	Kind      string  `json:"kind,omitempty"`
+	Permits   int     `json:"permits,omitempty"`
+	ReadShare float64 `json:"read_share,omitempty"`
+	Clients   int     `json:"clients"`
 	// Params are the sweep parameters of this run ("clients": "16").
 	Params    map[string]string `json:"params,omitempty"`
 	TTLMs     float64           `json:"ttl_ms"`
@@ -104,6 +114,14 @@ type Run struct {
 	// KeyClients is the most distinct clients that visited any one lock
 	// key (at most 2 counted): under 2, nobody contended for a key.
 	KeyClients int `json:"key_clients,omitempty"`
+	// PeakHolders is the most visits inside one lock's resource at once
+	// (a semaphore's permits in use; readers sharing a read-write lock).
+	PeakHolders int `json:"peak_holders,omitempty"`
+	// OutOfOrder and MaxOvertakenWaitMs are a fair lock's order figures:
+	// grants that overtook a client that had asked earlier, and the
+	// longest wait of a client so overtaken.
+	OutOfOrder         int     `json:"out_of_order,omitempty"`
+	MaxOvertakenWaitMs float64 `json:"max_overtaken_wait_ms,omitempty"`
 	// MinVisits is the min_visits its expectations were judged with (0:
 	// none were).
 	MinVisits int `json:"min_visits,omitempty"`
@@ -236,6 +254,10 @@ type ViolationEvent struct {
 	SecondToken  uint64  `json:"second_token"`
 	AtS          float64 `json:"at_s"`
 	OverlapMs    float64 `json:"overlap_ms"`
+	// FirstShared and SecondShared say the client was a reader (the
+	// shared side of a read-write lock).
+	FirstShared  bool `json:"first_shared,omitempty"`
+	SecondShared bool `json:"second_shared,omitempty"`
 }
 
 // FaultWindow is one fault as it really happened.

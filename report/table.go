@@ -34,7 +34,24 @@ func Table(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if kinds := kindLines(r); len(kinds) > 0 {
+		fmt.Fprintf(w, "\nlock kinds:\n")
+		for _, k := range kinds {
+			fmt.Fprintf(w, "  %s\n", k)
+		}
+	}
 	return CountersTable(w, r)
+}
+
+// kindLines are "label: reading" for every run whose lock is not a mutex.
+func kindLines(r *Result) []string {
+	var out []string
+	for i := range r.Runs {
+		if k := KindReading(&r.Runs[i]); k != "" {
+			out = append(out, RunLabel(r.Runs[i])+": "+k)
+		}
+	}
+	return out
 }
 
 // CountersTable writes, for runs whose lock clients count their server

@@ -74,6 +74,8 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.MaxOverlapMs = msf(truth.MaxOverlap)
 	out.Visits = truth.Visits
 	out.KeyClients = truth.KeyClients
+	out.PeakHolders = truth.PeakHolders
+	out.OutOfOrder, out.MaxOvertakenWaitMs = truth.Fair.OutOfOrder, msf(truth.Fair.MaxOvertakenWait)
 	verdictFields(out, truth)
 	out.Acquire = report.LatencyOf(sum.Acquire)
 	out.Release = report.LatencyOf(sum.Release)
@@ -98,6 +100,7 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 			Lock: ev.Lock, FirstClient: ev.First, SecondClient: ev.Second,
 			FirstToken: ev.FirstToken, SecondToken: ev.SecondToken,
 			AtS: ev.At.Seconds(), OverlapMs: msf(ev.Overlap),
+			FirstShared: ev.FirstShared, SecondShared: ev.SecondShared,
 		})
 	}
 	return each

@@ -63,7 +63,7 @@ func countsOf(run *report.Run) scenarios.Counts {
 	}
 	throughput := run.Throughput
 	return scenarios.Counts{
-		SafetyFigures: run.SafetyFigures, Errors: errs,
+		SafetyFigures: run.SafetyFigures, Errors: errs, PeakHolders: run.PeakHolders,
 		Throughput:   &throughput,
 		AcquireP50Ms: latency(run.Acquire, run.Acquire.P50Ms), AcquireP99Ms: latency(run.Acquire, run.Acquire.P99Ms),
 		HandoffP50Ms:            latency(run.Handoff, run.Handoff.P50Ms),

@@ -47,6 +47,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	spec := lockSpec(pt.Lock)
 	ttl := r.wl.LockTTL(pt.Lock)
 	out := emptyRun(pt, spec, ttl)
+	kindFields(&out, spec, pt.Lock, r.wl)
 	dir := filepath.Join(r.dir, "logs", pointName(out.Lock, pt.Params))
 	resetPeakRSS()
 	cl, err := r.startCluster(ctx, pt, dir, &out)
@@ -56,10 +57,12 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	defer cl.Close()
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
 	resource.SetFences(spec.Fencing)
+	resource.SetKind(out.Kind, out.Permits)
 	// Flushed after clients.Close (deferred later, so run earlier): the
 	// exits of client processes killed at the end are in the file too.
 	defer r.recordHistory(resource)()
 	wcfg := r.workloadConfig(pt.Clients)
+	wcfg.ReadShare = out.ReadShare
 	clients, err := workload.StartClients(ctx, wcfg, workload.Setup{
 		Spec: spec, Options: pt.Lock.Options, ProcessPerClient: r.wl.ProcessPerClient,
 		LockConfig: r.lockConfig(pt.Lock, cl, ttl, out.Lock), Host: cl, LogDir: filepath.Join(dir, "clients"),
@@ -100,7 +103,7 @@ func lockSpec(l scenarios.Lock) locks.Spec {
 func emptyRun(pt Point, spec locks.Spec, ttl time.Duration) report.Run {
 	out := report.Run{
 		Lock: label(pt.Lock), LockName: pt.Lock.Name, Backend: string(spec.Backend),
-		Options: pt.Lock.Options, Fences: spec.Fencing, Clients: pt.Clients,
+		Options: pt.Lock.Options, Fences: spec.Fencing, Clients: pt.Clients, Kind: string(spec.KindOf()),
 		Params: pt.Params, TTLMs: msf(ttl), Errors: map[string]int64{},
 		TimelineBucketMs: int(workload.BucketWidth / time.Millisecond),
 		Timeline:         []report.TimelineBucket{}, ViolationEvents: []report.ViolationEvent{},
@@ -245,4 +248,21 @@ func faultWindows(pt Point, ws []faults.Window, elapsed time.Duration, resource 
 	}
 	out = append(out, neverStarted(pt.Faults, len(out))...)
 	return append(out, pt.NotApplicable...)
+}
+
+// kindFields sets the run's kind figures the workload and checker read:
+// a semaphore's permits (its option, or the default), a read-write lock's
+// read share (a program run by exec is told it too: it may have a shared
+// side).
+func kindFields(out *report.Run, spec locks.Spec, l scenarios.Lock, wl scenarios.Workload) {
+	switch spec.KindOf() {
+	case locks.KindSemaphore:
+		out.Permits = locks.Permits(l.Options)
+	case locks.KindRW:
+		out.ReadShare = wl.ReadShare
+	}
+	if l.Name == external.Exec && wl.ReadShare > 0 {
+		// a program told to take a shared side is judged as a read-write lock
+		out.ReadShare, out.Kind = wl.ReadShare, string(locks.KindRW)
+	}
 }

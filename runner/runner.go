@@ -98,7 +98,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 			TTLMs: msf(wl.TTL), CriticalMs: msf(wl.CriticalSection), Keys: wl.Keys,
 			Mode: orDefault(wl.Mode, "closed"), Rate: wl.Rate, ProcessPerClient: wl.ProcessPerClient,
 			OnLost:       orDefault(wl.OnLost, workload.OnLostIgnore),
-			KeyPerClient: wl.KeyPerClient,
+			KeyPerClient: wl.KeyPerClient, ReadShare: wl.ReadShare,
 		},
 		Runs: []report.Run{},
 	}

@@ -103,6 +103,8 @@ func (c Condition) String() string {
 type Counts struct {
 	checker.SafetyFigures
 	Errors int // all kinds together
+	// PeakHolders is the most visits inside one lock at once.
+	PeakHolders int
 
 	// Performance figures of the run, for the gates; nil when the run did
 	// not measure one (no acquisition, no hand-off, no fault window, or
@@ -160,6 +162,10 @@ func (e *Expect) field(name string) *string {
 		return &e.TokenRegressions
 	case "zero_tokens":
 		return &e.ZeroTokens
+	case "changed_reads":
+		return &e.ChangedReads
+	case "peak_holders":
+		return &e.PeakHolders
 	case "throughput":
 		return &e.Throughput
 	case "acquire_p50_ms":
@@ -251,8 +257,11 @@ func (c Counts) get(name string) int {
 	if v, ok := c.SafetyFigures.Get(name); ok {
 		return v
 	}
-	if name == "errors" {
+	switch name {
+	case "errors":
 		return c.Errors
+	case "peak_holders":
+		return c.PeakHolders
 	}
 	return 0
 }

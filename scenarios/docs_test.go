@@ -374,8 +374,8 @@ func faultsMD(b *strings.Builder) {
 // locksMD renders the lock catalogue from the registry.
 func locksMD(b *strings.Builder, specs []locks.Spec) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	w("Every registered lock (`bench list` prints the same). *Fencing*: the lock hands out a fencing token the resource can check. *Lease*: it expires on its own (a TTL, lease or session), so a paused holder can lose it. *Renews*: it keeps its lease alive while held. *Broken*: unsafe by design, kept to show why.\n\n")
-	w("| lock | backend | fencing | lease | renews | what it is |\n|---|---|---|---|---|---|\n")
+	w("Every registered lock (`bench list` prints the same). *Fencing*: the lock hands out a fencing token the resource can check. *Lease*: it expires on its own (a TTL, lease or session), so a paused holder can lose it. *Renews*: it keeps its lease alive while held. *Broken*: unsafe by design, kept to show why. *Kind*: what it promises about holders inside at once (mutex, rw, semaphore, fair; docs/verdicts.md, \"Lock kinds\").\n\n")
+	w("| lock | backend | kind | fencing | lease | renews | what it is |\n|---|---|---|---|---|---|---|\n")
 	mark := func(v bool) string {
 		if v {
 			return "yes"
@@ -394,7 +394,7 @@ func locksMD(b *strings.Builder, specs []locks.Spec) {
 		if s.MinRedis > 1 {
 			backend += fmt.Sprintf(" (>= %d primaries)", s.MinRedis)
 		}
-		w("| `%s` | %s | %s | %s | %s | %s |\n", s.Name, backend, mark(s.Fencing), mark(s.LeaseBased), mark(s.Renews), cell(summary))
+		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", s.Name, backend, s.KindOf(), mark(s.Fencing), mark(s.LeaseBased), mark(s.Renews), cell(summary))
 	}
 	w("\n### Lock options\n\n")
 	w("Written in the lock's entry: `{name: redlock, renew: true}`. Values are scalars, checked when the file is read.\n\n")

@@ -158,6 +158,8 @@ var fieldTable = withBackendTable([]Field{
 		Doc: "bound of one acquire call; a client that times out counts an error and tries again"},
 	{Path: "workload.on_lost", Kind: KindString, Default: "ignore", Allowed: []string{"ignore", "abort"}, Example: "abort",
 		Doc: "ignore: write whatever happened to the lease; abort: a careful client checks its lease (lost, promised validity) just before the write and skips it"},
+	{Path: "workload.read_share", Kind: KindNumber, Default: "0", Bounds: "0..1; read-write locks (kind rw) only", Example: "0.5",
+		Doc: "share of operations that take the shared (read) side of a read-write lock, drawn from the seeded random source; a reader reads at entry and again before leaving and writes nothing"},
 	{Path: "workload.key_per_client", Kind: KindBool, Default: "false", Bounds: "keys becomes at least clients", Example: "true",
 		Doc: "client i always uses key i: no contention, the harness's cost per client shows (scale runs)"},
 
@@ -180,6 +182,8 @@ var expectDocs = map[string]Field{
 	"duplicate_tokens":          {Doc: "visits presenting a non-zero token another holder presented before"},
 	"token_regressions":         {Doc: "grants whose token is not greater than one granted earlier in real time"},
 	"zero_tokens":               {Doc: "grants without a token (token 0) from a lock that reports fencing: its writes pass any resource-side check"},
+	"changed_reads":             {Doc: "readers of a read-write lock that read the counter at entry and again before leaving and saw it change (each is also a lost update)"},
+	"peak_holders":              {Doc: "the most visits inside the lock's resource at once: readers sharing a read-write lock, holders of a semaphore's permits (not a safety claim)", Example: `">=2"`},
 	"stale_tokens":              {Doc: "writes with a token lower than one the resource had seen"},
 	"stale_rejected":            {Doc: "stale writes the resource rejected (resource.fencing: enforce only)"},
 	"stale_accepted":            {Doc: "stale writes the resource applied"},

@@ -17,6 +17,7 @@ import (
 // A path's context is its own entry's and every enclosing section's.
 var fieldContext = map[string]map[string]string{
 	"workload.rate":              {"workload.mode": "open"},
+	"workload.read_share":        {"locks": "[test-rw]"},
 	"cluster.external":           {"cluster.provider": "external", "cluster.external.redis": "[10.0.0.5:6379]"},
 	"cluster.external.zookeeper": {"locks": "[test-zk]"},
 	"cluster.external.etcd":      {"locks": "[test-etcd]"},

@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/locks"
 )
 
 // Defaults applied by Parse (see the package doc for the full list).
@@ -35,7 +36,7 @@ var (
 	resourceFields = fieldNames("resource")
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
 		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "zero_tokens",
-		"throughput", "acquire_p50_ms", "acquire_p99_ms", "handoff_p50_ms", "availability_during_fault", "min_visits"}
+		"changed_reads", "peak_holders", "throughput", "acquire_p50_ms", "acquire_p99_ms", "handoff_p50_ms", "availability_during_fault", "min_visits"}
 	lockFields = fieldNames("locks[]")
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
@@ -78,6 +79,7 @@ type parser struct {
 	plan       *cluster.Plan
 	clusterBad bool
 	clientsOK  bool
+	readShare  *entry // workload.read_share as written
 	primaries  *entry // cluster.redis.primaries as written
 	locks      []lockMeta
 	faults     []faultInfo
@@ -148,6 +150,7 @@ func (p *parser) scenario(root *yaml.Node) {
 		p.sweep(e)
 	}
 	p.checkFaults()
+	p.checkReadShare()
 	if e, ok := top["expect"]; ok {
 		p.expect(e)
 	}
@@ -205,6 +208,31 @@ func (p *parser) workload(e entry) {
 	p.optDuration(f, path, "acquire_timeout", true, &w.AcquireTimeout)
 	if x, ok := f["on_lost"]; ok {
 		w.OnLost, _ = get(p, x, "workload.on_lost", oneOf(allowedValues("workload.on_lost")...))
+	}
+	if x, ok := f["read_share"]; ok {
+		if v, ok := get(p, x, "workload.read_share", asFloat); ok {
+			if v < 0 || v > 1 {
+				p.add(x.line(), "workload.read_share", "must be from 0 to 1 (got %v)", v)
+			} else {
+				w.ReadShare, p.readShare = v, &x
+			}
+		}
+	}
+}
+
+// checkReadShare reports each lock without a shared side when
+// workload.read_share asks for readers (a program run by exec may have
+// one: it is told each operation's side).
+func (p *parser) checkReadShare() {
+	if p.readShare == nil || p.s.Workload.ReadShare == 0 {
+		return
+	}
+	for _, m := range p.locks {
+		if !m.known || m.spec.Name == execName || m.spec.KindOf() == locks.KindRW {
+			continue
+		}
+		p.add(p.readShare.line(), "workload.read_share", "needs read-write locks (kind rw), but %s (line %d) is a %s: use a read-write lock such as redis-rw, or drop read_share",
+			m.spec.Name, m.line, m.spec.KindOf())
 	}
 }
 

@@ -41,6 +41,7 @@ func init() {
 	reg(locks.Spec{Name: "test-redlock", Backend: locks.Redis, MinRedis: 3})
 	reg(locks.Spec{Name: "test-zk", Backend: locks.ZooKeeper})
 	reg(locks.Spec{Name: "test-etcd", Backend: locks.Etcd})
+	reg(locks.Spec{Name: "test-rw", Backend: locks.Redis, MinRedis: 1, Kind: locks.KindRW})
 }
 
 // badCase is one invalid file and the problem it must produce.
@@ -927,5 +928,25 @@ func TestDockerEtcdPairs(t *testing.T) {
 		if _, err := Parse("x.yaml", []byte(src)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestReadShare: read_share takes a share from 0 to 1, and only read-write
+// locks take it; the error names the file, line and field.
+func TestReadShare(t *testing.T) {
+	checkBad(t, []badCase{
+		{"on a mutex", "name: t\nlocks: [test-rw, test-lock]\nworkload:\n  read_share: 0.5\n",
+			"x.yaml:4: workload.read_share: ", "needs read-write locks (kind rw), but test-lock (line 2) is a mutex"},
+		{"above 1", "name: t\nlocks: [test-rw]\nworkload:\n  read_share: 1.5\n",
+			"x.yaml:4: workload.read_share: ", "must be from 0 to 1"},
+		{"not a number", "name: t\nlocks: [test-rw]\nworkload:\n  read_share: half\n",
+			"x.yaml:4: workload.read_share: ", "a number"},
+	})
+	s, err := Parse("x.yaml", []byte("name: t\nlocks: [test-rw]\nworkload:\n  read_share: 0.9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workload.ReadShare != 0.9 {
+		t.Errorf("read_share = %v, want 0.9", s.Workload.ReadShare)
 	}
 }

@@ -83,6 +83,9 @@ type Workload struct {
 	AcquireTimeout time.Duration
 	// OnLost is the client model: "ignore" (also when "") or "abort".
 	OnLost string
+	// ReadShare is the share of operations (0..1) that take the shared
+	// side of a read-write lock; 0: none. Only read-write locks take it.
+	ReadShare float64
 }
 
 // Sweep is the optional sweep section: one run per value.
@@ -131,6 +134,12 @@ type Expect struct {
 	DuplicateTokens  string
 	TokenRegressions string
 	ZeroTokens       string
+	// ChangedReads counts readers that saw the counter change while they
+	// read (a safety figure); PeakHolders is the most visits inside at
+	// once (a count, not a claim: ">=2" says readers or permit holders
+	// did share).
+	ChangedReads string
+	PeakHolders  string
 	// Performance gates: conditions on real numbers (">=5000", "<=20",
 	// ">0.5"), met or failed, never inconclusive. Throughput is completed
 	// operations per second over the run; AcquireP50Ms, AcquireP99Ms and

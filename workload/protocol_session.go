@@ -54,7 +54,11 @@ type session struct {
 	entered    bool
 	completed  bool
 	lost       bool
-	backoff    time.Duration
+	// shared says the operation takes the shared side (go's mode); reads
+	// counts its visit's reads: a reader's second read completes it.
+	shared  bool
+	reads   int
+	backoff time.Duration
 }
 
 func (s *session) setPhase(ph phase) { s.p.phase.Store(int32(ph)) }
@@ -202,8 +206,13 @@ func (s *session) next() {
 	if s.cfg.KeyPerClient {
 		s.key = s.p.client % s.cfg.Keys
 	}
+	s.shared = s.cfg.ReadShare > 0 && s.rng.Float64() < s.cfg.ReadShare
 	s.goAt, s.intended = time.Now(), intended
 	s.setPhase(phAcquiring)
+	if s.shared {
+		s.send(map[string]string{"op": "go", "key": LockName(s.key), "mode": checker.ModeShared})
+		return
+	}
 	s.send(map[string]string{"op": "go", "key": LockName(s.key)})
 }
 
@@ -408,7 +417,8 @@ func (s *session) enter() {
 	if s.sentAt.After(s.goAt) {
 		vis.Tries = []int64{int64(s.goAt.Sub(s.cfg.Base)), int64(s.sentAt.Sub(s.cfg.Base))}
 	}
-	vis.ValidUntil, vis.Estimated = s.validUntil, s.estimated
+	vis.ValidUntil, vis.Estimated, vis.Shared = s.validUntil, s.estimated, s.shared
+	s.reads = 0
 	v, err := s.res.Enter(context.Background(), vis)
 	if err != nil {
 		s.rec.Error(ErrResource, time.Now())
@@ -430,6 +440,9 @@ func (s *session) resource(m message) error {
 			s.rec.Error(ErrResource, time.Now())
 			s.send(map[string]any{"ok": false, "error": err.Error()})
 			return nil
+		}
+		if s.reads++; s.shared && s.reads >= 2 {
+			s.completed = true // a reader's work: two reads, no write
 		}
 		s.send(map[string]any{"ok": true, "value": v})
 	case "write":

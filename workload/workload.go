@@ -46,6 +46,12 @@ type Config struct {
 	// write and skips it (and leaves) when the lease is lost or its
 	// promise ran out.
 	OnLost string
+	// ReadShare is the share of operations (0..1, drawn from the seeded
+	// random source) that take the shared (read) side of a read-write
+	// lock: they acquire with locks.SharedLocker.AcquireShared, read the
+	// counter at entry and again before leaving, and write nothing.
+	// Default 0: every operation exclusive.
+	ReadShare float64
 }
 
 // Client models (contract values of workload.on_lost).
@@ -152,7 +158,8 @@ func RunClient(ctx context.Context, cfg Config, id int, lc locks.Client, res che
 		if k != lastK {
 			locker, lastK = lc.Locker(LockName(k)), k
 		}
-		err := oneOp(ctx, cfg, id, k, locker, res, rec, intended)
+		shared := cfg.ReadShare > 0 && rng.Float64() < cfg.ReadShare
+		err := oneOp(ctx, cfg, id, k, locker, shared, res, rec, intended)
 		if errors.Is(err, errResource) {
 			return
 		}
@@ -175,7 +182,24 @@ var (
 	errResource = errors.New("resource error")
 )
 
-func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res checker.Resource, rec *Recorder, intended time.Time) error {
+// acquire takes l's shared side when shared (a read-write lock), else its
+// exclusive side.
+func acquire(ctx context.Context, l locks.Locker, shared bool) (locks.Lease, error) {
+	if !shared {
+		return l.Acquire(ctx)
+	}
+	sl, ok := l.(locks.SharedLocker)
+	if !ok {
+		return nil, fmt.Errorf("%w: the lock has no shared side (workload.read_share needs a read-write lock)", errNoShared)
+	}
+	return sl.AcquireShared(ctx)
+}
+
+// errNoShared: read_share on a lock without a shared side (validation
+// keeps it from happening).
+var errNoShared = errors.New("workload: no shared side")
+
+func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, shared bool, res checker.Resource, rec *Recorder, intended time.Time) error {
 	requested := time.Now()
 	start := requested
 	if !intended.IsZero() {
@@ -184,7 +208,7 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
 	defer cancel()
 	var tries tryLog
-	lease, err := l.Acquire(locks.WithTries(actx, tries.add))
+	lease, err := acquire(locks.WithTries(actx, tries.add), l, shared)
 	if err != nil {
 		now := time.Now()
 		outcome := ErrAcquire
@@ -219,6 +243,7 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	rctx := context.WithoutCancel(ctx)
 	h := holding{cfg: cfg, id: id, lock: name, lease: lease, res: res}
 	v := h.visit(requested, acquired)
+	v.Shared = shared
 	v.Waited = acquired.Sub(start)
 	v.Tries = tries.since(cfg.Base)
 	visit, err := res.Enter(rctx, v)
@@ -237,6 +262,14 @@ func oneOp(ctx context.Context, cfg Config, id, k int, l locks.Locker, res check
 	if slept {
 		h.renewed(rctx)
 		switch {
+		case shared:
+			// A reader reads again before it leaves: the resource
+			// checks that nobody wrote while it read.
+			if _, rerr := res.Read(rctx, visit); rerr != nil {
+				err = rerr
+			} else {
+				completed = true
+			}
 		case cfg.OnLost == OnLostAbort && !h.held():
 			rec.Error(ErrAbortedLost, time.Now())
 		default:

@@ -194,6 +194,7 @@ func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figur
 		out = append(out, n(name, a[i], b[i], c[i]))
 	}
 	return append(out,
+		n("out_of_order", run.OutOfOrder, s.Fair.OutOfOrder, rc.OutOfOrder),
 		ms("overlap_ms_total", run.OverlapMsTotal, s.OverlapTotal, rc.OverlapTotal),
 		ms("max_overlap_ms", run.MaxOverlapMs, s.MaxOverlap, rc.MaxOverlap),
 		figure{name: "token_order", result: str(run.TokenOrder), replay: str(order), recheck: str(rc.TokenOrder)})
@@ -206,5 +207,6 @@ func recheckSafety(rc recheck.Figures) checker.SafetyFigures {
 	return checker.SafetyFigures{Violations: rc.Violations, LostUpdates: rc.LostUpdates,
 		StaleTokens: rc.StaleTokens, StaleRejected: rc.StaleRejected, StaleAccepted: rc.StaleAccepted,
 		Incidents: rc.Incidents, LockFaults: rc.LockFaults, ClientFaults: rc.ClientFaults,
-		DuplicateTokens: rc.DuplicateTokens, TokenRegressions: rc.TokenRegressions, ZeroTokens: rc.ZeroTokens}
+		DuplicateTokens: rc.DuplicateTokens, TokenRegressions: rc.TokenRegressions, ZeroTokens: rc.ZeroTokens,
+		ChangedReads: rc.ChangedReads}
 }

@@ -71,6 +71,7 @@ type Client struct {
 	prefix       string
 	waitReplicas int
 	waitTimeout  time.Duration
+	permits      int // a semaphore's permits
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -96,12 +97,13 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	if err := spec.CheckOptions(cfg.Options); err != nil {
 		return nil, err
 	}
+	permits := locks.Permits(cfg.Options)
 	n, timeout, err := parseWait(cfg.Options)
 	if err != nil {
 		return nil, err
 	}
 	opts := []Option{WithRetry(cfg.Retry), WithPrefix(cfg.Prefix), WithSeed(cfg.Seed),
-		WithLogger(cfg.Log().With("lock", string(v))), WithWaitReplicas(n, timeout)}
+		WithLogger(cfg.Log().With("lock", string(v))), WithWaitReplicas(n, timeout), WithPermits(permits)}
 	if cfg.TTL != 0 {
 		opts = append(opts, WithTTL(cfg.TTL))
 	}
@@ -134,7 +136,7 @@ func checkOptions(v Variant, opts []Option) error {
 // caller counts commands into it (New does, with CountCommands).
 func NewClient(rdb RedisClient, v Variant, opts ...Option) (*Client, error) {
 	switch v {
-	case SetNXExpire, SetDel, CAD, Watchdog, Reentrant:
+	case SetNXExpire, SetDel, CAD, Watchdog, Reentrant, RW, RWNaive, Fair, Semaphore, SemaphoreLeaky:
 	default:
 		return nil, fmt.Errorf("redislock: unknown variant %q", v)
 	}
@@ -147,8 +149,9 @@ func NewClient(rdb RedisClient, v Variant, opts ...Option) (*Client, error) {
 		prefix:      DefaultPrefix,
 		waitTimeout: defaultWaitTimeout,
 		rng:         newRand(0),
+		permits:     locks.DefaultPermits,
 	}
-	if v == Reentrant {
+	if notifying(v) {
 		c.retry = DefaultNotifyRetry
 	}
 	for _, o := range opts {
@@ -171,6 +174,9 @@ func (c *Client) Locker(name string) locks.Locker {
 	l := &Locker{c: c, key: key, fence: key + ":fence", channel: key + ":channel"}
 	if c.variant == Reentrant {
 		l.owner = newOwner()
+	}
+	if kindOf(c.variant) == locks.KindRW {
+		return RWLocker{l}
 	}
 	return l
 }

@@ -14,6 +14,22 @@
 //     released by Lua, re-entrant per Locker, waiters woken by pub/sub, and
 //     the watchdog's renewal.
 //
+// Beyond the mutex (locks.Kind), with waiters woken by pub/sub like
+// redis-reentrant's:
+//
+//   - redis-rw: Redisson's RReadWriteLock: a hash {mode, owner: count} and
+//     one timeout key per reader, so a dead reader's hold runs out while
+//     the others renew theirs; RWLocker.AcquireShared takes the read side.
+//   - redis-rw-naive: redis-rw whose reader reads the mode and registers in
+//     a second round trip. Broken: a writer that took the lock in between
+//     is overwritten, and both are inside.
+//   - redis-fair: Redisson's RFairLock: a queue list and a sorted set of
+//     waiters' timeouts (FairWait), grants in request order.
+//   - redis-semaphore: expiring permits in a sorted set {owner: expiry},
+//     expired ones dropped before counting, renewed by the watchdog.
+//   - redis-semaphore-leaky: permits in a plain counter without expiry.
+//     Broken: a holder that dies never gives its permit back.
+//
 // Every variant hands out a fencing token drawn by INCR of a per-lock-name
 // counter key (<key>:fence). For the scripted variants the INCR runs in the
 // same Lua script that takes the lock; redis-setnx-expire draws it right

@@ -45,6 +45,8 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		lease, err = l.poll(ctx, l.trySet)
 	case Reentrant:
 		lease, err = l.acquireReentrant(ctx)
+	default:
+		lease, err = l.acquireKind(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -149,6 +151,7 @@ type Lease struct {
 	owner    string
 	keeper   *keeper   // redis-watchdog's renewal
 	hold     *holding  // redis-reentrant's shared holding
+	mode     string    // a read-write lock's side: "read" or "write"
 	sent     time.Time // before the acquiring command was sent
 	released atomic.Bool
 }
@@ -168,6 +171,8 @@ func (s *Lease) Promise() locks.Promise {
 		return s.keeper.promise()
 	case s.hold != nil:
 		return s.hold.keeper.promise()
+	case s.l.c.variant == SemaphoreLeaky:
+		return locks.Promise{Unbounded: true} // its permits never expire
 	}
 	return locks.TTLPromise(s.sent, s.l.c.ttl)
 }
@@ -223,6 +228,11 @@ func (s *Lease) Release(ctx context.Context) error {
 		ok = n == 1
 	case Reentrant:
 		ok, err = l.releaseReentrant(ctx, s)
+	default:
+		if s.keeper != nil {
+			s.keeper.stop()
+		}
+		ok, err = l.releaseKind(ctx, s)
 	}
 	if err != nil {
 		return fmt.Errorf("release %s: %w", l.key, err)

@@ -23,6 +23,8 @@ type RedisClient interface {
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
 	Wait(ctx context.Context, numSlaves int, timeout time.Duration) *redis.IntCmd
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	// HGet is redis-rw-naive's separate check of the mode.
+	HGet(ctx context.Context, key, field string) *redis.StringCmd
 }
 
 var _ RedisClient = (*redis.Client)(nil)
@@ -101,6 +103,20 @@ func WithLogger(log *slog.Logger) Option {
 		if log != nil {
 			c.log = log
 		}
+		return nil
+	}
+}
+
+// WithPermits sets a semaphore's permits (redis-semaphore,
+// redis-semaphore-leaky): how many holders may be inside at once. Every
+// client of one lock name must use the same count. Default:
+// locks.DefaultPermits.
+func WithPermits(n int) Option {
+	return func(c *Client) error {
+		if n < 1 {
+			return fmt.Errorf("redislock: permits %d: want at least 1", n)
+		}
+		c.permits = n
 		return nil
 	}
 }

@@ -28,6 +28,9 @@ func optionsOf(v Variant) []locks.Option {
 	if v == CAD || v == Watchdog {
 		return waitOptions
 	}
+	if kindOf(v) == locks.KindSemaphore {
+		return []locks.Option{locks.PermitsOptionSpec()}
+	}
 	return nil
 }
 
@@ -59,12 +62,40 @@ func init() {
 			Renews:  true,
 			Summary: "Redisson-style reentrant hash {owner: count} in Lua, pub/sub wake-up, watchdog renewal",
 		},
+		{
+			Name:    string(RW),
+			Renews:  true,
+			Summary: "Redisson-style read-write lock: a hash {mode, owner: count}, a timeout key per reader, watchdog renewal",
+		},
+		{
+			Name:    string(RWNaive),
+			Renews:  true,
+			Broken:  true,
+			Summary: "redis-rw whose reader checks the mode, then registers in a second round trip: a writer slips in between",
+		},
+		{
+			Name:    string(Fair),
+			Renews:  true,
+			Summary: "Redisson-style fair lock: a queue list and a timeouts sorted set in Redis, grants in request order, watchdog",
+		},
+		{
+			Name:    string(Semaphore),
+			Renews:  true,
+			Summary: "semaphore of expiring permits: a sorted set {owner: expiry}, expired ones dropped before counting, watchdog",
+		},
+		{
+			Name:    string(SemaphoreLeaky),
+			Broken:  true,
+			Summary: "semaphore counting permits in a plain counter without expiry: a dead holder's permit leaks forever",
+		},
 	}
 	for _, s := range specs {
 		v := Variant(s.Name)
 		s.Backend = locks.Redis
 		s.Fencing = true
-		s.LeaseBased = true
+		s.LeaseBased = v != SemaphoreLeaky
+		s.Kind = kindOf(v)
+		s.Options = optionsOf(v)
 		s.MinRedis = 1
 		s.New = func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return New(ctx, v, cfg)
