@@ -56,13 +56,18 @@ type FaultSpan struct {
 // ExpVisit is one visit as the exposure sees it: Exit is -1 while inside;
 // PromiseEnd is the last instant its promise ran (renewals included),
 // meaningless when Unbounded; Promised is false when it reported none.
+// ID is its visit id; Told says a lost line reported the lease lost to
+// its holder, first at Learnt (LostLeases).
 type ExpVisit struct {
+	ID          uint64
 	Client      int
 	Lock        string
 	Enter, Exit time.Duration
 	PromiseEnd  time.Duration
 	Unbounded   bool
 	Promised    bool
+	Learnt      time.Duration
+	Told        bool
 }
 
 // Send is one request for a lock key that could have granted it, or the
@@ -231,12 +236,17 @@ func union(ivs []interval) []interval {
 func msText(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
 // exposureLog is what a resource keeps for Exposures once TrackExposure
-// was called: every visit that left, and every send per key.
+// was called: every visit that left, and every send per key. Without it,
+// visits keeps only those that stayed past their promise (lapsed): the
+// lost leases a run without faults can have. learnt and lostFaults are
+// what the lost and fault lines told (lostLine), for LostLeases.
 type exposureLog struct {
-	on     bool
-	visits []ExpVisit
-	sends  map[string][]Send
-	calls  int
+	on         bool
+	visits     []ExpVisit
+	sends      map[string][]Send
+	calls      int
+	learnt     map[uint64]time.Duration
+	lostFaults []FaultSpan
 }
 
 // TrackExposure makes the resource keep what Exposure needs (a record per
@@ -272,7 +282,7 @@ func (s *Shared) sent(lock string, client int, invoke, end time.Duration, answer
 // expVisit is v as Exposures sees it, leaving at exit (-1: inside).
 func expVisit(v *visit, exit time.Duration) ExpVisit {
 	p := v.promise
-	e := ExpVisit{Client: v.client, Lock: v.lock, Enter: v.entered, Exit: exit, Unbounded: p.unbounded,
+	e := ExpVisit{ID: v.id, Client: v.client, Lock: v.lock, Enter: v.entered, Exit: exit, Unbounded: p.unbounded,
 		PromiseEnd: p.validUntil, Promised: p.unbounded || p.validUntil != 0 || len(p.renewals) > 0}
 	for _, r := range p.renewals {
 		e.PromiseEnd = max(e.PromiseEnd, r.until)

@@ -35,14 +35,18 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		now     time.Duration
 		pending map[uint64]Visit
 		ids     map[uint64]uint64 // history visit id -> replayed id
+		left    map[uint64]uint64 // the same, of visits that exited
 	}
 	runs := map[int]*replay{}
 	ctx := context.Background()
 	err := readHistory(r, func(n int, op Op) error {
 		rp := runs[op.Run]
 		if rp == nil {
-			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}}
+			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}, left: map[uint64]uint64{}}
 			rp.s.clock = func() time.Duration { return rp.now }
+			// Fault lines come after the last visit: keep every visit,
+			// a fault may have taken any one's lease (Summary.Zombies).
+			rp.s.TrackExposure()
 			runs[op.Run] = rp
 		}
 		// The resource's own lines (enter, read, write, exit) carry its
@@ -83,6 +87,16 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		case OpExit:
 			err = rp.s.Exit(ctx, id)
 			delete(rp.ids, op.Visit)
+			rp.left[op.Visit] = id
+		case OpLost:
+			// Written when the holder learnt it, often after its exit.
+			if gone, ok := rp.left[op.Visit]; ok && id == 0 {
+				id = gone
+			}
+			op.Visit = id
+			err = rp.s.Record(ctx, op)
+		case OpFault:
+			err = rp.s.Record(ctx, op)
 		case OpRenew:
 			op.Visit = id
 			err = rp.s.Record(ctx, op)

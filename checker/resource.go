@@ -119,6 +119,9 @@ type Summary struct {
 	PeakHolders int
 	// Fair is the order figures of a fair lock (Kind "fair"), zero else.
 	Fair FairFigures
+	// Zombies are the lost leases and their zombie times (LostLeases);
+	// visits still inside are measured up to now.
+	Zombies Zombies
 
 	// Promise is "unbounded" when some visit promised no time bound, else
 	// "unreported" when some visit reported no promise at all (a client
@@ -492,8 +495,8 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 		}
 	}
 	s.countExit(v, now)
-	if s.exp.on {
-		s.exp.visits = append(s.exp.visits, expVisit(v, now))
+	if ev := expVisit(v, now); s.exp.on || lapsed(ev) {
+		s.exp.visits = append(s.exp.visits, ev)
 	}
 	delete(s.visits, id)
 	l := s.locks[v.lock]
@@ -572,6 +575,7 @@ func (s *Shared) Summary() Summary {
 	// sight of: the lost-update class, counted there too.
 	sum.LostUpdates += s.changed
 	s.incidentFigures(&sum, now)
+	sum.Zombies = s.zombies(now)
 	switch {
 	case !s.granted:
 	case s.unbounded:

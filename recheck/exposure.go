@@ -51,6 +51,7 @@ type expLine struct {
 // (out = the run's end while inside), and the last instant its promise
 // ran (upTo; none when it promised nothing).
 type stay struct {
+	id        uint64
 	client    int
 	key       string
 	in, out   int64
@@ -86,6 +87,9 @@ type expRun struct {
 	requests map[string][]request
 	faults   []faultLine
 	last     int64
+	// told is when each visit's first lost line says its holder learnt
+	// the lease was lost.
+	told map[uint64]int64
 }
 
 // Exposures reads a history and returns, per run index, the exposure of
@@ -93,23 +97,9 @@ type expRun struct {
 // gets none), and the most distinct clients that visited one key (at most
 // 2 counted, as result.json's key_clients).
 func Exposures(r io.Reader) (map[int][]Exposure, map[int]int, error) {
-	runs := map[int]*expRun{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var l expLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, nil, fmt.Errorf("history line %d: %w", n, err)
-		}
-		rn := runs[l.Run]
-		if rn == nil {
-			rn = &expRun{stays: map[uint64]*stay{}, requests: map[string][]request{}, keyUsers: map[string]map[int]bool{}}
-			runs[l.Run] = rn
-		}
-		rn.take(l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read history: %w", err)
+	runs, err := readRuns(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	out, users := map[int][]Exposure{}, map[int]int{}
 	for i, rn := range runs {
@@ -124,6 +114,30 @@ func Exposures(r io.Reader) (map[int][]Exposure, map[int]int, error) {
 		}
 	}
 	return out, users, nil
+}
+
+// readRuns reads a history into what the exposure and the zombie time
+// read of each run (by run index).
+func readRuns(r io.Reader) (map[int]*expRun, error) {
+	runs := map[int]*expRun{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l expLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", n, err)
+		}
+		rn := runs[l.Run]
+		if rn == nil {
+			rn = &expRun{stays: map[uint64]*stay{}, requests: map[string][]request{}, keyUsers: map[string]map[int]bool{}, told: map[uint64]int64{}}
+			runs[l.Run] = rn
+		}
+		rn.take(l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return runs, nil
 }
 
 func (rn *expRun) take(l expLine) {
@@ -145,7 +159,7 @@ func (rn *expRun) take(l expLine) {
 	switch l.Op {
 	case "acquire":
 		sent()
-		rn.stays[l.Visit] = &stay{client: l.Client, key: l.Lock, in: -1, out: -1, upTo: l.ValidUntil,
+		rn.stays[l.Visit] = &stay{id: l.Visit, client: l.Client, key: l.Lock, in: -1, out: -1, upTo: l.ValidUntil,
 			promised: l.Unbounded || l.ValidUntil != 0, unbounded: l.Unbounded}
 	case "attempt":
 		sent()
@@ -165,6 +179,10 @@ func (rn *expRun) take(l expLine) {
 	case "exit":
 		if s := rn.stays[l.Visit]; s != nil {
 			s.out = l.Return
+		}
+	case "lost":
+		if _, seen := rn.told[l.Visit]; !seen && l.Visit != 0 {
+			rn.told[l.Visit] = l.Return
 		}
 	case "fault":
 		if l.Fault == nil {
