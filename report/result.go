@@ -142,6 +142,15 @@ type Run struct {
 
 	// OverlapMsTotal is how long two or more visits were inside at once.
 	OverlapMsTotal float64 `json:"overlap_ms_total"`
+	// LostLeases counts the visits whose lock state was lost on the
+	// server while their holder was inside (docs/verdicts.md, "Zombie
+	// time"); nil in results written before it was measured.
+	// ZombieMsP50 and ZombieMsMax are the median and the longest time
+	// from such a loss to the holder learning it, over them; absent when
+	// there was none.
+	LostLeases  *int     `json:"lost_leases,omitempty"`
+	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
+	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
 	// Promise says what the lease's promised validity is: "measured",
 	// "estimated" (an adapter's conservative estimate) or "unbounded".
 	Promise string `json:"promise,omitempty"`

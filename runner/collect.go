@@ -77,6 +77,7 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.PeakHolders = truth.PeakHolders
 	out.OutOfOrder, out.MaxOvertakenWaitMs = truth.Fair.OutOfOrder, msf(truth.Fair.MaxOvertakenWait)
 	verdictFields(out, truth)
+	zombieFields(out, truth.Zombies)
 	out.Acquire = report.LatencyOf(sum.Acquire)
 	out.Release = report.LatencyOf(sum.Release)
 	out.Handoff = report.LatencyOf(handoff)
@@ -104,6 +105,18 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 		})
 	}
 	return each
+}
+
+// zombieFields records the run's lost leases and, when it had one, the
+// median and longest zombie time over them (docs/verdicts.md, "Zombie
+// time").
+func zombieFields(out *report.Run, z checker.Zombies) {
+	n := z.LostLeases
+	out.LostLeases = &n
+	if n > 0 {
+		p50, longest := msf(z.P50), msf(z.Max)
+		out.ZombieMsP50, out.ZombieMsMax = &p50, &longest
+	}
 }
 
 // applied are the windows of the faults of out that applied (no error),

@@ -137,6 +137,15 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
+	var zombies map[int]recheck.Zombie
+	if err := history(dir, func(r io.Reader) (err error) {
+		if zombies, err = recheck.Zombies(r); err != nil {
+			return fmt.Errorf("recheck zombie time: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
 	fmt.Fprintf(w, "%s (%s)\n", dir, res.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "run\tlock\tfigure\tresult.json\treplay\trecheck\t")
@@ -149,7 +158,7 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 			ok = false
 			continue
 		}
-		for _, fg := range figuresOf(run, s, orders[i].Verdict, rc) {
+		for _, fg := range figuresOf(run, s, orders[i].Verdict, rc, zombies[i]) {
 			mark := ""
 			if odd := fg.odd(); odd != "" {
 				mark, ok = "DISAGREE: "+odd, false
@@ -172,7 +181,7 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 // re-checked ones. Overlap times may differ by the instants between the
 // live summary and the last exits written after it (client processes
 // stopped at the end): 1ms.
-func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figures) []figure {
+func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figures, zombie recheck.Zombie) []figure {
 	n := func(name string, a, b, c int) figure {
 		return figure{name: name, numeric: true, nResult: float64(a), nReplay: float64(b), nCheck: float64(c),
 			result: strconv.Itoa(a), replay: strconv.Itoa(b), recheck: strconv.Itoa(c)}
@@ -193,11 +202,49 @@ func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figur
 	for i, name := range checker.SafetyNames {
 		out = append(out, n(name, a[i], b[i], c[i]))
 	}
-	return append(out,
+	out = append(out,
 		n("out_of_order", run.OutOfOrder, s.Fair.OutOfOrder, rc.OutOfOrder),
 		ms("overlap_ms_total", run.OverlapMsTotal, s.OverlapTotal, rc.OverlapTotal),
 		ms("max_overlap_ms", run.MaxOverlapMs, s.MaxOverlap, rc.MaxOverlap),
 		figure{name: "token_order", result: str(run.TokenOrder), replay: str(order), recheck: str(rc.TokenOrder)})
+	return append(out, zombieFigures(run, s.Zombies, zombie)...)
+}
+
+// zombieFigures lines up the run's lost leases and zombie times with the
+// replayed and the re-checked ones; none for a result written before
+// they were measured. A time absent (no lost lease) reads "-" and counts
+// as 0.
+func zombieFigures(run report.Run, s checker.Zombies, rc recheck.Zombie) []figure {
+	if run.LostLeases == nil && run.ZombieMsP50 == nil && run.ZombieMsMax == nil {
+		return nil // not measured
+	}
+	count := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	zombie := func(name string, result *float64, replay time.Duration, recheck int64, lost, rlost int) figure {
+		text := func(x float64, present bool) string {
+			if !present {
+				return "-"
+			}
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		f := figure{name: name, numeric: true, tolerance: 1, nReplay: float64(replay) / 1e6, nCheck: float64(recheck) / 1e6}
+		if result != nil {
+			f.nResult = *result
+		}
+		f.result, f.replay, f.recheck = text(f.nResult, result != nil), text(f.nReplay, lost > 0), text(f.nCheck, rlost > 0)
+		return f
+	}
+	n := count(run.LostLeases)
+	return []figure{
+		{name: "lost_leases", numeric: true, nResult: float64(n), nReplay: float64(s.LostLeases), nCheck: float64(rc.LostLeases),
+			result: strconv.Itoa(n), replay: strconv.Itoa(s.LostLeases), recheck: strconv.Itoa(rc.LostLeases)},
+		zombie("zombie_ms_p50", run.ZombieMsP50, s.P50, rc.P50Ns, s.LostLeases, rc.LostLeases),
+		zombie("zombie_ms_max", run.ZombieMsMax, s.Max, rc.MaxNs, s.LostLeases, rc.LostLeases),
+	}
 }
 
 // recheckSafety reads recheck's figures as checker.SafetyFigures: recheck

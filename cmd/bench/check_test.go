@@ -43,7 +43,7 @@ func TestCheck(t *testing.T) {
 			if code := cli.Code(run(context.Background(), []string{"check", out}, &stdout, &stderr), &stderr); code != 0 {
 				t.Fatalf("check exit %d:\n%s%s", code, stdout.String(), stderr.String())
 			}
-			for _, want := range []string{"result.json  replay", "recheck", "client_faults", "max_overlap_ms", "token_order"} {
+			for _, want := range []string{"result.json  replay", "recheck", "client_faults", "max_overlap_ms", "token_order", "zombie_ms_p50"} {
 				if !strings.Contains(stdout.String(), want) {
 					t.Errorf("no %q in the output:\n%s", want, stdout.String())
 				}
@@ -62,6 +62,10 @@ func TestCheck(t *testing.T) {
 			r0 := runs[0].(map[string]any)
 			if r0["violations"].(float64) == 0 {
 				t.Fatalf("no violations with ttl < critical section: nothing to check\n%s", data)
+			}
+			// every holder stays past its 200 ms lease: a lost lease each
+			if n, _ := r0["lost_leases"].(float64); n == 0 || r0["zombie_ms_max"] == nil {
+				t.Errorf("lost_leases %v, zombie_ms_max %v: a holder inside past its lease is a lost lease", r0["lost_leases"], r0["zombie_ms_max"])
 			}
 			r0["incidents"] = r0["incidents"].(float64) + 1
 			data, _ = json.Marshal(raw)
