@@ -2,6 +2,7 @@ package atlas
 
 import (
 	"math"
+	"slices"
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/report"
@@ -64,6 +65,11 @@ type RunSummary struct {
 	// WithoutFault counts the run's incidents blamed on no fault
 	// (report.BlameOf): the lock broke with no fault to blame.
 	WithoutFault int `json:"incidents_without_fault,omitempty"`
+	// ZombieMsP50 and ZombieMsMax are the run's median and longest time
+	// from a lease lost on the server to its holder learning it (absent:
+	// no lost lease, or a result that predates them).
+	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
+	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -110,6 +116,11 @@ type CellResult struct {
 	RecoveryS float64 `json:"recovery_s"`
 	// WithoutFault sums the runs' incidents blamed on no fault.
 	WithoutFault int `json:"incidents_without_fault,omitempty"`
+	// ZombieMsP50 is the median of the runs' zombie_ms_p50 over the runs
+	// that lost a lease, ZombieMsMax the longest over every run (both
+	// absent when no run lost one).
+	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
+	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
 	// Reproduce re-runs one violating run (unsafe cells).
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
@@ -149,6 +160,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	s.Ops, s.SafetyFigures = r.Ops, r.SafetyFigures
 	s.Clients, s.VisitsInWindow, s.ContendersInWindow = r.Clients, r.VisitsInWindow, r.ContendersInWindow
 	s.AvailabilityDuringFault = r.AvailabilityDuringFault
+	s.ZombieMsP50, s.ZombieMsMax = r.ZombieMsP50, r.ZombieMsMax
 	s.Faults = len(r.Faults)
 	for _, f := range r.Faults {
 		switch {
@@ -262,7 +274,7 @@ func availability(s *RunSummary, r report.Run) {
 // judge sets a cell's counts and verdict from its runs.
 func judge(c *CellResult, base float64) {
 	c.Runs = len(c.RunList)
-	var during, after, rec, avail []float64
+	var during, after, rec, avail, zombies []float64
 	inconclusive := false
 	for _, r := range c.RunList {
 		if r.Incidents > 0 {
@@ -272,6 +284,13 @@ func judge(c *CellResult, base float64) {
 		c.WithoutFault += r.WithoutFault
 		if r.AvailabilityDuringFault != nil {
 			avail = append(avail, *r.AvailabilityDuringFault)
+		}
+		if r.ZombieMsP50 != nil {
+			zombies = append(zombies, *r.ZombieMsP50)
+		}
+		if r.ZombieMsMax != nil && (c.ZombieMsMax == nil || *r.ZombieMsMax > *c.ZombieMsMax) {
+			longest := *r.ZombieMsMax
+			c.ZombieMsMax = &longest
 		}
 		if r.Verdict == checker.VerdictInconclusive || r.Error != "" || r.Verdict == "" {
 			inconclusive = true
@@ -292,6 +311,10 @@ func judge(c *CellResult, base float64) {
 	if len(avail) > 0 {
 		m := mean(avail)
 		c.AvailabilityDuringFault = &m
+	}
+	if len(zombies) > 0 {
+		m := median(zombies)
+		c.ZombieMsP50 = &m
 	}
 	switch {
 	case c.NotApplicable != "":
@@ -326,6 +349,18 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// median of xs (the mean of the middle two for an even count), xs not
+// empty.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
 }
 
 func relative(xs []float64, base float64) float64 {

@@ -119,6 +119,15 @@ func tokenCounts(c *CellResult) string {
 	return s
 }
 
+// zombieText is the cell's zombie time, "p50 / max" in ms; "-" when no
+// run lost a lease.
+func zombieText(c *CellResult) string {
+	if c.ZombieMsP50 == nil || c.ZombieMsMax == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f / %.0f", *c.ZombieMsP50, *c.ZombieMsMax)
+}
+
 // availText is the cell's availability during the fault: the runs' own
 // measure, else the rate against the lock's baseline cell (marked), else
 // "-".
@@ -164,7 +173,7 @@ var meanings = []struct{ verdict, meaning string }{
 }
 
 // cellNote is the legend of a cell's text.
-const cellNote = "A cell: verdict, runs with at least one incident / runs and the Wilson 95% interval of that rate; lock / client faults summed over its runs; availability during the fault (completions per second in the fault window over the rate before it, the runs' own measure; \"vs baseline\": over the lock's baseline cell, for runs that predate it)."
+const cellNote = "A cell: verdict, runs with at least one incident / runs and the Wilson 95% interval of that rate; lock / client faults summed over its runs; availability during the fault (completions per second in the fault window over the rate before it, the runs' own measure; \"vs baseline\": over the lock's baseline cell, for runs that predate it); zombie, when a run lost a lease: ms from the lock state lost on the server to its holder learning it, the median of the runs' medians / the longest."
 
 // naNotes numbers the distinct not-applicable reasons of a, in cell order.
 func naNotes(a *Atlas) ([]string, map[string]int) {
@@ -265,8 +274,8 @@ func markdown(w io.Writer, a *Atlas) {
 		}
 	}
 	fmt.Fprint(w, "\n## Cells\n\n")
-	fmt.Fprintln(w, "| family | lock | verdict | incidents (rate, Wilson 95%) | lock / client faults | duplicate tokens / regressions / zero tokens | stale accepted / rejected | lost updates | availability during fault | during / after vs baseline | recovery | basis |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| family | lock | verdict | incidents (rate, Wilson 95%) | lock / client faults | duplicate tokens / regressions / zero tokens | stale accepted / rejected | lost updates | zombie ms p50 / max | availability during fault | during / after vs baseline | recovery | basis |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range a.Cells {
 		if c.Verdict == NotApplicable {
 			continue
@@ -279,10 +288,10 @@ func markdown(w io.Writer, a *Atlas) {
 		if tokenFlag(&c) != "" {
 			basis = "**" + FencingBroke + "**; " + basis
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d/%d (%.2f, %.2f-%.2f) | %d / %d | %d / %d / %d | %d / %d | %d | %s | %s / %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %d/%d (%.2f, %.2f-%.2f) | %d / %d | %d / %d / %d | %d / %d | %d | %s | %s | %s / %s | %s | %s |\n",
 			c.Family, c.Lock, c.Verdict, c.RunsWithIncidents, c.Runs, c.Rate, c.RateLow, c.RateHigh,
 			c.LockFaults, c.ClientFaults, c.DuplicateTokens, c.TokenRegressions, c.ZeroTokens, c.StaleAccepted, c.StaleRejected, c.LostUpdates,
-			avail, pct(c.AvailDuring), pct(c.AvailAfter), secs(c.RecoveryS), basis)
+			zombieText(&c), avail, pct(c.AvailDuring), pct(c.AvailAfter), secs(c.RecoveryS), basis)
 	}
 	quorumSection(w, a)
 	fmt.Fprint(w, "\n## Reproductions\n\n")
@@ -345,6 +354,9 @@ func htmlPage(w io.Writer, a *Atlas, dir string) {
 			}
 			fmt.Fprintf(w, `<td class="c" style="background:%s" title="%s"><div class="v">%s</div><div class="k">%s</div><div class="k">avail. %s</div>`,
 				colours[c.Verdict], e(c.Basis), e(rateText(c)), e(faultText(c)), e(availText(c)))
+			if z := zombieText(c); z != "-" {
+				fmt.Fprintf(w, `<div class="k" title="ms from the lock state lost on the server to its holder learning it: median of the runs' medians / longest">zombie %s ms</div>`, z)
+			}
 			if tokenFlag(c) != "" {
 				fmt.Fprintf(w, `<div class="flag" title="%s">tokens broke: %d dup / %d regr. / %d zero</div>`, e(tokenFlag(c)), c.DuplicateTokens, c.TokenRegressions, c.ZeroTokens)
 			}

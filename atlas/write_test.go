@@ -229,3 +229,50 @@ func TestWithoutFaultFromRealRun(t *testing.T) {
 		t.Errorf("headline %q", got)
 	}
 }
+
+// TestZombieCell: a cell's zombie time is the median of its runs' medians
+// over the runs that lost a lease and the longest over all of them, in
+// atlas.json, the Cells table of atlas.md and the grid of atlas.html; a
+// cell whose runs lost none (or predate the figures) has neither.
+func TestZombieCell(t *testing.T) {
+	ms := func(x float64) *float64 { return &x }
+	met := RunSummary{Verdict: "met", Faults: 1, FaultsApplied: 1, VisitsAfter: 40, Clients: 3}
+	lost := func(p50, longest float64) RunSummary {
+		r := met
+		r.ZombieMsP50, r.ZombieMsMax = ms(p50), ms(longest)
+		return r
+	}
+	c := CellResult{Lock: "mine", Family: "pause-holder-long", RunList: []RunSummary{lost(100, 150), met, lost(300, 500), lost(200, 250)}}
+	judge(&c, 10)
+	if c.ZombieMsP50 == nil || *c.ZombieMsP50 != 200 || c.ZombieMsMax == nil || *c.ZombieMsMax != 500 {
+		t.Fatalf("zombie p50 %v, max %v: want 200 (median of 100, 300, 200) and 500", c.ZombieMsP50, c.ZombieMsMax)
+	}
+	none := CellResult{Lock: "mine", Family: "baseline", RunList: []RunSummary{met, met}}
+	judge(&none, 10)
+	data, err := json.Marshal([]CellResult{c, none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw[0]["zombie_ms_p50"] != 200.0 || raw[0]["zombie_ms_max"] != 500.0 {
+		t.Errorf("atlas.json cell: zombie_ms_p50 %v, zombie_ms_max %v", raw[0]["zombie_ms_p50"], raw[0]["zombie_ms_max"])
+	}
+	if _, ok := raw[1]["zombie_ms_p50"]; ok {
+		t.Errorf("a cell without a lost lease has zombie_ms_p50 %v", raw[1]["zombie_ms_p50"])
+	}
+	a := &Atlas{Locks: []string{"mine"}, Families: []FamilyInfo{{Name: "baseline"}, {Name: "pause-holder-long"}}, Cells: []CellResult{none, c}, Runs: 4}
+	var md, page strings.Builder
+	markdown(&md, a)
+	htmlPage(&page, a, t.TempDir())
+	for _, want := range []string{"| zombie ms p50 / max |", "| 0 | 200 / 500 |", "| 0 | - |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("atlas.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if n := strings.Count(page.String(), ">zombie "); n != 1 || !strings.Contains(page.String(), ">zombie 200 / 500 ms<") {
+		t.Errorf("atlas.html shows %d zombie lines, want one, 200 / 500 ms", n)
+	}
+}

@@ -219,6 +219,9 @@ func resultDoc(r *Result, plots []Plot, names []string) *doc {
 			}
 		}
 		var facts []string
+		if z := zombieLine(run); z != "" {
+			facts = append(facts, z)
+		}
 		if e := ErrorsString(run.Errors); e != "0" {
 			facts = append(facts, "errors: "+e)
 		}
@@ -375,6 +378,17 @@ func latMs(l Latency, v float64) string {
 		return "-"
 	}
 	return fmtNum(v)
+}
+
+// zombieLine is a run's zombie time in one line: its lost leases, and
+// how long their holders went on from the loss on the server to learning
+// it; "" when it lost none or predates the figures.
+func zombieLine(run *Run) string {
+	if run.LostLeases == nil || *run.LostLeases == 0 || run.ZombieMsP50 == nil || run.ZombieMsMax == nil {
+		return ""
+	}
+	return fmt.Sprintf("zombie time: %s, p50 %s ms, max %s ms from the lock state lost on the server to its holder learning it",
+		plural(*run.LostLeases, "lost lease"), fmtNum(*run.ZombieMsP50), fmtNum(*run.ZombieMsMax))
 }
 
 func summaryTable(r *Result) *docTable {

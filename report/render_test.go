@@ -310,3 +310,32 @@ func TestEncodePNG(t *testing.T) {
 		}
 	}
 }
+
+// TestZombieLine: a run that lost leases says so in one line of report.md
+// and report.html, with its zombie times; a run that lost none, or whose
+// result predates the figures, says nothing of them.
+func TestZombieLine(t *testing.T) {
+	lost, none := 2, 0
+	p50, longest := 1686.978131, 3189.176806
+	run := func(label string) Run {
+		return Run{Lock: label, LockName: "redis-cad", Clients: 3, Ops: 40, Complete: true, DurationS: 2, TimelineBucketMs: 100,
+			Timeline: []TimelineBucket{{Completions: 20}, {Completions: 20}}}
+	}
+	r := &Result{Schema: Schema, Scenario: "zombies", Complete: true, Runs: []Run{run("a"), run("b"), run("c")}}
+	r.Runs[0].LostLeases, r.Runs[0].ZombieMsP50, r.Runs[0].ZombieMsMax = &lost, &p50, &longest
+	r.Runs[1].LostLeases = &none
+	dir := outDir(t, "zombies")
+	if err := Render(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "zombie time: 2 lost leases, p50 1687 ms, max 3189 ms from the lock state lost on the server to its holder learning it"
+	for _, f := range []string{"report.md", "report.html"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "zombie time:"); n != 1 || !strings.Contains(string(data), want) {
+			t.Errorf("%s: %d zombie lines, want one: %q", f, n, want)
+		}
+	}
+}
