@@ -3,7 +3,9 @@ package checker
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
+	"sort"
 	"path/filepath"
 	"testing"
 	"time"
@@ -121,5 +123,91 @@ func TestLostLeases(t *testing.T) {
 				t.Errorf("%+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// TestZombiesAgree: on 3,000 generated histories (genHistory's visits,
+// lost lines at random times after some exits, and up to two fault lines
+// that took the lock state, some aimed, some failed) the live resource,
+// its replay and the independent re-check find the same lost leases and
+// zombie times.
+func TestZombiesAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	ctx := context.Background()
+	for h := 0; h < 3000; h++ {
+		vs := genHistory(rng)
+		f := newFake(t, FencingObserve)
+		var buf bytes.Buffer
+		hist := NewHistory(&buf, 0)
+		f.s.SetHistory(hist)
+		nFaults := rng.IntN(3)
+		if nFaults > 0 {
+			f.s.TrackExposure() // as a run with faults does
+		}
+		type ev struct {
+			t    time.Duration
+			exit bool
+			i    int
+		}
+		var evs []ev
+		for i, v := range vs {
+			evs = append(evs, ev{v.enter, false, i}, ev{v.exit, true, i})
+		}
+		sort.Slice(evs, func(a, b int) bool { return evs[a].t < evs[b].t })
+		ids := make([]uint64, len(vs))
+		for _, e := range evs {
+			f.now = e.t
+			v := vs[e.i]
+			if !e.exit {
+				id, err := f.s.Enter(ctx, v.Visit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[e.i] = id
+				continue
+			}
+			if err := f.s.Exit(ctx, ids[e.i]); err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(3) == 0 {
+				at := int64(v.enter) + int64(rng.IntN(int(v.exit-v.enter)+10))
+				if err := f.s.Record(ctx, Op{Op: OpLost, Client: v.Client, Lock: v.Lock, Visit: ids[e.i], Invoke: at, Return: at, Outcome: "lost_while_held"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		end := f.now
+		for i := range nFaults {
+			start := time.Duration(rng.IntN(int(end) + 1))
+			lost := int64(start) + int64(rng.IntN(20))
+			line := FaultLine{Index: i, Type: "restart", LostAt: &lost}
+			if rng.IntN(5) == 0 {
+				line.Error = "did not apply"
+			}
+			client := -1
+			if len(vs) > 0 && rng.IntN(2) == 0 {
+				client = vs[rng.IntN(len(vs))].Client
+			}
+			if err := f.s.Record(ctx, Op{Op: OpFault, Client: client, Invoke: int64(start), Return: int64(start) + 10, Outcome: "ok", Fault: &line}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		live := f.s.Summary().Zombies
+		if err := hist.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		sums, err := Replay(bytes.NewReader(buf.Bytes()), FencingObserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re, err := recheck.Zombies(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := re[0]
+		rz := Zombies{LostLeases: r.LostLeases, P50: time.Duration(r.P50Ns), Max: time.Duration(r.MaxNs)}
+		if sums[0].Zombies != live || rz != live {
+			t.Fatalf("history %d: live %+v, replay %+v, recheck %+v\n%s", h, live, sums[0].Zombies, rz, buf.Bytes())
+		}
 	}
 }
