@@ -28,7 +28,9 @@
 // after its promise ran out, or promised nothing); docs/verdicts.md states
 // the rule for users. It measures the time two or
 // more were inside, and from every grant (whether or not a write carried
-// its token) counts duplicate tokens and token regressions. With a History
+// its token) counts duplicate tokens and token regressions, and from the
+// promises, the lost lines and the faults that took the lock state, the
+// lost leases and how long each holder went on unaware (Zombies). With a History
 // set, every operation streams to history.jsonl in the resource's order;
 // Replay recomputes all figures from those lines alone, and CheckTokenOrder
 // asks porcupine for a second opinion on the token sequence.

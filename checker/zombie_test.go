@@ -2,11 +2,15 @@ package checker
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +214,54 @@ func TestZombiesAgree(t *testing.T) {
 			t.Fatalf("history %d: live %+v, replay %+v, recheck %+v\n%s", h, live, sums[0].Zombies, rz, buf.Bytes())
 		}
 	}
+}
+
+// TestReferenceZombiesAgree: on every history committed under
+// results/reference (real runs: paused holders, restarts that came back
+// empty, clock jumps) the replay and the independent re-check find the
+// same lost leases and zombie times, and some run lost a lease.
+func TestReferenceZombiesAgree(t *testing.T) {
+	histories, lost := 0, 0
+	err := filepath.WalkDir("../results/reference", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "history.jsonl") {
+			return err
+		}
+		histories++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				return err
+			}
+			if data, err = io.ReadAll(zr); err != nil {
+				return err
+			}
+		}
+		sums, err := Replay(bytes.NewReader(data), FencingOff)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		re, err := recheck.Zombies(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i, s := range sums {
+			r := re[i]
+			if got := (Zombies{LostLeases: r.LostLeases, P50: time.Duration(r.P50Ns), Max: time.Duration(r.MaxNs)}); got != s.Zombies {
+				t.Errorf("%s run %d: replay %+v, recheck %+v", path, i, s.Zombies, got)
+			}
+			lost += s.Zombies.LostLeases
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if histories < 100 || lost == 0 {
+		t.Fatalf("%d histories, %d lost leases: the reference runs should show some", histories, lost)
+	}
+	t.Logf("%d histories, %d lost leases, replay and re-check agree", histories, lost)
 }

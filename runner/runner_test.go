@@ -154,6 +154,12 @@ resource: {fencing: `+fencing+`}
 			if r.StaleTokens == 0 {
 				t.Errorf("the resumed holder wrote with its old token: want stale_tokens > 0")
 			}
+			// Its promise ran out at most a lease (500 ms) into the 1.5 s
+			// pause, and it learnt nothing before it woke: a zombie of a
+			// second or more.
+			if r.LostLeases == nil || *r.LostLeases == 0 || r.ZombieMsMax == nil || *r.ZombieMsMax < 900 {
+				t.Errorf("lost_leases %v, zombie_ms_max %v: want the paused holder's lease lost, for 900 ms or more", deref(r.LostLeases), deref(r.ZombieMsMax))
+			}
 			switch fencing {
 			case "enforce":
 				if r.StaleAccepted != 0 || r.StaleRejected != r.StaleTokens || r.LostUpdates != 0 {
@@ -254,6 +260,10 @@ resource: {fencing: enforce}
 			t.Errorf("%s: a 600ms pause under a 3s renewed lease gave violations %d stale %d lost %d",
 				r.Lock, r.Violations, r.StaleTokens, r.LostUpdates)
 		}
+		if r.LostLeases == nil || *r.LostLeases != 0 || r.ZombieMsP50 != nil || r.ZombieMsMax != nil {
+			t.Errorf("%s: a 600ms pause under a 3s renewed lease lost leases %v (zombie p50 %v, max %v), want 0 and none",
+				r.Lock, deref(r.LostLeases), deref(r.ZombieMsP50), deref(r.ZombieMsMax))
+		}
 	}
 }
 
@@ -322,4 +332,12 @@ expect:
 	if got := strings.Join(fields, ","); got != "violations,stale_accepted,lost_updates" {
 		t.Errorf("checked %s, want violations,stale_accepted,lost_updates", got)
 	}
+}
+
+// deref is *p, or "absent" when p is nil, for messages.
+func deref[T any](p *T) any {
+	if p == nil {
+		return "absent"
+	}
+	return *p
 }
