@@ -72,13 +72,18 @@ type ExpVisit struct {
 
 // Send is one request for a lock key that could have granted it, or the
 // moment its acquire call ended with an answer (End: granted, refused or
-// timed out), which counts only when none of the call's sends does. Call
-// groups the moments of one acquire call.
+// timed out), which counts only when none of the call's sends does; or,
+// for a lock whose waiters stand in the race (Standing), the whole call,
+// from At to Until, which counts when it overlaps the interval and none
+// of the call's sends or its answer does. Call groups the moments of one
+// acquire call.
 type Send struct {
-	Client int
-	At     time.Duration
-	Call   int
-	End    bool
+	Client   int
+	At       time.Duration
+	Call     int
+	End      bool
+	Standing bool
+	Until    time.Duration
 }
 
 // Exposures judges each fault of fs over visits and the sends per key,
@@ -204,9 +209,17 @@ func countSends(sends []Send, holder int, ivs []interval) int {
 		}
 		return false
 	}
+	overlaps := func(lo, hi time.Duration) bool {
+		for _, iv := range ivs {
+			if lo <= iv.hi && hi >= iv.lo {
+				return true
+			}
+		}
+		return false
+	}
 	n, counted := 0, map[int]bool{}
 	for _, s := range sends {
-		if s.Client != holder && !s.End && in(s.At) {
+		if s.Client != holder && !s.End && !s.Standing && in(s.At) {
 			n++
 			counted[s.Call] = true
 		}
@@ -214,6 +227,13 @@ func countSends(sends []Send, holder int, ivs []interval) int {
 	for _, s := range sends {
 		if s.Client != holder && s.End && !counted[s.Call] && in(s.At) {
 			n++
+			counted[s.Call] = true
+		}
+	}
+	for _, s := range sends {
+		if s.Client != holder && s.Standing && !counted[s.Call] && overlaps(s.At, s.Until) {
+			n++
+			counted[s.Call] = true
 		}
 	}
 	return n
@@ -259,10 +279,10 @@ func (s *Shared) TrackExposure() {
 	s.mu.Unlock()
 }
 
-// sent records the sends of one acquire call (tries, else invoke) and,
-// when answered (a grant, a refusal, a timeout), its end; s.mu must be
-// held.
-func (s *Shared) sent(lock string, client int, invoke, end time.Duration, answered bool, tries []int64) {
+// sent records the sends of one acquire call (tries, else invoke), when
+// answered (a grant, a refusal, a timeout) its end, and when the lock's
+// waiters stand in the race (standing) the whole call; s.mu must be held.
+func (s *Shared) sent(lock string, client int, invoke, end time.Duration, answered, standing bool, tries []int64) {
 	if !s.exp.on {
 		return
 	}
@@ -277,6 +297,20 @@ func (s *Shared) sent(lock string, client int, invoke, end time.Duration, answer
 	if answered {
 		s.exp.sends[lock] = append(s.exp.sends[lock], Send{Client: client, At: end, Call: call, End: true})
 	}
+	if standing {
+		s.exp.sends[lock] = append(s.exp.sends[lock], Send{Client: client, At: invoke, Until: end, Call: call, Standing: true})
+	}
+}
+
+// SetStanding says the lock's waiters stand in the race while they wait
+// (locks.Spec.Standing): an acquire call that overlaps a fault's race
+// counts as a contender for it, not only its sends. It marks the
+// history's acquire and attempt lines (Op.Standing). Call it before the
+// first visit.
+func (s *Shared) SetStanding(on bool) {
+	s.mu.Lock()
+	s.standing = on
+	s.mu.Unlock()
 }
 
 // expVisit is v as Exposures sees it, leaving at exit (-1: inside).

@@ -71,6 +71,13 @@ type Op struct {
 	// ("rw", "semaphore", "fair"), and Permits a semaphore's permits.
 	Kind    string `json:"kind,omitempty"`
 	Permits int    `json:"permits,omitempty"`
+	// Standing, on acquire and attempt lines, says the lock's waiters
+	// stand in the race while they wait: the server itself answers a
+	// waiting acquire when the holder's state goes (a ZooKeeper or etcd
+	// watch on the node or key before it, a blocked advisory lock call),
+	// so the call contends over its whole [invoke, return], not only at
+	// its sends (Shared.SetStanding).
+	Standing bool `json:"standing,omitempty"`
 }
 
 // MaxTries bounds the tries kept per acquire call.
@@ -136,7 +143,7 @@ func (h *History) Flush() error {
 	return h.err
 }
 
-func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration, fences bool, kind string, permits int) {
+func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Duration, fences, standing bool, kind string, permits int) {
 	if h == nil {
 		return
 	}
@@ -147,7 +154,7 @@ func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Durat
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpAcquire, Visit: id, Invoke: int64(requested), Return: int64(acquired),
 		Token: in.Token, ValidUntil: int64(in.ValidUntil), Unbounded: in.Unbounded, Estimated: in.Estimated,
 		Fences: fences, Uncertainty: int64(in.Uncertainty), Outcome: "ok", Tries: in.Tries,
-		Mode: mode, Kind: kind, Permits: permits})
+		Mode: mode, Kind: kind, Permits: permits, Standing: standing})
 	h.write(Op{Client: in.Client, Lock: in.Lock, Op: OpEnter, Visit: id, Invoke: int64(now), Return: int64(now), Token: in.Token,
 		Outcome: "ok", Mode: mode})
 }
@@ -182,8 +189,9 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 	}
 	if op.Op == OpAttempt {
 		s.countWait(op)
+		op.Standing = op.Standing || s.standing
 		answered := op.Outcome == AttemptRefused || op.Outcome == AttemptTimedOut
-		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), time.Duration(op.Return), answered, op.Tries)
+		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), time.Duration(op.Return), answered, op.Standing, op.Tries)
 	}
 	if op.Op == OpRenew && op.Visit != 0 {
 		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {

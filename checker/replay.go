@@ -67,6 +67,9 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 			if op.Kind != "" {
 				rp.s.SetKind(op.Kind, op.Permits)
 			}
+			if op.Standing {
+				rp.s.SetStanding(true)
+			}
 			rp.pending[op.Visit] = Visit{Lock: op.Lock, Client: op.Client, Token: op.Token,
 				Requested: time.Duration(op.Invoke), Acquired: time.Duration(op.Return),
 				ValidUntil: time.Duration(op.ValidUntil), Unbounded: op.Unbounded, Estimated: op.Estimated,

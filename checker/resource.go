@@ -259,7 +259,10 @@ type Shared struct {
 	overlapTotal time.Duration
 	ev           evidence // visits per entryBucket and per client (windows.go)
 	exp          exposureLog
-	history      *History
+	// standing: the lock's waiters stand in the race while they wait
+	// (SetStanding).
+	standing bool
+	history  *History
 	// granted, unbounded, unreported and estimated say whether any visit
 	// entered, and whether one's promise was unbounded, missing or
 	// estimated (Summary.Promise).
@@ -351,8 +354,8 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.unbounded = s.unbounded || in.Unbounded
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
-	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences, s.kind, s.permits)
-	s.sent(lock, client, requested, v.promise.acquired, true, in.Tries)
+	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences, s.standing, s.kind, s.permits)
+	s.sent(lock, client, requested, v.promise.acquired, true, s.standing, in.Tries)
 	if s.fences && token == 0 {
 		s.zero++
 	}

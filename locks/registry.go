@@ -81,6 +81,15 @@ type Spec struct {
 	InProcess bool
 	// MinRedis is the least number of Redis primaries the lock needs (redlock).
 	MinRedis int
+	// Standing marks locks whose waiters stand in the race while they
+	// wait: a waiting acquire is a request the server itself answers when
+	// the holder's state goes (a ZooKeeper watch on the node before it, an
+	// etcd watch on the key before it, a PostgreSQL or MariaDB lock call
+	// blocked in the server), sessions and leases included. A fault's
+	// exposure counts such a call as a contender over its whole wait, not
+	// only at its sends (docs/verdicts.md). Not a Redis lock that waits
+	// for a release message: a key that expires or vanishes sends none.
+	Standing bool
 	// Quorum marks locks that take a majority of independent Redis
 	// primaries (Redlock, redsync): they use every primary of the cluster
 	// and tolerate the loss of a minority of them.

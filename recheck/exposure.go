@@ -39,6 +39,7 @@ type expLine struct {
 	Unbounded  bool    `json:"unbounded"`
 	Tries      []int64 `json:"tries_ns"`
 	Outcome    string  `json:"outcome"`
+	Standing   bool    `json:"standing"`
 	Fault      *struct {
 		Index  int    `json:"index"`
 		Error  string `json:"error"`
@@ -62,12 +63,16 @@ type stay struct {
 
 // request is a send of an acquire call, or (end) the moment the call was
 // answered: granted, refused or timed out. An answer counts only for a
-// call none of whose sends counts.
+// call none of whose sends counts. A standing call (its line says
+// standing) is also one request from at to until, counted when it
+// overlaps the spans and nothing else of the call counted.
 type request struct {
-	client int
-	at     int64
-	call   int
-	end    bool
+	client   int
+	at       int64
+	call     int
+	end      bool
+	standing bool
+	until    int64
 }
 
 type faultLine struct {
@@ -147,13 +152,16 @@ func (rn *expRun) take(l expLine) {
 	sent := func() {
 		rn.calls++
 		if len(l.Tries) == 0 {
-			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Invoke, rn.calls, false})
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{client: l.Client, at: l.Invoke, call: rn.calls})
 		}
 		for _, t := range l.Tries {
-			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, t, rn.calls, false})
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{client: l.Client, at: t, call: rn.calls})
 		}
 		if l.Op == "acquire" || l.Outcome == "not_obtained" || l.Outcome == "acquire_timeout" {
-			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{l.Client, l.Return, rn.calls, true})
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{client: l.Client, at: l.Return, call: rn.calls, end: true})
+		}
+		if l.Standing {
+			rn.requests[l.Lock] = append(rn.requests[l.Lock], request{client: l.Client, at: l.Invoke, call: rn.calls, standing: true, until: l.Return})
 		}
 	}
 	switch l.Op {
@@ -270,9 +278,17 @@ func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
 			}
 			return false
 		}
+		meets := func(lo, hi int64) bool {
+			for _, sp := range spans {
+				if lo <= sp[1] && hi >= sp[0] {
+					return true
+				}
+			}
+			return false
+		}
 		n, seen := 0, map[int]bool{}
 		for _, r := range rn.requests[s.key] {
-			if r.client != s.client && !r.end && inside(r.at) {
+			if r.client != s.client && !r.end && !r.standing && inside(r.at) {
 				n++
 				seen[r.call] = true
 			}
@@ -280,6 +296,13 @@ func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
 		for _, r := range rn.requests[s.key] {
 			if r.client != s.client && r.end && !seen[r.call] && inside(r.at) {
 				n++
+				seen[r.call] = true
+			}
+		}
+		for _, r := range rn.requests[s.key] {
+			if r.client != s.client && r.standing && !seen[r.call] && meets(r.at, r.until) {
+				n++
+				seen[r.call] = true
 			}
 		}
 		return n

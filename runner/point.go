@@ -58,6 +58,7 @@ func (r *run) point(ctx context.Context, pt Point) report.Run {
 	resource := checker.New(mustFencing(r.sc.Resource.Fencing), time.Now())
 	resource.SetFences(spec.Fencing)
 	resource.SetKind(out.Kind, out.Permits)
+	resource.SetStanding(spec.Standing)
 	// Flushed after clients.Close (deferred later, so run earlier): the
 	// exits of client processes killed at the end are in the file too.
 	defer r.recordHistory(resource)()

@@ -23,6 +23,7 @@ func init() {
 		Name:       NameEtcdMutex,
 		Renews:     true,
 		Backend:    locks.Etcd,
+		Standing:   true,
 		Summary:    "etcd client/v3/concurrency Session + Mutex, unmodified",
 		Fencing:    true,
 		LeaseBased: true,

@@ -26,6 +26,7 @@ func init() {
 		Kind:       locks.KindRW,
 		Renews:     true,
 		Backend:    locks.Etcd,
+		Standing:   true,
 		Summary:    "etcd client/v3/experimental/recipes RWMutex on a concurrency Session, unmodified",
 		Fencing:    true,
 		LeaseBased: true,

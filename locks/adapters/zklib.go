@@ -24,6 +24,7 @@ func init() {
 		Name:       NameZKLib,
 		Renews:     true,
 		Backend:    locks.ZooKeeper,
+		Standing:   true,
 		Summary:    "go-zookeeper zk.Lock, unmodified",
 		Fencing:    false,
 		LeaseBased: true,

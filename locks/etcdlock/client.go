@@ -42,6 +42,7 @@ func init() {
 		Name:       Name,
 		Renews:     true,
 		Backend:    locks.Etcd,
+		Standing:   true,
 		Summary:    "lease + key under a prefix, lowest create revision wins, watch predecessor",
 		Fencing:    true,
 		LeaseBased: true,

@@ -23,6 +23,7 @@ func init() {
 		Kind:       locks.KindSemaphore,
 		Renews:     true,
 		Backend:    locks.Etcd,
+		Standing:   true,
 		Summary:    "lease + key under a prefix, the permits lowest create revisions hold, watch deletions ahead",
 		Fencing:    true,
 		LeaseBased: true,

@@ -141,6 +141,11 @@ func init() {
 			args = []string{toozDriver[s.Backend]}
 		}
 		s.LeaseBased = true
+		// Every Python lock here but redis-py and tooz-redis waits on a
+		// ZooKeeper or etcd watch that the server fires when the holder's
+		// node or key goes (kazoo's recipes, python-etcd3's watch_once,
+		// which tooz's etcd3 driver uses too).
+		s.Standing = s.Backend == locks.ZooKeeper || s.Backend == locks.Etcd
 		register(program{lang: "python", file: file, args: args, library: lib, spec: s})
 	}
 	py("redis_py.py", "redis-py 4.3 (python3-redis)", locks.Spec{Name: "redis-py", Backend: locks.Redis,
@@ -161,7 +166,7 @@ func init() {
 		Summary: "kazoo Semaphore (python3-kazoo 2.8): ephemeral lease nodes counted under a kazoo Lock, max_leases = permits; token 0 (none)"})
 	// The Curator client picks its recipe by its first argument.
 	curator := func(recipe string, s locks.Spec) {
-		s.Backend, s.LeaseBased, s.Renews = locks.ZooKeeper, true, true
+		s.Backend, s.LeaseBased, s.Renews, s.Standing = locks.ZooKeeper, true, true, true
 		register(program{lang: "java", file: "CuratorClient", args: []string{recipe}, library: "Apache Curator 5.4 (libcurator-recipes-java)", spec: s})
 	}
 	curator("mutex", locks.Spec{Name: "curator", Fencing: true,

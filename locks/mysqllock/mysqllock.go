@@ -38,7 +38,7 @@ const wait = 1
 
 func init() {
 	locks.Register(locks.Spec{
-		Name: Name, Backend: locks.MariaDB, Fencing: true, Renews: true,
+		Name: Name, Backend: locks.MariaDB, Fencing: true, Renews: true, Standing: true,
 		Summary: "MariaDB GET_LOCK on a dedicated connection, token from an AUTO_INCREMENT insert",
 		Options: []locks.Option{{Name: "user", Default: "root", Doc: "the database user the client logs in as"}},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {

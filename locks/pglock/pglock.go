@@ -54,7 +54,7 @@ func init() {
 	} {
 		xact := x.xact
 		locks.Register(locks.Spec{
-			Name: x.name, Backend: locks.Postgres, Summary: x.summary, Fencing: true, Renews: true,
+			Name: x.name, Backend: locks.Postgres, Summary: x.summary, Fencing: true, Renews: true, Standing: true,
 			Options: []locks.Option{{Name: "user", Default: "postgres", Doc: "the database user the client logs in as"}},
 			New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 				return New(ctx, cfg, xact)
