@@ -64,6 +64,9 @@ type RunSummary struct {
 	// WithoutFault counts the run's incidents blamed on no fault
 	// (report.BlameOf): the lock broke with no fault to blame.
 	WithoutFault int `json:"incidents_without_fault,omitempty"`
+	// PermitsLeakedMs is a semaphore run's permits_leaked_ms (nil: not
+	// a semaphore, or not measured).
+	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -110,6 +113,9 @@ type CellResult struct {
 	RecoveryS float64 `json:"recovery_s"`
 	// WithoutFault sums the runs' incidents blamed on no fault.
 	WithoutFault int `json:"incidents_without_fault,omitempty"`
+	// PermitsLeakedMs is the most permits_leaked_ms of the cell's runs
+	// (nil when none measured it: not a semaphore).
+	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 	// Reproduce re-runs one violating run (unsafe cells).
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
@@ -149,6 +155,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	s.Ops, s.SafetyFigures = r.Ops, r.SafetyFigures
 	s.Clients, s.VisitsInWindow, s.ContendersInWindow = r.Clients, r.VisitsInWindow, r.ContendersInWindow
 	s.AvailabilityDuringFault = r.AvailabilityDuringFault
+	s.PermitsLeakedMs = r.PermitsLeakedMs
 	s.Faults = len(r.Faults)
 	for _, f := range r.Faults {
 		switch {
@@ -293,6 +300,7 @@ func judge(c *CellResult, base float64) {
 		m := mean(avail)
 		c.AvailabilityDuringFault = &m
 	}
+	c.PermitsLeakedMs = mostLeaked(c.RunList)
 	switch {
 	case c.NotApplicable != "":
 		c.Verdict = NotApplicable

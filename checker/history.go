@@ -190,6 +190,7 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 			v.promise.renewals = append(v.promise.renewals, renewal{known: time.Duration(op.Return), until: time.Duration(op.ValidUntil)})
 		}
 	}
+	s.leakRecord(op)
 	s.history.write(op)
 	return nil
 }

@@ -34,7 +34,7 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		s       *Shared
 		now     time.Duration
 		pending map[uint64]Visit
-		ids     map[uint64]uint64 // history visit id -> replayed id
+		ids     map[uint64]uint64 // history visit id -> replayed id, kept after the exit
 	}
 	runs := map[int]*replay{}
 	ctx := context.Background()
@@ -81,9 +81,10 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 				err = werr
 			}
 		case OpExit:
+			// The id stays known: the visit's release line follows its
+			// exit.
 			err = rp.s.Exit(ctx, id)
-			delete(rp.ids, op.Visit)
-		case OpRenew:
+		case OpRenew, OpRelease:
 			op.Visit = id
 			err = rp.s.Record(ctx, op)
 		case OpAttempt:

@@ -119,6 +119,10 @@ type Summary struct {
 	PeakHolders int
 	// Fair is the order figures of a fair lock (Kind "fair"), zero else.
 	Fair FairFigures
+	// PermitsLeaked is a semaphore's leaked permits (leak.go): how long
+	// a client was refused or kept waiting while fewer visits than its
+	// permits occupied one. 0 for other kinds.
+	PermitsLeaked time.Duration
 
 	// Promise is "unbounded" when some visit promised no time bound, else
 	// "unreported" when some visit reported no promise at all (a client
@@ -266,6 +270,8 @@ type Shared struct {
 	// holds are the visits held by HoldInside: their Write and Exit wait
 	// until released (holders.go).
 	holds holdSet
+	// leak is what a semaphore's leaked permits are measured from (leak.go).
+	leak leakLog
 }
 
 var _ Resource = (*Shared)(nil)
@@ -410,6 +416,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	l.peak = max(l.peak, len(l.inside))
 	s.brokenChange(l, was, now)
 	s.visits[v.id] = v
+	s.leakEnter(v, in, now)
 	s.countEntry(now)
 	s.nvisits++
 	s.wake()
@@ -492,6 +499,7 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 		}
 	}
 	s.countExit(v, now)
+	s.leakExit(id, now)
 	if s.exp.on {
 		s.exp.visits = append(s.exp.visits, expVisit(v, now))
 	}
@@ -572,6 +580,7 @@ func (s *Shared) Summary() Summary {
 	// sight of: the lost-update class, counted there too.
 	sum.LostUpdates += s.changed
 	s.incidentFigures(&sum, now)
+	sum.PermitsLeaked = s.permitsLeaked()
 	switch {
 	case !s.granted:
 	case s.unbounded:

@@ -60,6 +60,14 @@ func TestSemaphoreLeakCaught(t *testing.T) {
 	if a := leaky.AvailabilityDuringFault; a == nil || *a > 0.1 {
 		t.Errorf("leaky: availability during the fault %v, want ~0 (the dead holder's permit leaked)", a)
 	}
+	// The leaky semaphore's dead holder promised a TTL it never kept: the
+	// permit is free, by its promise, from a TTL after the fault on.
+	if l := leaky.PermitsLeakedMs; l == nil || *l < 1000 {
+		t.Errorf("leaky: permits leaked %v ms, want >= 1000", l)
+	}
+	if l := good.PermitsLeakedMs; l == nil || *l >= 100 {
+		t.Errorf("redis-semaphore: permits leaked %v ms, want < 100 (hand-offs only)", l)
+	}
 	if good.LockFaults != 0 || good.Permits != 1 || good.Kind != "semaphore" {
 		t.Errorf("redis-semaphore: lock faults %d permits %d kind %q", good.LockFaults, good.Permits, good.Kind)
 	}
