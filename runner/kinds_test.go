@@ -72,3 +72,30 @@ func TestSemaphoreLeakCaught(t *testing.T) {
 		t.Errorf("redis-semaphore: lock faults %d permits %d kind %q", good.LockFaults, good.Permits, good.Kind)
 	}
 }
+
+// TestRWPartitionWriter runs the built-in redis-rw-partition-writer: the
+// holder cut from the server outlives its hold, and whoever gets in after
+// it expired is its client's fault, never redis-rw's; the partition bit;
+// fencing under enforce lets no stale write through. redis-rw-naive's
+// racing reader registration makes lock faults.
+func TestRWPartitionWriter(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	res := runScenario(t, builtin(t, "redis-rw-partition-writer", 9*time.Second))
+	if res.ExpectMet == nil || !*res.ExpectMet {
+		for _, r := range res.Runs {
+			t.Logf("%s: verdict %s: %s", r.Lock, r.Verdict, r.VerdictReason)
+		}
+		t.Errorf("expectations not met")
+	}
+	for _, r := range res.Runs {
+		if len(r.Faults) != 1 || r.Faults[0].Bit == nil || !*r.Faults[0].Bit {
+			t.Errorf("%s: the partition did not bite: %+v", r.Lock, r.Faults)
+		}
+		if r.StaleAccepted != 0 {
+			t.Errorf("%s: %d stale writes accepted under fencing enforce", r.Lock, r.StaleAccepted)
+		}
+	}
+	if rw := byLock(res)["redis-rw"]; rw.Kind != "rw" || rw.LockFaults != 0 {
+		t.Errorf("redis-rw: kind %q lock faults %d, want rw 0", rw.Kind, rw.LockFaults)
+	}
+}
