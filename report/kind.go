@@ -90,7 +90,10 @@ const leakShown = 100
 
 // leakReading says a semaphore's permits_leaked_ms in words.
 func leakReading(ms float64) string {
-	if ms < leakShown {
+	switch {
+	case ms == 0:
+		return "no permit leaked"
+	case ms < leakShown:
 		return fmt.Sprintf("no permit leaked (free for %s ms in hand-offs while clients waited)", fmtNum(ms))
 	}
 	return fmt.Sprintf("a permit leaked for %.1f s (free while clients were refused or kept waiting)", ms/1000)

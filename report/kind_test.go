@@ -26,6 +26,7 @@ func TestKindReading(t *testing.T) {
 			[]string{"semaphore of 1 permit", "a permit leaked for 6.0 s"}},
 		{Run{Kind: "semaphore", Permits: 1, PeakHolders: 1, PermitsLeakedMs: ptr(12.0)},
 			[]string{"no permit leaked", "12 ms"}},
+		{Run{Kind: "semaphore", Permits: 2, PermitsLeakedMs: ptr(0.0)}, []string{"no permit leaked"}},
 		{Run{Kind: "fair", OutOfOrder: 2, MaxOvertakenWaitMs: 120}, []string{"2 grants out of request order", "120 ms"}},
 	}
 	for _, tt := range tests {
