@@ -70,6 +70,9 @@ type RunSummary struct {
 	// no lost lease, or a result that predates them).
 	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
 	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
+	// PermitsLeakedMs is a semaphore run's permits_leaked_ms (nil: not
+	// a semaphore, or not measured).
+	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 }
 
 // CellResult is one (lock, family) cell of the atlas.
@@ -121,6 +124,9 @@ type CellResult struct {
 	// absent when no run lost one).
 	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
 	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
+	// PermitsLeakedMs is the most permits_leaked_ms of the cell's runs
+	// (nil when none measured it: not a semaphore).
+	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 	// Reproduce re-runs one violating run (unsafe cells).
 	Reproduce string       `json:"reproduce,omitempty"`
 	RunList   []RunSummary `json:"run_list"`
@@ -161,6 +167,7 @@ func summarize(res *report.Result, index int, dir string) RunSummary {
 	s.Clients, s.VisitsInWindow, s.ContendersInWindow = r.Clients, r.VisitsInWindow, r.ContendersInWindow
 	s.AvailabilityDuringFault = r.AvailabilityDuringFault
 	s.ZombieMsP50, s.ZombieMsMax = r.ZombieMsP50, r.ZombieMsMax
+	s.PermitsLeakedMs = r.PermitsLeakedMs
 	s.Faults = len(r.Faults)
 	for _, f := range r.Faults {
 		switch {
@@ -316,6 +323,7 @@ func judge(c *CellResult, base float64) {
 		m := median(zombies)
 		c.ZombieMsP50 = &m
 	}
+	c.PermitsLeakedMs = mostLeaked(c.RunList)
 	switch {
 	case c.NotApplicable != "":
 		c.Verdict = NotApplicable

@@ -199,6 +199,7 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 		}
 	}
 	s.lostLine(op)
+	s.leakRecord(op)
 	s.history.write(op)
 	return nil
 }

@@ -34,15 +34,14 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 		s       *Shared
 		now     time.Duration
 		pending map[uint64]Visit
-		ids     map[uint64]uint64 // history visit id -> replayed id
-		left    map[uint64]uint64 // the same, of visits that exited
+		ids     map[uint64]uint64 // history visit id -> replayed id, kept after the exit
 	}
 	runs := map[int]*replay{}
 	ctx := context.Background()
 	err := readHistory(r, func(n int, op Op) error {
 		rp := runs[op.Run]
 		if rp == nil {
-			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}, left: map[uint64]uint64{}}
+			rp = &replay{s: New(fencing, time.Time{}), pending: map[uint64]Visit{}, ids: map[uint64]uint64{}}
 			rp.s.clock = func() time.Duration { return rp.now }
 			// Fault lines come after the last visit: keep every visit,
 			// a fault may have taken any one's lease (Summary.Zombies).
@@ -88,19 +87,14 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 				err = werr
 			}
 		case OpExit:
+			// The id stays known: the visit's release line follows its
+			// exit.
 			err = rp.s.Exit(ctx, id)
-			delete(rp.ids, op.Visit)
-			rp.left[op.Visit] = id
-		case OpLost:
-			// Written when the holder learnt it, often after its exit.
-			if gone, ok := rp.left[op.Visit]; ok && id == 0 {
-				id = gone
-			}
-			op.Visit = id
-			err = rp.s.Record(ctx, op)
 		case OpFault:
 			err = rp.s.Record(ctx, op)
-		case OpRenew:
+		case OpRenew, OpRelease, OpLost:
+			// A lost line is written when the holder learnt it, often
+			// after its exit, as is the release line.
 			op.Visit = id
 			err = rp.s.Record(ctx, op)
 		case OpAttempt:

@@ -122,6 +122,10 @@ type Summary struct {
 	// Zombies are the lost leases and their zombie times (LostLeases);
 	// visits still inside are measured up to now.
 	Zombies Zombies
+	// PermitsLeaked is a semaphore's leaked permits (leak.go): how long
+	// a client was refused or kept waiting while fewer visits than its
+	// permits occupied one. 0 for other kinds.
+	PermitsLeaked time.Duration
 
 	// Promise is "unbounded" when some visit promised no time bound, else
 	// "unreported" when some visit reported no promise at all (a client
@@ -272,6 +276,8 @@ type Shared struct {
 	// holds are the visits held by HoldInside: their Write and Exit wait
 	// until released (holders.go).
 	holds holdSet
+	// leak is what a semaphore's leaked permits are measured from (leak.go).
+	leak leakLog
 }
 
 var _ Resource = (*Shared)(nil)
@@ -416,6 +422,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	l.peak = max(l.peak, len(l.inside))
 	s.brokenChange(l, was, now)
 	s.visits[v.id] = v
+	s.leakEnter(v, in, now)
 	s.countEntry(now)
 	s.nvisits++
 	s.wake()
@@ -498,6 +505,7 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 		}
 	}
 	s.countExit(v, now)
+	s.leakExit(id, now)
 	if ev := expVisit(v, now); s.exp.on || lapsed(ev) {
 		s.exp.visits = append(s.exp.visits, ev)
 	}
@@ -579,6 +587,7 @@ func (s *Shared) Summary() Summary {
 	sum.LostUpdates += s.changed
 	s.incidentFigures(&sum, now)
 	sum.Zombies = s.zombies(now)
+	sum.PermitsLeaked = s.permitsLeaked()
 	switch {
 	case !s.granted:
 	case s.unbounded:

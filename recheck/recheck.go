@@ -46,6 +46,9 @@ type Figures struct {
 	MaxOvertakenWait time.Duration
 	OverlapTotal     time.Duration // two or more inside, each instant once
 	MaxOverlap       time.Duration // the longest overlap of one pair
+	// PermitsLeaked is how long a semaphore refused or kept a client
+	// waiting while a permit should have been free (leak.go).
+	PermitsLeaked time.Duration
 	// TokenOrder is porcupine's verdict on the tokens ("ok", "violation",
 	// "unknown" when it ran out of time, "skipped: ..."), "" when the run
 	// has no tokens.
@@ -114,6 +117,7 @@ type run struct {
 	lastGrant map[int]int64   // per client: its latest acquire's return_ns
 	named     map[uint64]bool // visit ids of acquire lines so far
 	awaiting  *visit          // an acquire line whose enter must come next
+	leak      leakBook
 }
 
 // MaxTokenOrderOps bounds the grants handed to porcupine per run, as the
@@ -144,6 +148,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 		if err := rn.add(l); err != nil {
 			return nil, fmt.Errorf("history line %d: %w", n, err)
 		}
+		rn.leak.note(l)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
@@ -153,6 +158,7 @@ func Check(r io.Reader, timeout time.Duration) (map[int]Figures, error) {
 		rn.sweep()
 		rn.tokens()
 		rn.fairOrder()
+		rn.fig.PermitsLeaked = rn.leak.leaked(rn.kind, rn.permits)
 		rn.fig.TokenOrder = tokenOrder(rn.grants, timeout)
 		out[i] = rn.fig
 	}
@@ -210,9 +216,10 @@ func (rn *run) add(l line) error {
 		}
 		return nil
 	case "release", "lost", "attempt", "fault":
-		// no figure of this package depends on them (an attempt line is
+		// no figure of this function depends on them (an attempt line is
 		// evidence of contention in a fault's window, which the history
-		// does not describe)
+		// does not describe; permits_leaked reads release and attempt
+		// lines in leak.go)
 		return nil
 	case "write":
 		v := rn.visits[l.Visit]

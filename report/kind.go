@@ -74,10 +74,29 @@ func semaphoreReading(run *Run) string {
 	case run.PeakHolders > 0:
 		parts = append(parts, fmt.Sprintf("up to %d of %s in use", run.PeakHolders, permits))
 	}
-	if s := leakedFor(run); s > 0 {
-		parts = append(parts, fmt.Sprintf("a permit leaked for %s s (no holder completed from the fault to the end)", fmtNum(s)))
+	switch leaked := run.PermitsLeakedMs; {
+	case leaked != nil:
+		parts = append(parts, leakReading(*leaked))
+	case leakedFor(run) > 0: // a result written before permits_leaked_ms
+		parts = append(parts, fmt.Sprintf("a permit leaked for %s s (no holder completed from the fault to the end)", fmtNum(leakedFor(run))))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// leakShown is the permits_leaked_ms from which a semaphore's reading
+// says a permit leaked: below it, the free moments are hand-offs (a
+// release returned, the next holder not yet in).
+const leakShown = 100
+
+// leakReading says a semaphore's permits_leaked_ms in words.
+func leakReading(ms float64) string {
+	switch {
+	case ms == 0:
+		return "no permit leaked"
+	case ms < leakShown:
+		return fmt.Sprintf("no permit leaked (free for %s ms in hand-offs while clients waited)", fmtNum(ms))
+	}
+	return fmt.Sprintf("a permit leaked for %.1f s (free while clients were refused or kept waiting)", ms/1000)
 }
 
 // leakedFor is how long, in seconds, no operation completed from about

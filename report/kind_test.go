@@ -22,6 +22,11 @@ func TestKindReading(t *testing.T) {
 			Faults:   []FaultWindow{{StartS: 2}},
 			Timeline: []TimelineBucket{{Completions: 5}, {Completions: 5}, {}, {}, {}, {}, {}, {Completions: 1}}},
 			[]string{"semaphore of 1 permit", "a permit leaked for 5 s"}},
+		{Run{Kind: "semaphore", Permits: 1, PeakHolders: 1, PermitsLeakedMs: ptr(6012.5)},
+			[]string{"semaphore of 1 permit", "a permit leaked for 6.0 s"}},
+		{Run{Kind: "semaphore", Permits: 1, PeakHolders: 1, PermitsLeakedMs: ptr(12.0)},
+			[]string{"no permit leaked", "12 ms"}},
+		{Run{Kind: "semaphore", Permits: 2, PermitsLeakedMs: ptr(0.0)}, []string{"no permit leaked"}},
 		{Run{Kind: "fair", OutOfOrder: 2, MaxOvertakenWaitMs: 120}, []string{"2 grants out of request order", "120 ms"}},
 	}
 	for _, tt := range tests {

@@ -122,6 +122,11 @@ type Run struct {
 	// longest wait of a client so overtaken.
 	OutOfOrder         int     `json:"out_of_order,omitempty"`
 	MaxOvertakenWaitMs float64 `json:"max_overtaken_wait_ms,omitempty"`
+	// PermitsLeakedMs is a semaphore's leaked permits: how long a client
+	// was refused or kept waiting while fewer visits than the permits
+	// occupied one (docs/history-format.md). nil for other kinds and in
+	// results written before the figure: not measured.
+	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 	// MinVisits is the min_visits its expectations were judged with (0:
 	// none were).
 	MinVisits int `json:"min_visits,omitempty"`

@@ -76,6 +76,10 @@ func collect(out *report.Run, rec *workload.Recorder, resource *checker.Shared, 
 	out.KeyClients = truth.KeyClients
 	out.PeakHolders = truth.PeakHolders
 	out.OutOfOrder, out.MaxOvertakenWaitMs = truth.Fair.OutOfOrder, msf(truth.Fair.MaxOvertakenWait)
+	if truth.Kind == checker.KindSemaphore {
+		leaked := msf(truth.PermitsLeaked)
+		out.PermitsLeakedMs = &leaked
+	}
 	verdictFields(out, truth)
 	zombieFields(out, truth.Zombies)
 	out.Acquire = report.LatencyOf(sum.Acquire)

@@ -68,6 +68,7 @@ func countsOf(run *report.Run) scenarios.Counts {
 		AcquireP50Ms: latency(run.Acquire, run.Acquire.P50Ms), AcquireP99Ms: latency(run.Acquire, run.Acquire.P99Ms),
 		HandoffP50Ms:            latency(run.Handoff, run.Handoff.P50Ms),
 		AvailabilityDuringFault: run.AvailabilityDuringFault,
+		PermitsLeakedMs:         run.PermitsLeakedMs,
 	}
 }
 

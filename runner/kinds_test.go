@@ -60,7 +60,42 @@ func TestSemaphoreLeakCaught(t *testing.T) {
 	if a := leaky.AvailabilityDuringFault; a == nil || *a > 0.1 {
 		t.Errorf("leaky: availability during the fault %v, want ~0 (the dead holder's permit leaked)", a)
 	}
+	// The leaky semaphore's dead holder promised a TTL it never kept: the
+	// permit is free, by its promise, from a TTL after the fault on.
+	if l := leaky.PermitsLeakedMs; l == nil || *l < 1000 {
+		t.Errorf("leaky: permits leaked %v ms, want >= 1000", l)
+	}
+	if l := good.PermitsLeakedMs; l == nil || *l >= 100 {
+		t.Errorf("redis-semaphore: permits leaked %v ms, want < 100 (hand-offs only)", l)
+	}
 	if good.LockFaults != 0 || good.Permits != 1 || good.Kind != "semaphore" {
 		t.Errorf("redis-semaphore: lock faults %d permits %d kind %q", good.LockFaults, good.Permits, good.Kind)
+	}
+}
+
+// TestRWPartitionWriter runs the built-in redis-rw-partition-writer: the
+// holder cut from the server outlives its hold, and whoever gets in after
+// it expired is its client's fault, never redis-rw's; the partition bit;
+// fencing under enforce lets no stale write through. redis-rw-naive's
+// racing reader registration makes lock faults.
+func TestRWPartitionWriter(t *testing.T) {
+	testenv.RequireBinaries(t, "redis-server")
+	res := runScenario(t, builtin(t, "redis-rw-partition-writer", 9*time.Second))
+	if res.ExpectMet == nil || !*res.ExpectMet {
+		for _, r := range res.Runs {
+			t.Logf("%s: verdict %s: %s", r.Lock, r.Verdict, r.VerdictReason)
+		}
+		t.Errorf("expectations not met")
+	}
+	for _, r := range res.Runs {
+		if len(r.Faults) != 1 || r.Faults[0].Bit == nil || !*r.Faults[0].Bit {
+			t.Errorf("%s: the partition did not bite: %+v", r.Lock, r.Faults)
+		}
+		if r.StaleAccepted != 0 {
+			t.Errorf("%s: %d stale writes accepted under fencing enforce", r.Lock, r.StaleAccepted)
+		}
+	}
+	if rw := byLock(res)["redis-rw"]; rw.Kind != "rw" || rw.LockFaults != 0 {
+		t.Errorf("redis-rw: kind %q lock faults %d, want rw 0", rw.Kind, rw.LockFaults)
 	}
 }

@@ -114,6 +114,7 @@ type Counts struct {
 	AcquireP99Ms            *float64
 	HandoffP50Ms            *float64
 	AvailabilityDuringFault *float64 // see Expect.AvailabilityDuringFault
+	PermitsLeakedMs         *float64 // see Expect.PermitsLeakedMs
 }
 
 // DefaultMinVisits is the default of expect's min_visits.
@@ -176,6 +177,8 @@ func (e *Expect) field(name string) *string {
 		return &e.HandoffP50Ms
 	case "availability_during_fault":
 		return &e.AvailabilityDuringFault
+	case "permits_leaked_ms":
+		return &e.PermitsLeakedMs
 	}
 	return nil
 }
@@ -194,6 +197,7 @@ var gates = map[string]gate{
 	"acquire_p99_ms":            {" ms", "no acquisition completed"},
 	"handoff_p50_ms":            {" ms", "no hand-off: no client was waiting when a holder left"},
 	"availability_during_fault": {"", "no fault window, or nothing completed before the first fault"},
+	"permits_leaked_ms":         {" ms", "not a semaphore"},
 }
 
 // IsGate reports whether the expect field name is a performance gate (a
@@ -212,6 +216,8 @@ func (c Counts) figure(name string) *float64 {
 		return c.HandoffP50Ms
 	case "availability_during_fault":
 		return c.AvailabilityDuringFault
+	case "permits_leaked_ms":
+		return c.PermitsLeakedMs
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ var (
 	resourceFields = fieldNames("resource")
 	expectFields   = []string{"violations", "stale_tokens", "stale_rejected", "stale_accepted", "lost_updates", "errors",
 		"incidents", "lock_faults", "client_faults", "duplicate_tokens", "token_regressions", "zero_tokens",
-		"changed_reads", "peak_holders", "throughput", "acquire_p50_ms", "acquire_p99_ms", "handoff_p50_ms", "availability_during_fault", "min_visits"}
+		"changed_reads", "peak_holders", "throughput", "acquire_p50_ms", "acquire_p99_ms", "handoff_p50_ms", "availability_during_fault", "permits_leaked_ms", "min_visits"}
 	lockFields = fieldNames("locks[]")
 
 	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)

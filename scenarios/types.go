@@ -153,6 +153,10 @@ type Expect struct {
 	AcquireP99Ms            string
 	HandoffP50Ms            string
 	AvailabilityDuringFault string
+	// PermitsLeakedMs is a semaphore's report.Run.PermitsLeakedMs: how
+	// long a client was refused or kept waiting while a permit should
+	// have been free (another kind fails it: not measured).
+	PermitsLeakedMs string
 	// MinVisits is how many visits must overlap each fault's window, made
 	// by at least two distinct clients, for a safety claim to count as
 	// tested (a run without faults: how many visits it needs in all); 0

@@ -56,6 +56,9 @@ type figure struct {
 	nResult, nReplay, nCheck float64
 	tolerance                float64
 	numeric                  bool
+	// unmeasured: result.json predates the figure ("not measured"): only
+	// the replay and the re-check are compared.
+	unmeasured bool
 }
 
 // differ reports whether two values of f disagree.
@@ -69,6 +72,12 @@ func (f figure) differ(a, b float64, sa, sb string) bool {
 // odd names the value that disagrees: "" when all agree, the odd one out
 // when two agree, "all" when none does.
 func (f figure) odd() string {
+	if f.unmeasured {
+		if f.differ(f.nReplay, f.nCheck, f.replay, f.recheck) {
+			return "replay or recheck"
+		}
+		return ""
+	}
 	rp := f.differ(f.nResult, f.nReplay, f.result, f.replay)
 	rc := f.differ(f.nResult, f.nCheck, f.result, f.recheck)
 	pc := f.differ(f.nReplay, f.nCheck, f.replay, f.recheck)
@@ -201,6 +210,9 @@ func figuresOf(run report.Run, s checker.Summary, order string, rc recheck.Figur
 	a, b, c := run.SafetyFigures.Figures(), s.SafetyFigures.Figures(), recheckSafety(rc).Figures()
 	for i, name := range checker.SafetyNames {
 		out = append(out, n(name, a[i], b[i], c[i]))
+	}
+	if run.Kind == checker.KindSemaphore || s.Kind == checker.KindSemaphore {
+		out = append(out, leakFigure(run, s, rc))
 	}
 	out = append(out,
 		n("out_of_order", run.OutOfOrder, s.Fair.OutOfOrder, rc.OutOfOrder),

@@ -164,15 +164,15 @@ var (
 // Promise is sent + ttl - drift from the acquiring command's send time,
 // moved by the renewal's last success for redis-watchdog and
 // redis-reentrant (whose holding may be older than this Lease: re-entry
-// keeps the outer holding's key and renewal).
+// keeps the outer holding's key and renewal). redis-semaphore-leaky
+// claims the same lease as redis-semaphore and never enforces it: its
+// permit outlives the promise, and a dead holder's permit leaks.
 func (s *Lease) Promise() locks.Promise {
 	switch {
 	case s.keeper != nil:
 		return s.keeper.promise()
 	case s.hold != nil:
 		return s.hold.keeper.promise()
-	case s.l.c.variant == SemaphoreLeaky:
-		return locks.Promise{Unbounded: true} // its permits never expire
 	}
 	return locks.TTLPromise(s.sent, s.l.c.ttl)
 }
