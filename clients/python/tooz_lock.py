@@ -129,6 +129,9 @@ class Adapter:
             ok = beat()
             if ok and self._lease_alive(lock):
                 lc.renewed(lock, (self.ttl - (time.monotonic() - sent)) * 1000)
+            elif ok:
+                lc.log("heartbeat of %s answered True after its lease expired: "
+                       "not reported as a renewal" % lock.name)
             return ok
         lock.heartbeat = heartbeat
 
