@@ -12,7 +12,8 @@
 // (Endpoints), auth.go the credentials it logs in with (Auth, formatted by
 // internal/credentials), config.go the options every constructor gets,
 // promise.go the validity a lease promises, renew.go the watchdog loop of
-// the locks that renew a key (KeepRenewed).
+// the locks that renew a key (KeepRenewed), sessionlease.go the lease of
+// a lock held by a database session (SessionLease).
 //
 // Package locks itself imports only internal/credentials of locklab:
 // never a lock package, cluster or anything of the harness
