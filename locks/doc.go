@@ -10,7 +10,10 @@
 // Files: locks.go the Locker/Lease contract and errors, registry.go the
 // registry (Spec, Register, Lookup), endpoints.go where a client dials
 // (Endpoints), auth.go the credentials it logs in with (Auth, formatted by
-// internal/credentials), config.go the options every constructor gets.
+// internal/credentials), config.go the options every constructor gets,
+// promise.go the validity a lease promises, renew.go the watchdog loop of
+// the locks that renew a key (KeepRenewed), sessionlease.go the lease of
+// a lock held by a database session (SessionLease).
 //
 // Package locks itself imports only internal/credentials of locklab:
 // never a lock package, cluster or anything of the harness

@@ -137,50 +137,19 @@ func (l *etcdMutexLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	owner := m.IsOwner()
 	rev := owner.GetCompare().GetCreateRevision()
 	ttl := time.Duration(l.c.ttl) * time.Second
-	return &etcdMutexLease{l: l, m: m, s: s, token: uint64(rev), until: start.Add(ttl - ttl/3)}, nil
+	return &etcdMutexLease{etcdLease: newEtcdLease(s, uint64(rev), start, ttl), l: l, m: m}, nil
 }
 
 type etcdMutexLease struct {
-	until time.Time
-	l     *etcdMutexLocker
-	m     *concurrency.Mutex
-	s     *concurrency.Session
-	token uint64
-	once  sync.Once
+	etcdLease
+	l *etcdMutexLocker
+	m *concurrency.Mutex
 }
 
-func (ls *etcdMutexLease) Token() uint64 { return ls.token }
-
-// Promise is an estimate: clientv3 keeps the session's lease alive every
-// ttl/3 and shows the adapter none of it, so while keep-alives flow at least
-// 2/3 of the TTL remains at any moment; counted from before Lock was sent,
-// not moved by later keep-alives. Estimated.
-func (ls *etcdMutexLease) Promise() locks.Promise {
-	return locks.Promise{Until: ls.until, Estimated: true}
-}
-
-func (ls *etcdMutexLease) Lost() <-chan struct{} { return ls.s.Done() }
-
-// Release calls Mutex.Unlock, which deletes the lock key whatever happened
-// to it. The library cannot tell whether the key was still there; the
-// adapter reports ErrNotHeld when the session had already ended.
+// Release calls Mutex.Unlock (etcdLease.release).
 func (ls *etcdMutexLease) Release(ctx context.Context) error {
-	err := fmt.Errorf("etcd-mutex %s: released twice: %w", ls.l.pfx, locks.ErrNotHeld)
-	ls.once.Do(func() {
+	return ls.release("etcd-mutex "+ls.l.pfx, func() error {
 		defer func() { <-ls.l.sem }()
-		ended := false
-		select {
-		case <-ls.s.Done():
-			ended = true
-		default:
-		}
-		err = ls.m.Unlock(ctx)
-		switch {
-		case err != nil:
-			err = fmt.Errorf("etcd-mutex %s: unlock: %w", ls.l.pfx, err)
-		case ended:
-			err = fmt.Errorf("etcd-mutex %s: session ended: %w", ls.l.pfx, locks.ErrNotHeld)
-		}
+		return ls.m.Unlock(ctx)
 	})
-	return err
 }

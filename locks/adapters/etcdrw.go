@@ -213,7 +213,7 @@ func (l *etcdRWLocker) lock(ctx context.Context, write bool, side string) (*etcd
 		}()
 		return nil, err
 	}
-	return &etcdRWLease{l: l, m: m, s: s, write: write, token: token, until: start.Add(l.ttl - l.ttl/3)}, nil
+	return &etcdRWLease{etcdLease: newEtcdLease(s, token, start, l.ttl), l: l, m: m, write: write}, nil
 }
 
 // token finds our key among those the library may have named between from
@@ -242,59 +242,28 @@ func unlock(m *recipe.RWMutex, write bool) error {
 	return m.RUnlock()
 }
 
-func sessionEnded(s *concurrency.Session) bool {
-	select {
-	case <-s.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 type etcdRWLease struct {
-	until time.Time
+	etcdLease
 	l     *etcdRWLocker
 	m     *recipe.RWMutex
-	s     *concurrency.Session
 	write bool
-	token uint64
-	once  sync.Once
 }
 
-func (ls *etcdRWLease) Token() uint64 { return ls.token }
-
-// Promise is an estimate, as etcd-mutex's: at least 2/3 of the TTL from
-// before the call, while clientv3's keep-alives flow. Estimated.
-func (ls *etcdRWLease) Promise() locks.Promise {
-	return locks.Promise{Until: ls.until, Estimated: true}
-}
-
-func (ls *etcdRWLease) Lost() <-chan struct{} { return ls.s.Done() }
-
-// Release calls RWMutex.Unlock or RUnlock, which delete the key whatever
-// happened to it; the adapter reports ErrNotHeld when the session had
-// already ended. The call takes no context: when ctx ends first Release
-// returns ctx's error and the call finishes in the background.
+// Release calls RWMutex.Unlock or RUnlock (etcdLease.release). The call
+// takes no context: when ctx ends first Release returns ctx's error and the
+// call finishes in the background.
 func (ls *etcdRWLease) Release(ctx context.Context) error {
-	err := fmt.Errorf("etcd-rw %s: released twice: %w", ls.l.pfx, locks.ErrNotHeld)
-	ls.once.Do(func() {
-		ended := sessionEnded(ls.s)
+	return ls.release("etcd-rw "+ls.l.pfx, func() error {
 		done := make(chan error, 1)
 		go func() {
 			done <- unlock(ls.m, ls.write)
 			<-ls.l.sem
 		}()
 		select {
-		case err = <-done:
+		case err := <-done:
+			return err
 		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		switch {
-		case err != nil:
-			err = fmt.Errorf("etcd-rw %s: unlock: %w", ls.l.pfx, err)
-		case ended:
-			err = fmt.Errorf("etcd-rw %s: session ended: %w", ls.l.pfx, locks.ErrNotHeld)
+			return ctx.Err()
 		}
 	})
-	return err
 }

@@ -3,9 +3,6 @@ package adapters_test
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,69 +34,10 @@ func TestEtcdRW(t *testing.T) {
 	t.Run("canceled", func(t *testing.T) { testEtcdRWCanceled(t, e) })
 }
 
-// rwShared returns client c's Locker of lock as a SharedLocker.
-func rwShared(t testing.TB, c locks.Client, lock string) locks.SharedLocker {
-	t.Helper()
-	l, ok := c.Locker(lock).(locks.SharedLocker)
-	if !ok {
-		t.Fatalf("%T is not a locks.SharedLocker", c.Locker(lock))
-	}
-	return l
-}
-
 // rwLocker is client i's etcd-rw Locker of lock, with a steady TTL.
 func rwLocker(t testing.TB, e *testenv.Ensemble, i int, lock string) locks.SharedLocker {
 	t.Helper()
-	return rwShared(t, labConnectTTL(t, e, i, adapters.NameEtcdRW, locktest.SteadyTTL), lock)
-}
-
-// rwOutcome is an Acquire's result.
-type rwOutcome struct {
-	ls  locks.Lease
-	err error
-}
-
-// rwAsync starts acquire on a goroutine; the test's end cancels it.
-func rwAsync(t *testing.T, acquire func(context.Context) (locks.Lease, error)) <-chan rwOutcome {
-	ctx := locktest.Timeout(t, time.Minute)
-	out := make(chan rwOutcome, 1)
-	go func() {
-		ls, err := acquire(ctx)
-		out <- rwOutcome{ls, err}
-	}()
-	return out
-}
-
-// rwWaiting fails the test when got delivers within 300ms.
-func rwWaiting(t *testing.T, got <-chan rwOutcome, who string) {
-	t.Helper()
-	select {
-	case o := <-got:
-		t.Fatalf("%s returned while it should wait (err %v)", who, o.err)
-	case <-time.After(300 * time.Millisecond):
-	}
-}
-
-// rwGranted waits up to 30s for got's lease.
-func rwGranted(t *testing.T, got <-chan rwOutcome, who string) locks.Lease {
-	t.Helper()
-	select {
-	case o := <-got:
-		if o.err != nil {
-			t.Fatalf("%s: %v", who, o.err)
-		}
-		return o.ls
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s not granted within 30s", who)
-	}
-	return nil
-}
-
-func rwRelease(t *testing.T, ls locks.Lease, who string) {
-	t.Helper()
-	if err := ls.Release(locktest.Timeout(t, 10*time.Second)); err != nil {
-		t.Fatalf("%s release: %v", who, err)
-	}
+	return locktest.Shared(t, labConnectTTL(t, e, i, adapters.NameEtcdRW, locktest.SteadyTTL), lock)
 }
 
 // rwKeys counts the keys under lock's prefix.
@@ -123,40 +61,14 @@ func rwKeys(t testing.TB, e *testenv.Ensemble, i int, lock string) func() int64 
 // testEtcdRWConformance: readers hold together, a writer excludes readers
 // and writers, a writer waiting behind readers gets the lock once they
 // release, a reader queued behind a waiting writer waits for it, and
-// writers' tokens increase.
+// writers' tokens increase (locktest.RWConformance).
 func testEtcdRWConformance(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	var l []locks.SharedLocker
 	for i := range 4 {
 		l = append(l, rwLocker(t, e, i, lock))
 	}
-	r0 := rwGranted(t, rwAsync(t, l[0].AcquireShared), "reader 0")
-	r1 := rwGranted(t, rwAsync(t, l[1].AcquireShared), "reader 1 beside reader 0")
-
-	w := rwAsync(t, l[2].Acquire)
-	rwWaiting(t, w, "writer behind two readers")
-	r3 := rwAsync(t, l[3].AcquireShared)
-	rwWaiting(t, r3, "reader behind a waiting writer")
-	rwRelease(t, r0, "reader 0")
-	rwWaiting(t, w, "writer behind one reader")
-	rwRelease(t, r1, "reader 1")
-	wl := rwGranted(t, w, "writer after the readers")
-	rwWaiting(t, r3, "reader behind the writer")
-
-	w1 := rwAsync(t, l[0].Acquire)
-	rwWaiting(t, w1, "second writer")
-	rwRelease(t, wl, "writer")
-	rl := rwGranted(t, r3, "reader after the writer")
-	rwWaiting(t, w1, "second writer behind the reader")
-	if rl.Token() <= wl.Token() {
-		t.Errorf("reader token %d not above the writer's %d before it", rl.Token(), wl.Token())
-	}
-	rwRelease(t, rl, "reader 3")
-	wl1 := rwGranted(t, w1, "second writer")
-	if wl1.Token() <= rl.Token() {
-		t.Errorf("writer token %d not above %d, the holder's before it", wl1.Token(), rl.Token())
-	}
-	rwRelease(t, wl1, "second writer")
+	locktest.RWConformance(t, l)
 }
 
 // testEtcdRWExclusion: 6 clients x 30 acquisitions, half of them shared
@@ -166,68 +78,11 @@ func testEtcdRWConformance(t *testing.T, e *testenv.Ensemble) {
 func testEtcdRWExclusion(t *testing.T, e *testenv.Ensemble) {
 	const clients, rounds = 6, 30
 	lock := locktest.Name(t)
-	ctx := locktest.Timeout(t, 3*time.Minute)
-	var (
-		readers, writers, readPeak atomic.Int64
-		mu                         sync.Mutex
-		lastWrite, lastAny         uint64
-		wg                         sync.WaitGroup
-	)
+	var l []locks.SharedLocker
 	for i := range clients {
-		l := rwLocker(t, e, i, lock)
-		rnd := rand.New(rand.NewPCG(uint64(i), 34))
-		wg.Go(func() {
-			for n := range rounds {
-				write := rnd.IntN(2) == 0
-				acquire := l.AcquireShared
-				if write {
-					acquire = l.Acquire
-				}
-				ls, err := acquire(ctx)
-				if err != nil {
-					t.Errorf("client %d acquire %d: %v", i, n, err)
-					return
-				}
-				tok := ls.Token()
-				mu.Lock()
-				if write {
-					if w := writers.Add(1); w != 1 || readers.Load() != 0 {
-						t.Errorf("client %d writer inside with %d writers and %d readers", i, w, readers.Load())
-					}
-					if tok <= lastAny {
-						t.Errorf("writer token %d not above %d, the highest before it", tok, lastAny)
-					}
-					lastWrite, lastAny = tok, tok
-				} else {
-					r := readers.Add(1)
-					if w := writers.Load(); w != 0 {
-						t.Errorf("client %d reader inside with %d writers", i, w)
-					}
-					readPeak.Store(max(readPeak.Load(), r))
-					if tok <= lastWrite {
-						t.Errorf("reader token %d not above the last writer's %d", tok, lastWrite)
-					}
-					lastAny = max(lastAny, tok)
-				}
-				mu.Unlock()
-				time.Sleep(2 * time.Millisecond)
-				if write {
-					writers.Add(-1)
-				} else {
-					readers.Add(-1)
-				}
-				if err := ls.Release(ctx); err != nil {
-					t.Errorf("client %d release %d: %v", i, n, err)
-					return
-				}
-			}
-		})
+		l = append(l, rwLocker(t, e, i, lock))
 	}
-	wg.Wait()
-	t.Logf("readers inside together at most: %d", readPeak.Load())
-	if readPeak.Load() < 2 {
-		t.Error("readers never held together")
-	}
+	locktest.ContendRW(t, l, rounds, 2*time.Millisecond)
 }
 
 // testEtcdRWReaderLost: a reader whose links are cut loses its lease
@@ -235,23 +90,14 @@ func testEtcdRWExclusion(t *testing.T, e *testenv.Ensemble) {
 // gets the lock with a higher token.
 func testEtcdRWReaderLost(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
-	r := rwGranted(t, rwAsync(t, rwShared(t, labConnect(t, e, rwCutReader, adapters.NameEtcdRW), lock).AcquireShared), "reader")
-	w := rwAsync(t, rwShared(t, labConnect(t, e, 0, adapters.NameEtcdRW), lock).Acquire)
-	rwWaiting(t, w, "writer behind the reader")
-	cut := time.Now()
-	e.Cut(t, rwCutReader)
-	select {
-	case <-r.Lost():
-	case <-time.After(locktest.LossBound(labTTL, time.Second)):
-		t.Fatal("reader's Lost not closed")
-	}
-	wl := rwGranted(t, w, "writer after the reader's lease expired")
-	t.Logf("writer granted %s after the cut", time.Since(cut).Round(time.Millisecond))
+	r := locktest.Granted(t, locktest.AcquireAsync(t, locktest.Shared(t, labConnect(t, e, rwCutReader, adapters.NameEtcdRW), lock).AcquireShared), "reader")
+	w := locktest.AcquireAsync(t, locktest.Shared(t, labConnect(t, e, 0, adapters.NameEtcdRW), lock).Acquire)
+	wl := locktest.TakeOver(t, r, w, func() { e.Cut(t, rwCutReader) }, locktest.LossBound(labTTL, time.Second))
 	e.Heal(t, rwCutReader) // the client's Close revokes its lease
 	if wl.Token() <= r.Token() {
 		t.Errorf("writer token %d not above the lost reader's %d", wl.Token(), r.Token())
 	}
-	rwRelease(t, wl, "writer")
+	locktest.Release(t, wl, "writer")
 }
 
 // testEtcdRWWaiterLeaseExpired is etcd #11456 against the library: a
@@ -262,20 +108,20 @@ func testEtcdRWReaderLost(t *testing.T, e *testenv.Ensemble) {
 func testEtcdRWWaiterLeaseExpired(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	keys := rwKeys(t, e, 1, lock)
-	r := rwGranted(t, rwAsync(t, rwShared(t, labConnect(t, e, 0, adapters.NameEtcdRW), lock).AcquireShared), "reader")
-	w := rwAsync(t, rwShared(t, labConnect(t, e, rwCutWaiter, adapters.NameEtcdRW), lock).Acquire)
+	r := locktest.Granted(t, locktest.AcquireAsync(t, locktest.Shared(t, labConnect(t, e, 0, adapters.NameEtcdRW), lock).AcquireShared), "reader")
+	w := locktest.AcquireAsync(t, locktest.Shared(t, labConnect(t, e, rwCutWaiter, adapters.NameEtcdRW), lock).Acquire)
 	locktest.WaitFor(t, 3*labTTL, "writer queued", func() bool { return keys() == 2 })
 	e.Cut(t, rwCutWaiter)
 	locktest.WaitFor(t, 3*labTTL, "writer's lease expired", func() bool { return keys() == 1 })
-	rwRelease(t, r, "reader")
+	locktest.Release(t, r, "reader")
 	e.Heal(t, rwCutWaiter)
 	select {
 	case o := <-w:
-		if !errors.Is(o.err, locks.ErrLeaseLost) {
-			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", o.err)
+		if !errors.Is(o.Err, locks.ErrLeaseLost) {
+			t.Errorf("waiter's Acquire = %v, want ErrLeaseLost", o.Err)
 		}
-		if o.ls != nil {
-			o.ls.Release(context.Background())
+		if o.Lease != nil {
+			o.Lease.Release(context.Background())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("waiter's Acquire still blocked")
@@ -287,17 +133,17 @@ func testEtcdRWWaiterLeaseExpired(t *testing.T, e *testenv.Ensemble) {
 func testEtcdRWCanceled(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	keys := rwKeys(t, e, 1, lock)
-	w := rwGranted(t, rwAsync(t, rwLocker(t, e, 0, lock).Acquire), "writer")
+	w := locktest.Granted(t, locktest.AcquireAsync(t, rwLocker(t, e, 0, lock).Acquire), "writer")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if _, err := rwLocker(t, e, 2, lock).Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("canceled writer's Acquire = %v, want DeadlineExceeded", err)
 	}
 	locktest.WaitFor(t, 10*time.Second, "canceled writer's key removed", func() bool { return keys() == 1 })
-	r := rwAsync(t, rwLocker(t, e, 3, lock).AcquireShared)
-	rwWaiting(t, r, "reader behind the writer")
-	rwRelease(t, w, "writer")
-	rwRelease(t, rwGranted(t, r, "reader after the writer"), "reader")
+	r := locktest.AcquireAsync(t, rwLocker(t, e, 3, lock).AcquireShared)
+	locktest.Waiting(t, r, "reader behind the writer")
+	locktest.Release(t, w, "writer")
+	locktest.Release(t, locktest.Granted(t, r, "reader after the writer"), "reader")
 }
 
 // BenchmarkAcquireReleaseEtcdRW measures an uncontended write acquire +

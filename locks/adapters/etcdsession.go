@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/etcdlock"
 )
 
@@ -112,4 +114,63 @@ func (e *etcdSession) close() (already bool) {
 		stop()
 	}
 	return false
+}
+
+// sessionEnded reports whether s has ended (its Done is closed).
+func sessionEnded(s *concurrency.Session) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// etcdLease is what the leases of the etcd library adapters share: a key
+// held on a concurrency.Session, whose end is the lease's loss, released
+// once.
+type etcdLease struct {
+	until time.Time
+	s     *concurrency.Session
+	token uint64
+	once  sync.Once
+}
+
+// newEtcdLease is the lease of a key with token, taken on s by a call made
+// at start with a session of ttl.
+func newEtcdLease(s *concurrency.Session, token uint64, start time.Time, ttl time.Duration) etcdLease {
+	return etcdLease{s: s, token: token, until: start.Add(ttl - ttl/3)}
+}
+
+func (ls *etcdLease) Token() uint64 { return ls.token }
+
+// Promise is an estimate: clientv3 keeps the session's lease alive every
+// ttl/3 and shows the adapter none of it, so while keep-alives flow at least
+// 2/3 of the TTL remains at any moment; counted from before the call that
+// took the key was sent, not moved by later keep-alives. Estimated.
+func (ls *etcdLease) Promise() locks.Promise {
+	return locks.Promise{Until: ls.until, Estimated: true}
+}
+
+// Lost is the session's Done(): it closes when clientv3's keep-alive
+// channel closes.
+func (ls *etcdLease) Lost() <-chan struct{} { return ls.s.Done() }
+
+// release calls unlock the first time, which deletes the key whatever
+// happened to it: the libraries cannot tell whether it was still there, so
+// release reports ErrNotHeld when the session had already ended. what
+// names the lock in errors ("etcd-mutex <prefix>").
+func (ls *etcdLease) release(what string, unlock func() error) error {
+	err := fmt.Errorf("%s: released twice: %w", what, locks.ErrNotHeld)
+	ls.once.Do(func() {
+		ended := sessionEnded(ls.s)
+		err = unlock()
+		switch {
+		case err != nil:
+			err = fmt.Errorf("%s: unlock: %w", what, err)
+		case ended:
+			err = fmt.Errorf("%s: session ended: %w", what, locks.ErrNotHeld)
+		}
+	})
+	return err
 }

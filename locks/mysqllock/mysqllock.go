@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -150,10 +149,8 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		discard(conn)
 		return nil, fmt.Errorf("mysqllock: token: %w", err)
 	}
-	ls := &lease{l: l, conn: conn, token: uint64(token), bound: SessionBound(idle, interval, probes), lastOK: sent,
-		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	go ls.check()
-	return ls, nil
+	bound := SessionBound(idle, interval, probes)
+	return locks.StartSessionLease("mysqllock", &session{l: l, conn: conn}, uint64(token), sent, bound, Check), nil
 }
 
 // discard closes conn's session for good (not back to the pool), which
@@ -178,103 +175,35 @@ func SessionBound(idle, interval, probes int) time.Duration {
 	return time.Duration(idle)*time.Second + time.Duration(interval*probes)*time.Second
 }
 
-// lease is a held lock: its session is checked every Check.
-type lease struct {
-	l     *Locker
-	conn  *sql.Conn
-	token uint64
-	bound time.Duration
-
-	mu       sync.Mutex // guards conn's use, lastOK, isLost, released
-	lastOK   time.Time
-	isLost   bool
-	released bool
-
-	lost     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	lostOnce sync.Once
-	stopOnce sync.Once
+// session is the connection that took the lock; a locks.SessionLease
+// checks it every Check.
+type session struct {
+	l    *Locker
+	conn *sql.Conn
 }
 
-var _ locks.Promiser = (*lease)(nil)
-
-// Token is the AUTO_INCREMENT value inserted after the grant.
-func (s *lease) Token() uint64 { return s.token }
-
-// Lost closes when a check found the session gone or no longer holding the
-// lock.
-func (s *lease) Lost() <-chan struct{} { return s.lost }
-
-func (s *lease) markLost() { s.lostOnce.Do(func() { close(s.lost) }) }
-
-// Promise is the send time of the last answered check plus the server's
-// keepalive time less the drift allowance; unbounded when the server's
-// settings do not say.
-func (s *lease) Promise() locks.Promise {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.bound <= 0 {
-		return locks.Promise{Unbounded: true}
+// Ping fails when the session no longer holds the lock.
+func (s *session) Ping(ctx context.Context) error {
+	var mine sql.NullBool
+	if err := s.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", s.l.name).Scan(&mine); err != nil {
+		return err
 	}
-	return locks.Promise{Until: s.lastOK.Add(s.bound - locks.Drift(s.bound))}
-}
-
-func (s *lease) check() {
-	defer close(s.done)
-	every := Check
-	if s.bound > 0 && s.bound/3 < every {
-		every = s.bound / 3
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		sent := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), max(s.bound, Check))
-		var mine sql.NullBool
-		err := s.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?) = CONNECTION_ID()", s.l.name).Scan(&mine)
-		cancel()
-		if err != nil || !mine.Valid || !mine.Bool {
-			s.isLost = true
-			discard(s.conn)
-			s.mu.Unlock()
-			s.markLost()
-			return
-		}
-		s.lastOK = sent
-		s.mu.Unlock()
-	}
-}
-
-// Release gives the lock back (RELEASE_LOCK); ErrNotHeld when the session
-// was lost or the server says the lock was not this session's.
-func (s *lease) Release(ctx context.Context) error {
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.released {
-		return fmt.Errorf("mysqllock: release: already released: %w", locks.ErrNotHeld)
-	}
-	s.released = true
-	if s.isLost {
-		return fmt.Errorf("mysqllock: release: session lost: %w", locks.ErrNotHeld)
-	}
-	var got sql.NullInt64
-	if err := s.conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", s.l.name).Scan(&got); err != nil {
-		discard(s.conn)
-		s.markLost()
-		return fmt.Errorf("mysqllock: release: %w: %w", locks.ErrNotHeld, err)
-	}
-	s.conn.Close()
-	if !got.Valid || got.Int64 != 1 {
-		return fmt.Errorf("mysqllock: release: %w", locks.ErrNotHeld)
+	if !mine.Valid || !mine.Bool {
+		return errors.New("lock not held by the session")
 	}
 	return nil
 }
+
+// Unlock gives the lock back (RELEASE_LOCK), and the connection to the
+// pool; held false when the server says the lock was not this session's.
+func (s *session) Unlock(ctx context.Context) (held bool, err error) {
+	var got sql.NullInt64
+	if err := s.conn.QueryRowContext(ctx, "SELECT RELEASE_LOCK(?)", s.l.name).Scan(&got); err != nil {
+		return false, err
+	}
+	s.conn.Close()
+	return got.Valid && got.Int64 == 1, nil
+}
+
+// Drop closes the session for good (discard).
+func (s *session) Drop() { discard(s.conn) }

@@ -34,46 +34,16 @@ func startKeeper(sent time.Time, ttl time.Duration, renew func(context.Context) 
 
 func (k *keeper) run(ctx context.Context, lastOK time.Time, renew func(context.Context) (bool, error), log *slog.Logger) {
 	defer close(k.done)
-	every := max(k.ttl/3, time.Millisecond)
-	timer := time.NewTimer(time.Until(lastOK.Add(every)))
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		}
-		start := time.Now()
-		deadline := lastOK.Add(k.ttl) // our key may be gone from here on
-		if !start.Before(deadline) {
-			log.Warn("lease lost: no renewal succeeded for a whole ttl", "ttl", k.ttl)
-			k.markLost()
-			return
-		}
-		// A renewal that answers after the deadline is worth nothing.
-		callCtx, cancelCall := context.WithDeadline(ctx, minTime(start.Add(every), deadline))
-		ok, err := renew(callCtx)
-		cancelCall()
-		if ctx.Err() != nil {
-			return // stopped by Release while the call ran
-		}
-		next := time.Now().Add(every / 3) // retry sooner after a failure
-		switch {
-		case err != nil:
-			log.Debug("renewal failed", "err", err, "left", time.Until(deadline))
-		case !ok:
-			log.Warn("lease lost: key gone or taken over")
-			k.markLost()
-			return
-		default:
-			lastOK = start
-			k.mu.Lock()
-			k.okSent = start
-			k.mu.Unlock()
-			next = start.Add(every)
-		}
-		timer.Reset(time.Until(minTime(next, lastOK.Add(k.ttl))))
+	if locks.KeepRenewed(ctx, lastOK, k.ttl, renew, k.renewed, log) {
+		k.markLost()
 	}
+}
+
+// renewed records the send time of a successful renewal.
+func (k *keeper) renewed(sent time.Time) {
+	k.mu.Lock()
+	k.okSent = sent
+	k.mu.Unlock()
 }
 
 // promise is the last successful send + ttl - drift.
@@ -90,11 +60,4 @@ func (k *keeper) markLost() { k.lostOnce.Do(func() { close(k.lost) }) }
 func (k *keeper) stop() {
 	k.cancel()
 	<-k.done
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

@@ -227,10 +227,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("pglock: token: %w", err)
 	}
-	ls := &lease{l: l, conn: conn, token: uint64(token), bound: bound, lastOK: sent,
-		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	go ls.ping()
-	return ls, nil
+	return locks.StartSessionLease("pglock", &session{l: l, conn: conn, bound: bound}, uint64(token), sent, bound, Check), nil
 }
 
 func (l *Locker) lock(ctx context.Context, conn *pgx.Conn) error {
@@ -245,117 +242,36 @@ func (l *Locker) lock(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-// lease is a held lock: its session is pinged every Check.
-type lease struct {
+// session is the connection that took the lock; a locks.SessionLease
+// pings it every Check.
+type session struct {
 	l     *Locker
 	conn  *pgx.Conn
-	token uint64
-	bound time.Duration
-
-	mu       sync.Mutex // guards conn's use, lastOK, isLost and released
-	lastOK   time.Time  // send time of the last answered request
-	isLost   bool
-	released bool
-
-	lost     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	stopOnce sync.Once
+	bound time.Duration // the server's keepalive time, kept with conn for its next lease
 }
 
-var _ locks.Promiser = (*lease)(nil)
-
-// Token is the sequence value read after the grant.
-func (s *lease) Token() uint64 { return s.token }
-
-// Lost closes when a ping of the session failed (the connection is
-// closed then, so the server ends the session and its locks).
-func (s *lease) Lost() <-chan struct{} { return s.lost }
-
-func (s *lease) markLost() { s.once.Do(func() { close(s.lost) }) }
-
-// checkEvery is the ping period: a third of the server's keepalive time,
-// at most Check.
-func checkEvery(b time.Duration) time.Duration {
-	if b > 0 && b/3 < Check {
-		return b / 3
-	}
-	return Check
+// Ping asks the session for an answer.
+func (s *session) Ping(ctx context.Context) error {
+	_, err := s.conn.Exec(ctx, "SELECT 1")
+	return err
 }
 
-// Promise is the send time of the last answered request plus the server's
-// keepalive time (SessionBound) less the drift allowance: before then the
-// server cannot have dropped the session. Unbounded when the server's
-// settings do not say.
-func (s *lease) Promise() locks.Promise {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.bound <= 0 {
-		return locks.Promise{Unbounded: true}
-	}
-	return locks.Promise{Until: s.lastOK.Add(s.bound - locks.Drift(s.bound))}
-}
-
-// ping asks the session every checkEvery until Release; a failed ping
-// closes the connection (ending the session) and marks the lease lost.
-func (s *lease) ping() {
-	defer close(s.done)
-	t := time.NewTicker(checkEvery(s.bound))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		sent := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), max(s.bound, Check))
-		_, err := s.conn.Exec(ctx, "SELECT 1")
-		cancel()
-		if err != nil {
-			s.isLost = true
-			s.conn.Close(context.Background())
-			s.mu.Unlock()
-			s.markLost()
-			return
-		}
-		s.lastOK = sent
-		s.mu.Unlock()
-	}
-}
-
-// Release unlocks (pg_advisory_unlock, or COMMIT for pg-advisory-xact) on
-// the lease's session; ErrNotHeld when the session was lost or the server
-// says the lock was not held.
-func (s *lease) Release(ctx context.Context) error {
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.released {
-		return fmt.Errorf("pglock: release: already released: %w", locks.ErrNotHeld)
-	}
-	s.released = true
-	if s.isLost {
-		return fmt.Errorf("pglock: release: session lost: %w", locks.ErrNotHeld)
-	}
-	var err error
-	held := true
+// Unlock unlocks (pg_advisory_unlock, or COMMIT for pg-advisory-xact) and
+// keeps the connection for the Locker's next Acquire; held false when the
+// server says the lock was not held.
+func (s *session) Unlock(ctx context.Context) (held bool, err error) {
+	held = true
 	if s.l.c.xact {
 		_, err = s.conn.Exec(ctx, "COMMIT")
 	} else {
 		err = s.conn.QueryRow(ctx, "SELECT pg_advisory_unlock($1)", s.l.key).Scan(&held)
 	}
 	if err != nil {
-		s.conn.Close(context.Background())
-		s.markLost()
-		return fmt.Errorf("pglock: release: %w: %w", locks.ErrNotHeld, err)
+		return false, err
 	}
 	s.l.put(s.conn, s.bound)
-	if !held {
-		return fmt.Errorf("pglock: release: %w", locks.ErrNotHeld)
-	}
-	return nil
+	return held, nil
 }
+
+// Drop closes the connection, which ends the session.
+func (s *session) Drop() { s.conn.Close(context.Background()) }

@@ -80,32 +80,12 @@ func TestRWReadersShare(t *testing.T) {
 		t.Fatalf("second reader while one reads: %v", err)
 	}
 	// a writer waits until both readers left
-	w := make(chan locks.Lease, 1)
-	go func() {
-		lease, err := l.Acquire(ctx)
-		if err != nil {
-			t.Error(err)
-		}
-		w <- lease
-	}()
-	select {
-	case <-w:
-		t.Fatal("writer entered among readers")
-	case <-time.After(300 * time.Millisecond):
-	}
+	w := locktest.AcquireAsync(t, l.Acquire)
+	locktest.Waiting(t, w, "writer among readers")
 	locktest.ReleaseHeld(t, ctx, r1, "reader 1")
-	select {
-	case <-w:
-		t.Fatal("writer entered while a reader reads")
-	case <-time.After(200 * time.Millisecond):
-	}
+	locktest.Waiting(t, w, "writer while a reader reads")
 	locktest.ReleaseHeld(t, ctx, r2, "reader 2")
-	var writer locks.Lease
-	select {
-	case writer = <-w:
-	case <-time.After(10 * time.Second):
-		t.Fatal("writer still waiting after the readers left")
-	}
+	writer := locktest.Granted(t, w, "writer after the readers left")
 	if _, err := shareWithin(l, 300*time.Millisecond); err == nil {
 		t.Fatal("reader entered while a writer writes")
 	}
@@ -149,7 +129,7 @@ func TestRWDeadReaderExpires(t *testing.T) {
 func TestRWMixed(t *testing.T) {
 	srv := newServer(t)
 	name := locktest.Name(t)
-	var readers, writers, maxReaders atomic.Int64
+	var readers, writers locktest.Inside
 	var bad atomic.Int64
 	var wg sync.WaitGroup
 	ctx := locktest.Timeout(t, 60*time.Second)
@@ -173,20 +153,18 @@ func TestRWMixed(t *testing.T) {
 					return
 				}
 				if read {
-					n := readers.Add(1)
-					for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
-					}
-					if writers.Load() > 0 {
+					readers.Enter()
+					if writers.Now() > 0 {
 						bad.Add(1)
 					}
-				} else if writers.Add(1) > 1 || readers.Load() > 0 {
+				} else if writers.Enter() > 1 || readers.Now() > 0 {
 					bad.Add(1)
 				}
 				time.Sleep(2 * time.Millisecond)
 				if read {
-					readers.Add(-1)
+					readers.Leave()
 				} else {
-					writers.Add(-1)
+					writers.Leave()
 				}
 				if err := lease.Release(ctx); err != nil {
 					t.Error(err)
@@ -199,8 +177,8 @@ func TestRWMixed(t *testing.T) {
 	if bad.Load() > 0 {
 		t.Errorf("%d entries broke the read-write promise", bad.Load())
 	}
-	if maxReaders.Load() < 2 {
-		t.Errorf("readers never shared the lock (at most %d at once)", maxReaders.Load())
+	if readers.Peak() < 2 {
+		t.Errorf("readers never shared the lock (at most %d at once)", readers.Peak())
 	}
 }
 

@@ -2,10 +2,7 @@ package zklock_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,100 +54,17 @@ func connectPermits(t testing.TB, e *testenv.Ensemble, i, permits int, session t
 	})
 }
 
-// shared returns client's Locker of lock as the read-write lock it must be.
-func shared(t testing.TB, c locks.Client, lock string) locks.SharedLocker {
-	t.Helper()
-	l, ok := c.Locker(lock).(locks.SharedLocker)
-	if !ok {
-		t.Fatalf("%T is not a locks.SharedLocker", c.Locker(lock))
-	}
-	return l
-}
-
-// outcome is an Acquire's result.
-type outcome struct {
-	ls  locks.Lease
-	err error
-}
-
-// acquireAsync starts acquire on a goroutine and returns where its outcome
-// arrives; the test's end cancels it.
-func acquireAsync(t *testing.T, acquire func(context.Context) (locks.Lease, error)) <-chan outcome {
-	ctx := locktest.Timeout(t, time.Minute)
-	out := make(chan outcome, 1)
-	go func() {
-		ls, err := acquire(ctx)
-		out <- outcome{ls, err}
-	}()
-	return out
-}
-
-// waiting fails the test when got delivers within 300ms: its Acquire
-// should still wait.
-func waiting(t *testing.T, got <-chan outcome, who string) {
-	t.Helper()
-	select {
-	case o := <-got:
-		t.Fatalf("%s returned while it should wait (err %v)", who, o.err)
-	case <-time.After(300 * time.Millisecond):
-	}
-}
-
-// granted waits up to 30s for got's lease.
-func granted(t *testing.T, got <-chan outcome, who string) locks.Lease {
-	t.Helper()
-	select {
-	case o := <-got:
-		if o.err != nil {
-			t.Fatalf("%s: %v", who, o.err)
-		}
-		return o.ls
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s not granted within 30s", who)
-	}
-	return nil
-}
-
-func release(t *testing.T, ls locks.Lease, who string) {
-	t.Helper()
-	if err := ls.Release(locktest.Timeout(t, 10*time.Second)); err != nil {
-		t.Fatalf("%s release: %v", who, err)
-	}
-}
-
 // testRWConformance: readers hold together, a writer excludes readers and
 // writers, a writer waiting behind readers gets the lock once they
-// release, and a reader queued behind a waiting writer waits for it.
+// release, a reader queued behind a waiting writer waits for it, and
+// tokens increase (locktest.RWConformance).
 func testRWConformance(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	var l []locks.SharedLocker
 	for i := range 4 {
-		l = append(l, shared(t, connectSession(t, e, i, zklock.NameRW, locktest.SteadyTTL), lock))
+		l = append(l, locktest.Shared(t, connectSession(t, e, i, zklock.NameRW, locktest.SteadyTTL), lock))
 	}
-	r0 := locktest.Acquire(t, readSide{l[0]})
-	r1 := locktest.AcquireWithin(t, readSide{l[1]}, 10*time.Second) // readers together
-
-	w := acquireAsync(t, l[2].Acquire)
-	waiting(t, w, "writer behind two readers")
-	r3 := acquireAsync(t, l[3].AcquireShared)
-	waiting(t, r3, "reader behind a waiting writer")
-	release(t, r0, "reader 0")
-	waiting(t, w, "writer behind one reader")
-	release(t, r1, "reader 1")
-	wl := granted(t, w, "writer after the readers")
-	waiting(t, r3, "reader behind the writer")
-
-	w1 := acquireAsync(t, l[0].Acquire)
-	waiting(t, w1, "second writer")
-	release(t, wl, "writer")
-	rl := granted(t, r3, "reader after the writer")
-	waiting(t, w1, "second writer behind the reader")
-	release(t, rl, "reader 3")
-	wl1 := granted(t, w1, "second writer")
-	if wl1.Token() <= wl.Token() {
-		t.Errorf("writer tokens %d then %d: not increasing", wl.Token(), wl1.Token())
-	}
-	release(t, wl1, "second writer")
+	locktest.RWConformance(t, l)
 }
 
 // readSide is a SharedLocker's shared side as a Locker.
@@ -166,79 +80,9 @@ func testRWExclusion(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	var l []locks.SharedLocker
 	for i := range clients {
-		l = append(l, shared(t, connectSession(t, e, i, zklock.NameRW, locktest.SteadyTTL), lock))
+		l = append(l, locktest.Shared(t, connectSession(t, e, i, zklock.NameRW, locktest.SteadyTTL), lock))
 	}
-	contendRW(t, l, 30, 2*time.Millisecond)
-}
-
-// contendRW runs every locker through rounds acquisitions, shared or
-// exclusive at random (seeded per client), holding hold each, and checks
-// the read-write promise with counters of the holders inside.
-func contendRW(t *testing.T, lockers []locks.SharedLocker, rounds int, hold time.Duration) {
-	ctx := locktest.Timeout(t, 3*time.Minute)
-	var (
-		readers, writers, readPeak atomic.Int64
-		mu                         sync.Mutex
-		lastWrite, lastAny         uint64
-		wg                         sync.WaitGroup
-	)
-	for i, l := range lockers {
-		rnd := rand.New(rand.NewPCG(uint64(i), 34))
-		wg.Go(func() {
-			for n := range rounds {
-				write := rnd.IntN(2) == 0
-				acquire := l.AcquireShared
-				if write {
-					acquire = l.Acquire
-				}
-				ls, err := acquire(ctx)
-				if err != nil {
-					t.Errorf("client %d acquire %d: %v", i, n, err)
-					return
-				}
-				tok := ls.Token()
-				if write {
-					if w := writers.Add(1); w != 1 || readers.Load() != 0 {
-						t.Errorf("client %d writer inside with %d writers and %d readers", i, w, readers.Load())
-					}
-					mu.Lock()
-					if tok <= lastAny {
-						t.Errorf("writer token %d not above %d, the highest before it", tok, lastAny)
-					}
-					lastWrite, lastAny = tok, tok
-					mu.Unlock()
-				} else {
-					r := readers.Add(1)
-					if w := writers.Load(); w != 0 {
-						t.Errorf("client %d reader inside with %d writers", i, w)
-					}
-					for p := readPeak.Load(); r > p && !readPeak.CompareAndSwap(p, r); p = readPeak.Load() {
-					}
-					mu.Lock()
-					if tok <= lastWrite {
-						t.Errorf("reader token %d not above the last writer's %d", tok, lastWrite)
-					}
-					lastAny = max(lastAny, tok)
-					mu.Unlock()
-				}
-				time.Sleep(hold)
-				if write {
-					writers.Add(-1)
-				} else {
-					readers.Add(-1)
-				}
-				if err := ls.Release(ctx); err != nil {
-					t.Errorf("client %d release %d: %v", i, n, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	t.Logf("readers inside together at most: %d", readPeak.Load())
-	if readPeak.Load() < 2 {
-		t.Error("readers never held together")
-	}
+	locktest.ContendRW(t, l, 30, 2*time.Millisecond)
 }
 
 // testRWReaderLost: a reader whose links are cut loses its lease (Lost
@@ -246,22 +90,13 @@ func contendRW(t *testing.T, lockers []locks.SharedLocker, rounds int, hold time
 // gets the lock.
 func testRWReaderLost(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
-	r := locktest.Acquire(t, readSide{shared(t, connect(t, e, cutRW, zklock.NameRW), lock)})
-	w := acquireAsync(t, shared(t, connect(t, e, 0, zklock.NameRW), lock).Acquire)
-	waiting(t, w, "writer behind the reader")
-	cut := time.Now()
-	e.Cut(t, cutRW)
-	select {
-	case <-r.Lost():
-	case <-time.After(locktest.LossBound(sessionTimeout, time.Second)):
-		t.Fatal("reader's Lost not closed")
-	}
-	wl := granted(t, w, "writer after the reader's session expired")
-	t.Logf("writer granted %s after the cut", time.Since(cut).Round(time.Millisecond))
+	r := locktest.Acquire(t, readSide{locktest.Shared(t, connect(t, e, cutRW, zklock.NameRW), lock)})
+	w := locktest.AcquireAsync(t, locktest.Shared(t, connect(t, e, 0, zklock.NameRW), lock).Acquire)
+	wl := locktest.TakeOver(t, r, w, func() { e.Cut(t, cutRW) }, locktest.LossBound(sessionTimeout, time.Second))
 	if wl.Token() <= r.Token() {
 		t.Errorf("writer token %d not above the lost reader's %d", wl.Token(), r.Token())
 	}
-	release(t, wl, "writer")
+	locktest.Release(t, wl, "writer")
 }
 
 // testSemaphoreConformance: 3 permits admit 3 holders, the 4th waits
@@ -275,15 +110,15 @@ func testSemaphoreConformance(t *testing.T, e *testenv.Ensemble) {
 			t.Errorf("token %d then %d: not increasing", held[i-1].Token(), held[i].Token())
 		}
 	}
-	fourth := acquireAsync(t, connectPermits(t, e, 3, 3, locktest.SteadyTTL).Locker(lock).Acquire)
-	waiting(t, fourth, "4th holder of 3 permits")
-	release(t, held[1], "holder 1")
-	ls := granted(t, fourth, "4th holder after a release")
+	fourth := locktest.AcquireAsync(t, connectPermits(t, e, 3, 3, locktest.SteadyTTL).Locker(lock).Acquire)
+	locktest.Waiting(t, fourth, "4th holder of 3 permits")
+	locktest.Release(t, held[1], "holder 1")
+	ls := locktest.Granted(t, fourth, "4th holder after a release")
 	if ls.Token() <= held[2].Token() {
 		t.Errorf("4th token %d not above %d", ls.Token(), held[2].Token())
 	}
 	for _, l := range []locks.Lease{held[0], held[2], ls} {
-		release(t, l, "holder")
+		locktest.Release(t, l, "holder")
 	}
 }
 
@@ -296,45 +131,7 @@ func testSemaphoreExclusion(t *testing.T, e *testenv.Ensemble) {
 	for i := range clients {
 		l = append(l, connectPermits(t, e, i, permits, locktest.SteadyTTL).Locker(lock))
 	}
-	contendSemaphore(t, l, permits, 30, 10*time.Millisecond)
-}
-
-// contendSemaphore runs every locker through rounds acquisitions holding
-// hold each, and checks that no more than permits are ever inside.
-func contendSemaphore(t *testing.T, lockers []locks.Locker, permits int64, rounds int, hold time.Duration) {
-	ctx := locktest.Timeout(t, 3*time.Minute)
-	var (
-		inside, peak atomic.Int64
-		wg           sync.WaitGroup
-	)
-	for i, l := range lockers {
-		wg.Go(func() {
-			for n := range rounds {
-				ls, err := l.Acquire(ctx)
-				if err != nil {
-					t.Errorf("client %d acquire %d: %v", i, n, err)
-					return
-				}
-				in := inside.Add(1)
-				if in > permits {
-					t.Errorf("client %d: %d holders of %d permits", i, in, permits)
-				}
-				for p := peak.Load(); in > p && !peak.CompareAndSwap(p, in); p = peak.Load() {
-				}
-				time.Sleep(hold)
-				inside.Add(-1)
-				if err := ls.Release(ctx); err != nil {
-					t.Errorf("client %d release %d: %v", i, n, err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	t.Logf("holders inside together at most: %d of %d permits", peak.Load(), permits)
-	if peak.Load() < 2 {
-		t.Error("never more than one holder inside: the permits are not shared")
-	}
+	locktest.ContendPermits(t, l, permits, 30, 10*time.Millisecond)
 }
 
 // testSemaphoreHolderLost: with 2 permits held, a 3rd waits; cutting one
@@ -344,19 +141,10 @@ func testSemaphoreHolderLost(t *testing.T, e *testenv.Ensemble) {
 	lock := locktest.Name(t)
 	a := locktest.Acquire(t, connectPermits(t, e, cutSemaphore, 2, sessionTimeout).Locker(lock))
 	b := locktest.Acquire(t, connectPermits(t, e, 0, 2, sessionTimeout).Locker(lock))
-	c := acquireAsync(t, connectPermits(t, e, 1, 2, sessionTimeout).Locker(lock).Acquire)
-	waiting(t, c, "3rd holder of 2 permits")
-	cut := time.Now()
-	e.Cut(t, cutSemaphore)
-	select {
-	case <-a.Lost():
-	case <-time.After(locktest.LossBound(sessionTimeout, time.Second)):
-		t.Fatal("cut holder's Lost not closed")
-	}
-	cl := granted(t, c, "waiter after the cut holder's session expired")
-	t.Logf("waiter granted %s after the cut", time.Since(cut).Round(time.Millisecond))
+	c := locktest.AcquireAsync(t, connectPermits(t, e, 1, 2, sessionTimeout).Locker(lock).Acquire)
+	cl := locktest.TakeOver(t, a, c, func() { e.Cut(t, cutSemaphore) }, locktest.LossBound(sessionTimeout, time.Second))
 	locktest.ReleaseHeld(t, locktest.Timeout(t, 10*time.Second), b, "other holder")
-	release(t, cl, "new holder")
+	locktest.Release(t, cl, "new holder")
 }
 
 // testKindsCanceled: a writer of zk-rw, and a waiter for zk-semaphore's
