@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -575,6 +577,7 @@ func TestOpJSON(t *testing.T) {
 		{Run: 1, Seq: 2, Client: 3, Lock: "lock-0", Op: OpAcquire, Visit: 7, Invoke: -5, Return: 9, Token: 4, ValidUntil: 100, Estimated: true, Outcome: "ok"},
 		{Lock: "a\"b<é>\n", Op: OpWrite, Value: -3, Unbounded: true, Outcome: "stale_rejected"},
 		{},
+		everyField(),
 	} {
 		want, err := json.Marshal(op)
 		if err != nil {
@@ -584,6 +587,33 @@ func TestOpJSON(t *testing.T) {
 			t.Errorf("appendJSON\n got %s\nwant %s", got, want)
 		}
 	}
+}
+
+// everyField returns an Op with every field set, so that a field added to
+// Op and forgotten by appendJSON fails TestOpJSON.
+func everyField() Op {
+	var op Op
+	v := reflect.ValueOf(&op).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Uint64:
+			f.SetUint(uint64(i + 1))
+		case reflect.String:
+			f.SetString("s" + strconv.Itoa(i))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]int64{int64(i), 2}))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		default:
+			panic("everyField: set field " + v.Type().Field(i).Name)
+		}
+	}
+	return op
 }
 
 // recheckFigures is what package recheck, the independent implementation,

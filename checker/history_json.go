@@ -65,6 +65,11 @@ func (op *Op) appendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	if op.Fault != nil {
+		f, _ := json.Marshal(op.Fault)
+		b = append(b, `,"fault":`...)
+		b = append(b, f...)
+	}
 	if op.Mode != "" {
 		b = append(b, `,"mode":`...)
 		b = appendString(b, op.Mode)
@@ -77,10 +82,8 @@ func (op *Op) appendJSON(b []byte) []byte {
 		b = append(b, `,"permits":`...)
 		b = strconv.AppendInt(b, int64(op.Permits), 10)
 	}
-	if op.Fault != nil {
-		f, _ := json.Marshal(op.Fault)
-		b = append(b, `,"fault":`...)
-		b = append(b, f...)
+	if op.Standing {
+		b = append(b, `,"standing":true`...)
 	}
 	return append(b, "}\n"...)
 }
