@@ -216,8 +216,11 @@ func (r *run) drive(ctx context.Context, pt Point, cl *cluster.Cluster, clients 
 	stopFaults() // heals whatever is still applied, resumes paused clients
 	ws := <-windows
 	out.Faults = faultWindows(pt, ws, elapsed, resource)
-	exposures(out.Faults, ws, elapsed, time.Duration(out.TTLMs*float64(time.Millisecond)), resource)
 	counters, serr := clients.Finish(wcfg, rec)
+	// After Finish: the attempts still waiting when the run ended are in
+	// the history by now, and count for a fault as they do for the
+	// re-check (bench check) that reads them there.
+	exposures(out.Faults, ws, elapsed, time.Duration(out.TTLMs*float64(time.Millisecond)), resource)
 	stop()
 	<-progressDone
 	r.evidence[r.index] = collect(out, rec, resource, elapsed, counters, wcfg.Rate)
