@@ -50,6 +50,13 @@ func (failoverAction) check(t *topology, f Fault) error {
 			return nil
 		}
 	}
+	if t.RedisCluster {
+		// The Redis Cluster promotes a replica by itself.
+		if t.ReplicasOf(f.Node) == 0 {
+			return unsupported("failover needs a replica of %s to promote: the cluster has none (set cluster.redis.replicas >= 1)", f.Node)
+		}
+		return nil
+	}
 	if t.Count(cluster.KindSentinel) == 0 {
 		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels (set cluster.redis.sentinels, e.g. 3)")
 	}

@@ -36,7 +36,7 @@ func init() {
 		}
 		return nil
 	}
-	reg(locks.Spec{Name: "test-lock", Backend: locks.Redis, MinRedis: 1,
+	reg(locks.Spec{Name: "test-lock", Backend: locks.Redis, MinRedis: 1, RedisCluster: true,
 		Options: []locks.Option{{Name: "wait_replicas", Check: replicas}, {Name: "wait_timeout"}}})
 	reg(locks.Spec{Name: "test-redlock", Backend: locks.Redis, MinRedis: 3})
 	reg(locks.Spec{Name: "test-zk", Backend: locks.ZooKeeper})
@@ -245,6 +245,20 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:4: faults[0].offset: ", "must not be 0"},
 		{"failover without sentinels", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
 			"x.yaml:6: faults[0].node: ", "failover needs Sentinel"},
+		{"redis cluster of 2 primaries", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster, primaries: 2}\n",
+			"x.yaml:4: cluster.redis.primaries: ", "mode cluster needs at least 3 primaries"},
+		{"redis cluster with sentinels", "name: t\nlocks: [test-lock]\ncluster:\n  redis:\n    mode: cluster\n    sentinels: 3\n",
+			"x.yaml:6: cluster.redis.sentinels: ", "must be 0 with mode cluster"},
+		{"redis cluster under netns", "name: t\nlocks: [test-lock]\ncluster:\n  provider: netns\n  redis:\n    mode: cluster\n",
+			"x.yaml:6: cluster.redis.mode: ", "cluster is not supported by provider netns yet"},
+		{"redis cluster under docker", "name: t\nlocks: [test-lock]\ncluster:\n  provider: docker\n  redis: {mode: cluster}\n",
+			"x.yaml:5: cluster.redis.mode: ", "cluster is not supported by provider docker yet"},
+		{"redis cluster mode unknown", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: sharded}\n",
+			"x.yaml:4: cluster.redis.mode: ", ""},
+		{"quorum lock on a redis cluster", "name: t\nlocks:\n  - test-lock\n  - test-redlock\ncluster:\n  redis: {mode: cluster}\n",
+			"x.yaml:4: locks[1]: ", "lock test-redlock cannot run on a Redis Cluster"},
+		{"redis cluster failover without replicas", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
+			"x.yaml:6: faults[0].node: ", "failover needs a replica of redis-0"},
 		{"failover on a replica", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1, sentinels: 3}\nfaults:\n  - {type: failover, at: 1s, node: redis-0-r0}\n",
 			"x.yaml:6: faults[0].node: ", `"redis-0-r0" is not one of redis-N`},
 		{"partition member", head + "  - type: partition\n    at: 1s\n    groups:\n      - [clients]\n      - [redis-0, zk-0]\n",
