@@ -74,6 +74,9 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		}
 	}
 
+	if rs.Mode == RedisCluster {
+		return c.buildRedisCluster(b, rn, peer, rs, rebind)
+	}
 	for _, n := range primaries {
 		var extra []string
 		if peer[n] != "" {

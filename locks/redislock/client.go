@@ -312,17 +312,24 @@ func ConnectUniversal(ctx context.Context, e locks.Endpoints, i int) (redis.Univ
 		return nil, err
 	}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                 e.Redis,
-		Username:              e.Auth.RedisUsername,
-		Password:              e.Auth.RedisPassword,
-		Dialer:                dial,
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		PoolSize:              poolSize,
-		ReadBufferSize:        connBuffer,
-		WriteBufferSize:       connBuffer,
-		Protocol:              protocol,
-		DisableIdentity:       true,
+		Addrs:      e.Redis,
+		Username:   e.Auth.RedisUsername,
+		Password:   e.Auth.RedisPassword,
+		Dialer:     dial,
+		MaxRetries: -1,
+		// go-redis reloads the slot map on a MOVED reply and every
+		// ClusterStateReloadInterval (default 60 s); a killed primary
+		// answers no MOVED, so the default leaves its slots unreachable
+		// for a minute after the cluster promoted its replica. 1 s
+		// follows a failover about as soon as clients that refresh the
+		// map on a connection error (Jedis, redis-py) do.
+		ClusterStateReloadInterval: time.Second,
+		ContextTimeoutEnabled:      true,
+		PoolSize:                   poolSize,
+		ReadBufferSize:             connBuffer,
+		WriteBufferSize:            connBuffer,
+		Protocol:                   protocol,
+		DisableIdentity:            true,
 		MaintNotificationsConfig: &maintnotifications.Config{
 			Mode: maintnotifications.ModeDisabled,
 		},
