@@ -183,3 +183,26 @@ func clusterWhole(ctx context.Context, n *Node, nodes int) error {
 	}
 	return nil
 }
+
+// KeySlot is the hash slot of key in a Redis Cluster: CRC16 (XMODEM) of
+// the key, or of its hash tag (the text between the first "{" and the
+// next "}" when that is not empty), modulo 16384.
+func KeySlot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % clusterSlots
+}

@@ -79,6 +79,9 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 			return eff, nil
 		}
 	}
+	if env.Cluster.Plan().RedisCluster {
+		return clusterFailover(ctx, env, f, eff)
+	}
 	var sentinels []*cluster.Node
 	for _, n := range env.Cluster.Nodes() {
 		if n.Kind == cluster.KindSentinel {
@@ -134,6 +137,50 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 			}
 			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
 				f.Node, elapsed(t0), last, wctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// clusterFailover is failover in a Redis Cluster, which promotes a
+// replica by itself: it kills the server of f.Node's group that says it
+// is the primary, then asks the group's running servers every 50 ms
+// (Cluster.Primary) until one of them reports the primary role — the
+// cluster elected it and it took over the slots — or FailoverTimeout
+// passes.
+func clusterFailover(ctx context.Context, env Env, f Fault, eff effect) (effect, error) {
+	victim, err := env.Cluster.Primary(ctx, f.Node)
+	if err != nil {
+		return eff, err
+	}
+	keysBefore, kerr := keyCount(ctx, victim.Addr())
+	t0 := time.Now()
+	if err := victim.Kill(ctx); err != nil {
+		return eff, err
+	}
+	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, victim.Addr())
+	wctx, cancel := context.WithTimeout(ctx, FailoverTimeout)
+	defer cancel()
+	tick := time.NewTicker(failoverPoll)
+	defer tick.Stop()
+	var last error
+	for {
+		n, err := env.Cluster.Primary(wctx, f.Node)
+		if err == nil && n != victim {
+			eff.detail += fmt.Sprintf("; the cluster promoted %s to primary of %s %v after the kill", n.Name, f.Node, elapsed(t0))
+			at := time.Now()
+			eff.seen = promoted(ctx, env, victim.Name, n.Name, n.Addr(), keysBefore, kerr)
+			if strings.HasSuffix(eff.seen.seen, "lock key lost") {
+				eff.seen.lostAt = at
+			}
+			return eff, nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-wctx.Done():
+			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w", f.Node, elapsed(t0), last, wctx.Err())
 		case <-tick.C:
 		}
 	}
