@@ -40,7 +40,7 @@ import (
 // a replica of a failed primary is elected about a second later; a
 // replica's data age never disqualifies it (validity factor 0), so a
 // replica whose replication link a fault delayed is still promoted.
-const clusterNodeTimeout = 1500 * time.Millisecond
+const clusterNodeTimeout = 1000 * time.Millisecond
 
 // clusterSlots is the number of hash slots of a Redis Cluster.
 const clusterSlots = 16384

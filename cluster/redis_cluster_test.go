@@ -79,6 +79,11 @@ func TestRedisCluster(t *testing.T) {
 			t.Fatalf("GET %s = %q, %v", k, v, err)
 		}
 	}
+	for _, k := range append(keys, "{a}:fence", "locklab:x:lock-0") {
+		if got, err := cc.ClusterKeySlot(ctx, k).Result(); err != nil || int(got) != cluster.KeySlot(k) {
+			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; KeySlot says %d", k, got, err, cluster.KeySlot(k))
+		}
+	}
 	if len(dials) < 3 {
 		t.Errorf("cluster client dialed %v: want every primary", dials)
 	}
@@ -142,4 +147,17 @@ func TestRedisCluster(t *testing.T) {
 			return cc.Get(ctx, "b").Err()
 		})
 	})
+}
+
+// TestKeySlot checks KeySlot against slots Redis computes (CLUSTER
+// KEYSLOT), hash tags included.
+func TestKeySlot(t *testing.T) {
+	for key, want := range map[string]int{
+		"123456789": 12739, "a": 15495, "b": 3300, "{b}": 3300, "x{b}y": 3300, "x{}y": 16116,
+		"locklab:redis-cluster-failover:lock-0": 1194, "{locklab:redis-cluster-failover:lock-0}:fence": 1194,
+	} {
+		if got := cluster.KeySlot(key); got != want {
+			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		}
+	}
 }

@@ -33,7 +33,8 @@ const failoverPoll = 50 * time.Millisecond
 // switches that address only once the promoted replica acknowledged its new
 // role — or FailoverTimeout passes. The Window ends there and Detail says
 // which sentinel reported which node how long after the kill. The old
-// primary stays down.
+// primary stays down. In a Redis Cluster (no sentinels) the cluster
+// promotes the replica itself: clusterFailover.
 type failoverAction struct{}
 
 func (failoverAction) check(t *topology, f Fault) error {

@@ -964,3 +964,33 @@ func TestReadShare(t *testing.T) {
 		t.Errorf("read_share = %v, want 0.9", s.Workload.ReadShare)
 	}
 }
+
+// TestRedisClusterFailoverSlot: the lock key of redis-cluster-failover
+// (the default prefix locklab:<scenario>: and the one lock name lock-0)
+// hashes to a slot of the primary its failover kills, else the fault would
+// not touch the lock.
+func TestRedisClusterFailoverSlot(t *testing.T) {
+	s, err := Resolve("redis-cluster-failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Cluster.Redis
+	if r == nil || r.Mode != cluster.RedisCluster || s.Workload.Keys != 1 {
+		t.Fatalf("cluster %+v, keys %d: want one key on a Redis Cluster", r, s.Workload.Keys)
+	}
+	var node string
+	for _, f := range s.Faults {
+		if f.Type == "failover" {
+			node = f.Node
+		}
+	}
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "redis-"))
+	if err != nil {
+		t.Fatalf("failover of %q: want a primary redis-N", node)
+	}
+	key := "locklab:" + s.Name + ":lock-0"
+	slot := cluster.KeySlot(key)
+	if lo, hi := cluster.SlotRange(i, r.Primaries); slot < lo || slot > hi {
+		t.Errorf("%s hashes to slot %d, not one of %s's (%d-%d)", key, slot, node, lo, hi)
+	}
+}

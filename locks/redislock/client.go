@@ -106,6 +106,11 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n > 0 && cfg.Endpoints.RedisCluster {
+		// WAIT counts the acks of its own connection's writes; a cluster
+		// client sends it on a connection of its choosing.
+		return nil, fmt.Errorf("redislock: %s: not supported on a Redis Cluster", optWaitReplicas)
+	}
 	opts := []Option{WithRetry(cfg.Retry), WithPrefix(cfg.Prefix), WithSeed(cfg.Seed),
 		WithLogger(cfg.Log().With("lock", string(v))), WithWaitReplicas(n, timeout), WithPermits(permits)}
 	if cfg.TTL != 0 {
