@@ -259,6 +259,8 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:4: locks[1]: ", "lock test-redlock cannot run on a Redis Cluster"},
 		{"client program on a redis cluster", "name: t\nlocks:\n  - {name: exec, backend: redis, command: [python3, c.py]}\ncluster:\n  redis: {mode: cluster}\n",
 			"x.yaml:3: locks[0]: ", "lock exec cannot run on a Redis Cluster (cluster.redis.mode: cluster): client programs"},
+		{"partition inside a redis cluster", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: partition, at: 1s, isolate: redis-0}\n",
+			"x.yaml:6: faults[0].isolate: ", "a Redis Cluster's bus is not proxied"},
 		{"redis cluster failover without replicas", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
 			"x.yaml:6: faults[0].node: ", "failover needs a replica of redis-0"},
 		{"failover on a replica", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1, sentinels: 3}\nfaults:\n  - {type: failover, at: 1s, node: redis-0-r0}\n",
