@@ -264,6 +264,13 @@ func (p *parser) clusterDefaults() {
 				p.add(m.line, m.path, "lock %s cannot run on a Redis Cluster (cluster.redis.mode: cluster): %s", m.spec.Name, noClusterReason(m.spec))
 			}
 		}
+		for i, l := range p.s.Locks {
+			// WAIT counts the acks of its own connection's writes, and a
+			// cluster client sends it on a connection of its choosing.
+			if v, ok := l.Options["wait_replicas"]; ok && v != "0" {
+				p.add(l.Line, p.locks[i].path+".wait_replicas", "not supported on a Redis Cluster (cluster.redis.mode: cluster): WAIT would not count the replicas of the lock key's writes")
+			}
+		}
 	}
 	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
 		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}

@@ -261,6 +261,8 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:3: locks[0]: ", "lock exec cannot run on a Redis Cluster (cluster.redis.mode: cluster): client programs"},
 		{"partition inside a redis cluster", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: partition, at: 1s, isolate: redis-0}\n",
 			"x.yaml:6: faults[0].isolate: ", "a Redis Cluster's bus is not proxied"},
+		{"wait_replicas on a redis cluster", "name: t\nlocks:\n  - {name: test-lock, wait_replicas: 1}\ncluster:\n  redis: {mode: cluster, replicas: 1}\n",
+			"x.yaml:3: locks[0].wait_replicas: ", "not supported on a Redis Cluster"},
 		{"redis cluster failover without replicas", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
 			"x.yaml:6: faults[0].node: ", "failover needs a replica of redis-0"},
 		{"failover on a replica", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1, sentinels: 3}\nfaults:\n  - {type: failover, at: 1s, node: redis-0-r0}\n",
