@@ -1000,3 +1000,19 @@ func TestRedisClusterFailoverSlot(t *testing.T) {
 		t.Errorf("%s hashes to slot %d, not one of %s's (%d-%d)", key, slot, node, lo, hi)
 	}
 }
+
+// TestRedisMode: mode defaults to standalone (written as ""), and a
+// cluster without primaries: gets 3.
+func TestRedisMode(t *testing.T) {
+	s := mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1}\n")
+	if r := s.Cluster.Redis; r.Mode != "" || r.Primaries != 1 {
+		t.Errorf("standalone: mode %q, primaries %d", r.Mode, r.Primaries)
+	}
+	s = mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster, replicas: 1}\n")
+	if r := s.Cluster.Redis; r.Mode != cluster.RedisCluster || r.Primaries != 3 || r.Sentinels != 0 {
+		t.Errorf("cluster: mode %q, primaries %d, sentinels %d", r.Mode, r.Primaries, r.Sentinels)
+	}
+	if !cluster.PlanOf(s.ClusterSpec(1)).RedisCluster {
+		t.Error("plan of a cluster scenario is not a Redis Cluster")
+	}
+}
