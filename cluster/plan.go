@@ -126,18 +126,19 @@ func (p *Plan) pairLinks(names []string) {
 // (redispeers.go): for each node, a link from every node that dials its
 // peer address, then redis-peers->node.
 //
-// In a Redis Cluster a replica replicates through the same peer links, and
-// the cluster changes roles by itself as Sentinel does; its bus (gossip,
-// failure reports, votes) is not proxied (redis_cluster.go).
+// In a Redis Cluster every server dials every other one (the cluster bus:
+// gossip, failure reports, votes), so every ordered pair of servers has a
+// link, with a second proxy for the bus; a replica replicates through the
+// same links, and the cluster changes roles by itself (redis_cluster.go).
 func (p *Plan) planRedis(r RedisSpec) {
 	all := p.addRedisNodes(r)
 	p.RedisCluster = r.Mode == RedisCluster
-	if r.Replicas == 0 && r.Sentinels == 0 {
+	if r.Replicas == 0 && r.Sentinels == 0 && !p.RedisCluster {
 		return // independent primaries: nothing dials a peer address
 	}
 	for _, to := range all {
 		for _, from := range all {
-			if redisPeerFrom(from, to, r.Sentinels > 0 || p.RedisCluster) {
+			if p.RedisCluster && from.Name != to.Name || redisPeerFrom(from, to, r.Sentinels > 0) {
 				p.Links = append(p.Links, PlanLink{from.Name, to.Name})
 			}
 		}

@@ -21,14 +21,20 @@ package cluster
 // Sentinel, and a failover swaps the roles over the same links.
 //
 // The cluster bus (gossip, failure reports, failover votes) runs on a
-// second port per node that the nodes dial directly: it is not proxied,
-// so link faults do not reach it, and a partition does not hide a primary
-// from the other primaries' failure detection. Process faults (kill,
-// pause, failover) act on it as on everything else.
+// second port per node. Every node announces (cluster-announce-bus-port) a
+// second demultiplexer in front of it, which names each connection's
+// sender like the peer demultiplexer does and forwards it through the link
+// of that directed pair: in a Redis Cluster every ordered pair of servers
+// has a link ("redis-1->redis-0", "redis-0-r0->redis-0"), each with two
+// proxies, one to the node's port (commands, replication) and one to its
+// bus (clusterProxyLabels). A partition or a link fault thus reaches the
+// bus as it reaches replication: isolating a primary from the other
+// servers makes the cluster fail it over.
 
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,21 +57,62 @@ func SlotRange(i, primaries int) (first, last int) {
 	return i * clusterSlots / primaries, (i+1)*clusterSlots/primaries - 1
 }
 
-// buildRedisCluster sets up the servers of rn as one Redis Cluster; peer
-// is each node's peer address (none without replicas), rebind moves a
-// node to a new port.
-func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer map[*Node]string, rs RedisSpec, rebind func(*Node) func() error) (backend, error) {
-	bus := map[*Node]string{}
-	ports, err := pickPorts(len(rn.servers))
+// clusterProxyLabels name the two proxies of every link between Redis
+// Cluster servers: commands and replication to the node's port, and its
+// cluster bus.
+var clusterProxyLabels = []string{"data", "bus"}
+
+// pickBusPorts picks a free port for the cluster bus of each node.
+func pickBusPorts(nodes []*Node) (map[*Node]string, error) {
+	ports, err := pickPorts(len(nodes))
 	if err != nil {
-		return b, err
+		return nil, err
 	}
-	for i, n := range rn.servers {
-		bus[n] = strconv.Itoa(ports[i])
+	bus := map[*Node]string{}
+	for i, n := range nodes {
+		bus[n] = hostPort(ports[i])
+	}
+	return bus, nil
+}
+
+// buildRedisCluster sets up the servers of rn as one Redis Cluster: peer
+// is each node's peer address, bus its real bus address (the links
+// between servers have a second proxy to it, clusterProxyLabels), rebind
+// moves a node to a new port, sender names a peer connection's sender.
+func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, rs RedisSpec,
+	rebind func(*Node) func() error, sender func([]*Node) func(net.Conn) ([]byte, int)) (backend, error) {
+	// A second demultiplexer per node fronts its bus: the address every
+	// node announces for its bus, forwarding through the pair links' bus
+	// proxies.
+	busPeer := map[*Node]string{}
+	for _, to := range rn.servers {
+		fallback, ok := c.link(RedisPeers + "->" + to.Name)
+		if !ok {
+			return b, fmt.Errorf("cluster: no link %s->%s", RedisPeers, to.Name)
+		}
+		d := newPeerDemux(c.log, to.Name+" bus", fallback, len(rn.servers))
+		d.proxy = 1
+		for j, from := range rn.servers {
+			if l, ok := c.link(from.Name + "->" + to.Name); ok {
+				d.pairs[j] = l
+			}
+		}
+		senders := make([]*Node, len(rn.servers))
+		for j := range rn.servers {
+			if d.pairs[j] != nil {
+				senders[j] = rn.servers[j]
+			}
+		}
+		d.sender = sender(senders)
+		if err := d.listen("127.0.0.1:0"); err != nil {
+			return b, fmt.Errorf("cluster: redis cluster bus listener for %s: %w", to.Name, err)
+		}
+		c.addPeerDemux(d)
+		busPeer[to] = d.addr
 	}
 	for _, n := range rn.servers {
 		n.cmd = func() (command, error) {
-			return localRedis(n, rs.Persistence, clusterArgs(n, peerOr(peer, n), bus[n])), nil
+			return localRedis(n, rs.Persistence, clusterArgs(n, peer[n], bus[n], busPeer[n])), nil
 		}
 		n.probe = redisProbe(n)
 		n.rebind = func() error {
@@ -73,8 +120,18 @@ func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer map[*Node]str
 			if err != nil {
 				return err
 			}
-			bus[n] = strconv.Itoa(p[0])
-			return rebind(n)()
+			bus[n] = hostPort(p[0])
+			if err := rebind(n)(); err != nil {
+				return err
+			}
+			for _, l := range c.AllLinks() {
+				if l.To == n.Name && len(l.proxies) > 1 {
+					if err := setUpstream(l, 1, bus[n]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
 		}
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}
@@ -82,34 +139,36 @@ func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer map[*Node]str
 		if err := startNodes(ctx, rn.servers, nil); err != nil {
 			return err
 		}
-		return formCluster(ctx, rn, func(n *Node) string { return bus[n] })
+		return formCluster(ctx, rn, peer, busPeer)
 	}
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, rn.primaries[0]) }
 	return b, nil
 }
 
 // clusterArgs are a cluster node's options: its own node file in its data
-// dir, the bus on port bus, and the addresses it announces (announce for
-// clients and replicas, its real bus port for the bus).
-func clusterArgs(n *Node, announce, bus string) []string {
+// dir, its bus at bus, and the addresses it announces: announce for
+// clients and replicas, busAnnounce's port for the bus.
+func clusterArgs(n *Node, announce, bus, busAnnounce string) []string {
 	host, port := splitHostPort(announce)
+	_, busPort := splitHostPort(bus)
+	_, busAnnouncePort := splitHostPort(busAnnounce)
 	return []string{
 		"--cluster-enabled", "yes",
 		"--cluster-config-file", filepath.Join(n.dataDir, "nodes.conf"),
 		"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 		"--cluster-replica-validity-factor", "0",
 		"--cluster-require-full-coverage", "no",
-		"--cluster-port", bus,
+		"--cluster-port", busPort,
 		"--cluster-announce-ip", host,
 		"--cluster-announce-port", port,
-		"--cluster-announce-bus-port", bus,
+		"--cluster-announce-bus-port", busAnnouncePort,
 	}
 }
 
 // formCluster joins the servers of rn into one cluster, assigns the slots,
 // attaches the replicas and waits until every node reports the cluster
 // whole.
-func formCluster(ctx context.Context, rn redisNodes, bus func(*Node) string) error {
+func formCluster(ctx context.Context, rn redisNodes, peer, busPeer map[*Node]string) error {
 	ids := map[*Node]string{}
 	for _, n := range rn.servers {
 		id, err := respString(ctx, n.Addr(), "CLUSTER", "MYID")
@@ -120,8 +179,9 @@ func formCluster(ctx context.Context, rn redisNodes, bus func(*Node) string) err
 	}
 	first := rn.servers[0]
 	for _, n := range rn.servers[1:] {
-		host, port := splitHostPort(n.Addr())
-		if _, err := respDo(ctx, first.Addr(), "CLUSTER", "MEET", host, port, bus(n)); err != nil {
+		host, port := splitHostPort(peer[n])
+		_, busPort := splitHostPort(busPeer[n])
+		if _, err := respDo(ctx, first.Addr(), "CLUSTER", "MEET", host, port, busPort); err != nil {
 			return fmt.Errorf("cluster: %s: CLUSTER MEET %s: %w", first.Name, n.Name, err)
 		}
 	}

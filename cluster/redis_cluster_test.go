@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +30,14 @@ func TestRedisCluster(t *testing.T) {
 		Clients: 2,
 	})
 	t.Logf("redis cluster of 3 primaries + 3 replicas ready in %v", time.Since(t0))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range []string{"redis-0", "redis-0-r0", "redis-1"} {
+				b, _ := os.ReadFile(filepath.Join(c.Dir(), "logs", n+".log"))
+				t.Logf("%s.log:\n%s", n, b)
+			}
+		}
+	})
 	ctx := ctxT(t, 2*time.Minute)
 	ep := c.Endpoints(0)
 	if !ep.RedisCluster || len(ep.Redis) != 3 {
@@ -122,42 +132,79 @@ func TestRedisCluster(t *testing.T) {
 		}
 	}
 
-	t.Run("failover", func(t *testing.T) {
-		p, err := c.Primary(ctx, "redis-0")
-		if err != nil || p.Name != "redis-0" {
-			t.Fatalf("Primary(redis-0) = %v, %v", p, err)
-		}
-		if err := mustNode(t, c, "redis-0").Kill(ctx); err != nil {
+	// The bus goes through the links: cutting redis-0 off from the other
+	// servers (not from the clients) makes the cluster fail it over.
+	t.Run("partition", func(t *testing.T) {
+		links, err := c.Partition([][]string{{"redis-0"}, {"redis-1", "redis-2", "redis-0-r0", "redis-1-r0", "redis-2-r0"}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		for _, l := range links {
+			if err := l.Cut(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		t1 := time.Now()
-		testenv.Eventually(t, 30*time.Second, "promotion of redis-0-r0", func() error {
+		testenv.Eventually(t, 30*time.Second, "promotion of redis-0-r0 across the partition", func() error {
+			info, err := redisClient(t, mustNode(t, c, "redis-0-r0").Addr(), time.Second).Do(ctx, "ROLE").Slice()
+			if err != nil {
+				return err
+			}
+			if info[0] != "master" {
+				return fmt.Errorf("redis-0-r0 is a %v", info[0])
+			}
+			return nil
+		})
+		t.Logf("redis-0-r0 promoted %v after the partition", time.Since(t1))
+		for _, l := range links {
+			if err := l.Heal(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Healed, redis-0 learns it lost its slots and replicates from
+		// redis-0-r0 (through redis-0->redis-0-r0).
+		testenv.Eventually(t, 30*time.Second, "redis-0 demoted after the heal", func() error {
 			p, err := c.Primary(ctx, "redis-0")
 			if err != nil {
 				return err
 			}
-			if p.Name != "redis-0-r0" {
+			if role, _ := mustNode(t, c, "redis-0").Role(ctx); p.Name != "redis-0-r0" || role != "replica" {
+				return fmt.Errorf("primary %s, redis-0 %s", p.Name, role)
+			}
+			info, err := redisClient(t, mustNode(t, c, "redis-0").Addr(), time.Second).Info(ctx, "replication").Result()
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(info, "master_link_status:up") {
+				return fmt.Errorf("redis-0 does not replicate yet")
+			}
+			return nil
+		})
+	})
+
+	t.Run("failover", func(t *testing.T) {
+		p, err := c.Primary(ctx, "redis-1")
+		if err != nil || p.Name != "redis-1" {
+			t.Fatalf("Primary(redis-1) = %v, %v", p, err)
+		}
+		if err := p.Kill(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t1 := time.Now()
+		testenv.Eventually(t, 30*time.Second, "promotion of redis-1-r0", func() error {
+			p, err := c.Primary(ctx, "redis-1")
+			if err != nil {
+				return err
+			}
+			if p.Name != "redis-1-r0" {
 				return fmt.Errorf("primary %s", p.Name)
 			}
 			return nil
 		})
-		t.Logf("redis-0-r0 promoted %v after the kill", time.Since(t1))
-		// Key "b" is in redis-0's slots (3300): the client follows the new map.
-		testenv.Eventually(t, 10*time.Second, "GET b from the promoted replica", func() error {
-			return cc.Get(ctx, "b").Err()
+		t.Logf("redis-1-r0 promoted %v after the kill", time.Since(t1))
+		// Key "c" is in redis-1's slots (7365): the client follows the new map.
+		testenv.Eventually(t, 10*time.Second, "GET c from the promoted replica", func() error {
+			return cc.Get(ctx, "c").Err()
 		})
 	})
-}
-
-// TestKeySlot checks KeySlot against slots Redis computes (CLUSTER
-// KEYSLOT), hash tags included.
-func TestKeySlot(t *testing.T) {
-	for key, want := range map[string]int{
-		"123456789": 12739, "a": 15495, "b": 3300, "{b}": 3300, "x{b}y": 3300, "x{}y": 16116,
-		"locklab:redis-cluster-failover:lock-0": 1194, "{locklab:redis-cluster-failover:lock-0}:fence": 1194,
-	} {
-		if got := cluster.KeySlot(key); got != want {
-			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
-		}
-	}
 }

@@ -295,17 +295,6 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 			}
 		}
 	}
-	if t.RedisCluster {
-		for a, ga := range groupOf {
-			for b, gb := range groupOf {
-				if a < b && ga != gb && isRedisServer(t.Kind(a)) && isRedisServer(t.Kind(b)) {
-					return nil, unsupported("%s and %s are in different groups, but a Redis Cluster's bus is not proxied: "+
-						"its nodes would still see each other and the cluster would not fail over; cut only clients from "+
-						"servers, or use failover, kill or pause", a, b)
-				}
-			}
-		}
-	}
 	if gc, ok := groupOf[cluster.Clients]; ok {
 		for m, gi := range groupOf {
 			if k, _ := t.kind(m); k == kindClient && gi != gc {
@@ -411,6 +400,3 @@ func checkClient(t *topology, f Fault) error {
 	}
 	return nil
 }
-
-// isRedisServer reports whether kind is a Redis primary's or replica's.
-func isRedisServer(kind string) bool { return kind == cluster.KindRedis || kind == cluster.KindReplica }

@@ -259,8 +259,6 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:4: locks[1]: ", "lock test-redlock cannot run on a Redis Cluster"},
 		{"client program on a redis cluster", "name: t\nlocks:\n  - {name: exec, backend: redis, command: [python3, c.py]}\ncluster:\n  redis: {mode: cluster}\n",
 			"x.yaml:3: locks[0]: ", "lock exec cannot run on a Redis Cluster (cluster.redis.mode: cluster): client programs"},
-		{"partition inside a redis cluster", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: partition, at: 1s, isolate: redis-0}\n",
-			"x.yaml:6: faults[0].isolate: ", "a Redis Cluster's bus is not proxied"},
 		{"wait_replicas on a redis cluster", "name: t\nlocks:\n  - {name: test-lock, wait_replicas: 1}\ncluster:\n  redis: {mode: cluster, replicas: 1}\n",
 			"x.yaml:3: locks[0].wait_replicas: ", "not supported on a Redis Cluster"},
 		{"redis cluster failover without replicas", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
