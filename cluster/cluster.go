@@ -217,6 +217,18 @@ func (s Spec) withDefaults() (Spec, error) {
 		if r.Replicas < 0 || r.Sentinels < 0 {
 			return s, errors.New("cluster: redis replicas and sentinels must be >= 0")
 		}
+		switch r.Mode {
+		case "", RedisStandalone:
+		case RedisCluster:
+			if s.Provider != ProviderLocal {
+				return s, fmt.Errorf("cluster: redis mode cluster is not supported by provider %s yet", s.Provider)
+			}
+			if r.Primaries < 3 || r.Sentinels != 0 {
+				return s, fmt.Errorf("cluster: redis mode cluster needs at least 3 primaries and no sentinels (got %d and %d)", r.Primaries, r.Sentinels)
+			}
+		default:
+			return s, fmt.Errorf("cluster: redis mode %q: want %s or %s", r.Mode, RedisStandalone, RedisCluster)
+		}
 		switch r.Persistence {
 		case "":
 			r.Persistence = PersistNone

@@ -53,13 +53,13 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 		for i, n := range all {
 			byIP[p.assignIP(n.Name)] = i
 		}
-		up := func(n *Node) string {
+		up := func(n *Node) []string {
 			if n.Kind == KindSentinel {
-				return p.containerAddr(n.Name, dockerSentinelPort)
+				return []string{p.containerAddr(n.Name, dockerSentinelPort)}
 			}
-			return p.containerAddr(n.Name, dockerRedisPort)
+			return []string{p.containerAddr(n.Name, dockerRedisPort)}
 		}
-		demux, err := c.buildRedisPeers(all, up, p.listenAddr(),
+		demux, err := c.buildRedisPeers(all, up, nil, p.listenAddr(),
 			func([]*Node) func(net.Conn) ([]byte, int) {
 				return func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
 			}, p.watch.addDemux)

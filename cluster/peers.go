@@ -51,6 +51,9 @@ type peerDemux struct {
 	addr     string  // where it listens
 	fallback *Link   // "<backend>-peers-><node>": senders not named
 	pairs    []*Link // pairs[j] is the link from sender j; nil where none
+	// proxy is which proxy of each link d forwards through: 0, or 1 for a
+	// Redis Cluster node's bus (redis_cluster.go).
+	proxy int
 	// sender names the sender of c: the bytes it read from c to do so
 	// (forwarded first) and the sender's index in pairs, -1 when unknown.
 	sender func(c net.Conn) ([]byte, int)
@@ -85,7 +88,7 @@ func (d *peerDemux) listen(listenAddr string) error {
 func (d *peerDemux) upstream() string {
 	d.fallback.mu.Lock()
 	defer d.fallback.mu.Unlock()
-	return d.fallback.upstreams[0]
+	return d.fallback.upstreams[d.proxy]
 }
 
 // cut reports whether any link of d is cut.
@@ -213,7 +216,7 @@ func (d *peerDemux) forward(c net.Conn) {
 	if l == d.fallback && d.log != nil {
 		d.log.Debug("peer connection from an unknown sender", "to", d.node, "from", c.RemoteAddr().String())
 	}
-	up, err := net.DialTimeout("tcp", l.Addr(), peerDialTimeout)
+	up, err := net.DialTimeout("tcp", l.addrs[d.proxy], peerDialTimeout)
 	if err != nil {
 		// The link's proxy refuses: its node does not listen.
 		if d.log != nil {

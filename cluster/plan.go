@@ -14,6 +14,9 @@ import (
 type Plan struct {
 	Provider string
 	Clients  int
+	// RedisCluster says the Redis nodes form one Redis Cluster
+	// (RedisSpec.Mode RedisCluster), which fails over by itself.
+	RedisCluster bool
 	// Nodes in start order: Redis primaries, replicas, sentinels, then
 	// ZooKeeper, then etcd members.
 	Nodes []PlanNode
@@ -122,14 +125,20 @@ func (p *Plan) pairLinks(names []string) {
 // sentinel-<k>, and, with replicas or sentinels, their peer links
 // (redispeers.go): for each node, a link from every node that dials its
 // peer address, then redis-peers->node.
+//
+// In a Redis Cluster every server dials every other one (the cluster bus:
+// gossip, failure reports, votes), so every ordered pair of servers has a
+// link, with a second proxy for the bus; a replica replicates through the
+// same links, and the cluster changes roles by itself (redis_cluster.go).
 func (p *Plan) planRedis(r RedisSpec) {
 	all := p.addRedisNodes(r)
-	if r.Replicas == 0 && r.Sentinels == 0 {
+	p.RedisCluster = r.Mode == RedisCluster
+	if r.Replicas == 0 && r.Sentinels == 0 && !p.RedisCluster {
 		return // independent primaries: nothing dials a peer address
 	}
 	for _, to := range all {
 		for _, from := range all {
-			if redisPeerFrom(from, to, r.Sentinels > 0) {
+			if p.RedisCluster && from.Name != to.Name || redisPeerFrom(from, to, r.Sentinels > 0) {
 				p.Links = append(p.Links, PlanLink{from.Name, to.Name})
 			}
 		}
@@ -157,9 +166,9 @@ func redisGroup(name string) string { return strings.SplitN(name, "-r", 2)[0] }
 // redisPeerFrom reports whether from dials to's peer address, so that the
 // link from->to exists: a sentinel dials every server and every other
 // sentinel; a server dials only servers of its own master group (as a
-// replica, its primary), any of them when sentinels may change the roles,
-// else a replica its primary.
-func redisPeerFrom(from, to PlanNode, sentinels bool) bool {
+// replica, its primary), any of them when sentinels or the cluster may
+// change the roles (failover), else a replica its primary.
+func redisPeerFrom(from, to PlanNode, failover bool) bool {
 	switch {
 	case from.Name == to.Name:
 		return false
@@ -169,7 +178,7 @@ func redisPeerFrom(from, to PlanNode, sentinels bool) bool {
 		return false
 	case redisGroup(from.Name) != redisGroup(to.Name):
 		return false
-	case sentinels:
+	case failover:
 		return true
 	default:
 		return from.Kind == KindReplica && to.Kind == KindRedis

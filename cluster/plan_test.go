@@ -56,6 +56,27 @@ func TestPlanOf(t *testing.T) {
 
 // TestDirectClients: a server without client proxies is reached at its
 // real address.
+// TestPlanRedisCluster: in a Redis Cluster every server dials every other
+// one (the cluster bus; replication within a group, both ways since the
+// cluster swaps roles in a failover), and the plan says it is one.
+func TestPlanRedisCluster(t *testing.T) {
+	p := cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{Mode: cluster.RedisCluster, Primaries: 3, Replicas: 1}})
+	if !p.RedisCluster || p.Count(cluster.KindRedis) != 3 || p.Count(cluster.KindReplica) != 3 {
+		t.Fatalf("plan %+v", p)
+	}
+	for _, l := range []string{"redis-0-r0->redis-0", "redis-0->redis-0-r0", "redis-2-r0->redis-2", "redis-2->redis-2-r0"} {
+		if !slices.Contains(planLinks(p), l) {
+			t.Errorf("no link %s in %v", l, planLinks(p))
+		}
+	}
+	if !p.HasLink("redis-1", "redis-0") || !p.HasLink("redis-1-r0", "redis-0") || !p.HasLink("redis-peers", "redis-0") {
+		t.Errorf("no bus links across groups: %v", planLinks(p))
+	}
+	if cluster.PlanOf(cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}}).RedisCluster {
+		t.Error("a standalone plan says RedisCluster")
+	}
+}
+
 func TestDirectClients(t *testing.T) {
 	c := testenv.Cluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}, Clients: 2, ClientProxies: []string{}})
 	ctx := ctxT(t, 60*time.Second)

@@ -46,11 +46,19 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	// Peer addresses, fixed for the cluster's life; the links behind them
 	// follow their node when it moves ports (rebind).
 	peer := map[*Node]string{}
-	if len(replicas) > 0 || len(sentinels) > 0 {
-		demux, err := c.buildRedisPeers(all, (*Node).Addr, "127.0.0.1:0",
-			func(senders []*Node) func(net.Conn) ([]byte, int) {
-				return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
-			}, c.addPeerDemux)
+	bySocket := func(senders []*Node) func(net.Conn) ([]byte, int) {
+		return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
+	}
+	var bus map[*Node]string // a Redis Cluster's bus ports (redis_cluster.go)
+	up, labels := func(n *Node) []string { return []string{n.Addr()} }, []string(nil)
+	if rs.Mode == RedisCluster {
+		if bus, err = pickBusPorts(all); err != nil {
+			return b, err
+		}
+		up, labels = func(n *Node) []string { return []string{n.Addr(), bus[n]} }, clusterProxyLabels
+	}
+	if len(replicas) > 0 || len(sentinels) > 0 || rs.Mode == RedisCluster {
+		demux, err := c.buildRedisPeers(all, up, labels, "127.0.0.1:0", bySocket, c.addPeerDemux)
 		if err != nil {
 			return b, err
 		}
@@ -74,6 +82,9 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		}
 	}
 
+	if rs.Mode == RedisCluster {
+		return c.buildRedisCluster(b, rn, peer, bus, rs, rebind, bySocket)
+	}
 	for _, n := range primaries {
 		var extra []string
 		if peer[n] != "" {

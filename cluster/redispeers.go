@@ -46,13 +46,14 @@ import (
 
 // buildRedisPeers creates the peer plumbing of a Redis topology: for each
 // node n (in the order of nodes), a link from every node that dials n
-// (the plan's links, redisPeerFrom in plan.go), the link redis-peers->n, all with upstream up(n), and a
+// (the plan's links, redisPeerFrom in plan.go), the link redis-peers->n, all with upstreams up(n)
+// (one proxy each, labelled by labels when there are several), and a
 // demultiplexer in front of them listening on listen (port 0: a free one).
 // sender gives a demultiplexer its way to name senders, from the nodes
 // with a pair link to it (indexed as nodes, nil where there is none). It
 // returns the demultiplexers in the order of nodes; register makes each
 // follow its node's listening state and be closed with the cluster.
-func (c *Cluster) buildRedisPeers(nodes []*Node, up func(*Node) string, listen string,
+func (c *Cluster) buildRedisPeers(nodes []*Node, up func(*Node) []string, labels []string, listen string,
 	sender func(senders []*Node) func(net.Conn) ([]byte, int), register func(*peerDemux)) ([]*peerDemux, error) {
 	var out []*peerDemux
 	for _, to := range nodes {
@@ -62,13 +63,13 @@ func (c *Cluster) buildRedisPeers(nodes []*Node, up func(*Node) string, listen s
 			if !c.plan.HasLink(from.Name, to.Name) {
 				continue
 			}
-			l, err := c.addLink(from.Name, to.Name, []string{up(to)}, nil)
+			l, err := c.addLink(from.Name, to.Name, up(to), labels)
 			if err != nil {
 				return nil, err
 			}
 			senders[j], pairs[j] = from, l
 		}
-		fallback, err := c.addLink(RedisPeers, to.Name, []string{up(to)}, nil)
+		fallback, err := c.addLink(RedisPeers, to.Name, up(to), labels)
 		if err != nil {
 			return nil, err
 		}

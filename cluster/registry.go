@@ -267,6 +267,9 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 	if !sentinels {
 		e.MasterNames = nil
 	}
+	// The primaries are one Redis Cluster's seeds: a client follows the
+	// slot map, dialing every address a node announces through Redirect.
+	e.RedisCluster = c.plan.RedisCluster && len(e.Redis) > 0
 	return e
 }
 

@@ -62,7 +62,15 @@ var ErrNoLeader = errors.New("cluster: no leader")
 // master (a primary's node name, "redis-0"): after a failover, the promoted
 // replica's node. It asks the sentinels in order and returns the first
 // answer that names a known node.
+//
+// In a Redis Cluster (Plan.RedisCluster) there are no sentinels: the
+// primary of master group "redis-0" is the running server of that group
+// that says it is a primary (INFO replication), redis-0 itself until the
+// cluster promotes one of its replicas.
 func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
+	if c.plan.RedisCluster {
+		return c.clusterPrimary(ctx, master)
+	}
 	var errs []error
 	for _, s := range c.Nodes() {
 		if s.Kind != KindSentinel || !s.Alive() {
@@ -87,5 +95,26 @@ func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
 	if len(errs) == 0 {
 		return nil, fmt.Errorf("cluster: primary of %s: no sentinel running", master)
 	}
+	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
+}
+
+// clusterPrimary is Primary in a Redis Cluster: the first running server
+// of master's group that reports the role primary.
+func (c *Cluster) clusterPrimary(ctx context.Context, master string) (*Node, error) {
+	var errs []error
+	for _, n := range c.Nodes() {
+		if (n.Kind != KindRedis && n.Kind != KindReplica) || redisGroup(n.Name) != master || !n.Alive() {
+			continue
+		}
+		role, err := n.Role(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+			continue
+		}
+		if role == "primary" {
+			return n, nil
+		}
+	}
+	errs = append(errs, errors.New("no running server of the group reports the role primary"))
 	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
 }

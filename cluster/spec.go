@@ -24,6 +24,17 @@ const (
 	PersistAlways   = "always"
 )
 
+// Redis modes (contract: cluster.redis.mode in scenario files).
+const (
+	// RedisStandalone is independent primaries, each with its replicas,
+	// failed over by Sentinel when the topology has sentinels.
+	RedisStandalone = "standalone"
+	// RedisCluster is one Redis Cluster of the primaries (the 16384 hash
+	// slots split evenly over them, redis-0 first) and their replicas,
+	// which fails over by itself: no sentinels.
+	RedisCluster = "cluster"
+)
+
 // Node kinds.
 const (
 	KindRedis     = "redis"     // a primary: redis-0, redis-1, ...
@@ -36,7 +47,13 @@ const (
 // RedisSpec is a Redis topology: Primaries independent primaries (redis-0..),
 // each with Replicas replicas (redis-0-r0..), and Sentinels sentinels
 // (sentinel-0..) monitoring every primary (master names "redis-0", ...).
+//
+// With Mode RedisCluster the primaries form one Redis Cluster instead:
+// Sentinels must be 0 and Primaries at least 3 (a majority of primaries
+// must survive to elect a replica).
 type RedisSpec struct {
+	// Mode is RedisStandalone (also "", the default) or RedisCluster.
+	Mode        string
 	Primaries   int
 	Replicas    int
 	Sentinels   int

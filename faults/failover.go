@@ -33,7 +33,8 @@ const failoverPoll = 50 * time.Millisecond
 // switches that address only once the promoted replica acknowledged its new
 // role — or FailoverTimeout passes. The Window ends there and Detail says
 // which sentinel reported which node how long after the kill. The old
-// primary stays down.
+// primary stays down. In a Redis Cluster (no sentinels) the cluster
+// promotes the replica itself: clusterFailover.
 type failoverAction struct{}
 
 func (failoverAction) check(t *topology, f Fault) error {
@@ -49,6 +50,13 @@ func (failoverAction) check(t *topology, f Fault) error {
 			}
 			return nil
 		}
+	}
+	if t.RedisCluster {
+		// The Redis Cluster promotes a replica by itself.
+		if t.ReplicasOf(f.Node) == 0 {
+			return unsupported("failover needs a replica of %s to promote: the cluster has none (set cluster.redis.replicas >= 1)", f.Node)
+		}
+		return nil
 	}
 	if t.Count(cluster.KindSentinel) == 0 {
 		return unsupported("failover needs Sentinel to promote a replica: the cluster has no sentinels (set cluster.redis.sentinels, e.g. 3)")
@@ -71,6 +79,9 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 			eff.seen = seen(true, "%s", detail)
 			return eff, nil
 		}
+	}
+	if env.Cluster.Plan().RedisCluster {
+		return clusterFailover(ctx, env, f, eff)
 	}
 	var sentinels []*cluster.Node
 	for _, n := range env.Cluster.Nodes() {
@@ -127,6 +138,50 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 			}
 			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
 				f.Node, elapsed(t0), last, wctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// clusterFailover is failover in a Redis Cluster, which promotes a
+// replica by itself: it kills the server of f.Node's group that says it
+// is the primary, then asks the group's running servers every 50 ms
+// (Cluster.Primary) until one of them reports the primary role — the
+// cluster elected it and it took over the slots — or FailoverTimeout
+// passes.
+func clusterFailover(ctx context.Context, env Env, f Fault, eff effect) (effect, error) {
+	victim, err := env.Cluster.Primary(ctx, f.Node)
+	if err != nil {
+		return eff, err
+	}
+	keysBefore, kerr := keyCount(ctx, victim.Addr())
+	t0 := time.Now()
+	if err := victim.Kill(ctx); err != nil {
+		return eff, err
+	}
+	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, victim.Addr())
+	wctx, cancel := context.WithTimeout(ctx, FailoverTimeout)
+	defer cancel()
+	tick := time.NewTicker(failoverPoll)
+	defer tick.Stop()
+	var last error
+	for {
+		n, err := env.Cluster.Primary(wctx, f.Node)
+		if err == nil && n != victim {
+			eff.detail += fmt.Sprintf("; the cluster promoted %s to primary of %s %v after the kill", n.Name, f.Node, elapsed(t0))
+			at := time.Now()
+			eff.seen = promoted(ctx, env, victim.Name, n.Name, n.Addr(), keysBefore, kerr)
+			if strings.HasSuffix(eff.seen.seen, "lock key lost") {
+				eff.seen.lostAt = at
+			}
+			return eff, nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-wctx.Done():
+			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w", f.Node, elapsed(t0), last, wctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -155,6 +155,41 @@ func TestFailover(t *testing.T) {
 	}
 }
 
+// TestFailoverRedisCluster: in a Redis Cluster the failover waits for the
+// cluster's own promotion of the killed primary's replica, and its
+// evidence compares the keys of the old and the new primary.
+func TestFailoverRedisCluster(t *testing.T) {
+	c := redisCluster(t, cluster.RedisSpec{Mode: cluster.RedisCluster, Primaries: 3, Replicas: 1}, 1)
+	ctx := ctxT(t, 90*time.Second)
+	primary := direct(t, c, "redis-0")
+	// Slot 3300 ("b") is redis-0's (0-5460).
+	if err := primary.Set(ctx, "b", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	repl := direct(t, c, "redis-0-r0")
+	testenv.Eventually(t, 10*time.Second, "replication of b", func() error {
+		if n, err := repl.DBSize(ctx).Result(); err != nil || n != 1 {
+			return fmt.Errorf("DBSIZE of redis-0-r0: %d, %v", n, err)
+		}
+		return nil
+	})
+	t0 := time.Now()
+	eff, _ := apply(t, ctx, testEnv(t, c), Fault{Type: Failover, Node: "redis-0"})
+	t.Logf("failover took %v: %s", time.Since(t0), eff.detail)
+	if !strings.Contains(eff.detail, "killed redis-0") || !strings.Contains(eff.detail, "the cluster promoted redis-0-r0") {
+		t.Errorf("detail %q", eff.detail)
+	}
+	if mustNode(t, c, "redis-0").Alive() {
+		t.Error("old primary alive")
+	}
+	if role, err := repl.Do(ctx, "ROLE").Slice(); err != nil || role[0] != "master" {
+		t.Fatalf("ROLE of redis-0-r0: %v, %v", role, err)
+	}
+	if !strings.Contains(eff.seen.seen, "redis-0-r0 promoted") || !strings.Contains(eff.seen.seen, "lock key survived") {
+		t.Errorf("evidence %q", eff.seen.seen)
+	}
+}
+
 func TestPauseClient(t *testing.T) {
 	c := redisCluster(t, cluster.RedisSpec{}, 2)
 	ctx := ctxT(t, 30*time.Second)

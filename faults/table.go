@@ -151,7 +151,7 @@ var table = []Type{
 		Doc: "kill, drop what the node's data dir received since each file's last fsync, wait delay, start again on what is left (providers local and netns)", Bounds: withBounds(false, ttls("delay", 0, 1)), action: powerCutAction{},
 		Observes: "the process gone and a new one serving; the bytes and files the cut dropped; Redis: keys there before the cut absent or changed after it"},
 	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
-		Doc: "kill a Redis primary, wait until Sentinel promotes a replica", Bounds: withBounds(false), action: failoverAction{},
+		Doc: "kill a Redis primary, wait until Sentinel (or, with cluster.redis.mode: cluster, the Redis Cluster itself) promotes a replica", Bounds: withBounds(false), action: failoverAction{},
 		Observes: "a replica promoted; the keys on the old and the new primary"},
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
 		Doc: "SIGSTOP a client process (holder: the one in the critical section)", Bounds: withBounds(true), action: pauseClientAction{},

@@ -15,6 +15,11 @@ type Endpoints struct {
 	// of each primary, in the order of Redis. Empty without Sentinel.
 	Sentinels   []string
 	MasterNames []string
+	// RedisCluster says Redis holds the seed addresses of one Redis
+	// Cluster (cluster.redis.mode: cluster), not independent primaries:
+	// a client follows its slot map and redirects, dialing each address
+	// the cluster announces through Dial.
+	RedisCluster bool `json:",omitempty"`
 	// ZooKeeper and Etcd are the ensemble members' client addresses.
 	ZooKeeper []string
 	Etcd      []string
@@ -48,7 +53,7 @@ func (e Endpoints) Dial(addr string) string {
 // otherwise marshal the credentials).
 func (e Endpoints) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.Any("redis", e.Redis), slog.Any("sentinels", e.Sentinels),
+		slog.Any("redis", e.Redis), slog.Bool("redis_cluster", e.RedisCluster), slog.Any("sentinels", e.Sentinels),
 		slog.Any("master_names", e.MasterNames), slog.Any("zookeeper", e.ZooKeeper),
 		slog.Any("etcd", e.Etcd), slog.Any("table", e.Table), slog.Any("redirect", e.Redirect),
 		slog.String("auth", e.Auth.String()),

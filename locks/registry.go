@@ -94,6 +94,12 @@ type Spec struct {
 	// primaries (Redlock, redsync): they use every primary of the cluster
 	// and tolerate the loss of a minority of them.
 	Quorum bool
+	// RedisCluster reports whether a Redis lock runs on a Redis Cluster
+	// (cluster.redis.mode: cluster): its client follows the cluster's
+	// redirects (Endpoints.RedisCluster) and every key it touches for one
+	// lock name falls in one hash slot. Scenario validation refuses the
+	// others there.
+	RedisCluster bool
 	// Options lists the accepted backend-specific options.
 	Options []Option
 	// New connects one client. ctx bounds the connection set-up only.

@@ -81,7 +81,36 @@ func (p *parser) redis(e entry) *cluster.RedisSpec {
 	if x, ok := f["image"]; ok {
 		r.Image, _ = get(p, x, "cluster.redis.image", asString)
 	}
+	if x, ok := f["mode"]; ok {
+		if v, ok := get(p, x, "cluster.redis.mode", oneOf(allowedValues("cluster.redis.mode")...)); ok {
+			r.Mode = v
+		}
+		if r.Mode == cluster.RedisCluster {
+			p.redisClusterMode(e, x, f, r)
+		}
+	}
 	return r
+}
+
+// redisClusterMode checks a cluster.redis section with mode: cluster (at
+// x): one Redis Cluster needs at least 3 primaries (a majority of them
+// must survive a primary's loss to promote its replica; default 3), no
+// sentinels (the cluster fails over by itself), and a provider that
+// builds it.
+func (p *parser) redisClusterMode(e, x entry, f map[string]entry, r *cluster.RedisSpec) {
+	if pv := p.s.Cluster.Provider; pv != cluster.ProviderLocal && pv != cluster.ProviderExternal { // external: reported for the whole section
+		p.add(x.line(), "cluster.redis.mode", "cluster is not supported by provider %s yet (use provider: local)", pv)
+	}
+	if pe, ok := f["primaries"]; ok && r.Primaries > 0 && r.Primaries < 3 {
+		p.add(pe.line(), "cluster.redis.primaries", "mode cluster needs at least 3 primaries, so that a majority of them survives a primary's loss to promote its replica (got %d)", r.Primaries)
+	}
+	if r.Sentinels != 0 {
+		line := e.line()
+		if se, ok := f["sentinels"]; ok {
+			line = se.line()
+		}
+		p.add(line, "cluster.redis.sentinels", "must be 0 with mode cluster: a Redis Cluster promotes replicas by itself (got %d)", r.Sentinels)
+	}
 }
 
 // ensemble reads a ZooKeeper or etcd section: its size (default 1),
@@ -219,12 +248,28 @@ func (p *parser) clusterDefaults() {
 	}
 	if r := c.Redis; r != nil {
 		switch {
+		case p.primaries == nil && r.Mode == cluster.RedisCluster:
+			r.Primaries = max(3, minRedis)
 		case p.primaries == nil:
 			r.Primaries = minRedis
 		case r.Primaries == 0:
 			r.Primaries = 1 // invalid as written, already reported
 		case r.Primaries < minRedis && minLock != "":
 			p.add(p.primaries.line(), "cluster.redis.primaries", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, r.Primaries)
+		}
+	}
+	if r := c.Redis; r != nil && r.Mode == cluster.RedisCluster {
+		for _, m := range p.locks {
+			if m.known && m.spec.Backend == locks.Redis && !m.spec.RedisCluster {
+				p.add(m.line, m.path, "lock %s cannot run on a Redis Cluster (cluster.redis.mode: cluster): %s", m.spec.Name, noClusterReason(m.spec))
+			}
+		}
+		for i, l := range p.s.Locks {
+			// WAIT counts the acks of its own connection's writes, and a
+			// cluster client sends it on a connection of its choosing.
+			if v, ok := l.Options["wait_replicas"]; ok && v != "0" {
+				p.add(l.Line, p.locks[i].path+".wait_replicas", "not supported on a Redis Cluster (cluster.redis.mode: cluster): WAIT would not count the replicas of the lock key's writes")
+			}
 		}
 	}
 	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
@@ -317,4 +362,15 @@ func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings 
 		}
 	}
 	return set
+}
+
+// noClusterReason says why lock s does not run on a Redis Cluster.
+func noClusterReason(s locks.Spec) string {
+	switch {
+	case s.Name == execName:
+		return "client programs connect to one Redis server; use a Go Redis lock such as redis-cad"
+	case s.Quorum || s.MinRedis > 1:
+		return "it takes a majority of independent primaries, not one cluster"
+	}
+	return "its client connects to one Redis server, not to a cluster"
 }

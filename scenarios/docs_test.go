@@ -394,6 +394,9 @@ func locksMD(b *strings.Builder, specs []locks.Spec) {
 		if s.MinRedis > 1 {
 			backend += fmt.Sprintf(" (>= %d primaries)", s.MinRedis)
 		}
+		if s.RedisCluster {
+			backend += " (also Redis Cluster)"
+		}
 		w("| `%s` | %s | %s | %s | %s | %s | %s |\n", s.Name, backend, s.KindOf(), mark(s.Fencing), mark(s.LeaseBased), mark(s.Renews), cell(summary))
 	}
 	w("\n### Lock options\n\n")

@@ -100,6 +100,8 @@ var fieldTable = withBackendTable([]Field{
 		Doc: "replicas of each primary (redis-0-r0, ...)"},
 	{Path: "cluster.redis.sentinels", Kind: KindInt, Min: atLeast(0), Default: "0", Example: "3",
 		Doc: "Sentinel processes watching the primaries (sentinel-0, ...); a failover fault needs at least 1 and replicas"},
+	{Path: "cluster.redis.mode", Kind: KindString, Default: "standalone", Allowed: []string{cluster.RedisStandalone, cluster.RedisCluster}, Example: "cluster",
+		Doc: "standalone: independent primaries, each with its replicas, failed over by Sentinel when sentinels > 0; cluster: one Redis Cluster of the primaries (16384 slots split evenly, redis-0 first) and their replicas, failed over by the cluster itself: needs primaries >= 3, sentinels: 0, provider local"},
 	{Path: "cluster.redis.persistence", Kind: KindString, Default: "none", Allowed: []string{"none", "everysec", "always"}, Example: "always",
 		Doc: "append-only file fsync policy: what a restarted Redis node still holds"},
 	{Path: "cluster.redis.image", Kind: KindString, Default: "redis:7.2 (locklab/redis:7.0 when only that exists)", Example: "redis:7.2",

@@ -36,7 +36,7 @@ func init() {
 		}
 		return nil
 	}
-	reg(locks.Spec{Name: "test-lock", Backend: locks.Redis, MinRedis: 1,
+	reg(locks.Spec{Name: "test-lock", Backend: locks.Redis, MinRedis: 1, RedisCluster: true,
 		Options: []locks.Option{{Name: "wait_replicas", Check: replicas}, {Name: "wait_timeout"}}})
 	reg(locks.Spec{Name: "test-redlock", Backend: locks.Redis, MinRedis: 3})
 	reg(locks.Spec{Name: "test-zk", Backend: locks.ZooKeeper})
@@ -245,6 +245,24 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:4: faults[0].offset: ", "must not be 0"},
 		{"failover without sentinels", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
 			"x.yaml:6: faults[0].node: ", "failover needs Sentinel"},
+		{"redis cluster of 2 primaries", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster, primaries: 2}\n",
+			"x.yaml:4: cluster.redis.primaries: ", "mode cluster needs at least 3 primaries"},
+		{"redis cluster with sentinels", "name: t\nlocks: [test-lock]\ncluster:\n  redis:\n    mode: cluster\n    sentinels: 3\n",
+			"x.yaml:6: cluster.redis.sentinels: ", "must be 0 with mode cluster"},
+		{"redis cluster under netns", "name: t\nlocks: [test-lock]\ncluster:\n  provider: netns\n  redis:\n    mode: cluster\n",
+			"x.yaml:6: cluster.redis.mode: ", "cluster is not supported by provider netns yet"},
+		{"redis cluster under docker", "name: t\nlocks: [test-lock]\ncluster:\n  provider: docker\n  redis: {mode: cluster}\n",
+			"x.yaml:5: cluster.redis.mode: ", "cluster is not supported by provider docker yet"},
+		{"redis cluster mode unknown", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: sharded}\n",
+			"x.yaml:4: cluster.redis.mode: ", ""},
+		{"quorum lock on a redis cluster", "name: t\nlocks:\n  - test-lock\n  - test-redlock\ncluster:\n  redis: {mode: cluster}\n",
+			"x.yaml:4: locks[1]: ", "lock test-redlock cannot run on a Redis Cluster"},
+		{"client program on a redis cluster", "name: t\nlocks:\n  - {name: exec, backend: redis, command: [python3, c.py]}\ncluster:\n  redis: {mode: cluster}\n",
+			"x.yaml:3: locks[0]: ", "lock exec cannot run on a Redis Cluster (cluster.redis.mode: cluster): client programs"},
+		{"wait_replicas on a redis cluster", "name: t\nlocks:\n  - {name: test-lock, wait_replicas: 1}\ncluster:\n  redis: {mode: cluster, replicas: 1}\n",
+			"x.yaml:3: locks[0].wait_replicas: ", "not supported on a Redis Cluster"},
+		{"redis cluster failover without replicas", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster}\nfaults:\n  - {type: failover, at: 1s, node: redis-0}\n",
+			"x.yaml:6: faults[0].node: ", "failover needs a replica of redis-0"},
 		{"failover on a replica", "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1, sentinels: 3}\nfaults:\n  - {type: failover, at: 1s, node: redis-0-r0}\n",
 			"x.yaml:6: faults[0].node: ", `"redis-0-r0" is not one of redis-N`},
 		{"partition member", head + "  - type: partition\n    at: 1s\n    groups:\n      - [clients]\n      - [redis-0, zk-0]\n",
@@ -948,5 +966,51 @@ func TestReadShare(t *testing.T) {
 	}
 	if s.Workload.ReadShare != 0.9 {
 		t.Errorf("read_share = %v, want 0.9", s.Workload.ReadShare)
+	}
+}
+
+// TestRedisClusterFailoverSlot: the lock key of redis-cluster-failover
+// (the default prefix locklab:<scenario>: and the one lock name lock-0)
+// hashes to a slot of the primary its failover kills, else the fault would
+// not touch the lock.
+func TestRedisClusterFailoverSlot(t *testing.T) {
+	s, err := Resolve("redis-cluster-failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Cluster.Redis
+	if r == nil || r.Mode != cluster.RedisCluster || s.Workload.Keys != 1 {
+		t.Fatalf("cluster %+v, keys %d: want one key on a Redis Cluster", r, s.Workload.Keys)
+	}
+	var node string
+	for _, f := range s.Faults {
+		if f.Type == "failover" {
+			node = f.Node
+		}
+	}
+	i, err := strconv.Atoi(strings.TrimPrefix(node, "redis-"))
+	if err != nil {
+		t.Fatalf("failover of %q: want a primary redis-N", node)
+	}
+	key := "locklab:" + s.Name + ":lock-0"
+	slot := cluster.KeySlot(key)
+	if lo, hi := cluster.SlotRange(i, r.Primaries); slot < lo || slot > hi {
+		t.Errorf("%s hashes to slot %d, not one of %s's (%d-%d)", key, slot, node, lo, hi)
+	}
+}
+
+// TestRedisMode: mode defaults to standalone (written as ""), and a
+// cluster without primaries: gets 3.
+func TestRedisMode(t *testing.T) {
+	s := mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1}\n")
+	if r := s.Cluster.Redis; r.Mode != "" || r.Primaries != 1 {
+		t.Errorf("standalone: mode %q, primaries %d", r.Mode, r.Primaries)
+	}
+	s = mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster, replicas: 1}\n")
+	if r := s.Cluster.Redis; r.Mode != cluster.RedisCluster || r.Primaries != 3 || r.Sentinels != 0 {
+		t.Errorf("cluster: mode %q, primaries %d, sentinels %d", r.Mode, r.Primaries, r.Sentinels)
+	}
+	if !cluster.PlanOf(s.ClusterSpec(1)).RedisCluster {
+		t.Error("plan of a cluster scenario is not a Redis Cluster")
 	}
 }

@@ -28,7 +28,10 @@ func init() {
 			"no renewal unless renew=true (Refresh every ttl/3)",
 		LeaseBased: true,
 		MinRedis:   1,
-		Options:    []locks.Option{renewOption},
+		// One key per lock: on a Redis Cluster the client follows its
+		// slot map (redislock.ConnectUniversal).
+		RedisCluster: true,
+		Options:      []locks.Option{renewOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return NewBSM(ctx, cfg)
 		},
@@ -37,7 +40,7 @@ func init() {
 
 // BSM is a client of the bsm/redislock library on the first primary.
 type BSM struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	lc    *redislock.Client
 	ttl   time.Duration
 	retry time.Duration
@@ -68,7 +71,7 @@ func NewBSM(ctx context.Context, cfg locks.Config) (*BSM, error) {
 	if c.retry == 0 {
 		c.retry = DefaultBSMRetry
 	}
-	if c.rdb, err = ownredislock.Connect(ctx, cfg.Endpoints, 0); err != nil {
+	if c.rdb, err = ownredislock.ConnectUniversal(ctx, cfg.Endpoints, 0); err != nil {
 		return nil, err
 	}
 	ownredislock.CountCommands(c.rdb, &c.reqs)

@@ -41,7 +41,10 @@ func init() {
 		LeaseBased: true,
 		MinRedis:   1,
 		Quorum:     true,
-		Options:    []locks.Option{renewOption},
+		// On a Redis Cluster: one pool, a cluster client
+		// (redislock.ConnectUniversal), so a quorum of one.
+		RedisCluster: true,
+		Options:      []locks.Option{renewOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return NewRedsync(ctx, cfg)
 		},
@@ -52,7 +55,7 @@ func init() {
 // configured primary (Endpoints.Redis, or Endpoints.MasterNames through
 // Sentinel), locking on a majority of them.
 type Redsync struct {
-	rdbs  []*redis.Client
+	rdbs  []redis.UniversalClient
 	rs    *redsync.Redsync
 	ttl   time.Duration
 	retry time.Duration // 0: the library's 50-250ms, drawn from our seeded source
@@ -83,6 +86,9 @@ func NewRedsync(ctx context.Context, cfg locks.Config) (*Redsync, error) {
 	if len(cfg.Endpoints.Sentinels) > 0 {
 		n = len(cfg.Endpoints.MasterNames)
 	}
+	if cfg.Endpoints.RedisCluster && n > 0 {
+		n = 1
+	}
 	if n == 0 {
 		return nil, errors.New("redsync: no Redis primaries")
 	}
@@ -93,7 +99,7 @@ func NewRedsync(ctx context.Context, cfg locks.Config) (*Redsync, error) {
 	}
 	pools := make([]redsyncredis.Pool, 0, n)
 	for i := range n {
-		rdb, err := redislock.Connect(ctx, cfg.Endpoints, i)
+		rdb, err := redislock.ConnectUniversal(ctx, cfg.Endpoints, i)
 		if err != nil {
 			_ = c.Close()
 			return nil, err

@@ -63,8 +63,12 @@ type Client struct {
 	rdb     RedisClient
 	// conn is the connection New made, closed by Close; nil when the
 	// caller handed NewClient its own.
-	conn *redis.Client
-	log  *slog.Logger
+	conn redis.UniversalClient
+	// hashTag wraps every key in {}: on a Redis Cluster all the keys of
+	// one lock name (the key, its fence, queue, timeouts) then hash to
+	// one slot, as the multi-key scripts need.
+	hashTag bool
+	log     *slog.Logger
 
 	ttl          time.Duration
 	retry        time.Duration
@@ -102,6 +106,11 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n > 0 && cfg.Endpoints.RedisCluster {
+		// WAIT counts the acks of its own connection's writes; a cluster
+		// client sends it on a connection of its choosing.
+		return nil, fmt.Errorf("redislock: %s: not supported on a Redis Cluster", optWaitReplicas)
+	}
 	opts := []Option{WithRetry(cfg.Retry), WithPrefix(cfg.Prefix), WithSeed(cfg.Seed),
 		WithLogger(cfg.Log().With("lock", string(v))), WithWaitReplicas(n, timeout), WithPermits(permits)}
 	if cfg.TTL != 0 {
@@ -110,11 +119,13 @@ func New(ctx context.Context, v Variant, cfg locks.Config) (*Client, error) {
 	if err := checkOptions(v, opts); err != nil {
 		return nil, err
 	}
-	rdb, err := Connect(ctx, cfg.Endpoints, 0)
+	rdb, err := ConnectUniversal(ctx, cfg.Endpoints, 0)
 	if err != nil {
 		return nil, err
 	}
-	c, err := NewClient(rdb, v, opts...)
+	// Both of ConnectUniversal's clients, *redis.Client and
+	// *redis.ClusterClient, are RedisClients.
+	c, err := NewClient(rdb.(RedisClient), v, opts...)
 	if err != nil {
 		_ = rdb.Close()
 		return nil, err
@@ -133,7 +144,9 @@ func checkOptions(v Variant, opts []Option) error {
 
 // NewClient returns a client of variant v over rdb, which the caller owns
 // (Close does not close it). Its "requests" counter stays 0 unless the
-// caller counts commands into it (New does, with CountCommands).
+// caller counts commands into it (New does, with CountCommands). Over a
+// *redis.ClusterClient every key is hash-tagged ("{prefix+name}",
+// "{prefix+name}:fence", ...), so one lock's keys share a slot.
 func NewClient(rdb RedisClient, v Variant, opts ...Option) (*Client, error) {
 	switch v {
 	case SetNXExpire, SetDel, CAD, Watchdog, Reentrant, RW, RWNaive, Fair, Semaphore, SemaphoreLeaky:
@@ -151,6 +164,7 @@ func NewClient(rdb RedisClient, v Variant, opts ...Option) (*Client, error) {
 		rng:         newRand(0),
 		permits:     locks.DefaultPermits,
 	}
+	_, c.hashTag = rdb.(*redis.ClusterClient)
 	if notifying(v) {
 		c.retry = DefaultNotifyRetry
 	}
@@ -171,6 +185,9 @@ func newRand(seed int64) *rand.Rand {
 // returns a new Locker; for redis-reentrant each Locker is its own owner.
 func (c *Client) Locker(name string) locks.Locker {
 	key := c.prefix + name
+	if c.hashTag {
+		key = "{" + key + "}"
+	}
 	l := &Locker{c: c, key: key, fence: key + ":fence", channel: key + ":channel"}
 	if c.variant == Reentrant {
 		l.owner = newOwner()
@@ -277,6 +294,54 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("connect %s: %w", where, err)
+	}
+	return rdb, nil
+}
+
+// ConnectUniversal is Connect, except on a Redis Cluster
+// (e.RedisCluster): then a cluster client seeded with every address of
+// e.Redis (i is ignored), with Connect's settings, whose every dial (the
+// seeds and each node the cluster announces in its slot map and
+// redirects) goes through e.Dial, so a client reaches each node through
+// its own proxied link. It pings the cluster within ctx.
+func ConnectUniversal(ctx context.Context, e locks.Endpoints, i int) (redis.UniversalClient, error) {
+	if !e.RedisCluster {
+		return Connect(ctx, e, i)
+	}
+	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
+	if len(e.Redis) == 0 {
+		return nil, errors.New("redislock: no Redis Cluster address")
+	}
+	dial, err := dialer(e)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:      e.Redis,
+		Username:   e.Auth.RedisUsername,
+		Password:   e.Auth.RedisPassword,
+		Dialer:     dial,
+		MaxRetries: -1,
+		// go-redis reloads the slot map on a MOVED reply and every
+		// ClusterStateReloadInterval (default 60 s); a killed primary
+		// answers no MOVED, so the default leaves its slots unreachable
+		// for a minute after the cluster promoted its replica. 1 s
+		// follows a failover about as soon as clients that refresh the
+		// map on a connection error (Jedis, redis-py) do.
+		ClusterStateReloadInterval: time.Second,
+		ContextTimeoutEnabled:      true,
+		PoolSize:                   poolSize,
+		ReadBufferSize:             connBuffer,
+		WriteBufferSize:            connBuffer,
+		Protocol:                   protocol,
+		DisableIdentity:            true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("connect redis cluster %v: %w", e.Redis, err)
 	}
 	return rdb, nil
 }

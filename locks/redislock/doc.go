@@ -44,7 +44,10 @@
 // connects to Endpoints.Redis[0], or, when Endpoints.Sentinels is set, to the
 // master Endpoints.MasterNames[0] as reported by Sentinel, dialing every
 // discovered address through Endpoints.Dial so traffic stays on the client's
-// proxied links.
+// proxied links. When Endpoints.RedisCluster is set it is a cluster client
+// seeded with every address of Endpoints.Redis (ConnectUniversal), and
+// every key is hash-tagged, "{<prefix><name>}" and "{<prefix><name>}:fence",
+// so the keys of one lock share a hash slot.
 //
 // Of locklab it imports only locks; like every lock package it never
 // imports cluster, checker, scenarios, faults, runner or workload

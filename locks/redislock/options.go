@@ -27,7 +27,10 @@ type RedisClient interface {
 	HGet(ctx context.Context, key, field string) *redis.StringCmd
 }
 
-var _ RedisClient = (*redis.Client)(nil)
+var (
+	_ RedisClient = (*redis.Client)(nil)
+	_ RedisClient = (*redis.ClusterClient)(nil)
+)
 
 // Option configures a Client made by NewClient.
 type Option func(*Client) error

@@ -97,6 +97,7 @@ func init() {
 		s.Kind = kindOf(v)
 		s.Options = optionsOf(v)
 		s.MinRedis = 1
+		s.RedisCluster = true
 		s.New = func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
 			return New(ctx, v, cfg)
 		}
