@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -129,7 +128,7 @@ func writeNetnsZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node
 			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, ips[o], netnsZKQuorum, netnsZKElection)
 		}
 	}
-	return os.WriteFile(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()), 0o644)
+	return writeDurable(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()))
 }
 
 func (c *Cluster) buildNetnsEtcd(es EtcdSpec) (backend, error) {

@@ -236,7 +236,7 @@ func sentinelCommand(n *Node, conf func() string) func() (command, error) {
 	return func() (command, error) {
 		path := sentinelConfPath(n)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := os.WriteFile(path, []byte(conf()), 0o644); err != nil {
+			if err := writeDurable(path, []byte(conf())); err != nil {
 				return command{}, err
 			}
 		}

@@ -177,7 +177,7 @@ func writeMyID(n *Node, self int) (string, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return "", err
 	}
-	return data, os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"), 0o644)
+	return data, writeDurable(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"))
 }
 
 func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, ports []zkPorts, hostname string) error {
@@ -196,7 +196,7 @@ func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, por
 			fmt.Fprintf(&hosts, "%s %s\n", zkPeerIP(self, j), o.Name)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(n.dataDir, "hosts"), []byte(hosts.String()), 0o644); err != nil {
+	if err := writeDurable(filepath.Join(n.dataDir, "hosts"), []byte(hosts.String())); err != nil {
 		return err
 	}
 	var cfg strings.Builder
@@ -209,7 +209,7 @@ func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, por
 			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, o.Name, ports[j].quorum, ports[j].election)
 		}
 	}
-	return os.WriteFile(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()), 0o644)
+	return writeDurable(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()))
 }
 
 // zkChecks sets how n's role and readiness are asked: srvr on its client
