@@ -325,7 +325,10 @@ func expVisit(v *visit, exit time.Duration) ExpVisit {
 }
 
 // Exposure judges each fault of fs over what the resource kept since
-// TrackExposure (nil when it was not called).
+// TrackExposure (nil when it was not called). A visit still inside leaves
+// at the run's end as its history will tell it: the latest line other than
+// an acquire or attempt, or a fault's end (the fault lines follow), as the
+// re-check reads it.
 func (s *Shared) Exposure(fs []FaultSpan) []Exposure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -340,5 +343,9 @@ func (s *Shared) Exposure(fs []FaultSpan) []Exposure {
 	for k, ss := range s.exp.sends {
 		sends[k] = append([]Send(nil), ss...)
 	}
-	return Exposures(fs, vs, sends, s.clock())
+	end := s.last
+	for _, f := range fs {
+		end = max(end, f.End)
+	}
+	return Exposures(fs, vs, sends, end)
 }

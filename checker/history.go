@@ -159,6 +159,13 @@ func (h *History) visit(in Visit, id uint64, requested, acquired, now time.Durat
 		Outcome: "ok", Mode: mode})
 }
 
+// logOp writes a resource operation's line and notes its time as the
+// latest line's.
+func (s *Shared) logOp(v *visit, op string, now time.Duration, outcome string, value int64) {
+	s.last = max(s.last, now)
+	s.history.op(v, op, now, outcome, value)
+}
+
 func (h *History) op(v *visit, op string, now time.Duration, outcome string, value int64) {
 	if h == nil {
 		return
@@ -197,6 +204,9 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 		if v := s.visits[op.Visit]; v != nil && !v.promise.unbounded {
 			v.promise.renewals = append(v.promise.renewals, renewal{known: time.Duration(op.Return), until: time.Duration(op.ValidUntil)})
 		}
+	}
+	if op.Op != OpAttempt {
+		s.last = max(s.last, time.Duration(op.Return))
 	}
 	s.lostLine(op)
 	s.leakRecord(op)

@@ -266,7 +266,10 @@ type Shared struct {
 	// standing: the lock's waiters stand in the race while they wait
 	// (SetStanding).
 	standing bool
-	history  *History
+	// last is the latest time of a history line other than acquire and
+	// attempt: the run's end as its history tells it (Exposure).
+	last    time.Duration
+	history *History
 	// granted, unbounded, unreported and estimated say whether any visit
 	// entered, and whether one's promise was unbounded, missing or
 	// estimated (Summary.Promise).
@@ -361,6 +364,7 @@ func (s *Shared) Enter(_ context.Context, in Visit) (uint64, error) {
 	s.estimated = s.estimated || in.Estimated
 	s.unreported = s.unreported || (!in.Unbounded && in.ValidUntil == 0)
 	s.history.visit(in, v.id, requested, v.promise.acquired, now, s.fences, s.standing, s.kind, s.permits)
+	s.last = max(s.last, now)
 	s.sent(lock, client, requested, v.promise.acquired, true, s.standing, in.Tries)
 	if s.fences && token == 0 {
 		s.zero++
@@ -447,7 +451,7 @@ func (s *Shared) Read(_ context.Context, id uint64) (int64, error) {
 		s.changed++
 		v.firstRead = val
 	}
-	s.history.op(v, OpRead, s.clock(), "ok", val)
+	s.logOp(v, OpRead, s.clock(), "ok", val)
 	return val, nil
 }
 
@@ -465,14 +469,14 @@ func (s *Shared) Write(ctx context.Context, id uint64, value int64) error {
 		// A semaphore's holders are inside together by design: their
 		// writes race and fence nothing. Only the count is judged.
 		v.wrote = true
-		s.history.op(v, OpWrite, s.clock(), "ok", value)
+		s.logOp(v, OpWrite, s.clock(), "ok", value)
 		return nil
 	}
 	if v.token != 0 && v.token < l.maxTok {
 		s.stale++
 		if s.fencing == FencingEnforce {
 			s.reject++
-			s.history.op(v, OpWrite, s.clock(), "stale_rejected", value)
+			s.logOp(v, OpWrite, s.clock(), "stale_rejected", value)
 			return fmt.Errorf("write token %d < seen %d on %s: %w", v.token, l.maxTok, v.lock, ErrStaleToken)
 		}
 	}
@@ -482,7 +486,7 @@ func (s *Shared) Write(ctx context.Context, id uint64, value int64) error {
 	l.counter = value
 	l.writes++
 	v.wrote = true
-	s.history.op(v, OpWrite, s.clock(), "ok", value)
+	s.logOp(v, OpWrite, s.clock(), "ok", value)
 	return nil
 }
 
@@ -496,7 +500,7 @@ func (s *Shared) Exit(ctx context.Context, id uint64) error {
 	if v == nil {
 		return fmt.Errorf("exit visit %d: %w", id, ErrUnknownVisit)
 	}
-	s.history.op(v, OpExit, now, "ok", 0)
+	s.logOp(v, OpExit, now, "ok", 0)
 	for _, idx := range v.overlaps {
 		ev := &s.events[idx]
 		if ev.Open {
