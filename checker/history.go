@@ -197,6 +197,10 @@ func (s *Shared) Record(_ context.Context, op Op) error {
 	if op.Op == OpAttempt {
 		s.countWait(op)
 		op.Standing = op.Standing || s.standing
+		if op.Kind == "" && s.kind != "" {
+			// A run whose lock granted nothing still tells its kind.
+			op.Kind, op.Permits = s.kind, s.permits
+		}
 		answered := op.Outcome == AttemptRefused || op.Outcome == AttemptTimedOut
 		s.sent(op.Lock, op.Client, time.Duration(op.Invoke), time.Duration(op.Return), answered, op.Standing, op.Tries)
 	}

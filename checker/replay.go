@@ -98,6 +98,9 @@ func replayInto(r io.Reader, fencing Fencing) (map[int]*Shared, error) {
 			op.Visit = id
 			err = rp.s.Record(ctx, op)
 		case OpAttempt:
+			if op.Kind != "" {
+				rp.s.SetKind(op.Kind, op.Permits)
+			}
 			err = rp.s.Record(ctx, op)
 		}
 		if err != nil {

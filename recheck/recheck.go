@@ -215,7 +215,12 @@ func (rn *run) add(l line) error {
 			v.reads = append(v.reads, l.Value)
 		}
 		return nil
-	case "release", "lost", "attempt", "fault":
+	case "attempt":
+		if l.Kind != "" && l.Kind != "mutex" {
+			rn.kind[l.Lock], rn.permits[l.Lock] = l.Kind, l.Permits
+		}
+		fallthrough
+	case "release", "lost", "fault":
 		// no figure of this function depends on them (an attempt line is
 		// evidence of contention in a fault's window, which the history
 		// does not describe; permits_leaked reads release and attempt
