@@ -211,12 +211,13 @@ func TestZeroTokensShown(t *testing.T) {
 	}
 }
 
-// TestWithoutFaultFromRealRun: a committed reference run of redis-set-del
-// (released by plain DEL) under restart-empty: one lock fault during the
-// restart, and a DEL cascade that goes on at 4.6 s, a lease and more after
-// the restart at 1.5 s, with no fault to blame.
+// TestWithoutFaultFromRealRun: a real run of redis-set-del (released by
+// plain DEL) under restart-empty, kept from an earlier reference atlas:
+// one lock fault during the restart, and a DEL cascade that goes on at
+// 4.6 s, a lease and more after the restart at 1.5 s, with no fault to
+// blame.
 func TestWithoutFaultFromRealRun(t *testing.T) {
-	dir := filepath.Join(reference, "runs/restart-empty/redis-set-del/run-1")
+	dir := filepath.Join("testdata", "without-fault-run")
 	res, err := report.Read(dir)
 	if err != nil {
 		t.Fatal(err)
