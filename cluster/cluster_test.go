@@ -646,6 +646,23 @@ func TestRedisReplicationAndSentinel(t *testing.T) {
 			return nil
 		})
 		t.Logf("sentinel promoted %s %v after the kill", replica.Name, time.Since(t0))
+		// Every Sentinel must know the new primary before the old one
+		// returns: one that still names the old primary would turn the
+		// promoted replica back into its replica.
+		for _, addr := range ep.Sentinels {
+			s := redis.NewSentinelClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			testenv.Eventually(t, 15*time.Second, "every sentinel names the new primary", func() error {
+				got, err := s.GetMasterAddrByName(ctx, "redis-0").Result()
+				if err != nil {
+					return err
+				}
+				if n, ok := c.NodeAt(got[0] + ":" + got[1]); !ok || n != replica {
+					return errors.New(addr + " still names " + got[0] + ":" + got[1])
+				}
+				return nil
+			})
+			s.Close()
+		}
 		if p, err := c.Primary(ctx, "redis-0"); err != nil || p != replica {
 			t.Errorf("Primary(redis-0) = %v, %v; want %s", p, err, replica.Name)
 		}

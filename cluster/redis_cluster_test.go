@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,8 +60,11 @@ func TestRedisCluster(t *testing.T) {
 	// Every dial of the cluster client but the seeds' (client proxies
 	// already) must be to an address the cluster announced that Redirect
 	// maps to a client proxy.
-	var dials []string
-	var d net.Dialer
+	var (
+		dialsMu sync.Mutex
+		dials   []string
+		d       net.Dialer
+	)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs: ep.Redis, MaxRetries: -1, ContextTimeoutEnabled: true,
 		ClusterStateReloadInterval: time.Second, // as the locks' client: follows a failover
@@ -72,7 +76,9 @@ func TestRedisCluster(t *testing.T) {
 			if !ok {
 				to = addr
 			}
+			dialsMu.Lock()
 			dials = append(dials, addr)
+			dialsMu.Unlock()
 			return d.DialContext(ctx, network, to)
 		},
 	})
@@ -94,9 +100,11 @@ func TestRedisCluster(t *testing.T) {
 			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; KeySlot says %d", k, got, err, cluster.KeySlot(k))
 		}
 	}
+	dialsMu.Lock()
 	if len(dials) < 3 {
 		t.Errorf("cluster client dialed %v: want every primary", dials)
 	}
+	dialsMu.Unlock()
 
 	// CLUSTER SLOTS lists a replica once it has replicated something
 	// (a non-zero offset), so after the writes.
