@@ -102,23 +102,39 @@ type expRun struct {
 // gets none), and the most distinct clients that visited one key (at most
 // 2 counted, as result.json's key_clients).
 func Exposures(r io.Reader) (map[int][]Exposure, map[int]int, error) {
+	j, err := Judge(r)
+	return j.Exposures, j.KeyClients, err
+}
+
+// Judged is what the re-check derives of a history beyond its figures,
+// per run index: each fault's exposure (Exposures), the most distinct
+// clients that visited one key, and the zombie time (Zombies).
+type Judged struct {
+	Exposures  map[int][]Exposure
+	KeyClients map[int]int
+	Zombies    map[int]Zombie
+}
+
+// Judge reads a history once for everything Judged holds.
+func Judge(r io.Reader) (Judged, error) {
 	runs, err := readRuns(r)
 	if err != nil {
-		return nil, nil, err
+		return Judged{}, err
 	}
-	out, users := map[int][]Exposure{}, map[int]int{}
+	j := Judged{Exposures: map[int][]Exposure{}, KeyClients: map[int]int{}, Zombies: map[int]Zombie{}}
 	for i, rn := range runs {
 		for _, cs := range rn.keyUsers {
-			users[i] = max(users[i], min(len(cs), 2))
+			j.KeyClients[i] = max(j.KeyClients[i], min(len(cs), 2))
 		}
 		for _, f := range rn.faults {
 			if f.failed {
 				continue
 			}
-			out[i] = append(out[i], rn.judge(f))
+			j.Exposures[i] = append(j.Exposures[i], rn.judge(f))
 		}
+		j.Zombies[i] = rn.zombies()
 	}
-	return out, users, nil
+	return j, nil
 }
 
 // readRuns reads a history into what the exposure and the zombie time

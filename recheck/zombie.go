@@ -19,21 +19,19 @@ type Zombie struct {
 // Zombies reads a history and returns each run's zombie time (by run
 // index; a run without a lost lease has the zero Zombie).
 func Zombies(r io.Reader) (map[int]Zombie, error) {
-	runs, err := readRuns(r)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int]Zombie{}
-	for i, rn := range runs {
-		var times []int64
-		for _, s := range rn.order {
-			if t, ok := rn.zombie(s); ok {
-				times = append(times, t)
-			}
+	j, err := Judge(r)
+	return j.Zombies, err
+}
+
+// zombies is the run's zombie time over its visits.
+func (rn *expRun) zombies() Zombie {
+	var times []int64
+	for _, s := range rn.order {
+		if t, ok := rn.zombie(s); ok {
+			times = append(times, t)
 		}
-		out[i] = medianMax(times)
 	}
-	return out, nil
+	return medianMax(times)
 }
 
 // zombie is the zombie time of visit s, and whether its lease was lost

@@ -136,20 +136,10 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
-	var exposures map[int][]recheck.Exposure
-	var keyClients map[int]int
+	var judged recheck.Judged
 	if err := history(dir, func(r io.Reader) (err error) {
-		if exposures, keyClients, err = recheck.Exposures(r); err != nil {
-			return fmt.Errorf("recheck exposure: %w", err)
-		}
-		return nil
-	}); err != nil {
-		return false, err
-	}
-	var zombies map[int]recheck.Zombie
-	if err := history(dir, func(r io.Reader) (err error) {
-		if zombies, err = recheck.Zombies(r); err != nil {
-			return fmt.Errorf("recheck zombie time: %w", err)
+		if judged, err = recheck.Judge(r); err != nil {
+			return fmt.Errorf("recheck exposure and zombie time: %w", err)
 		}
 		return nil
 	}); err != nil {
@@ -167,14 +157,14 @@ func checkDir(dir string, w io.Writer) (bool, error) {
 			ok = false
 			continue
 		}
-		for _, fg := range figuresOf(run, s, orders[i].Verdict, rc, zombies[i]) {
+		for _, fg := range figuresOf(run, s, orders[i].Verdict, rc, judged.Zombies[i]) {
 			mark := ""
 			if odd := fg.odd(); odd != "" {
 				mark, ok = "DISAGREE: "+odd, false
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, run.Lock, fg.name, fg.result, fg.replay, fg.recheck, mark)
 		}
-		for _, d := range rederive(run, rc, exposures[i], keyClients[i]) {
+		for _, d := range rederive(run, rc, judged.Exposures[i], judged.KeyClients[i]) {
 			mark := ""
 			if d.result != d.recheck {
 				mark, ok = "DISAGREE: the re-check derives "+d.recheck, false
