@@ -253,25 +253,9 @@ func (c *Client) backoff(pttl time.Duration) time.Duration {
 // it dials. It pings the server within ctx: wrong or missing credentials
 // fail here.
 func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, error) {
-	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	dial, err := dialer(e)
+	o, err := options(e)
 	if err != nil {
 		return nil, err
-	}
-	o := &redis.UniversalOptions{
-		Username:              e.Auth.RedisUsername,
-		Password:              e.Auth.RedisPassword,
-		Dialer:                dial,
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		PoolSize:              poolSize,
-		ReadBufferSize:        connBuffer,
-		WriteBufferSize:       connBuffer,
-		Protocol:              protocol,
-		DisableIdentity:       true,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
 	}
 	var where string
 	if len(e.Sentinels) > 0 {
@@ -298,6 +282,31 @@ func Connect(ctx context.Context, e locks.Endpoints, i int) (*redis.Client, erro
 	return rdb, nil
 }
 
+// options are the client settings of Connect and ConnectUniversal, every
+// dial through e.Dial (dialer); the caller sets the addresses.
+func options(e locks.Endpoints) (*redis.UniversalOptions, error) {
+	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
+	dial, err := dialer(e)
+	if err != nil {
+		return nil, err
+	}
+	return &redis.UniversalOptions{
+		Username:              e.Auth.RedisUsername,
+		Password:              e.Auth.RedisPassword,
+		Dialer:                dial,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		PoolSize:              poolSize,
+		ReadBufferSize:        connBuffer,
+		WriteBufferSize:       connBuffer,
+		Protocol:              protocol,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	}, nil
+}
+
 // ConnectUniversal is Connect, except on a Redis Cluster
 // (e.RedisCluster): then a cluster client seeded with every address of
 // e.Redis (i is ignored), with Connect's settings, whose every dial (the
@@ -308,37 +317,23 @@ func ConnectUniversal(ctx context.Context, e locks.Endpoints, i int) (redis.Univ
 	if !e.RedisCluster {
 		return Connect(ctx, e, i)
 	}
-	quietOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
 	if len(e.Redis) == 0 {
 		return nil, errors.New("redislock: no Redis Cluster address")
 	}
-	dial, err := dialer(e)
+	o, err := options(e)
 	if err != nil {
 		return nil, err
 	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:      e.Redis,
-		Username:   e.Auth.RedisUsername,
-		Password:   e.Auth.RedisPassword,
-		Dialer:     dial,
-		MaxRetries: -1,
-		// go-redis reloads the slot map on a MOVED reply and every
-		// ClusterStateReloadInterval (default 60 s); a killed primary
-		// answers no MOVED, so the default leaves its slots unreachable
-		// for a minute after the cluster promoted its replica. 1 s
-		// follows a failover about as soon as clients that refresh the
-		// map on a connection error (Jedis, redis-py) do.
-		ClusterStateReloadInterval: time.Second,
-		ContextTimeoutEnabled:      true,
-		PoolSize:                   poolSize,
-		ReadBufferSize:             connBuffer,
-		WriteBufferSize:            connBuffer,
-		Protocol:                   protocol,
-		DisableIdentity:            true,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-	})
+	o.Addrs = e.Redis
+	co := o.Cluster()
+	// go-redis reloads the slot map on a MOVED reply and every
+	// ClusterStateReloadInterval (default 60 s); a killed primary answers
+	// no MOVED, so the default leaves its slots unreachable for a minute
+	// after the cluster promoted its replica. 1 s follows a failover
+	// about as soon as clients that refresh the map on a connection error
+	// (Jedis, redis-py) do.
+	co.ClusterStateReloadInterval = time.Second
+	rdb := redis.NewClusterClient(co)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
 		return nil, fmt.Errorf("connect redis cluster %v: %w", e.Redis, err)
