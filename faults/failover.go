@@ -100,88 +100,78 @@ func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, erro
 	if victim == nil {
 		return eff, fmt.Errorf("sentinels report %s as primary of %s, which is no node of the cluster", before, f.Node)
 	}
-	keysBefore, kerr := keyCount(ctx, victim.Addr())
-	t0 := time.Now()
-	if err := victim.Kill(ctx); err != nil {
-		return eff, err
-	}
-	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, before)
-
-	wctx, cancel := context.WithTimeout(ctx, FailoverTimeout)
-	defer cancel()
-	tick := time.NewTicker(failoverPoll)
-	defer tick.Stop()
-	var last error
-	for {
-		addr, by, err := primaryOf(wctx, sentinels, f.Node)
-		if err == nil && addr != before {
-			took := elapsed(t0)
-			name := addr
-			if n := nodeAt(env.Cluster, addr); n != nil {
-				name = fmt.Sprintf("%s (%s)", n.Name, addr)
-			}
-			eff.detail += fmt.Sprintf("; %s reports %s as primary of %s %v after the kill", by.Name, name, f.Node, took)
-			at := time.Now()
-			eff.seen = promoted(ctx, env, victim.Name, name, addr, keysBefore, kerr)
-			if strings.HasSuffix(eff.seen.seen, "lock key lost") {
-				eff.seen.lostAt = at
-			}
-			return eff, nil
+	return killAndAwait(ctx, env, f, eff, victim, before, func(ctx context.Context) (string, string, string, error) {
+		addr, by, err := primaryOf(ctx, sentinels, f.Node)
+		switch {
+		case err != nil:
+			return "", "", "", err
+		case addr == before:
+			return "", "", "", fmt.Errorf("sentinels still report %s", before)
 		}
-		if err != nil {
-			last = err
+		name := addr
+		if n := nodeAt(env.Cluster, addr); n != nil {
+			name = fmt.Sprintf("%s (%s)", n.Name, addr)
 		}
-		select {
-		case <-wctx.Done():
-			if last == nil {
-				last = fmt.Errorf("sentinels still report %s", before)
-			}
-			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
-				f.Node, elapsed(t0), last, wctx.Err())
-		case <-tick.C:
-		}
-	}
+		return fmt.Sprintf("%s reports %s as primary of %s", by.Name, name, f.Node), name, addr, nil
+	})
 }
 
 // clusterFailover is failover in a Redis Cluster, which promotes a
 // replica by itself: it kills the server of f.Node's group that says it
-// is the primary, then asks the group's running servers every 50 ms
-// (Cluster.Primary) until one of them reports the primary role — the
-// cluster elected it and it took over the slots — or FailoverTimeout
-// passes.
+// is the primary, then asks the group's running servers (Cluster.Primary)
+// until one of them reports the primary role: the cluster elected it and
+// it took over the slots.
 func clusterFailover(ctx context.Context, env Env, f Fault, eff effect) (effect, error) {
 	victim, err := env.Cluster.Primary(ctx, f.Node)
 	if err != nil {
 		return eff, err
 	}
+	return killAndAwait(ctx, env, f, eff, victim, victim.Addr(), func(ctx context.Context) (string, string, string, error) {
+		n, err := env.Cluster.Primary(ctx, f.Node)
+		switch {
+		case err != nil:
+			return "", "", "", err
+		case n == victim:
+			return "", "", "", fmt.Errorf("%s still reports the primary role", victim.Name)
+		}
+		return fmt.Sprintf("the cluster promoted %s to primary of %s", n.Name, f.Node), n.Name, n.Addr(), nil
+	})
+}
+
+// killAndAwait kills victim (the primary of f.Node, at addr as the
+// topology names it), then asks promoted every failoverPoll until it says
+// who became the primary (said, for the detail; the new primary's name
+// and address) or FailoverTimeout passes; the evidence compares the keys
+// of the old and the new primary.
+func killAndAwait(ctx context.Context, env Env, f Fault, eff effect, victim *cluster.Node, addr string,
+	promoted func(context.Context) (said, name, addr string, err error)) (effect, error) {
 	keysBefore, kerr := keyCount(ctx, victim.Addr())
 	t0 := time.Now()
 	if err := victim.Kill(ctx); err != nil {
 		return eff, err
 	}
-	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, victim.Addr())
+	eff.detail = fmt.Sprintf("killed %s (%s)", victim.Name, addr)
 	wctx, cancel := context.WithTimeout(ctx, FailoverTimeout)
 	defer cancel()
 	tick := time.NewTicker(failoverPoll)
 	defer tick.Stop()
 	var last error
 	for {
-		n, err := env.Cluster.Primary(wctx, f.Node)
-		if err == nil && n != victim {
-			eff.detail += fmt.Sprintf("; the cluster promoted %s to primary of %s %v after the kill", n.Name, f.Node, elapsed(t0))
+		said, name, newAddr, err := promoted(wctx)
+		if err == nil {
+			eff.detail += fmt.Sprintf("; %s %v after the kill", said, elapsed(t0))
 			at := time.Now()
-			eff.seen = promoted(ctx, env, victim.Name, n.Name, n.Addr(), keysBefore, kerr)
+			eff.seen = keysAfterPromotion(ctx, env, victim.Name, name, newAddr, keysBefore, kerr)
 			if strings.HasSuffix(eff.seen.seen, "lock key lost") {
 				eff.seen.lostAt = at
 			}
 			return eff, nil
 		}
-		if err != nil {
-			last = err
-		}
+		last = err
 		select {
 		case <-wctx.Done():
-			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w", f.Node, elapsed(t0), last, wctx.Err())
+			return eff, fmt.Errorf("no replica of %s promoted within %v (last: %v): %w",
+				f.Node, elapsed(t0), last, wctx.Err())
 		case <-tick.C:
 		}
 	}
@@ -191,9 +181,9 @@ func (failoverAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evi
 	return eff.seen
 }
 
-// promoted is a failover's evidence: a replica was promoted (bit), and
+// keysAfterPromotion is a failover's evidence: a replica was promoted (bit), and
 // whether the lock keys the old primary had are on the new one.
-func promoted(ctx context.Context, env Env, old, name, addr string, before int64, berr error) evidence {
+func keysAfterPromotion(ctx context.Context, env Env, old, name, addr string, before int64, berr error) evidence {
 	if n := nodeAt(env.Cluster, addr); n != nil {
 		addr = n.Addr()
 	}
