@@ -71,6 +71,17 @@ func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *p
 		conns: map[net.Conn]struct{}{}}
 }
 
+// through returns a demultiplexer like d, fronting the same node over the
+// same links and naming senders the same way, that forwards through
+// proxy i of each link (label names it in logs): a Redis Cluster node's
+// bus beside its port (redis_cluster.go).
+func (d *peerDemux) through(i int, label string) *peerDemux {
+	t := newPeerDemux(d.log, d.node+" "+label, d.fallback, len(d.pairs))
+	copy(t.pairs, d.pairs)
+	t.sender, t.proxy = d.sender, i
+	return t
+}
+
 // listen starts d listening on listenAddr (port 0: a free one); d.addr is
 // then the address it listens on, kept when it stops and starts again.
 func (d *peerDemux) listen(listenAddr string) error {

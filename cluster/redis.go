@@ -57,9 +57,9 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		}
 		up, labels = func(n *Node) []string { return []string{n.Addr(), bus[n]} }, clusterProxyLabels
 	}
+	var demux []*peerDemux // in the order of all
 	if len(replicas) > 0 || len(sentinels) > 0 || rs.Mode == RedisCluster {
-		demux, err := c.buildRedisPeers(all, up, labels, "127.0.0.1:0", bySocket, c.addPeerDemux)
-		if err != nil {
+		if demux, err = c.buildRedisPeers(all, up, labels, "127.0.0.1:0", bySocket, c.addPeerDemux); err != nil {
 			return b, err
 		}
 		for i, n := range all {
@@ -83,7 +83,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	}
 
 	if rs.Mode == RedisCluster {
-		return c.buildRedisCluster(b, rn, peer, bus, rs, rebind, bySocket)
+		return c.buildRedisCluster(b, rn, peer, bus, demux, rs, rebind)
 	}
 	for _, n := range primaries {
 		var extra []string

@@ -34,7 +34,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -77,38 +76,23 @@ func pickBusPorts(nodes []*Node) (map[*Node]string, error) {
 
 // buildRedisCluster sets up the servers of rn as one Redis Cluster: peer
 // is each node's peer address, bus its real bus address (the links
-// between servers have a second proxy to it, clusterProxyLabels), rebind
-// moves a node to a new port, sender names a peer connection's sender.
-func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, rs RedisSpec,
-	rebind func(*Node) func() error, sender func([]*Node) func(net.Conn) ([]byte, int)) (backend, error) {
+// between servers have a second proxy to it, clusterProxyLabels), demux
+// the peer demultiplexers (in the order of rn.all), rebind moves a node to
+// a new port.
+func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, demux []*peerDemux, rs RedisSpec,
+	rebind func(*Node) func() error) (backend, error) {
 	// A second demultiplexer per node fronts its bus: the address every
 	// node announces for its bus, forwarding through the pair links' bus
 	// proxies.
 	busPeer := map[*Node]string{}
-	for _, to := range rn.servers {
-		fallback, ok := c.link(RedisPeers + "->" + to.Name)
-		if !ok {
-			return b, fmt.Errorf("cluster: no link %s->%s", RedisPeers, to.Name)
-		}
-		d := newPeerDemux(c.log, to.Name+" bus", fallback, len(rn.servers))
-		d.proxy = 1
-		for j, from := range rn.servers {
-			if l, ok := c.link(from.Name + "->" + to.Name); ok {
-				d.pairs[j] = l
-			}
-		}
-		senders := make([]*Node, len(rn.servers))
-		for j := range rn.servers {
-			if d.pairs[j] != nil {
-				senders[j] = rn.servers[j]
-			}
-		}
-		d.sender = sender(senders)
-		if err := d.listen("127.0.0.1:0"); err != nil {
+	for i, d := range demux {
+		to := rn.all[i]
+		bd := d.through(1, "bus")
+		if err := bd.listen("127.0.0.1:0"); err != nil {
 			return b, fmt.Errorf("cluster: redis cluster bus listener for %s: %w", to.Name, err)
 		}
-		c.addPeerDemux(d)
-		busPeer[to] = d.addr
+		c.addPeerDemux(bd)
+		busPeer[to] = bd.addr
 	}
 	for _, n := range rn.servers {
 		n.cmd = func() (command, error) {
