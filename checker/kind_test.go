@@ -26,16 +26,7 @@ var kindCases = []struct {
 func TestKindHistories(t *testing.T) {
 	for _, c := range kindCases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "kinds", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			sums, err := Replay(f, FencingOff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := sums[0]
+			s := replayKind(t, c.file)
 			got := []int{s.Violations, s.Incidents, s.LockFaults, s.ClientFaults, s.ChangedReads, s.LostUpdates, s.PeakHolders}
 			want := []int{c.violations, c.incidents, c.lockFaults, c.clientFaults, c.changedReads, c.lostUpdates, c.peakHolders}
 			names := []string{"violations", "incidents", "lock_faults", "client_faults", "changed_reads", "lost_updates", "peak_holders"}
@@ -106,7 +97,17 @@ func TestFairFigures(t *testing.T) {
 // first: one grant out of request order, client 0 overtaken after a wait
 // of 100 ms. recheck judges the same file.
 func TestFairHistory(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "kinds", "fair-overtaken.jsonl"))
+	s := replayKind(t, "fair-overtaken.jsonl")
+	if got := s.Fair; got.OutOfOrder != 1 || got.MaxOvertakenWait != 100*time.Millisecond || s.Violations != 0 {
+		t.Errorf("fair figures %+v, violations %d; want 1 out of order, 100ms, 0", got, s.Violations)
+	}
+}
+
+// replayKind replays the hand-written history testdata/kinds/file and
+// returns its first run's summary.
+func replayKind(t *testing.T, file string) Summary {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "kinds", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,5 @@ func TestFairHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := sums[0].Fair; got.OutOfOrder != 1 || got.MaxOvertakenWait != 100*time.Millisecond || sums[0].Violations != 0 {
-		t.Errorf("fair figures %+v, violations %d; want 1 out of order, 100ms, 0", got, sums[0].Violations)
-	}
+	return sums[0]
 }

@@ -2,8 +2,6 @@ package checker
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -31,16 +29,7 @@ var leakCases = []struct {
 func TestPermitsLeakedHistories(t *testing.T) {
 	for _, c := range leakCases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", "kinds", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			sums, err := Replay(f, FencingOff)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := sums[0].PermitsLeaked; got != c.leaked {
+			if got := replayKind(t, c.file).PermitsLeaked; got != c.leaked {
 				t.Errorf("permits leaked %v, want %v", got, c.leaked)
 			}
 		})

@@ -25,16 +25,7 @@ func TestKindHistories(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "checker", "testdata", "kinds", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			figs, err := Check(f, time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := figs[0]
+			g := checkKind(t, c.file)
 			got := []int{g.Violations, g.Incidents, g.LockFaults, g.ClientFaults, g.ChangedReads, g.LostUpdates, g.PeakHolders}
 			want := []int{c.violations, c.incidents, c.lockFaults, c.clientFaults, c.changedReads, c.lostUpdates, c.peakHolders}
 			names := []string{"violations", "incidents", "lock_faults", "client_faults", "changed_reads", "lost_updates", "peak_holders"}
@@ -50,7 +41,16 @@ func TestKindHistories(t *testing.T) {
 // TestFairHistory: the checker's fair-overtaken.jsonl, one grant out of
 // request order and an overtaken wait of 100 ms.
 func TestFairHistory(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "checker", "testdata", "kinds", "fair-overtaken.jsonl"))
+	if g := checkKind(t, "fair-overtaken.jsonl"); g.OutOfOrder != 1 || g.MaxOvertakenWait != 100*time.Millisecond || g.Violations != 0 {
+		t.Errorf("out of order %d, longest overtaken wait %s, violations %d; want 1, 100ms, 0", g.OutOfOrder, g.MaxOvertakenWait, g.Violations)
+	}
+}
+
+// checkKind re-checks the checker's hand-written history
+// checker/testdata/kinds/file and returns its first run's figures.
+func checkKind(t *testing.T, file string) Figures {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "checker", "testdata", "kinds", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,5 @@ func TestFairHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := figs[0]; g.OutOfOrder != 1 || g.MaxOvertakenWait != 100*time.Millisecond || g.Violations != 0 {
-		t.Errorf("out of order %d, longest overtaken wait %s, violations %d; want 1, 100ms, 0", g.OutOfOrder, g.MaxOvertakenWait, g.Violations)
-	}
+	return figs[0]
 }

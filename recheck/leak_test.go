@@ -1,8 +1,6 @@
 package recheck
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -24,16 +22,7 @@ func TestPermitsLeaked(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "checker", "testdata", "kinds", c.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			figs, err := Check(f, time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := figs[0].PermitsLeaked; got != c.leaked {
+			if got := checkKind(t, c.file).PermitsLeaked; got != c.leaked {
 				t.Errorf("permits leaked %v, want %v", got, c.leaked)
 			}
 		})
