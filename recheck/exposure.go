@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 )
 
 // Exposure is one fault's exposure as docs/verdicts.md defines it,
@@ -273,15 +272,7 @@ func (rn *expRun) one(f faultLine, s *stay, out int64) Exposure {
 			spans = append(spans, [2]int64{a, out})
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
-	var merged [][2]int64
-	for _, sp := range spans {
-		if k := len(merged); k > 0 && sp[0] <= merged[k-1][1] {
-			merged[k-1][1] = max(merged[k-1][1], sp[1])
-			continue
-		}
-		merged = append(merged, sp)
-	}
+	merged := mergeSpans(spans)
 	for _, sp := range merged {
 		e.DurationNs += sp[1] - sp[0]
 	}
