@@ -295,10 +295,6 @@ func judge(c *CellResult, base float64) {
 		if r.ZombieMsP50 != nil {
 			zombies = append(zombies, *r.ZombieMsP50)
 		}
-		if r.ZombieMsMax != nil && (c.ZombieMsMax == nil || *r.ZombieMsMax > *c.ZombieMsMax) {
-			longest := *r.ZombieMsMax
-			c.ZombieMsMax = &longest
-		}
 		if r.Verdict == checker.VerdictInconclusive || r.Error != "" || r.Verdict == "" {
 			inconclusive = true
 		}
@@ -323,7 +319,8 @@ func judge(c *CellResult, base float64) {
 		m := median(zombies)
 		c.ZombieMsP50 = &m
 	}
-	c.PermitsLeakedMs = mostLeaked(c.RunList)
+	c.ZombieMsMax = largest(c.RunList, func(r RunSummary) *float64 { return r.ZombieMsMax })
+	c.PermitsLeakedMs = largest(c.RunList, func(r RunSummary) *float64 { return r.PermitsLeakedMs })
 	switch {
 	case c.NotApplicable != "":
 		c.Verdict = NotApplicable
@@ -357,6 +354,19 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// largest is the largest value of field among runs, nil when no run has
+// one (a figure the run did not measure, or results that predate it).
+func largest(runs []RunSummary, field func(RunSummary) *float64) *float64 {
+	var most *float64
+	for _, r := range runs {
+		if v := field(r); v != nil && (most == nil || *v > *most) {
+			x := *v
+			most = &x
+		}
+	}
+	return most
 }
 
 // median of xs (the mean of the middle two for an even count), xs not

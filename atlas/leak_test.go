@@ -6,6 +6,9 @@ import "testing"
 // did not measure it count nothing.
 func TestMostLeaked(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
+	mostLeaked := func(runs []RunSummary) *float64 {
+		return largest(runs, func(r RunSummary) *float64 { return r.PermitsLeakedMs })
+	}
 	if got := mostLeaked([]RunSummary{{}, {}}); got != nil {
 		t.Errorf("no run measured it: got %v, want nil", *got)
 	}
