@@ -11,11 +11,15 @@ import (
 // a visit occupies a permit from its entry until the earliest of its
 // release's return, its exit when no release line follows, and the end of
 // its promise (its latest valid_until, plus its clock uncertainty; not
-// bounded by an unbounded or missing promise). A permit leaked while a
-// client was refused or kept waiting (an attempt line that granted
-// nothing, acquire_error aside) although fewer visits occupied permits
-// than the semaphore has: the figure is how long that lasted, each
-// instant counted once.
+// bounded by an unbounded or missing promise). A visit whose occupancy
+// ended otherwise than by its release's return (its holder died, or its
+// promise ran out first) leaves its permit owed: the server may still
+// count it, until a later entry takes a permit that no release gave back.
+// A permit leaked while a client was refused or kept waiting (an attempt
+// line that granted nothing, acquire_error aside), fewer visits occupied
+// permits than the semaphore has, and some permit was owed: the figure
+// is how long that lasted, each instant counted once. A permit given back
+// by a release and taken by the next waiter is a hand-off, never a leak.
 
 // leakLog is what a semaphore's resource keeps for the figure: each
 // visit's occupancy and each lock's refused or waiting attempts. Every
@@ -35,19 +39,20 @@ type occupancy struct {
 	slack    time.Duration // the client's clock uncertainty
 }
 
-// end is when the visit stops occupying its permit (forever: never).
-func (o *occupancy) end() time.Duration {
+// end is when the visit stops occupying its permit (forever: never), and
+// whether its release's return ended it.
+func (o *occupancy) end() (time.Duration, bool) {
 	end := o.until
 	if end != forever {
 		end += o.slack
 	}
 	switch {
-	case o.released >= 0:
-		end = min(end, o.released)
+	case o.released >= 0 && o.released <= end:
+		return o.released, true
 	case o.exit >= 0:
 		end = min(end, o.exit)
 	}
-	return end
+	return end, false
 }
 
 // leakEnter starts v's occupancy, entered at now with in's promise; a
@@ -107,9 +112,10 @@ func (s *Shared) permitsLeaked() time.Duration {
 	if s.kind != KindSemaphore {
 		return 0
 	}
-	byLock := map[string][]span{}
+	byLock := map[string][]tenure{}
 	for _, o := range s.leak.occ {
-		byLock[o.lock] = append(byLock[o.lock], span{o.enter, o.end()})
+		end, released := o.end()
+		byLock[o.lock] = append(byLock[o.lock], tenure{span{o.enter, end}, released})
 	}
 	var total time.Duration
 	for lock, waits := range s.leak.attempts {
@@ -118,38 +124,67 @@ func (s *Shared) permitsLeaked() time.Duration {
 	return total
 }
 
+// tenure is one visit's occupancy and whether its release ended it.
+type tenure struct {
+	span
+	released bool
+}
+
 // leakedTime sweeps the endpoints of the occupancies and the waits in
 // time order: between two endpoints, the time counts when some wait is in
-// progress and fewer than permits occupancies are.
-func leakedTime(occupied, waits []span, permits int) time.Duration {
+// progress, fewer than permits occupancies are, and a permit is owed. An
+// occupancy's end gives its permit back (released) or owes it; an entry
+// takes a given-back permit first, else settles an owed one. At one
+// instant, ends come before entries.
+func leakedTime(occupied []tenure, waits []span, permits int) time.Duration {
 	type edge struct {
-		at        time.Duration
-		occ, wait int // +1 at a start, -1 at an end
+		at       time.Duration
+		order    int // 0 an end, 1 an entry, 2 a wait's edge
+		wait     int // +1 at a wait's start, -1 at its end
+		released bool
 	}
 	var edges []edge
 	for _, o := range occupied {
 		if o.to <= o.from {
 			continue // its promise ran out before it entered
 		}
-		edges = append(edges, edge{at: o.from, occ: 1})
+		edges = append(edges, edge{at: o.from, order: 1})
 		if o.to != forever {
-			edges = append(edges, edge{at: o.to, occ: -1})
+			edges = append(edges, edge{at: o.to, order: 0, released: o.released})
 		}
 	}
 	for _, w := range waits {
 		if w.to > w.from {
-			edges = append(edges, edge{at: w.from, wait: 1}, edge{at: w.to, wait: -1})
+			edges = append(edges, edge{at: w.from, order: 2, wait: 1}, edge{at: w.to, order: 2, wait: -1})
 		}
 	}
-	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	slices.SortStableFunc(edges, func(a, b edge) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.order, b.order))
+	})
 	var total time.Duration
-	occ, waiting := 0, 0
+	occ, waiting, givenBack, owed := 0, 0, 0, 0
 	for i, e := range edges {
-		if i > 0 && waiting > 0 && occ < permits {
+		if i > 0 && waiting > 0 && occ < permits && owed > 0 {
 			total += e.at - edges[i-1].at
 		}
-		occ += e.occ
-		waiting += e.wait
+		switch {
+		case e.order == 1:
+			occ++
+			if givenBack > 0 {
+				givenBack--
+			} else if owed > 0 {
+				owed--
+			}
+		case e.order == 0:
+			occ--
+			if e.released {
+				givenBack++
+			} else {
+				owed++
+			}
+		default:
+			waiting += e.wait
+		}
 	}
 	return total
 }

@@ -16,9 +16,9 @@ var leakCases = []struct {
 	// A dead holder whose promise ran out at 1300 ms (renewed once) while
 	// the others timed out, and waited to the end at 3000 ms.
 	{"semaphore-dead-holder.jsonl", 1700 * time.Millisecond},
-	// A release returned at 52 ms, the waiter entered at 54 ms: the
-	// refused client saw a free permit for 2 ms.
-	{"semaphore-handoff.jsonl", 2 * time.Millisecond},
+	// A release returned at 52 ms, the waiter entered at 54 ms: a
+	// hand-off, although a refused client saw a free permit for 2 ms.
+	{"semaphore-handoff.jsonl", 0},
 	// An exit with no release line frees the permit at the exit.
 	{"semaphore-exit-unreleased.jsonl", 50 * time.Millisecond},
 	// Nobody refused: nothing leaked.
@@ -69,22 +69,32 @@ func TestPermitsLeakedLive(t *testing.T) {
 	}
 }
 
-// TestLeakedTime: the sweep counts only instants with a wait in progress
-// and a permit free, each once however many clients waited.
+// TestLeakedTime: the sweep counts only instants with a wait in progress,
+// a permit free and one owed (an occupancy that its release did not end),
+// each once however many clients waited.
 func TestLeakedTime(t *testing.T) {
 	ms := time.Millisecond
+	died := func(from, to time.Duration) tenure { return tenure{span{from, to}, false} }
+	freed := func(from, to time.Duration) tenure { return tenure{span{from, to}, true} }
 	tests := []struct {
 		name     string
-		occupied []span
+		occupied []tenure
 		waits    []span
 		permits  int
 		want     time.Duration
 	}{
-		{"no waits", []span{{0, 10 * ms}}, nil, 1, 0},
-		{"waits while full", []span{{0, 100 * ms}}, []span{{10 * ms, 90 * ms}}, 1, 0},
-		{"overlapping waits count once", []span{{0, 50 * ms}}, []span{{10 * ms, 90 * ms}, {20 * ms, 80 * ms}}, 1, 40 * ms},
-		{"one of two permits free", []span{{0, forever}, {0, 30 * ms}}, []span{{10 * ms, 60 * ms}}, 2, 30 * ms},
-		{"promise ran out before the entry", []span{{50 * ms, 40 * ms}}, []span{{0, 100 * ms}}, 1, 100 * ms},
+		{"no waits", []tenure{died(0, 10*ms)}, nil, 1, 0},
+		{"waits while full", []tenure{died(0, 100*ms)}, []span{{10 * ms, 90 * ms}}, 1, 0},
+		{"overlapping waits count once", []tenure{died(0, 50*ms)}, []span{{10 * ms, 90 * ms}, {20 * ms, 80 * ms}}, 1, 40 * ms},
+		{"one of two permits owed", []tenure{died(0, forever), died(0, 30*ms)}, []span{{10 * ms, 60 * ms}}, 2, 30 * ms},
+		{"promise ran out before the entry", []tenure{died(50*ms, 40*ms)}, []span{{0, 100 * ms}}, 1, 0},
+		{"a release is a hand-off", []tenure{freed(0, 50*ms), died(60*ms, 90*ms)}, []span{{10 * ms, 100 * ms}}, 1, 10 * ms},
+		{"an entry settles what was owed", []tenure{died(0, 50*ms), freed(70*ms, 80*ms)}, []span{{10 * ms, 100 * ms}}, 1, 20 * ms},
+		// 2 permits: A dies at 10 ms; B releases at 30 ms and C takes B's
+		// permit at 40 ms; D takes A's at 80 ms. Owed from 10 to 80 ms.
+		{"a given-back permit is taken first",
+			[]tenure{died(0, 10*ms), freed(0, 30*ms), died(40*ms, forever), died(80*ms, forever)},
+			[]span{{5 * ms, 100 * ms}}, 2, 70 * ms},
 	}
 	for _, tt := range tests {
 		if got := leakedTime(tt.occupied, tt.waits, tt.permits); got != tt.want {

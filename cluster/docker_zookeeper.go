@@ -65,7 +65,7 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	jvm := []string{
 		"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true",
-		"-Dzookeeper.root.logger=INFO,CONSOLE",
+		"-Dzookeeper.root.logger=INFO,CONSOLE", zkTrustEmptySnapshot,
 		"-Dzookeeper.fastleader.maxNotificationInterval=" + strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
 	}
 	for i, n := range nodes {

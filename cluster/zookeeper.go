@@ -46,6 +46,13 @@ const (
 	zkMaxNotifyInterval = time.Second
 )
 
+// zkTrustEmptySnapshot lets a member start from a transaction log without
+// a snapshot. ZooKeeper writes its first snapshot without fsync but forces
+// its log, so a power cut soon after the start leaves a log and no
+// snapshot, and 3.8 then refuses to start ("No snapshot found, but there
+// are log entries"); the log alone holds every acknowledged write.
+const zkTrustEmptySnapshot = "-Dzookeeper.snapshot.trust.empty=true"
+
 // zkPeerIP is the loopback address on which member from reaches member to:
 // each directed pair has its own (127.77.<from+1>.<to+1>), see buildZooKeeper.
 func zkPeerIP(from, to int) string { return fmt.Sprintf("127.77.%d.%d", from+1, to+1) }
@@ -59,7 +66,7 @@ func zkCommand(n *Node, conf string, extra ...string) func() (command, error) {
 		args := append([]string{"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 			"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"}, extra...)
 		return command{path: "java", dir: n.dataDir, args: append(args,
-			"-Dzookeeper.root.logger=INFO,CONSOLE",
+			"-Dzookeeper.root.logger=INFO,CONSOLE", zkTrustEmptySnapshot,
 			"-Dzookeeper.fastleader.maxNotificationInterval="+strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
 			"-cp", zkClasspath,
 			"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,

@@ -10,9 +10,11 @@ import (
 // its enter until the earliest of its release line's return, its exit
 // when no release line follows, and the end of its promise (the latest
 // valid_until_ns of its acquire and renew lines, plus its uncertainty_ns;
-// no bound when unbounded or absent). The figure is how long, per lock
-// and summed, an attempt that was refused, timed out or still waiting
-// was in progress while fewer visits than the permits occupied one.
+// no bound when unbounded or absent). A hold that its release's return did
+// not end owes its permit until a later entry, taking no permit a release
+// gave back, settles it. The figure is how long, per lock and summed, an
+// attempt that was refused, timed out or still waiting was in progress
+// while fewer visits than the permits occupied one and a permit was owed.
 type leakBook struct {
 	holds    map[uint64]*hold
 	attempts map[string][][2]int64 // per lock: [invoke_ns, return_ns]
@@ -64,19 +66,20 @@ func (b *leakBook) note(l line) {
 // noEnd stands for "not bounded": later than any time of a history.
 const noEnd = int64(1<<63 - 1)
 
-// end is when h stops occupying its permit (noEnd: never).
-func (h *hold) end() int64 {
+// end is when h stops occupying its permit (noEnd: never), and whether
+// its release's return is what ended it.
+func (h *hold) end() (int64, bool) {
 	e := noEnd
 	if h.promised {
 		e = h.until + h.slack
 	}
-	if h.freed >= 0 {
-		return min(e, h.freed)
+	if h.freed >= 0 && h.freed <= e {
+		return h.freed, true
 	}
 	if h.exit >= 0 {
-		return min(e, h.exit)
+		return min(e, h.exit), false
 	}
-	return e
+	return e, false
 }
 
 // leaked is the figure over the locks whose kind is semaphore.
@@ -86,15 +89,15 @@ func (b *leakBook) leaked(kind map[string]string, permits map[string]int) time.D
 		if kind[lock] != "semaphore" {
 			continue
 		}
-		var holds [][2]int64
+		var holds []*hold
 		for _, h := range b.holds {
-			if h.lock == lock && h.entered && h.end() > h.enter {
-				holds = append(holds, [2]int64{h.enter, h.end()})
+			if e, _ := h.end(); h.lock == lock && h.entered && e > h.enter {
+				holds = append(holds, h)
 			}
 		}
-		free := freeSpans(holds, max(permits[lock], 1))
+		owed := owedSpans(holds, max(permits[lock], 1))
 		for _, w := range mergeSpans(waits) {
-			for _, f := range free {
+			for _, f := range owed {
 				lo, hi := max(w[0], f[0]), min(w[1], f[1])
 				if hi > lo {
 					total += hi - lo
@@ -105,42 +108,59 @@ func (b *leakBook) leaked(kind map[string]string, permits map[string]int) time.D
 	return time.Duration(total)
 }
 
-// freeSpans returns the stretches of time (from -noEnd to noEnd) where
-// fewer than permits of holds are in progress, in order.
-func freeSpans(holds [][2]int64, permits int) [][2]int64 {
-	starts, ends := make([]int64, 0, len(holds)), make([]int64, 0, len(holds))
+// owedSpans returns, in order, the stretches of time where fewer than
+// permits of holds are in progress and at least one permit is owed.
+func owedSpans(holds []*hold, permits int) [][2]int64 {
+	// Each instant's changes: how many holds end given back, end owing,
+	// and start. At one instant the ends are applied first.
+	type change struct{ back, owe, start int }
+	at := map[int64]*change{}
+	get := func(t int64) *change {
+		if at[t] == nil {
+			at[t] = &change{}
+		}
+		return at[t]
+	}
 	for _, h := range holds {
-		starts = append(starts, h[0])
-		if h[1] != noEnd {
-			ends = append(ends, h[1])
-		}
-	}
-	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
-	sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
-	var out [][2]int64
-	from, n := -noEnd, 0 // from: start of the current free stretch
-	i, j := 0, 0
-	for i < len(starts) || j < len(ends) {
-		// ends first at a tie: a permit given back and taken at one
-		// instant is never free
-		var t int64
-		if j < len(ends) && (i == len(starts) || ends[j] <= starts[i]) {
-			t = ends[j]
-			j++
-			n--
-			if n == permits-1 {
-				from = t
-			}
+		get(h.enter).start++
+		if e, released := h.end(); e == noEnd {
 			continue
-		}
-		t = starts[i]
-		i++
-		n++
-		if n == permits && t > from {
-			out = append(out, [2]int64{from, t})
+		} else if released {
+			get(e).back++
+		} else {
+			get(e).owe++
 		}
 	}
-	if n < permits {
+	times := make([]int64, 0, len(at))
+	for t := range at {
+		times = append(times, t)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	var out [][2]int64
+	inside, back, owe := 0, 0, 0
+	open := false
+	var from int64
+	for _, t := range times {
+		c := at[t]
+		inside += c.start - c.back - c.owe
+		back += c.back
+		owe += c.owe
+		for n := c.start; n > 0; n-- {
+			if back > 0 {
+				back--
+			} else if owe > 0 {
+				owe--
+			}
+		}
+		leaking := inside < permits && owe > 0
+		if leaking && !open {
+			from, open = t, true
+		} else if !leaking && open {
+			out = append(out, [2]int64{from, t})
+			open = false
+		}
+	}
+	if open {
 		out = append(out, [2]int64{from, noEnd})
 	}
 	return out
