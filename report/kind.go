@@ -84,8 +84,9 @@ func semaphoreReading(run *Run) string {
 }
 
 // leakShown is the permits_leaked_ms from which a semaphore's reading
-// says a permit leaked: below it, the free moments are hand-offs (a
-// release returned, the next holder not yet in).
+// says a permit leaked: below it, the owed permit came back as soon as
+// a waiter could notice (a dead holder's promise ran out, a waiter's
+// next try got it).
 const leakShown = 100
 
 // leakReading says a semaphore's permits_leaked_ms in words.
@@ -94,9 +95,9 @@ func leakReading(ms float64) string {
 	case ms == 0:
 		return "no permit leaked"
 	case ms < leakShown:
-		return fmt.Sprintf("no permit leaked (free for %s ms in hand-offs while clients waited)", fmtNum(ms))
+		return fmt.Sprintf("no permit leaked (owed for %s ms after a holder's promise ran out, until a waiter took it)", fmtNum(ms))
 	}
-	return fmt.Sprintf("a permit leaked for %.1f s (free while clients were refused or kept waiting)", ms/1000)
+	return fmt.Sprintf("a permit leaked for %.1f s (owed by a holder that died or outlived its promise while clients were refused or kept waiting)", ms/1000)
 }
 
 // leakedFor is how long, in seconds, no operation completed from about

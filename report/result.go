@@ -124,7 +124,8 @@ type Run struct {
 	MaxOvertakenWaitMs float64 `json:"max_overtaken_wait_ms,omitempty"`
 	// PermitsLeakedMs is a semaphore's leaked permits: how long a client
 	// was refused or kept waiting while fewer visits than the permits
-	// occupied one (docs/history-format.md). nil for other kinds and in
+	// occupied one and a dead or expired holder's permit was owed
+	// (docs/history-format.md). nil for other kinds and in
 	// results written before the figure: not measured.
 	PermitsLeakedMs *float64 `json:"permits_leaked_ms,omitempty"`
 	// MinVisits is the min_visits its expectations were judged with (0:

@@ -196,7 +196,7 @@ var expectDocs = map[string]Field{
 	"acquire_p99_ms":            {Doc: "99th percentile of the time to acquire the lock, ms", Example: `"<=200"`},
 	"handoff_p50_ms":            {Doc: "median hand-off: a holder's exit to the next entry by a client that was already waiting, ms", Example: `"<=5"`},
 	"availability_during_fault": {Doc: "completions per second during the fault windows over the rate before the first fault (0..1; needs faults)", Example: `">=0.5"`},
-	"permits_leaked_ms":         {Doc: "a semaphore's leaked permits: how long, in ms, a client was refused or kept waiting while fewer holders than its permits held one, a holder counting until its release or the end of its promise (semaphores only)", Example: `">=1000"`},
+	"permits_leaked_ms":         {Doc: "a semaphore's leaked permits: how long, in ms, a client was refused or kept waiting while fewer holders than its permits held one and a permit was owed by a holder that died or outlived its promise (a hand-off after a release counts nothing; semaphores only)", Example: `">=1000"`},
 	"min_visits": {Kind: KindInt, Min: atLeast(0), Default: "3", Example: "5",
 		Doc: "visits that must overlap each fault's evidence window (its start to a lease after its heal), with at least 2 clients contending there (a visit, or an acquire refused, timed out or still waiting while another client held the lock), for a safety count of 0 to count as evidence (else the condition is inconclusive)"},
 }
