@@ -30,7 +30,6 @@ func incidents(run *Run, evs ...IncidentEvent) *Run {
 	return run
 }
 
-func ptr[T any](v T) *T { return &v }
 
 // TestBlame: an incident is blamed on a fault only when it started within
 // the fault's window extended by a lease (or to the end of its exposure);

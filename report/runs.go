@@ -50,6 +50,14 @@ type LockRuns struct {
 	Ops    int64 `json:"ops"`
 	Errors int64 `json:"errors"`
 	checker.SafetyFigures
+
+	// LostLeases sums the runs' lost leases (nil when no run measured
+	// them); ZombieMsP50 is the median of the medians of the runs that
+	// lost one, ZombieMsMax the longest zombie time of any run (both nil
+	// when none lost one: docs/verdicts.md, "Zombie time").
+	LostLeases  *int     `json:"lost_leases,omitempty"`
+	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
+	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
 }
 
 // SummarizeRuns sums up results, repeated runs of one scenario, per lock
@@ -59,6 +67,7 @@ func SummarizeRuns(results []*Result) *RunsSummary {
 	type acc struct {
 		lr           *LockRuns
 		tp, p50, p99 []float64
+		zombieP50    []float64
 	}
 	var order []string
 	accs := map[string]*acc{}
@@ -88,11 +97,23 @@ func SummarizeRuns(results []*Result) *RunsSummary {
 				lr.Errors += n
 			}
 			lr.SafetyFigures.Add(run.SafetyFigures)
+			if run.LostLeases != nil {
+				lr.LostLeases = ptr(deref(lr.LostLeases) + *run.LostLeases)
+			}
+			if run.ZombieMsP50 != nil {
+				a.zombieP50 = append(a.zombieP50, *run.ZombieMsP50)
+			}
+			if run.ZombieMsMax != nil && (lr.ZombieMsMax == nil || *run.ZombieMsMax > *lr.ZombieMsMax) {
+				lr.ZombieMsMax = ptr(*run.ZombieMsMax)
+			}
 		}
 	}
 	for _, k := range order {
 		a := accs[k]
 		a.lr.Throughput, a.lr.AcquireP50Ms, a.lr.AcquireP99Ms = spread(a.tp), spread(a.p50), spread(a.p99)
+		if len(a.zombieP50) > 0 {
+			a.lr.ZombieMsP50 = ptr(spread(a.zombieP50).Median)
+		}
 		s.Locks = append(s.Locks, *a.lr)
 	}
 	return s
@@ -142,8 +163,8 @@ func WriteRuns(dir string, s *RunsSummary) error {
 	fmt.Fprintf(f, "# %s: %d runs\n\n", s.Scenario, s.Runs)
 	fmt.Fprintln(f, "Median over the runs, with the least and greatest in brackets; safety figures summed over every run. Each run's own report is in its run-N folder.")
 	fmt.Fprintln(f)
-	fmt.Fprintln(f, "| lock | runs | ops/s | acq p50 ms | acq p99 ms | ops | errors | violations | lost upd | stale | incidents (lock/client) | dup tokens | token regr |")
-	fmt.Fprintln(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(f, "| lock | runs | ops/s | acq p50 ms | acq p99 ms | ops | errors | violations | lost upd | stale | incidents (lock/client) | dup tokens | token regr | zombie ms p50/max (lost leases) |")
+	fmt.Fprintln(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, l := range s.Locks {
 		c := l.cells()
 		fmt.Fprintf(f, "| %s |\n", strings.Join(c, " | "))
@@ -155,7 +176,7 @@ func WriteRuns(dir string, s *RunsSummary) error {
 func (s *RunsSummary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "%s over %d runs: median [min - max]; safety figures summed\n", s.Scenario, s.Runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\truns\tops/s\tacq p50 ms\tacq p99 ms\tops\terrors\tviolations\tlost upd\tstale\tincidents (lock/client)\tdup tokens\ttoken regr\t")
+	fmt.Fprintln(tw, "lock\truns\tops/s\tacq p50 ms\tacq p99 ms\tops\terrors\tviolations\tlost upd\tstale\tincidents (lock/client)\tdup tokens\ttoken regr\tzombie ms p50/max (lost leases)\t")
 	for _, l := range s.Locks {
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(l.cells(), "\t"))
 	}
@@ -176,9 +197,33 @@ func (l LockRuns) cells() []string {
 		l.Throughput.format("%.0f"), l.AcquireP50Ms.format("%.3g"), l.AcquireP99Ms.format("%.3g"),
 		fmt.Sprint(l.Ops), fmt.Sprint(l.Errors), fmt.Sprint(l.Violations), fmt.Sprint(l.LostUpdates),
 		fmt.Sprint(l.StaleTokens), fmt.Sprintf("%d (%d/%d)", l.Incidents, l.LockFaults, l.ClientFaults),
-		fmt.Sprint(l.DuplicateTokens), fmt.Sprint(l.TokenRegressions)}
+		fmt.Sprint(l.DuplicateTokens), fmt.Sprint(l.TokenRegressions), l.zombieCell()}
+}
+
+// zombieCell is the zombie times and lost leases of a row: "-" when no
+// run measured them, "none lost" when none was lost.
+func (l LockRuns) zombieCell() string {
+	switch {
+	case l.LostLeases == nil:
+		return "-"
+	case l.ZombieMsMax == nil:
+		return "none lost"
+	}
+	return fmt.Sprintf("%.0f/%.0f (%d)", deref(l.ZombieMsP50), *l.ZombieMsMax, *l.LostLeases)
 }
 
 func (s Spread) format(verb string) string {
 	return fmt.Sprintf(verb+" ["+verb+" - "+verb+"]", s.Median, s.Min, s.Max)
+}
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

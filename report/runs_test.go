@@ -21,6 +21,15 @@ func TestSummarizeRuns(t *testing.T) {
 		{Scenario: "s", Runs: []Run{run("a", 300, 3, 30, 0, ""), run("b", 70, 4, 40, 2, "")}},
 		{Scenario: "s", Runs: []Run{run("a", 200, 2, 20, 0, ""), run("b", 0, 0, 0, 0, "cluster did not start")}},
 	}
+	// a lost two leases in two runs (zombie medians 100 and 300 ms, the
+	// longest 900 ms), none in the third; b never measured it.
+	zombies := []struct {
+		lost     int
+		p50, max *float64
+	}{{1, ptr(100.0), ptr(100.0)}, {1, ptr(300.0), ptr(900.0)}, {0, nil, nil}}
+	for i, z := range zombies {
+		results[i].Runs[0].LostLeases, results[i].Runs[0].ZombieMsP50, results[i].Runs[0].ZombieMsMax = ptr(z.lost), z.p50, z.max
+	}
 	s := SummarizeRuns(results)
 	tests := []struct {
 		name string
@@ -36,6 +45,11 @@ func TestSummarizeRuns(t *testing.T) {
 		{"b violations summed", s.Locks[1].Violations, 3},
 		{"b errors summed", s.Locks[1].Errors, int64(3)},
 		{"b ops summed", s.Locks[1].Ops, int64(30)},
+		{"a lost leases summed", deref(s.Locks[0].LostLeases), 2},
+		{"a zombie median of the runs' medians", deref(s.Locks[0].ZombieMsP50), 200.0},
+		{"a zombie max", deref(s.Locks[0].ZombieMsMax), 900.0},
+		{"a zombie cell", s.Locks[0].zombieCell(), "200/900 (2)"},
+		{"b zombie cell: not measured", s.Locks[1].zombieCell(), "-"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
