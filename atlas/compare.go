@@ -96,6 +96,11 @@ type CompareSide struct {
 	// completed critical section (-1: none).
 	RecoveryS float64 `json:"recovery_s"`
 	Noticed   Noticed `json:"noticed"`
+	// ZombieMsP50 and ZombieMsMax are the cell's zombie times (the
+	// median of its runs' medians over the runs that lost a lease, the
+	// longest): nil when none lost one or the atlas predates them.
+	ZombieMsP50 *float64 `json:"zombie_ms_p50,omitempty"`
+	ZombieMsMax *float64 `json:"zombie_ms_max,omitempty"`
 }
 
 // Noticed is how soon the library told a client the fault acted on that
@@ -250,7 +255,8 @@ func providerOf(a *Atlas) string {
 // under the atlas folder dir.
 func compareSide(dir string, c *CellResult) (CompareSide, error) {
 	s := CompareSide{Verdict: c.Verdict, Runs: c.Runs, RunsWithIncidents: c.RunsWithIncidents, Rate: c.Rate,
-		LockFaults: c.LockFaults, ClientFaults: c.ClientFaults, RecoveryS: c.RecoveryS}
+		LockFaults: c.LockFaults, ClientFaults: c.ClientFaults, RecoveryS: c.RecoveryS,
+		ZombieMsP50: c.ZombieMsP50, ZombieMsMax: c.ZombieMsMax}
 	var ms, avail []float64
 	for _, r := range c.RunList {
 		rd := filepath.Join(dir, r.Dir)
@@ -429,29 +435,30 @@ func compareMarkdown(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "**noticed**: %s. Shown as the median in ms over the runs that noticed (n/N: runs that noticed of runs read), with the first signal's most common kind.\n\n", c.Measure)
 	fmt.Fprintf(w, "**availability**: the cell's mean completion rate during the fault windows over the rate before the first fault (- not measured).\n\n")
 	fmt.Fprintf(w, "**recovery**: the mean time from the last heal to the next completed critical section.\n\n")
-	fmt.Fprintf(w, "| family | lock | | verdict %s | verdict %s | incidents %s | incidents %s | availability %s | availability %s | recovery %s | recovery %s | noticed %s | noticed %s |\n", a, b, a, b, a, b, a, b, a, b)
-	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+	fmt.Fprintf(w, "**zombie**: how long a holder acted on a lease the server had dropped, in ms: the median of the runs' medians / the longest (- no lease lost).\n\n")
+	fmt.Fprintf(w, "| family | lock | | verdict %s | verdict %s | incidents %s | incidents %s | availability %s | availability %s | recovery %s | recovery %s | noticed %s | noticed %s | zombie %s | zombie %s |\n", a, b, a, b, a, b, a, b, a, b, a, b)
+	fmt.Fprintln(w, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|")
 	for _, r := range c.Rows {
 		mark := ""
 		if r.Differs {
 			mark = "**≠**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Family, r.Lock, mark,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Family, r.Lock, mark,
 			r.A.Verdict, r.B.Verdict, incidentsText(r.A), incidentsText(r.B),
 			availPtr(r.A.Availability), availPtr(r.B.Availability), secs(r.A.RecoveryS), secs(r.B.RecoveryS),
-			noticedText(r.A.Noticed), noticedText(r.B.Noticed))
+			noticedText(r.A.Noticed), noticedText(r.B.Noticed), zombiePair(r.A.ZombieMsP50, r.A.ZombieMsMax), zombiePair(r.B.ZombieMsP50, r.B.ZombieMsMax))
 	}
 	if len(c.OneSided) > 0 {
 		fmt.Fprintf(w, "\n## Cells of one atlas only\n\nApplicable on one side only: that side's figures, and why the other has none.\n\n")
-		fmt.Fprintln(w, "| family | lock | atlas | verdict | incidents | availability | recovery | noticed | why not in the other |")
-		fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|---|")
+		fmt.Fprintln(w, "| family | lock | atlas | verdict | incidents | availability | recovery | noticed | zombie | why not in the other |")
+		fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---|---:|---|")
 		for _, o := range c.OneSided {
 			p := c.A.Provider
 			if o.Side == "B" {
 				p = c.B.Provider
 			}
-			fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n", o.Family, o.Lock, o.Side, p, o.Verdict,
-				incidentsText(o.CompareSide), availPtr(o.Availability), secs(o.RecoveryS), noticedText(o.Noticed), cellText(o.Why))
+			fmt.Fprintf(w, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", o.Family, o.Lock, o.Side, p, o.Verdict,
+				incidentsText(o.CompareSide), availPtr(o.Availability), secs(o.RecoveryS), noticedText(o.Noticed), zombiePair(o.ZombieMsP50, o.ZombieMsMax), cellText(o.Why))
 		}
 	}
 	if len(c.Skipped) > 0 {

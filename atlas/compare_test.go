@@ -17,6 +17,7 @@ type fakeRun struct {
 	incidents   int
 	errorBucket int // timeline bucket with an error (-1: none)
 	history     []checker.Op
+	zombieMs    float64 // a lost lease's zombie time (0: none lost)
 }
 
 // writeAtlas writes a real atlas folder for provider: plan.json, each
@@ -52,6 +53,10 @@ func writeAtlas(t *testing.T, provider string, runOf func(lock string) fakeRun) 
 			Verdict: "met", Faults: []report.FaultWindow{{Type: "reset", Target: "clients->x", StartS: 1.5, EndS: 4,
 				Detail: "closed live connections on 2 links: client-0->x, client-1->x", Bit: &yes, VisitsAfter: 9}}}
 		run.Incidents, run.ClientFaults = fr.incidents, fr.incidents
+		if fr.zombieMs > 0 {
+			lost := 1
+			run.LostLeases, run.ZombieMsP50, run.ZombieMsMax = &lost, &fr.zombieMs, &fr.zombieMs
+		}
 		res := report.Result{Scenario: ScenarioName(j.Cell.Family, j.Cell.Lock), Provider: provider, Complete: true,
 			Seed: j.Seed, Runs: []report.Run{run}}
 		jd := j.Dir(dir)
@@ -100,7 +105,7 @@ func TestCompare(t *testing.T) {
 		if lock == "zk-lib" {
 			// The lost line falls inside the first error bucket (2.1-2.2s):
 			// the line times it. A verdict that differs.
-			return fakeRun{incidents: 1, errorBucket: 21, history: []checker.Op{op(1, checker.OpLost, "lost_while_held", 2150)}}
+			return fakeRun{incidents: 1, errorBucket: 21, history: []checker.Op{op(1, checker.OpLost, "lost_while_held", 2150)}, zombieMs: 640}
 		}
 		// Only the timeline: an error in the bucket from 2.0s.
 		return fakeRun{errorBucket: 20}
@@ -158,7 +163,8 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"local vs netns", "| reset-storm | zk-lib | **≠** | safe | unsafe-without-fencing |", "| 0.0s | 0.0s |",
-		"800 ms (2/2, release:release_error)", "650 ms (2/2, lost)", "500 ms (2/2, timeline error)", "## Cells of one atlas only"} {
+		"800 ms (2/2, release:release_error)", "650 ms (2/2, lost)", "500 ms (2/2, timeline error)", "## Cells of one atlas only",
+		"650 ms (2/2, lost) | - | 640 / 640 |"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("compare.md lacks %q:\n%s", w, md)
 		}

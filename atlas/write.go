@@ -121,11 +121,15 @@ func tokenCounts(c *CellResult) string {
 
 // zombieText is the cell's zombie time, "p50 / max" in ms; "-" when no
 // run lost a lease.
-func zombieText(c *CellResult) string {
-	if c.ZombieMsP50 == nil || c.ZombieMsMax == nil {
+func zombieText(c *CellResult) string { return zombiePair(c.ZombieMsP50, c.ZombieMsMax) }
+
+// zombiePair is zombie times as "p50 / max" in ms, or "-" when either
+// is missing.
+func zombiePair(p50, max *float64) string {
+	if p50 == nil || max == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f / %.0f", *c.ZombieMsP50, *c.ZombieMsMax)
+	return fmt.Sprintf("%.0f / %.0f", *p50, *max)
 }
 
 // availText is the cell's availability during the fault: the runs' own
