@@ -58,11 +58,12 @@ type planRecord struct {
 	Families []string   `json:"families"`
 	Exec     []ExecLock `json:"exec,omitempty"`
 	Provider string     `json:"provider,omitempty"`
+	Slim     bool       `json:"slim,omitempty"`
 }
 
 // SavePlan writes dir/plan.json.
 func SavePlan(p *Plan, dir string) error {
-	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks, Exec: p.Config.Exec, Provider: p.Config.Provider}
+	rec := planRecord{Schema: Schema, Runs: p.Config.Runs, TTLMs: p.Config.TTL.Milliseconds(), Locks: p.Locks, Exec: p.Config.Exec, Provider: p.Config.Provider, Slim: p.Config.Slim}
 	for _, f := range p.Families {
 		rec.Families = append(rec.Families, f.Name)
 	}
@@ -83,7 +84,7 @@ func LoadPlan(dir string) (*Plan, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, planFile), err)
 	}
-	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families, Exec: rec.Exec, Provider: rec.Provider})
+	return NewPlan(Config{Runs: rec.Runs, TTL: time.Duration(rec.TTLMs) * time.Millisecond, Locks: rec.Locks, Families: rec.Families, Exec: rec.Exec, Provider: rec.Provider, Slim: rec.Slim})
 }
 
 // SamePlan reports whether two plans have the same cells and jobs on the

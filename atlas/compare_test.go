@@ -236,6 +236,7 @@ func TestPacketLossByProvider(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	netns.Config.Slim = true
 	if err := SavePlan(netns, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +246,9 @@ func TestPacketLossByProvider(t *testing.T) {
 	}
 	if back.Config.Provider != "netns" || !SamePlan(back, netns) || SamePlan(back, local) {
 		t.Errorf("plan.json kept provider %q; same as netns %v, as local %v", back.Config.Provider, SamePlan(back, netns), SamePlan(back, local))
+	}
+	if !back.Config.Slim {
+		t.Error("plan.json lost --slim: a resumed atlas would keep fat run folders")
 	}
 	if _, err := NewPlan(Config{Provider: "docker"}); err == nil {
 		t.Error("provider docker accepted")

@@ -34,6 +34,9 @@ type Config struct {
 	// (default) or netns. A family whose faults the provider cannot
 	// inflict is not applicable, with the reason.
 	Provider string
+	// Slim records that the atlas keeps slim run folders (Slim), so a
+	// resumed atlas keeps them slim too; no part of the plan's cells.
+	Slim bool
 }
 
 // ExecLock is a user's program in the atlas: an exec lock entry

@@ -110,7 +110,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			err = checkExecs(execs)
 		}
 		if err == nil {
-			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs, Provider: f.Provider})
+			plan, err = atlas.NewPlan(atlas.Config{Runs: f.Runs, TTL: f.TTL, Locks: SplitList(f.Locks), Families: SplitList(f.Families), Exec: execs, Provider: f.Provider, Slim: f.Slim})
 		}
 		if err == nil {
 			if old, lerr := atlas.LoadPlan(dir); lerr == nil && !atlas.SamePlan(old, plan) {
@@ -124,6 +124,9 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if plan.Config.Provider == cluster.ProviderNetns && !cluster.InNetnsHarness() {
 		return runInNetns(ctx)
 	}
+	// A resumed atlas keeps its plan's --slim; --resume --slim turns it on
+	// from now on.
+	plan.Config.Slim = plan.Config.Slim || f.Slim
 	if err := atlas.SavePlan(plan, dir); err != nil {
 		return err
 	}
@@ -143,7 +146,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, " (shard %d/%d)", k, n)
 	}
 	fmt.Fprintf(stderr, ", --parallel %d (default two per core, at most 16: %d on %d cores) -> %s\n", f.Parallel, DefaultParallel(), runtime.NumCPU(), dir)
-	opts := atlas.RunOptions{Dir: dir, Parallel: f.Parallel, Resume: true, Logger: Logger(stderr, f.Verbose), Slim: f.Slim}
+	opts := atlas.RunOptions{Dir: dir, Parallel: f.Parallel, Resume: true, Logger: Logger(stderr, f.Verbose), Slim: plan.Config.Slim}
 	if !f.Quiet {
 		opts.Progress = stderr
 	}
