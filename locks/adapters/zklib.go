@@ -270,7 +270,7 @@ func (ls *zkLibLease) Release(ctx context.Context) error {
 			done = ls.guaranteedUnlock()
 		} else {
 			once := make(chan error, 1)
-			go func() { once <- ls.lk.Unlock() }()
+			ls.s.Background(func() { once <- ls.lk.Unlock() })
 			done = once
 		}
 		select {
