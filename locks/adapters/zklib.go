@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -19,6 +20,21 @@ import (
 // NameZKLib is the zk-lib lock name (contract).
 const NameZKLib = "zk-lib"
 
+// OptCleanup is zk-lib's option that turns the adapter's clean-up after a
+// lost connection on (the default) or off.
+const OptCleanup = "cleanup"
+
+// CleanupOption documents and checks zk-lib's cleanup option.
+var CleanupOption = locks.Option{
+	Name:    OptCleanup,
+	Default: "true",
+	Doc: "clean up after a lost connection as Curator's guaranteed delete does: an Unlock cut short " +
+		"is tried again once the session is back, and the node of a failed or abandoned Lock is " +
+		"removed; false runs the library as it is (Unlock once, a failed Lock's node left in the " +
+		"queue for as long as the session lives)",
+	Check: func(v string) error { _, err := strconv.ParseBool(v); return err },
+}
+
 func init() {
 	locks.Register(locks.Spec{
 		Name:       NameZKLib,
@@ -28,13 +44,20 @@ func init() {
 		Summary:    "go-zookeeper zk.Lock, unmodified",
 		Fencing:    false,
 		LeaseBased: true,
-		Options:    []locks.Option{zklock.SessionTimeoutOption},
+		Options:    []locks.Option{zklock.SessionTimeoutOption, CleanupOption},
 		New: func(ctx context.Context, cfg locks.Config) (locks.Client, error) {
+			cleanup := true
+			if v, ok := cfg.Options[OptCleanup]; ok {
+				var err error
+				if cleanup, err = strconv.ParseBool(v); err != nil {
+					return nil, fmt.Errorf("%s: %s: %w", NameZKLib, OptCleanup, err)
+				}
+			}
 			s, err := zklock.Dial(ctx, cfg)
 			if err != nil {
 				return nil, err
 			}
-			return &zkLibClient{s: s, root: zklock.Root(cfg.Prefix)}, nil
+			return &zkLibClient{s: s, root: zklock.Root(cfg.Prefix), cleanup: cleanup}, nil
 		},
 	})
 }
@@ -68,15 +91,19 @@ func init() {
 //     the session is back (Unlock keeps the node's path when it fails), and
 //     an Acquire whose Lock failed or was abandoned removes its node, found
 //     by the data it was created with (LockWithData with a random marker:
-//     the node's name is the library's secret).
+//     the node's name is the library's secret). Option cleanup: false
+//     turns this off and shows the library's failure: Release calls Unlock
+//     once, a failed Lock leaves its node, and an abandoned Lock that
+//     succeeds later is unlocked once (known-zk-lib-stale-node).
 type zkLibClient struct {
-	s    *zklock.Session
-	root string
-	once sync.Once
+	s       *zklock.Session
+	root    string
+	cleanup bool
+	once    sync.Once
 }
 
 func (c *zkLibClient) Locker(name string) locks.Locker {
-	return &zkLibLocker{s: c.s, path: c.root + "/" + strings.Trim(name, "/")}
+	return &zkLibLocker{s: c.s, path: c.root + "/" + strings.Trim(name, "/"), cleanup: c.cleanup}
 }
 
 // Session returns the client's session.
@@ -96,8 +123,9 @@ func (c *zkLibClient) Close() error {
 }
 
 type zkLibLocker struct {
-	s    *zklock.Session
-	path string
+	s       *zklock.Session
+	path    string
+	cleanup bool
 }
 
 var (
@@ -112,6 +140,9 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 	}
 	lk := zk.NewLock(l.s.Conn(), l.path, l.s.ACL())
+	if !l.cleanup {
+		return l.acquireAsIs(ctx, lk)
+	}
 	marker := newMarker()
 	done := make(chan error, 1)
 	go func() { done <- lk.LockWithData(marker) }()
@@ -123,13 +154,38 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		}
 		epoch := l.s.Epoch()
 		lost, untrack := l.s.Track(epoch)
-		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch}, nil
+		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch, cleanup: true}, nil
 	case <-ctx.Done():
 		l.s.Background(func() {
 			if <-done == nil {
 				l.s.Guarantee("unlock abandoned "+l.path, lk.Unlock)
 			} else {
 				l.removeMarked(marker)
+			}
+		})
+		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
+	}
+}
+
+// acquireAsIs is Acquire with cleanup off: the library's Lock as it is. A
+// failed Lock's node is left where it is; a Lock abandoned when ctx ends is
+// unlocked once if it succeeds later (the least a caller without a context
+// in Lock must do), and nothing is tried again.
+func (l *zkLibLocker) acquireAsIs(ctx context.Context, lk *zk.Lock) (locks.Lease, error) {
+	done := make(chan error, 1)
+	go func() { done <- lk.Lock() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
+		}
+		epoch := l.s.Epoch()
+		lost, untrack := l.s.Track(epoch)
+		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch}, nil
+	case <-ctx.Done():
+		l.s.Background(func() {
+			if <-done == nil {
+				_ = lk.Unlock() // once, as the library leaves it: an error leaves the node
 			}
 		})
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
@@ -180,6 +236,7 @@ type zkLibLease struct {
 	path    string
 	lost    <-chan struct{}
 	untrack func()
+	cleanup bool
 	once    sync.Once
 }
 
@@ -202,21 +259,20 @@ func (ls *zkLibLease) Lost() <-chan struct{} { return ls.lost }
 // after ctx ends: its node must not outlive the holding in a session that
 // survived. A node found gone on such a retry in the same session was
 // removed by the earlier attempt (an ephemeral node of a live session goes
-// only by a delete).
+// only by a delete). With cleanup off, Unlock runs once and its error is
+// the answer.
 func (ls *zkLibLease) Release(ctx context.Context) error {
 	err := fmt.Errorf("zk-lib %s: released twice: %w", ls.path, locks.ErrNotHeld)
 	ls.once.Do(func() {
 		ls.untrack()
-		conn := ls.s.Conn()
-		sid, tries := conn.SessionID(), 0
-		done := ls.s.Guarantee("unlock "+ls.path, func() error {
-			tries++
-			err := ls.lk.Unlock()
-			if errors.Is(err, zk.ErrNoNode) && tries > 1 && conn.SessionID() == sid {
-				return nil
-			}
-			return err
-		})
+		var done <-chan error
+		if ls.cleanup {
+			done = ls.guaranteedUnlock()
+		} else {
+			once := make(chan error, 1)
+			ls.s.Background(func() { once <- ls.lk.Unlock() })
+			done = once
+		}
 		select {
 		case err = <-done:
 		case <-ctx.Done():
@@ -231,4 +287,19 @@ func (ls *zkLibLease) Release(ctx context.Context) error {
 		}
 	})
 	return err
+}
+
+// guaranteedUnlock runs Unlock until it succeeds once the session is back
+// (Session.Guarantee); see Release.
+func (ls *zkLibLease) guaranteedUnlock() <-chan error {
+	conn := ls.s.Conn()
+	sid, tries := conn.SessionID(), 0
+	return ls.s.Guarantee("unlock "+ls.path, func() error {
+		tries++
+		err := ls.lk.Unlock()
+		if errors.Is(err, zk.ErrNoNode) && tries > 1 && conn.SessionID() == sid {
+			return nil
+		}
+		return err
+	})
 }

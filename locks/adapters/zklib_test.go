@@ -168,6 +168,35 @@ func TestZKLibCleansUpAfterConnectionLoss(t *testing.T) {
 	locktest.AcquireWithin(t, c.Locker(lock), 10*time.Second).Release(context.Background())
 }
 
+// TestZKLibWithoutCleanup: with cleanup: false the library runs as it
+// is. A Release whose delete a lost connection cut short returns the
+// error, and its node, in a session that survives, keeps every later
+// Acquire waiting.
+func TestZKLibWithoutCleanup(t *testing.T) {
+	if err := locktest.Spec(t, adapters.NameZKLib).CheckOptions(map[string]string{adapters.OptCleanup: "maybe"}); err == nil {
+		t.Error("zk-lib accepts cleanup=maybe")
+	}
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 2)
+	lock := locktest.Name(t)
+	connect := func(i int) locks.Client {
+		return locktest.Connect(t, adapters.NameZKLib, locks.Config{Endpoints: e.Endpoints(i), Prefix: labPrefix, TTL: labTTL,
+			Options: map[string]string{zklock.OptSessionTimeout: labTTL.String(), adapters.OptCleanup: "false"}})
+	}
+	a, b := connect(0), connect(1)
+	held := locktest.Acquire(t, a.Locker(lock))
+	released := make(chan error, 1)
+	labCutShort(t, e, 0, a, func() {
+		go func() { released <- held.Release(locktest.Timeout(t, 20*time.Second)) }()
+	})
+	if err := <-released; err == nil || errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("Release after its delete was lost = %v, want the connection error", err)
+	}
+	if ls, err := b.Locker(lock).Acquire(locktest.Timeout(t, 2*labTTL)); err == nil {
+		ls.Release(context.Background())
+		t.Fatal("acquired past the stale node of a Release cut short")
+	}
+}
+
 // labCutShort drops every request client i sends while during runs and for
 // 300 ms after, then closes its connections (removing the drop does so)
 // and checks that the client came back in the same session: the requests
