@@ -188,7 +188,7 @@ func hasStarter(backend string) bool {
 
 func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 	client := filepath.Join(dir, f.name+"_client.py")
-	command := "[./" + f.name + "-client]   # EDIT: your program and its arguments"
+	command := "[./" + f.name + "-client]"
 	if f.exec {
 		command = fmt.Sprintf("[%s, %s]", external.Python(), client)
 	}
@@ -213,6 +213,11 @@ func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 // scenarioText is the starter scenario: the paused-holder test every lock
 // should face first, with the claims a fenced lock keeps.
 func scenarioText(f initFlags, command string) string {
+	// A comment inside the flow mapping would hide its end: it goes above.
+	edit := ""
+	if !f.exec {
+		edit = "\n  # EDIT: command: your program and its arguments"
+	}
 	return fmt.Sprintf(`# %[1]s: your lock, its holder paused past its lease.
 # Lines marked EDIT are yours to change; docs/scenario-file.md lists every field.
 # Run it: chaos run %[1]s.yaml   (exit 0: every expect met; 1: one failed;
@@ -228,7 +233,7 @@ cluster:
   %[3]s   # EDIT: the servers your program needs
 locks:
   # exec runs your program once per client; it speaks the client protocol
-  # (docs/client-protocol.md). label names it in tables and in expect.
+  # (docs/client-protocol.md). label names it in tables and in expect.%[5]s
   - {name: exec, backend: %[2]s, command: %[4]s, label: %[1]s}
 workload:
   clients: 3
@@ -248,5 +253,5 @@ expect:
   # stale_accepted and lost_updates 0: fencing kept the data safe. A lock
   # without tokens loses updates here: expect lost_updates: ">0" for it.
   default: {lock_faults: 0, stale_accepted: 0, lost_updates: 0}
-`, f.name, f.backend, clusterLine(f.backend), command)
+`, f.name, f.backend, clusterLine(f.backend), command, edit)
 }

@@ -104,8 +104,12 @@ func TestInitBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := mustRead(t, filepath.Join(dir, "plain.yaml")); !bytes.Contains(b, []byte("EDIT: your program")) || !strings.Contains(out, "edit the command") {
+	b := mustRead(t, filepath.Join(dir, "plain.yaml"))
+	if !bytes.Contains(b, []byte("EDIT: command: your program")) || !strings.Contains(out, "edit the command") {
 		t.Errorf("scenario without --exec:\n%s\n%s", b, out)
+	}
+	if _, err := scenarios.Parse("plain.yaml", b); err != nil {
+		t.Errorf("the scenario without --exec does not validate: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "plain_client.py")); err == nil {
 		t.Error("init without --exec wrote a client")
@@ -114,8 +118,12 @@ func TestInitBadInput(t *testing.T) {
 	if _, err := benchInit(t, "--backend", "nats", "--name", "plain-nats", dir); err != nil {
 		t.Fatal(err)
 	}
-	if b := mustRead(t, filepath.Join(dir, "plain-nats.yaml")); !bytes.Contains(b, []byte("\n  nats: {}")) || !bytes.Contains(b, []byte("backend: nats")) {
+	b = mustRead(t, filepath.Join(dir, "plain-nats.yaml"))
+	if !bytes.Contains(b, []byte("\n  nats: {}")) || !bytes.Contains(b, []byte("backend: nats")) {
 		t.Errorf("nats scenario:\n%s", b)
+	}
+	if _, err := scenarios.Parse("plain-nats.yaml", b); err != nil {
+		t.Errorf("the nats scenario does not validate: %v", err)
 	}
 }
 
