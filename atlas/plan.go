@@ -59,10 +59,8 @@ func ParseExec(s, backend string) (ExecLock, error) {
 	case !execName.MatchString(name):
 		return ExecLock{}, fmt.Errorf("--exec %q: name %q: use letters, digits, - and _", s, name)
 	}
-	switch locks.Backend(backend) {
-	case locks.Redis, locks.ZooKeeper, locks.Etcd:
-	default:
-		return ExecLock{}, fmt.Errorf("--exec %s: --backend must be redis, zookeeper or etcd (got %q)", name, backend)
+	if !locks.IsServerBackend(locks.Backend(backend)) {
+		return ExecLock{}, fmt.Errorf("--exec %s: --backend must be %s (got %q)", name, locks.ServerBackendList(), backend)
 	}
 	return ExecLock{Name: name, Backend: backend, Command: argv}, nil
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/locklab/locklab/locks"
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
@@ -127,6 +129,7 @@ func RegisterBackend(b TableBackend) {
 		panic("cluster: duplicate backend " + b.Name)
 	}
 	table.rows[b.Name] = b
+	locks.RegisterTableBackend(locks.Backend(b.Name))
 }
 
 // Backends returns every table backend, sorted by name.

@@ -8,7 +8,8 @@ import (
 )
 
 // execName is the lock that runs a scenario-supplied program speaking the
-// client protocol: {name: exec, backend: redis|zookeeper|etcd, command: [...]}.
+// client protocol: {name: exec, backend: B, command: [...]}, B redis,
+// zookeeper, etcd or a backend of the cluster's table (postgres, ...).
 const execName = "exec"
 
 // execCommand stores an exec entry's command (a list of strings, the
@@ -47,7 +48,7 @@ func (p *parser) execLock(l *Lock, m *lockMeta) {
 		return
 	}
 	for _, f := range []struct{ name, want string }{
-		{"backend", "redis, zookeeper or etcd: the servers the program uses"},
+		{"backend", locks.ServerBackendList() + ": the servers the program uses"},
 		{"command", "the program and its arguments, e.g. [python3, my_client.py]"},
 	} {
 		if _, ok := l.Options[f.name]; !ok && !p.reported(join(m.path, f.name)) {

@@ -252,7 +252,7 @@ func startPrograms(ctx context.Context, cfg Config, s Setup) (*programs, error) 
 			lc.Options = map[string]string{} // {} on the wire, not null
 		}
 		specs[i] = ProgramSpec{
-			Client: i, Name: lock, Command: argv, Env: external.Env(ep.Auth),
+			Client: i, Name: lock, Command: argv, Env: append(external.Env(ep.Auth), external.LoginEnv(backend)...),
 			Config: ProgramConfig{
 				Client: i, Lock: lock, Backend: string(backend),
 				Endpoints: ProgramEndpointsOf(ep),

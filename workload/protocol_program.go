@@ -74,12 +74,39 @@ type ProgramEndpoints struct {
 	// ZooKeeper or etcd member list) to the program's proxied address for
 	// it, as locks.Endpoints.Redirect does for Go clients.
 	Redirect map[string]string `json:"redirect,omitempty"`
+	// Table holds the client addresses of the table backends' servers
+	// (postgres, mariadb, nats) by backend name; each is a key of its own
+	// on the wire ("postgres": [...]) beside the fields above.
+	Table map[string][]string `json:"-"`
+}
+
+// MarshalJSON writes the fields and each table backend's addresses under
+// the backend's name.
+func (e ProgramEndpoints) MarshalJSON() ([]byte, error) {
+	type plain ProgramEndpoints
+	b, err := json.Marshal(plain(e))
+	if err != nil || len(e.Table) == 0 {
+		return b, err
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for name, addrs := range e.Table {
+		if _, taken := m[name]; taken || len(addrs) == 0 {
+			continue
+		}
+		if m[name], err = json.Marshal(addrs); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(m)
 }
 
 // ProgramEndpointsOf are the addresses of e a program receives.
 func ProgramEndpointsOf(e locks.Endpoints) ProgramEndpoints {
 	return ProgramEndpoints{Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
-		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect}
+		ZooKeeper: e.ZooKeeper, Etcd: e.Etcd, Redirect: e.Redirect, Table: e.Table}
 }
 
 // program is one running client program.

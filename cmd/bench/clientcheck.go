@@ -16,12 +16,15 @@ import (
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/workload"
 )
 
 const clientCheckUsage = `Usage:
-  bench client-check [--backend redis|zookeeper|etcd] [--timeout D] [--duration D] [-v] -- CMD ARGS...
+  bench client-check [--backend B] [--timeout D] [--duration D] [-v] -- CMD ARGS...
 
+B is redis (the default), zookeeper, etcd, postgres, mariadb or nats.
 Starts a real server of the backend (127.0.0.1, a free port), runs CMD as
 two clients through the client protocol (docs/client-protocol.md) for
 --duration, and checks the conversation: ready within --timeout, the
@@ -48,7 +51,7 @@ const acquireTimeoutMs, releaseTimeoutMs = 5000, 5000
 func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench client-check", stderr, "%s", clientCheckUsage)
 	var f clientCheckFlags
-	fs.StringVar(&f.backend, "backend", "redis", "the server the program uses: redis, zookeeper or etcd")
+	fs.StringVar(&f.backend, "backend", "redis", "the server the program uses: "+locks.ServerBackendList())
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each program's ready line")
 	fs.DurationVar(&f.duration, "duration", 3*time.Second, "how long the two clients work")
 	fs.BoolVar(&f.verbose, "v", false, "print the whole conversation")
@@ -77,8 +80,9 @@ func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// serverSpec is a one-server cluster of backend with two clients reaching
-// it directly (no fault acts on them).
+// serverSpec is a one-server cluster of backend (redis, zookeeper, etcd or
+// a row of the backend table) with two clients reaching it directly (no
+// fault acts on them).
 func serverSpec(backend string) (cluster.Spec, error) {
 	s := cluster.Spec{Clients: 2, ClientProxies: []string{}}
 	switch backend {
@@ -89,7 +93,12 @@ func serverSpec(backend string) (cluster.Spec, error) {
 	case "etcd":
 		s.Etcd = &cluster.EtcdSpec{Nodes: 1}
 	default:
-		return s, fmt.Errorf("must be redis, zookeeper or etcd (got %q)", backend)
+		// A table backend: its section with every field at its default
+		// (one server: postgres without replicas, mariadb, nats x1).
+		if _, ok := cluster.LookupBackend(backend); !ok {
+			return s, fmt.Errorf("must be %s (got %q)", locks.ServerBackendList(), backend)
+		}
+		s.Backends = map[string]cluster.Settings{backend: {}}
 	}
 	return s, nil
 }
@@ -217,6 +226,7 @@ func checkClient(ctx context.Context, f clientCheckFlags, spec cluster.Spec, arg
 	for i := range specs {
 		ep := c.Endpoints(i)
 		specs[i] = workload.ProgramSpec{Client: i, Name: "client-check", Command: argv, Trace: tr.trace,
+			Env: append(external.Env(ep.Auth), external.LoginEnv(locks.Backend(f.backend))...),
 			Config: workload.ProgramConfig{Client: i, Lock: "exec", Backend: f.backend,
 				Endpoints: workload.ProgramEndpointsOf(ep),
 				TTLMs:     5000, RetryMs: 5, Prefix: "locklab:client-check:", Options: map[string]string{}, Seed: int64(i + 1),

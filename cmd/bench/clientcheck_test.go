@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/testenv"
@@ -166,7 +167,7 @@ func TestClientCheckBadInput(t *testing.T) {
 		want string
 	}{
 		{nil, "no program given"},
-		{[]string{"--backend", "mysql", "--", "prog"}, `--backend: must be redis, zookeeper or etcd (got "mysql")`},
+		{[]string{"--backend", "mysql", "--", "prog"}, `--backend: must be redis, zookeeper, etcd, mariadb, nats or postgres (got "mysql")`},
 		{[]string{"--timeout", "0s", "--", "prog"}, "must be positive"},
 	} {
 		var out, errb bytes.Buffer
@@ -175,5 +176,22 @@ func TestClientCheckBadInput(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("client-check %v: error %v, want a usage error containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestClientCheckTableBackend: client-check starts a table backend's
+// server (nats) and hands the program its address under endpoints.nats.
+func TestClientCheckTableBackend(t *testing.T) {
+	tb, ok := cluster.LookupBackend("nats")
+	if !ok {
+		t.Fatal("nats is not in the backend table")
+	}
+	testenv.RequireBinaries(t, tb.Binaries...)
+	out, err := clientCheck(t, "--backend", "nats", "-v", "--timeout", "1s", "--", "/bin/sh", "-c", "read c; sleep 5")
+	if !errors.Is(err, cli.ErrFailed) {
+		t.Errorf("a program that never says ready: %v, want a failed check", err)
+	}
+	if !strings.Contains(out, `"backend":"nats","endpoints":{"nats":["127.0.0.1:`) {
+		t.Errorf("no nats endpoints in the config line:\n%s", out)
 	}
 }

@@ -12,12 +12,14 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/clients"
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 )
 
 const initUsage = `Usage:
-  bench init [--exec] [--backend redis|zookeeper|etcd] [--name NAME] [DIR]
+  bench init [--exec] [--backend B] [--name NAME] [DIR]
 
 Writes DIR/NAME.yaml, a starter scenario for your own lock: an exec lock
 entry (your program, speaking docs/client-protocol.md), a paused-holder
@@ -26,6 +28,11 @@ fault and the safety it must keep, commented where you edit it. With
 (a plain lock on the backend) for you to change, and locklab_client.py
 beside it (the protocol side, shared with locklab's own Python clients).
 Existing files are never overwritten.
+
+B is redis (the default), zookeeper, etcd, postgres, mariadb or nats;
+--exec has a starter client for each but nats (Debian has no Python NATS
+client): for nats, write the scenario and point its command at your
+program.
 `
 
 // initFlags are the flags of bench init.
@@ -41,7 +48,7 @@ func initCmd(args []string, stdout, stderr io.Writer) error {
 	fs := cli.FlagSet("bench init", stderr, "%s", initUsage)
 	var f initFlags
 	fs.BoolVar(&f.exec, "exec", false, "also write a starter client program (Python) that runs as written")
-	fs.StringVar(&f.backend, "backend", "redis", "the servers your lock uses: redis, zookeeper or etcd")
+	fs.StringVar(&f.backend, "backend", "redis", "the servers your lock uses: "+locks.ServerBackendList())
 	fs.StringVar(&f.name, "name", "mylock", "the scenario's and the lock's name (lower case, digits, - and _)")
 	pos, err := cli.ParseFlags(fs, args)
 	if err != nil {
@@ -54,8 +61,12 @@ func initCmd(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	if _, ok := clusterLines[f.backend]; !ok {
-		return cli.Usagef("bench init: --backend must be redis, zookeeper or etcd (got %q)", f.backend)
+	if clusterLine(f.backend) == "" {
+		return cli.Usagef("bench init: --backend must be %s (got %q)", locks.ServerBackendList(), f.backend)
+	}
+	if f.exec && !hasStarter(f.backend) {
+		return cli.Usagef("bench init: --exec: no starter client for %s (Debian packages no Python client for it): "+
+			"run bench init --backend %s without --exec and name your own program in the scenario's command", f.backend, f.backend)
 	}
 	if !initName.MatchString(f.name) {
 		return cli.Usagef("bench init: --name %q: use lower case letters, digits, - and _, starting with a letter", f.name)
@@ -148,16 +159,36 @@ type starterFile struct {
 	shared bool // locklab_client.py: the same content may already be there
 }
 
-// clusterLines are the scenario's cluster section per backend.
+// clusterLines are the scenario's cluster section per built-in backend.
 var clusterLines = map[string]string{
 	"redis":     "redis: {primaries: 1}",
 	"zookeeper": "zookeeper: {nodes: 3}",
 	"etcd":      "etcd: {nodes: 3}",
 }
 
+// clusterLine is the scenario's cluster section for backend: a built-in
+// one's, or a table backend's section with its defaults ("postgres: {}");
+// "" for no backend.
+func clusterLine(backend string) string {
+	if l, ok := clusterLines[backend]; ok {
+		return l
+	}
+	if _, ok := cluster.LookupBackend(backend); ok {
+		return backend + ": {}"
+	}
+	return ""
+}
+
+// hasStarter reports whether clients/python holds a starter client for
+// backend (starter_<backend>.py).
+func hasStarter(backend string) bool {
+	_, err := clients.Files.Open("python/starter_" + backend + ".py")
+	return err == nil
+}
+
 func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 	client := filepath.Join(dir, f.name+"_client.py")
-	command := "[./" + f.name + "-client]   # EDIT: your program and its arguments"
+	command := "[./" + f.name + "-client]"
 	if f.exec {
 		command = fmt.Sprintf("[%s, %s]", external.Python(), client)
 	}
@@ -182,6 +213,11 @@ func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 // scenarioText is the starter scenario: the paused-holder test every lock
 // should face first, with the claims a fenced lock keeps.
 func scenarioText(f initFlags, command string) string {
+	// A comment inside the flow mapping would hide its end: it goes above.
+	edit := ""
+	if !f.exec {
+		edit = "\n  # EDIT: command: your program and its arguments"
+	}
 	return fmt.Sprintf(`# %[1]s: your lock, its holder paused past its lease.
 # Lines marked EDIT are yours to change; docs/scenario-file.md lists every field.
 # Run it: chaos run %[1]s.yaml   (exit 0: every expect met; 1: one failed;
@@ -197,7 +233,7 @@ cluster:
   %[3]s   # EDIT: the servers your program needs
 locks:
   # exec runs your program once per client; it speaks the client protocol
-  # (docs/client-protocol.md). label names it in tables and in expect.
+  # (docs/client-protocol.md). label names it in tables and in expect.%[5]s
   - {name: exec, backend: %[2]s, command: %[4]s, label: %[1]s}
 workload:
   clients: 3
@@ -217,5 +253,5 @@ expect:
   # stale_accepted and lost_updates 0: fencing kept the data safe. A lock
   # without tokens loses updates here: expect lost_updates: ">0" for it.
   default: {lock_faults: 0, stale_accepted: 0, lost_updates: 0}
-`, f.name, f.backend, clusterLines[f.backend], command)
+`, f.name, f.backend, clusterLine(f.backend), command, edit)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
@@ -30,11 +31,19 @@ func TestInit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts servers and client programs")
 	}
-	for _, c := range []struct{ backend, server string }{
-		{"redis", "redis-server"}, {"zookeeper", "java"}, {"etcd", "etcd"},
+	for _, c := range []struct{ backend, server, module string }{
+		{"redis", "redis-server", "redis"}, {"zookeeper", "java", "kazoo"}, {"etcd", "etcd", "etcd3"},
+		{"postgres", "", "psycopg2"}, {"mariadb", "", "pymysql"},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
-			testenv.RequireBinaries(t, c.server, "/usr/bin/python3")
+			testenv.RequireBinaries(t, "/usr/bin/python3")
+			if c.server != "" {
+				testenv.RequireBinaries(t, c.server)
+			} else {
+				tb, _ := cluster.LookupBackend(c.backend)
+				testenv.RequireBinaries(t, tb.Binaries...)
+			}
+			requireModule(t, c.module)
 			dir := t.TempDir()
 			out, err := benchInit(t, "--exec", "--backend", c.backend, "--name", "team-lock", dir)
 			if err != nil {
@@ -76,7 +85,8 @@ func TestInitBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--backend", "mysql", dir}, `--backend must be redis, zookeeper or etcd (got "mysql")`},
+		{[]string{"--backend", "mysql", dir}, `--backend must be redis, zookeeper, etcd, mariadb, nats or postgres (got "mysql")`},
+		{[]string{"--exec", "--backend", "nats", dir}, "--exec: no starter client for nats"},
 		{[]string{"--name", "My Lock", dir}, `--name "My Lock"`},
 		{[]string{dir, dir}, "one folder at most"},
 	} {
@@ -94,11 +104,35 @@ func TestInitBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := mustRead(t, filepath.Join(dir, "plain.yaml")); !bytes.Contains(b, []byte("EDIT: your program")) || !strings.Contains(out, "edit the command") {
+	b := mustRead(t, filepath.Join(dir, "plain.yaml"))
+	if !bytes.Contains(b, []byte("EDIT: command: your program")) || !strings.Contains(out, "edit the command") {
 		t.Errorf("scenario without --exec:\n%s\n%s", b, out)
+	}
+	if _, err := scenarios.Parse("plain.yaml", b); err != nil {
+		t.Errorf("the scenario without --exec does not validate: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "plain_client.py")); err == nil {
 		t.Error("init without --exec wrote a client")
+	}
+	// nats without --exec: the scenario only, on a nats cluster.
+	if _, err := benchInit(t, "--backend", "nats", "--name", "plain-nats", dir); err != nil {
+		t.Fatal(err)
+	}
+	b = mustRead(t, filepath.Join(dir, "plain-nats.yaml"))
+	if !bytes.Contains(b, []byte("\n  nats: {}")) || !bytes.Contains(b, []byte("backend: nats")) {
+		t.Errorf("nats scenario:\n%s", b)
+	}
+	if _, err := scenarios.Parse("plain-nats.yaml", b); err != nil {
+		t.Errorf("the nats scenario does not validate: %v", err)
+	}
+}
+
+// requireModule skips (fails under CI=true) when /usr/bin/python3 cannot
+// import module (make clients installs the Debian packages).
+func requireModule(t *testing.T, module string) {
+	t.Helper()
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import "+module).CombinedOutput(); err != nil {
+		testenv.Unavailable(t, "python module %s missing (make clients): %s", module, strings.TrimSpace(string(out)))
 	}
 }
 

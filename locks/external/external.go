@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/locklab/locklab/locks"
 )
@@ -93,12 +94,13 @@ func ParseCommand(s string) ([]string, error) {
 	return argv, nil
 }
 
+// checkBackend accepts a server backend: redis, zookeeper, etcd or a row
+// of the cluster's backend table (locks.ServerBackends).
 func checkBackend(s string) error {
-	switch locks.Backend(s) {
-	case locks.Redis, locks.ZooKeeper, locks.Etcd:
+	if locks.IsServerBackend(locks.Backend(s)) {
 		return nil
 	}
-	return fmt.Errorf("must be redis, zookeeper or etcd (got %q)", s)
+	return fmt.Errorf("must be %s (got %q)", locks.ServerBackendList(), s)
 }
 
 // Env returns the LOCKLAB_* credential variables of a, for a program's
@@ -125,13 +127,35 @@ func Env(a locks.Auth) []string {
 	return out
 }
 
+// Logins are the login variables of the table backends' servers as the
+// local provider starts them, with their values there: PostgreSQL trusts
+// user postgres on database postgres, MariaDB's root has no password, NATS
+// needs no login. The Go locks log in the same way (pglock, mysqllock).
+var Logins = map[locks.Backend][][2]string{
+	locks.Postgres: {{"LOCKLAB_POSTGRES_USER", "postgres"}, {"LOCKLAB_POSTGRES_DATABASE", "postgres"}},
+	locks.MariaDB:  {{"LOCKLAB_MARIADB_USER", "root"}},
+}
+
+// LoginEnv returns b's login variables (Logins) for a program's
+// environment; one set in the harness's own environment is left to it
+// (servers of provider external).
+func LoginEnv(b locks.Backend) []string {
+	var out []string
+	for _, kv := range Logins[b] {
+		if os.Getenv(kv[0]) == "" {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	return out
+}
+
 // toozDriver is tooz's driver name (URL scheme) for a backend.
 var toozDriver = map[locks.Backend]string{locks.Redis: "redis", locks.ZooKeeper: "zookeeper", locks.Etcd: "etcd3"}
 
 func init() {
-	register(program{spec: locks.Spec{Name: Exec, Summary: "any program speaking the client protocol: {name: exec, backend: redis|zookeeper|etcd, command: [...]}; fencing as the program reports",
+	register(program{spec: locks.Spec{Name: Exec, Summary: "any program speaking the client protocol: {name: exec, backend: redis|zookeeper|etcd|postgres|mariadb|nats, command: [...]}; fencing as the program reports",
 		Options: []locks.Option{
-			{Name: "backend", Doc: "redis | zookeeper | etcd: the cluster the program needs", Check: checkBackend},
+			{Name: "backend", Doc: "redis | zookeeper | etcd, or a backend of the table (postgres | mariadb | nats): the cluster the program needs", Check: checkBackend},
 			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
 		}}})
 	// Every Python library here is lease-based; spec names the rest.

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -22,7 +24,7 @@ func (f *ExecFlags) register(fs *flag.FlagSet, what string) {
 		f.Exec = append(f.Exec, s)
 		return nil
 	})
-	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: redis, zookeeper or etcd")
+	fs.StringVar(&f.Backend, "backend", "", "the servers the --exec programs use: "+locks.ServerBackendList())
 }
 
 // locks reads the --exec values on --backend.
@@ -34,7 +36,7 @@ func (f ExecFlags) locks() ([]atlas.ExecLock, error) {
 		return nil, nil
 	}
 	if f.Backend == "" {
-		return nil, errors.New("--exec needs --backend redis, zookeeper or etcd: the servers the program uses")
+		return nil, fmt.Errorf("--exec needs --backend %s: the servers the program uses", locks.ServerBackendList())
 	}
 	var out []atlas.ExecLock
 	for _, s := range f.Exec {

@@ -19,7 +19,9 @@ func TestExecLocks(t *testing.T) {
 		{ExecFlags{Exec: []string{"mine=python3 c.py"}}, "--exec needs --backend", 0},
 		{ExecFlags{Backend: "redis"}, "give --exec NAME='CMD ARGS' too", 0},
 		{ExecFlags{Exec: []string{"python3 c.py"}, Backend: "redis"}, "want NAME=CMD ARGS", 0},
-		{ExecFlags{Exec: []string{"mine=x"}, Backend: "mysql"}, "--backend must be redis, zookeeper or etcd", 0},
+		{ExecFlags{Exec: []string{"mine=python3 c.py"}, Backend: "postgres"}, "", 1},
+		{ExecFlags{Exec: []string{"mine=python3 c.py"}, Backend: "nats"}, "", 1},
+		{ExecFlags{Exec: []string{"mine=x"}, Backend: "mysql"}, "--backend must be redis, zookeeper, etcd, mariadb, nats or postgres", 0},
 	} {
 		got, err := c.f.locks()
 		if c.want == "" && (err != nil || len(got) != c.n) {
