@@ -1,7 +1,9 @@
 package workload_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -197,5 +199,50 @@ func TestProgramStopKillsWaiters(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("stop took %v", d)
+	}
+}
+
+// TestProgramReleaseLines: a program's released message becomes the
+// history's release line of its visit, as a built-in lock's release does:
+// one per visit, after its exit, timed by the program's us.
+func TestProgramReleaseLines(t *testing.T) {
+	ps, err := startFake(t, 1, prelude+goodLoop)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer ps.Kill()
+	base := time.Now()
+	res := checker.New(checker.FencingEnforce, base)
+	var buf bytes.Buffer
+	h := checker.NewHistory(&buf, 0)
+	res.SetHistory(h)
+	rec := workload.NewRecorder(base)
+	ps.Run(workload.Config{Clients: 1, Keys: 1, Base: base}, res, rec) // the resource's origin, as a run shares it
+	time.Sleep(300 * time.Millisecond)
+	if err := ps.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	exits, releases := map[uint64]int64{}, 0
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var op checker.Op
+		if err := json.Unmarshal([]byte(line), &op); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch op.Op {
+		case checker.OpExit:
+			exits[op.Visit] = op.Return
+		case checker.OpRelease:
+			releases++
+			ex, ok := exits[op.Visit]
+			if !ok || op.Outcome != "ok" || op.Invoke < ex || op.Return-op.Invoke != int64(3*time.Microsecond) {
+				t.Errorf("release %+v: want outcome ok, after its visit's exit (%d, seen %v), 3 µs long", op, ex, ok)
+			}
+		}
+	}
+	if len(exits) < 5 || releases < len(exits)-1 {
+		t.Errorf("%d exits, %d release lines: want one release per visit", len(exits), releases)
 	}
 }

@@ -359,14 +359,16 @@ func (s *session) renewed(m message) error {
 
 // record sends op, of this holding and timed at, to the resource's
 // history when it keeps one.
-func (s *session) record(op checker.Op, at time.Time) {
+func (s *session) record(op checker.Op, at time.Time) { s.recordSpan(op, at, at) }
+
+// recordSpan is record for an op sent at invoke that returned at ret.
+func (s *session) recordSpan(op checker.Op, invoke, ret time.Time) {
 	r, ok := s.res.(checker.OpRecorder)
 	if !ok {
 		return
 	}
 	op.Client, op.Lock, op.Visit, op.Token = s.p.client, LockName(s.key), s.visit, s.token
-	op.Invoke = int64(at.Sub(s.cfg.Base))
-	op.Return = op.Invoke
+	op.Invoke, op.Return = int64(invoke.Sub(s.cfg.Base)), int64(ret.Sub(s.cfg.Base))
 	_ = r.Record(context.Background(), op)
 }
 
@@ -483,14 +485,25 @@ func (s *session) released(m message) error {
 	if err != nil {
 		return err
 	}
+	now := time.Now()
+	start := now // a program that does not time its release: an instant
 	if ok {
 		s.rec.Released(time.Duration(us))
+		start = now.Add(-time.Duration(us))
 	}
+	recorded := "ok"
 	switch outcome {
 	case "not_held":
-		s.rec.Error(ErrReleaseNotHeld, time.Now())
+		s.rec.Error(ErrReleaseNotHeld, now)
+		recorded = ErrReleaseNotHeld
 	case "error":
-		s.rec.Error(ErrRelease, time.Now())
+		s.rec.Error(ErrRelease, now)
+		recorded = ErrRelease
+	}
+	// The history's release line, as a built-in lock's (a semaphore's
+	// permit is given back at its return, docs/history-format.md).
+	if s.entered {
+		s.recordSpan(checker.Op{Op: checker.OpRelease, Outcome: recorded}, start, now)
 	}
 	s.setPhase(phIdle)
 	return nil
