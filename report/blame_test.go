@@ -30,7 +30,6 @@ func incidents(run *Run, evs ...IncidentEvent) *Run {
 	return run
 }
 
-
 // TestBlame: an incident is blamed on a fault only when it started within
 // the fault's window extended by a lease (or to the end of its exposure);
 // anything else happened without any fault, and the first line says so.
