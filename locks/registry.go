@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -48,6 +49,13 @@ type Option struct {
 	Doc     string
 	// Check validates a value; nil accepts any string.
 	Check func(string) error
+}
+
+// CheckBool is the Check of a boolean option: true, false, 1, 0 and the
+// other spellings strconv.ParseBool accepts.
+func CheckBool(v string) error {
+	_, err := strconv.ParseBool(v)
+	return err
 }
 
 // Spec describes one registered lock implementation.

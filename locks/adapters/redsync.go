@@ -29,7 +29,7 @@ var renewOption = locks.Option{
 	Default: "false",
 	Doc: "extend the lock every ttl/3 while held (what the library leaves to its user); " +
 		"Lost closes on the first failed extension",
-	Check: func(v string) error { _, err := strconv.ParseBool(v); return err },
+	Check: locks.CheckBool,
 }
 
 func init() {

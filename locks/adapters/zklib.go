@@ -32,7 +32,7 @@ var CleanupOption = locks.Option{
 		"is tried again once the session is back, and the node of a failed or abandoned Lock is " +
 		"removed; false runs the library as it is (Unlock once, a failed Lock's node left in the " +
 		"queue for as long as the session lives)",
-	Check: func(v string) error { _, err := strconv.ParseBool(v); return err },
+	Check: locks.CheckBool,
 }
 
 func init() {

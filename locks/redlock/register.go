@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/locklab/locklab/locks"
 )
@@ -34,7 +33,7 @@ func init() {
 				Doc: "extend the keys on every node every ttl/3 while held (compare-and-pexpire); the validity " +
 					"moves forward with each extension that reaches a quorum. Without it the holder is entitled " +
 					"to the lock for its validity only, and Lost closes then",
-				Check: func(v string) error { _, err := strconv.ParseBool(v); return err },
+				Check: locks.CheckBool,
 			},
 			{
 				Name:    optNodes,
