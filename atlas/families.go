@@ -2,7 +2,6 @@ package atlas
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +82,7 @@ type lockInfo struct {
 // min_visits asks of a fault's exposure).
 const (
 	atlasReadShare = "0.5"
-	atlasPermits   = "2"
+	atlasPermits   = 2
 )
 
 func infoOf(s locks.Spec) lockInfo {
@@ -548,7 +547,7 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 		opts = append(opts, "renew: true")
 	}
 	if l.Kind == locks.KindSemaphore {
-		opts = append(opts, "permits: "+atlasPermits)
+		opts = append(opts, fmt.Sprintf("permits: %d", atlasPermits))
 	}
 	lock := l.Name
 	if len(opts) > 0 {
@@ -569,8 +568,8 @@ func (f Family) Scenario(t timing, l lockInfo) (yaml, reason string) {
 	if s.Clients > 0 {
 		clients = s.Clients
 	}
-	if n, _ := strconv.Atoi(atlasPermits); l.Kind == locks.KindSemaphore {
-		clients += n - 1
+	if l.Kind == locks.KindSemaphore {
+		clients += atlasPermits - 1
 	}
 	// Waiters give up after a quarter lease and ask again, as a tryLock
 	// loop does: every waiter keeps sending requests while a race is open,
