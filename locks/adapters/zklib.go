@@ -140,52 +140,38 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 	}
 	lk := zk.NewLock(l.s.Conn(), l.path, l.s.ACL())
-	if !l.cleanup {
-		return l.acquireAsIs(ctx, lk)
+	// With cleanup off the library's Lock runs as it is: a failed Lock's
+	// node stays, and a Lock abandoned when ctx ends is unlocked once if it
+	// succeeds later (the least a caller without a context in Lock must do).
+	var marker []byte
+	lock := lk.Lock
+	if l.cleanup {
+		marker = newMarker()
+		lock = func() error { return lk.LockWithData(marker) }
 	}
-	marker := newMarker()
 	done := make(chan error, 1)
-	go func() { done <- lk.LockWithData(marker) }()
+	go func() { done <- lock() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			l.removeMarked(marker)
-			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
-		}
-		epoch := l.s.Epoch()
-		lost, untrack := l.s.Track(epoch)
-		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch, cleanup: true}, nil
-	case <-ctx.Done():
-		l.s.Background(func() {
-			if <-done == nil {
-				l.s.Guarantee("unlock abandoned "+l.path, lk.Unlock)
-			} else {
+			if l.cleanup {
 				l.removeMarked(marker)
 			}
-		})
-		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
-	}
-}
-
-// acquireAsIs is Acquire with cleanup off: the library's Lock as it is. A
-// failed Lock's node is left where it is; a Lock abandoned when ctx ends is
-// unlocked once if it succeeds later (the least a caller without a context
-// in Lock must do), and nothing is tried again.
-func (l *zkLibLocker) acquireAsIs(ctx context.Context, lk *zk.Lock) (locks.Lease, error) {
-	done := make(chan error, 1)
-	go func() { done <- lk.Lock() }()
-	select {
-	case err := <-done:
-		if err != nil {
 			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 		}
 		epoch := l.s.Epoch()
 		lost, untrack := l.s.Track(epoch)
-		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch}, nil
+		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch, cleanup: l.cleanup}, nil
 	case <-ctx.Done():
 		l.s.Background(func() {
-			if <-done == nil {
+			err := <-done
+			switch {
+			case err == nil && l.cleanup:
+				l.s.Guarantee("unlock abandoned "+l.path, lk.Unlock)
+			case err == nil:
 				_ = lk.Unlock() // once, as the library leaves it: an error leaves the node
+			case l.cleanup:
+				l.removeMarked(marker)
 			}
 		})
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
