@@ -60,7 +60,8 @@ type Op struct {
 	// line that could have granted the lock (its first try, its retries,
 	// its re-checks after a notification), as the lock reported them
 	// (locks.Tried); empty when it reports none, and then invoke is the
-	// one send known. At most MaxTries are kept.
+	// one send known. At most MaxTries are kept: a call that sent more
+	// keeps every 2nd, 4th, ... send, spread over the whole call.
 	Tries []int64 `json:"tries_ns,omitempty"`
 	// Fault is a fault line's fault.
 	Fault *FaultLine `json:"fault,omitempty"`
@@ -81,7 +82,7 @@ type Op struct {
 }
 
 // MaxTries bounds the tries kept per acquire call.
-const MaxTries = 256
+const MaxTries = 4096
 
 // FaultLine is what a verdict needs to know of one fault: which it was,
 // whether it bit, and when it took the lock state (LostAt, harness clock;

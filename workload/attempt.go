@@ -28,20 +28,39 @@ func recordAttempt(res checker.Resource, cfg Config, client int, lock string, se
 		Invoke: int64(from), Return: int64(to), Outcome: outcome, Tries: tries})
 }
 
-// tryLog collects the sends an Acquire reports through locks.Tried (at
-// most checker.MaxTries; the lock may report from its own goroutines).
+// tryLog collects the sends an Acquire reports through locks.Tried (the
+// lock may report from its own goroutines). It keeps at most
+// checker.MaxTries, spread over the whole call: once full it drops every
+// other kept send and from then on keeps every stride-th, so a long wait
+// still shows its sends late in the call, only fewer of them (a count of
+// sends in a window can be understated, never overstated).
 type tryLog struct {
-	mu sync.Mutex
-	at []time.Time
+	mu     sync.Mutex
+	at     []time.Time
+	seen   int // sends reported
+	stride int // keep every stride-th send (0: every one)
 }
 
 func (t *tryLog) add() {
 	now := time.Now()
 	t.mu.Lock()
-	if len(t.at) < checker.MaxTries {
-		t.at = append(t.at, now)
+	defer t.mu.Unlock()
+	t.seen++
+	if t.stride > 1 && (t.seen-1)%t.stride != 0 {
+		return
 	}
-	t.mu.Unlock()
+	if len(t.at) == checker.MaxTries {
+		kept := t.at[:0]
+		for i := 0; i < len(t.at); i += 2 {
+			kept = append(kept, t.at[i])
+		}
+		t.at = kept
+		t.stride = max(t.stride, 1) * 2
+		if (t.seen-1)%t.stride != 0 {
+			return
+		}
+	}
+	t.at = append(t.at, now)
 }
 
 // since returns the sends as nanoseconds since base.
