@@ -35,8 +35,8 @@ type provider interface {
 // process is one running server. Every method is safe for concurrent use.
 type process interface {
 	pid() int
-	pause() error     // freeze every process of the server (SIGSTOP the group)
-	resume() error    // unfreeze (SIGCONT the group)
+	pause() error     // freeze every process of the server (SIGSTOP)
+	resume() error    // unfreeze (SIGCONT)
 	terminate() error // ask to exit (SIGTERM the group; also resumes it)
 	kill() error      // end at once (SIGKILL the group)
 	// shutdown ends the server for good and leaves no orphan behind; it
@@ -157,9 +157,66 @@ func (p *localProcess) signal(sig syscall.Signal) error {
 	return err
 }
 
-func (p *localProcess) pause() error  { return p.signal(syscall.SIGSTOP) }
-func (p *localProcess) resume() error { return p.signal(syscall.SIGCONT) }
-func (p *localProcess) kill() error   { return p.signal(syscall.SIGKILL) }
+// pause stops the group, then every other descendant: a server's child may
+// lead a group of its own (each PostgreSQL backend calls setsid), and a
+// stopped server forks no new one.
+func (p *localProcess) pause() error {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	signalAll(descendants(p.pid()), syscall.SIGSTOP)
+	return nil
+}
+
+func (p *localProcess) resume() error {
+	signalAll(descendants(p.pid()), syscall.SIGCONT)
+	return p.signal(syscall.SIGCONT)
+}
+
+// kill kills the group and resumes the other descendants, which a pause
+// stopped: they then see their parent die and exit on their own.
+func (p *localProcess) kill() error {
+	others := descendants(p.pid())
+	err := p.signal(syscall.SIGKILL)
+	signalAll(others, syscall.SIGCONT)
+	return err
+}
+
+// descendants lists the processes below pid outside its process group.
+func descendants(pid int) []int {
+	parent, group := map[int]int{}, map[int]int{}
+	for _, q := range pids(func(int) bool { return true }) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(q) + "/stat")
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		if len(f) > 2 {
+			parent[q], _ = strconv.Atoi(f[1])
+			group[q], _ = strconv.Atoi(f[2])
+		}
+	}
+	var out []int
+	for q := range parent {
+		for a := parent[q]; a > 1; a = parent[a] {
+			if a == pid {
+				if group[q] != pid {
+					out = append(out, q)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+func signalAll(pids []int, sig syscall.Signal) {
+	for _, q := range pids {
+		_ = syscall.Kill(q, sig) // gone already: nothing to do
+	}
+}
 
 // shutdown kills the server's helper processes (Redis forks for AOF
 // rewrites and replica syncs) first and gives the server a moment to reap
@@ -220,7 +277,7 @@ func (p *localProcess) terminate() error {
 		return err
 	}
 	// A stopped process keeps SIGTERM pending until it runs again.
-	return p.signal(syscall.SIGCONT)
+	return p.resume()
 }
 
 func (p *localProcess) done() <-chan struct{} { return p.doneCh }
