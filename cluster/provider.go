@@ -185,28 +185,18 @@ func (p *localProcess) kill() error {
 // descendants lists the processes below pid outside its process group.
 func descendants(pid int) []int {
 	parent, group := map[int]int{}, map[int]int{}
-	for _, q := range pids(func(int) bool { return true }) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(q) + "/stat")
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) > 2 {
-			parent[q], _ = strconv.Atoi(f[1])
-			group[q], _ = strconv.Atoi(f[2])
-		}
-	}
+	pids(func(q int) bool {
+		parent[q], group[q], _ = procStat(q)
+		return false
+	})
 	var out []int
 	for q := range parent {
-		for a := parent[q]; a > 1; a = parent[a] {
-			if a == pid {
-				if group[q] != pid {
-					out = append(out, q)
-				}
-				break
-			}
+		a := parent[q]
+		for a > 1 && a != pid {
+			a = parent[a]
+		}
+		if a == pid && group[q] != pid {
+			out = append(out, q)
 		}
 	}
 	return out
@@ -243,18 +233,26 @@ func (p *localProcess) shutdown() error {
 // other than its leader.
 func groupMembers(pgid int) []int {
 	return pids(func(pid int) bool {
-		if pid == pgid {
-			return false
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		return i >= 0 && len(f) > 2 && f[2] == strconv.Itoa(pgid)
+		_, g, ok := procStat(pid)
+		return ok && pid != pgid && g == pgid
 	})
+}
+
+// procStat is the parent and the process group of pid, from /proc.
+func procStat(pid int) (ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if err != nil || i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	return ppid, pgrp, err1 == nil && err2 == nil
 }
 
 // pids lists the processes in /proc that keep accepts.
