@@ -157,11 +157,12 @@ func (n *Node) Role(ctx context.Context) (string, error) {
 	return r, nil
 }
 
-// Pause freezes the server (SIGSTOP to its process group): it keeps its
-// sockets but answers nothing, like a long GC or VM pause. Resume undoes it.
+// Pause freezes the server (SIGSTOP to its process group and its other
+// descendants; docker: docker pause): it keeps its sockets but answers
+// nothing, like a long GC or VM pause. Resume undoes it.
 func (n *Node) Pause(ctx context.Context) error { return n.signal("pause", process.pause) }
 
-// Resume lets a paused server run again (SIGCONT to its process group).
+// Resume lets a paused server run again (SIGCONT).
 func (n *Node) Resume(ctx context.Context) error { return n.signal("resume", process.resume) }
 
 // signal runs op (what: "pause" or "resume") on the running server.

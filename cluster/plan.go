@@ -309,8 +309,8 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 // planNetns is the plan of provider netns: the same nodes; no proxies, so
 // a link is every directed pair of nodes of a backend that talk to each
 // other (a Redis topology with replicas or sentinels, ZooKeeper and etcd
-// members), and (PlanOf) every client to every server, whatever
-// ClientProxies says.
+// members), a table backend's own links, and (PlanOf) every client to
+// every server, whatever ClientProxies says.
 func (p *Plan) planNetns(s Spec) {
 	if r := s.Redis; r != nil {
 		all := p.addRedisNodes(*r)
@@ -328,4 +328,5 @@ func (p *Plan) planNetns(s Spec) {
 	if e := s.Etcd; e != nil {
 		p.pairLinks(p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes))
 	}
+	p.planTable(s)
 }

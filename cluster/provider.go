@@ -35,8 +35,8 @@ type provider interface {
 // process is one running server. Every method is safe for concurrent use.
 type process interface {
 	pid() int
-	pause() error     // freeze every process of the server (SIGSTOP the group)
-	resume() error    // unfreeze (SIGCONT the group)
+	pause() error     // freeze every process of the server (SIGSTOP)
+	resume() error    // unfreeze (SIGCONT)
 	terminate() error // ask to exit (SIGTERM the group; also resumes it)
 	kill() error      // end at once (SIGKILL the group)
 	// shutdown ends the server for good and leaves no orphan behind; it
@@ -157,9 +157,56 @@ func (p *localProcess) signal(sig syscall.Signal) error {
 	return err
 }
 
-func (p *localProcess) pause() error  { return p.signal(syscall.SIGSTOP) }
-func (p *localProcess) resume() error { return p.signal(syscall.SIGCONT) }
-func (p *localProcess) kill() error   { return p.signal(syscall.SIGKILL) }
+// pause stops the group, then every other descendant: a server's child may
+// lead a group of its own (each PostgreSQL backend calls setsid), and a
+// stopped server forks no new one.
+func (p *localProcess) pause() error {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	signalAll(descendants(p.pid()), syscall.SIGSTOP)
+	return nil
+}
+
+func (p *localProcess) resume() error {
+	signalAll(descendants(p.pid()), syscall.SIGCONT)
+	return p.signal(syscall.SIGCONT)
+}
+
+// kill kills the group and resumes the other descendants, which a pause
+// stopped: they then see their parent die and exit on their own.
+func (p *localProcess) kill() error {
+	others := descendants(p.pid())
+	err := p.signal(syscall.SIGKILL)
+	signalAll(others, syscall.SIGCONT)
+	return err
+}
+
+// descendants lists the processes below pid outside its process group.
+func descendants(pid int) []int {
+	parent, group := map[int]int{}, map[int]int{}
+	pids(func(q int) bool {
+		parent[q], group[q], _ = procStat(q)
+		return false
+	})
+	var out []int
+	for q := range parent {
+		a := parent[q]
+		for a > 1 && a != pid {
+			a = parent[a]
+		}
+		if a == pid && group[q] != pid {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func signalAll(pids []int, sig syscall.Signal) {
+	for _, q := range pids {
+		_ = syscall.Kill(q, sig) // gone already: nothing to do
+	}
+}
 
 // shutdown kills the server's helper processes (Redis forks for AOF
 // rewrites and replica syncs) first and gives the server a moment to reap
@@ -186,18 +233,26 @@ func (p *localProcess) shutdown() error {
 // other than its leader.
 func groupMembers(pgid int) []int {
 	return pids(func(pid int) bool {
-		if pid == pgid {
-			return false
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		return i >= 0 && len(f) > 2 && f[2] == strconv.Itoa(pgid)
+		_, g, ok := procStat(pid)
+		return ok && pid != pgid && g == pgid
 	})
+}
+
+// procStat is the parent and the process group of pid, from /proc.
+func procStat(pid int) (ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if err != nil || i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	return ppid, pgrp, err1 == nil && err2 == nil
 }
 
 // pids lists the processes in /proc that keep accepts.
@@ -220,7 +275,7 @@ func (p *localProcess) terminate() error {
 		return err
 	}
 	// A stopped process keeps SIGTERM pending until it runs again.
-	return p.signal(syscall.SIGCONT)
+	return p.resume()
 }
 
 func (p *localProcess) done() <-chan struct{} { return p.doneCh }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,8 +41,8 @@ type TableBackend struct {
 	// Kinds are the node kinds of its plan with the pattern of their names
 	// for messages ("postgres-N"), in plan order.
 	Kinds []TableKind
-	// Providers are the providers that start its servers (ProviderLocal);
-	// ProviderExternal is always accepted (cluster.external.<Name>).
+	// Providers are the providers that start its servers (ProviderLocal,
+	// ProviderNetns); ProviderExternal is always accepted (cluster.external.<Name>).
 	Providers []string
 	// Binaries are the programs the local provider runs (absolute paths or
 	// names on PATH): what `make deps` installs and tests require.
@@ -242,7 +243,7 @@ type Command struct {
 
 // Setup is how one node of a table backend runs and is asked.
 type Setup struct {
-	// Addr is the address it serves clients on (127.0.0.1:port).
+	// Addr is the address it serves clients on (Build.ClientAddr).
 	Addr string
 	// Command is its command line, asked before every launch.
 	Command func() (Command, error)
@@ -271,25 +272,40 @@ func (b *Build) Configure(n *Node, s Setup) {
 	n.role = s.Role
 }
 
-// Ports returns n free 127.0.0.1 ports for servers.
+// Ports returns n free ports for servers.
 func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
 
-// HostPort is 127.0.0.1:port.
-func HostPort(port int) string { return hostPort(port) }
-
-// PeerLink creates the proxied peer link from->to of the plan to to's
-// address and returns the address from dials (the proxy's).
-func (b *Build) PeerLink(from, to *Node) (string, error) {
-	l, err := b.c.addLink(from.Name, to.Name, []string{to.Addr()}, nil)
-	if err != nil {
-		return "", err
+// ListenAddr is the address n's server listens on for port: 127.0.0.1
+// under provider local, n's own address in its network namespace under
+// netns.
+func (b *Build) ListenAddr(n *Node, port int) string {
+	host := "127.0.0.1"
+	if b.c.netns != nil {
+		if ip, ok := b.c.netns.addrOf(n.Name); ok {
+			host = ip.String()
+		}
 	}
-	return l.Addr(), nil
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// ClientAddr is the address the harness (probes, role queries) and the
+// clients dial for n's port: its ListenAddr under providers local and
+// netns. Peers dial the address PeerLink returns.
+func (b *Build) ClientAddr(n *Node, port int) string { return b.ListenAddr(n, port) }
+
+// PeerLink is the address from dials to reach to's client port: under
+// provider local the proxy of the plan's link from->to, which it creates;
+// under netns to's own address (the kernel carries the link).
+func (b *Build) PeerLink(from, to *Node) (string, error) {
+	return b.PeerLinkTo(from, to, to.Addr())
 }
 
 // PeerLinkTo is PeerLink to addr, a port of to other than the one it
 // serves clients on (a cluster or route port).
 func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
+	if b.c.netns != nil {
+		return addr, nil
+	}
 	l, err := b.c.addLink(from.Name, to.Name, []string{addr}, nil)
 	if err != nil {
 		return "", err
@@ -369,6 +385,13 @@ func (c *Cluster) buildTable() ([]backend, error) {
 		nodes, err := c.addPlanned(tb.Name)
 		if err != nil {
 			return out, err
+		}
+		if c.netns != nil { // each node in its namespace, at its address
+			for _, n := range nodes {
+				if _, err := c.netns.addNode(n.Name); err != nil {
+					return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
+				}
+			}
 		}
 		b := &Build{c: c, Backend: tb, Settings: set, Nodes: nodes, Log: c.log.With("backend", tb.Name)}
 		st, err := tb.Build(b)

@@ -1,7 +1,7 @@
 // Package mariadb is the MariaDB row of the cluster's backend table: one
 // server mariadb-0 (Debian's mariadb-server 10.11), initialised by
-// mariadb-install-db into a temporary directory and run by the local
-// provider as mariadbd --no-defaults --user=mysql.
+// mariadb-install-db into a temporary directory and run by providers
+// local and netns as mariadbd --no-defaults --user=mysql.
 //
 // Import it for its side effect (cluster/backends/all does).
 // Of locklab it imports only cluster.
@@ -11,6 +11,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -53,9 +54,9 @@ const (
 func init() {
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name:      Name,
-		Doc:       "a MariaDB server (mariadb-0); providers local and external",
+		Doc:       "a MariaDB server (mariadb-0); providers local, netns and external",
 		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "mariadb-0"}},
-		Providers: []string{cluster.ProviderLocal},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{Server, "mariadb-install-db"},
 		Packages:  []string{"mariadb-server"},
 		Faults:    []string{"pause", "kill", "restart"},
@@ -98,15 +99,22 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		return st, err
 	}
 	n := b.Nodes[0]
-	addr := cluster.HostPort(ports[0])
+	addr := b.ClientAddr(n, ports[0])
+	host, _, _ := net.SplitHostPort(b.ListenAddr(n, ports[0]))
 	data := filepath.Join(root, "data")
+	// mariadb-install-db makes root@localhost only; the harness and the
+	// clients may dial from another address (provider netns).
+	initFile := filepath.Join(root, "init.sql")
+	if err := os.WriteFile(initFile, []byte("CREATE USER IF NOT EXISTS root@'%';\nGRANT ALL ON *.* TO root@'%' WITH GRANT OPTION;\n"), 0o644); err != nil {
+		return st, err
+	}
 	b.Configure(n, cluster.Setup{
 		Addr: addr,
 		Command: func() (cluster.Command, error) {
 			return cluster.Command{Path: Server, Dir: root, Args: []string{
 				"--no-defaults", "--datadir=" + data, "--socket=" + filepath.Join(root, "mariadbd.sock"),
-				"--pid-file=" + filepath.Join(root, "mariadbd.pid"),
-				"--port=" + strconv.Itoa(ports[0]), "--bind-address=127.0.0.1", "--user=" + User,
+				"--pid-file=" + filepath.Join(root, "mariadbd.pid"), "--init-file=" + initFile,
+				"--port=" + strconv.Itoa(ports[0]), "--bind-address=" + host, "--user=" + User,
 				"--skip-log-bin", "--innodb-buffer-pool-size=16M", "--max-connections=500",
 				"--tcp-keepalive-time=" + strconv.Itoa(int(KeepaliveIdle.Seconds())),
 				"--tcp-keepalive-interval=" + strconv.Itoa(int(KeepaliveInterval.Seconds())),

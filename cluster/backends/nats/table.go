@@ -23,7 +23,7 @@ func init() {
 	one := 1
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name: Name,
-		Doc:  "NATS servers with JetStream (nats-0, nats-1, ...), every route proxied per directed pair; providers local and external",
+		Doc:  "NATS servers with JetStream (nats-0, nats-1, ...), a link per directed pair (proxied under local); providers local, netns and external",
 		Fields: []cluster.TableField{
 			{Name: "nodes", Kind: "int", Default: 1, Min: &one, Example: "3",
 				Doc: "servers in the JetStream cluster: 1, 3 or 5 (nats-0, ...); nats-leader names the one leading the lock bucket's stream"},
@@ -37,7 +37,7 @@ func init() {
 			return "", ""
 		},
 		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "nats-N"}},
-		Providers: []string{cluster.ProviderLocal},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{Binary},
 		Packages:  []string{"nats-server"},
 		Faults:    []string{"pause", "kill", "restart"},
@@ -75,34 +75,35 @@ func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
 // routes to every peer through the link from it to that peer. A node
 // advertises a cluster address nothing listens on: a server learning of a
 // peer by gossip (after a partition heals) must not dial it around the
-// proxies; the explicit routes reconnect through them.
+// proxies of provider local; the explicit routes reconnect through them.
 func build(b *cluster.Build) (cluster.Started, error) {
 	var st cluster.Started
 	ports, err := b.Ports(3*len(b.Nodes) + 1)
 	if err != nil {
 		return st, err
 	}
-	nowhere := cluster.HostPort(ports[len(ports)-1])
 	conf := make([]Node, len(b.Nodes))
+	monitor := make([]string, len(b.Nodes)) // what the harness dials
 	for i, n := range b.Nodes {
 		conf[i] = Node{
 			Name:     n.Name,
-			Client:   cluster.HostPort(ports[3*i]),
-			Cluster:  cluster.HostPort(ports[3*i+1]),
-			Monitor:  cluster.HostPort(ports[3*i+2]),
+			Client:   b.ListenAddr(n, ports[3*i]),
+			Cluster:  b.ListenAddr(n, ports[3*i+1]),
+			Monitor:  b.ListenAddr(n, ports[3*i+2]),
 			StoreDir: filepath.Join(n.DataDir(), "jetstream"),
 		}
+		monitor[i] = b.ClientAddr(n, ports[3*i+2])
 	}
 	for i, n := range b.Nodes {
 		if len(b.Nodes) == 1 {
 			break
 		}
-		conf[i].Advertise = nowhere
+		conf[i].Advertise = b.ListenAddr(n, ports[len(ports)-1]) // nothing listens there
 		for j, peer := range b.Nodes {
 			if j == i {
 				continue
 			}
-			addr, err := b.PeerLinkTo(n, peer, conf[j].Cluster)
+			addr, err := b.PeerLinkTo(n, peer, b.ClientAddr(peer, ports[3*j+1]))
 			if err != nil {
 				return st, err
 			}
@@ -110,18 +111,18 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		}
 	}
 	for i, n := range b.Nodes {
-		c := conf[i]
+		c, mon := conf[i], monitor[i]
 		path := filepath.Join(n.DataDir(), "nats.conf")
 		b.Configure(n, cluster.Setup{
-			Addr: c.Client,
+			Addr: b.ClientAddr(n, ports[3*i]),
 			Command: func() (cluster.Command, error) {
 				if err := os.WriteFile(path, []byte(Render(c)), 0o644); err != nil {
 					return cluster.Command{}, err
 				}
 				return cluster.Command{Path: Binary, Args: Args(path)}, nil
 			},
-			Probe: func(ctx context.Context) error { return Ready(ctx, c.Monitor) },
-			Role:  func(ctx context.Context) (string, error) { return role(ctx, c) },
+			Probe: func(ctx context.Context) error { return Ready(ctx, mon) },
+			Role:  func(ctx context.Context) (string, error) { return role(ctx, c.Name, mon) },
 		})
 	}
 	// Every node starts at once: a node is ready only once the JetStream
@@ -131,27 +132,28 @@ func build(b *cluster.Build) (cluster.Started, error) {
 		return b.StartNodes(ctx, b.Nodes, func(ctx context.Context, n *cluster.Node) error {
 			for i := range b.Nodes {
 				if b.Nodes[i] == n {
-					return Routed(ctx, conf[i].Monitor, len(b.Nodes)-1)
+					return Routed(ctx, monitor[i], len(b.Nodes)-1)
 				}
 			}
 			return nil
 		})
 	}
 	st.Version = func(ctx context.Context) string {
-		v, _ := Version(ctx, conf[0].Monitor)
+		v, _ := Version(ctx, monitor[0])
 		return v
 	}
 	return st, nil
 }
 
-// role is "leader" when node c leads the KV stream (or, before any, the
-// JetStream meta group) by its own account, else "follower".
-func role(ctx context.Context, c Node) (string, error) {
-	r, err := QueryRoles(ctx, c.Monitor)
+// role is "leader" when node name, whose monitoring port is at monitor,
+// leads the KV stream (or, before any, the JetStream meta group) by its own
+// account, else "follower".
+func role(ctx context.Context, name, monitor string) (string, error) {
+	r, err := QueryRoles(ctx, monitor)
 	if err != nil {
 		return "", err
 	}
-	if r.KVLeader() == c.Name {
+	if r.KVLeader() == name {
 		return "leader", nil
 	}
 	return "follower", nil

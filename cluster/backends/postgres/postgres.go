@@ -1,8 +1,8 @@
 // Package postgres is the PostgreSQL row of the cluster's backend table:
 // a primary postgres-0 and streaming replicas postgres-0-r0, ... (Debian's
-// postgresql 15), started by the local provider as the postgres system
-// user, each replica streaming from the primary through the proxied link
-// postgres-0-rJ->postgres-0. A failover kills the primary and promotes the
+// postgresql 15), started by providers local and netns as the postgres
+// system user, each replica streaming from the primary over the link
+// postgres-0-rJ->postgres-0 (a proxy under local). A failover kills the primary and promotes the
 // first running replica (pg_promote).
 //
 // Import it for its side effect (cluster/backends/all does).
@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -58,7 +59,7 @@ func init() {
 	zero := 0
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name: Name,
-		Doc:  "a PostgreSQL primary (postgres-0) with streaming replicas (postgres-0-r0, ...); providers local and external",
+		Doc:  "a PostgreSQL primary (postgres-0) with streaming replicas (postgres-0-r0, ...); providers local, netns and external",
 		Fields: []cluster.TableField{
 			{Name: "replicas", Kind: "int", Default: 0, Min: &zero, Example: "1",
 				Doc: "streaming replicas of postgres-0 (postgres-0-r0, ...); a failover fault promotes the first running one"},
@@ -67,7 +68,7 @@ func init() {
 			{Kind: KindPrimary, Pattern: "postgres-0"},
 			{Kind: KindReplica, Pattern: "postgres-0-rN"},
 		},
-		Providers: []string{cluster.ProviderLocal},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{"pg_config"},
 		Packages:  []string{"postgresql"},
 		Faults:    []string{"pause", "kill", "restart", "failover"},
@@ -104,11 +105,11 @@ func BinDir() string {
 	return "/usr/lib/postgresql/15/bin"
 }
 
-// server is one node's files and port.
+// server is one node's files and listen address.
 type server struct {
-	n    *cluster.Node
-	dir  string // data dir, owned by User
-	port int
+	n      *cluster.Node
+	dir    string // data dir, owned by User
+	listen string // host:port
 }
 
 func build(b *cluster.Build) (cluster.Started, error) {
@@ -137,9 +138,9 @@ func build(b *cluster.Build) (cluster.Started, error) {
 	}
 	servers := make([]*server, len(b.Nodes))
 	for i, n := range b.Nodes {
-		s := &server{n: n, dir: filepath.Join(root, n.Name), port: ports[i]}
+		s := &server{n: n, dir: filepath.Join(root, n.Name), listen: b.ListenAddr(n, ports[i])}
 		servers[i] = s
-		addr := cluster.HostPort(s.port)
+		addr := b.ClientAddr(n, ports[i])
 		b.Configure(n, cluster.Setup{
 			Addr: addr,
 			Command: func() (cluster.Command, error) {
@@ -220,11 +221,16 @@ func build(b *cluster.Build) (cluster.Started, error) {
 }
 
 // configure writes the node's rendered settings (locklab.conf, included
-// from postgresql.conf) and hands its data dir to User.
+// from postgresql.conf) and client authentication (pg_hba.conf), and
+// hands its data dir to User.
 func configure(s *server, uid, gid uint32) error {
+	host, port, err := net.SplitHostPort(s.listen)
+	if err != nil {
+		return err
+	}
 	conf := fmt.Sprintf(`# written by locklab
-listen_addresses = '127.0.0.1'
-port = %d
+listen_addresses = '%s'
+port = %s
 unix_socket_directories = ''
 max_connections = 300
 shared_buffers = '32MB'
@@ -239,7 +245,7 @@ wal_keep_size = '64MB'
 wal_retrieve_retry_interval = '100ms'
 logging_collector = off
 log_min_messages = warning
-`, s.port, int(KeepaliveIdle.Seconds()), int(KeepaliveInterval.Seconds()), KeepaliveCount, ClientCheck.Milliseconds())
+`, host, port, int(KeepaliveIdle.Seconds()), int(KeepaliveInterval.Seconds()), KeepaliveCount, ClientCheck.Milliseconds())
 	if err := os.WriteFile(filepath.Join(s.dir, "locklab.conf"), []byte(conf), 0o600); err != nil {
 		return err
 	}
@@ -253,6 +259,13 @@ log_min_messages = warning
 		if err := os.WriteFile(main, b, 0o600); err != nil {
 			return err
 		}
+	}
+	// Any host may log in as any user: the server listens on its node's
+	// address only, which under provider netns the harness reaches from
+	// an address of its own.
+	hba := "host all all all trust\nhost replication all all trust\n"
+	if err := os.WriteFile(filepath.Join(s.dir, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		return err
 	}
 	return filepath.Walk(s.dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
