@@ -53,6 +53,10 @@ type TableBackend struct {
 	// standing for the node of its first kind whose Role says "leader" when
 	// the fault starts.
 	Leader string
+	// Sessions says its locks are session locks, with no lease: a lock
+	// lasts until the server notices its client's session is gone (TCP
+	// keepalives, a killed client), so a paused holder keeps it.
+	Sessions bool
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string

@@ -54,8 +54,10 @@ type Option struct {
 // CheckBool is the Check of a boolean option: true, false, 1, 0 and the
 // other spellings strconv.ParseBool accepts.
 func CheckBool(v string) error {
-	_, err := strconv.ParseBool(v)
-	return err
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("must be true or false (got %q)", v)
+	}
+	return nil
 }
 
 // Spec describes one registered lock implementation.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,6 +97,7 @@ func lockSpec(l scenarios.Lock) locks.Spec {
 	spec, _ := locks.Lookup(l.Name)
 	if l.Name == external.Exec {
 		spec.Backend = locks.Backend(l.Options["backend"])
+		spec.Standing, _ = strconv.ParseBool(l.Options["standing"])
 	}
 	return spec
 }

@@ -211,12 +211,16 @@ func starterFiles(f initFlags, dir string) ([]starterFile, error) {
 }
 
 // scenarioText is the starter scenario: the paused-holder test every lock
-// should face first, with the claims a fenced lock keeps.
+// should face first, with the claims a fenced lock keeps. A backend of
+// session locks gets its own (sessionScenarioText).
 func scenarioText(f initFlags, command string) string {
 	// A comment inside the flow mapping would hide its end: it goes above.
 	edit := ""
 	if !f.exec {
 		edit = "\n  # EDIT: command: your program and its arguments"
+	}
+	if tb, ok := cluster.LookupBackend(f.backend); ok && tb.Sessions {
+		return sessionScenarioText(f, command, edit)
 	}
 	return fmt.Sprintf(`# %[1]s: your lock, its holder paused past its lease.
 # Lines marked EDIT are yours to change; docs/scenario-file.md lists every field.
@@ -252,6 +256,60 @@ expect:
   # second holder within the first one's promise (validity_ms/session_ms);
   # stale_accepted and lost_updates 0: fencing kept the data safe. A lock
   # without tokens loses updates here: expect lost_updates: ">0" for it.
+  default: {lock_faults: 0, stale_accepted: 0, lost_updates: 0}
+`, f.name, f.backend, clusterLine(f.backend), command, edit)
+}
+
+// sessionScenarioText is the starter scenario on a backend of session
+// locks (cluster.TableBackend.Sessions): a paused holder keeps its session,
+// since its kernel still answers the server's keepalives, so the test a
+// session lock must pass first is that it keeps protecting a paused holder
+// (the fault's evidence reads held), and the waiters, blocked in the
+// server, count as contenders (standing: true).
+func sessionScenarioText(f initFlags, command, edit string) string {
+	return fmt.Sprintf(`# %[1]s: your session lock, its holder paused.
+# Lines marked EDIT are yours to change; docs/scenario-file.md lists every field.
+# Run it: chaos run %[1]s.yaml   (exit 0: every expect met; 1: one failed;
+# 3: inconclusive, e.g. the fault found no holder)
+name: %[1]s
+description: >
+  %[1]s (an exec lock on %[2]s) under a paused holder: the holder's whole
+  process is stopped (SIGSTOP) for 3s, then resumes and writes what it
+  read before the pause. A %[2]s lock lives as long as its client's
+  session, and the server keeps a paused client's session (its kernel
+  still answers the server's TCP keepalives), so the lock must keep
+  protecting the holder: no second holder, the waiters blocked until it
+  resumes (safe, and unavailable for the pause). A session ends when the
+  server notices its client is gone: a killed client, or a partition of
+  the holder longer than the server's keepalive time (docs/backends.md).
+seed: 1
+cluster:
+  %[3]s   # EDIT: the servers your program needs
+locks:
+  # exec runs your program once per client; it speaks the client protocol
+  # (docs/client-protocol.md). label names it in tables and in expect.
+  # standing: true says its acquire waits in the server (a blocking lock
+  # call), so a waiter counts as a contender for as long as it waits; set
+  # false if your program polls instead.%[5]s
+  - {name: exec, backend: %[2]s, command: %[4]s, label: %[1]s, standing: true}
+workload:
+  clients: 4              # the holder and 3 waiters: a safe claim needs 3 (min_visits)
+  duration: 10s
+  ttl: 2s                 # handed to your program as ttl_ms; a session lock has none of its own
+  critical_section: 300ms # how long a holder stays inside
+faults:
+  # EDIT: the fault to inject. pause-client stops the holder's process
+  # group (a GC or VM pause), here shorter than the session the server
+  # promises (session_ms). Others: latency, partition, pause, kill,
+  # restart (docs/faults.md).
+  - {at: 2s, for: 3s, type: pause-client, client: holder}
+resource:
+  fencing: enforce        # a write with a token older than one already seen is rejected
+expect:
+  # EDIT: what your lock must keep. lock_faults 0: the lock never granted a
+  # second holder within the first one's promise (session_ms);
+  # stale_accepted and lost_updates 0: the paused holder's write is the
+  # only one while it holds.
   default: {lock_faults: 0, stale_accepted: 0, lost_updates: 0}
 `, f.name, f.backend, clusterLine(f.backend), command, edit)
 }

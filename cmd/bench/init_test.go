@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/locks/external"
+	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/testenv"
 )
@@ -189,4 +192,56 @@ func TestInitNextStepsRunAsPrinted(t *testing.T) {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// TestInitSessionStarter: on a backend of session locks the starter
+// scenario and client, run as written, read safe with evidence: the paused
+// holder's lock held (its session lives on), and the three waiters blocked
+// in the server count as contenders because the lock entry says standing.
+// Without standing the same run is inconclusive: nobody sent a request in
+// the fault's window.
+func TestInitSessionStarter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts servers and client programs")
+	}
+	tb, _ := cluster.LookupBackend("postgres")
+	testenv.RequireBinaries(t, append([]string{"/usr/bin/python3"}, tb.Binaries...)...)
+	requireModule(t, "psycopg2")
+	dir := t.TempDir()
+	if out, err := benchInit(t, "--exec", "--backend", "postgres", "--name", "pg-lock", dir); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	file := filepath.Join(dir, "pg-lock.yaml")
+	text := mustRead(t, file)
+	for _, standing := range []bool{true, false} {
+		data := text
+		if !standing {
+			data = []byte(strings.Replace(string(text), "standing: true}", "standing: false}", 1))
+		}
+		sc, err := scenarios.Parse(file, data)
+		if err != nil {
+			t.Fatalf("the starter scenario does not validate: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		res, _, err := runner.Run(ctx, sc, runner.Options{OutDir: filepath.Join(dir, fmt.Sprint("out-", standing))})
+		cancel()
+		if err != nil {
+			t.Fatalf("standing %v: run: %v", standing, err)
+		}
+		run := res.Runs[0]
+		if len(run.Faults) != 1 {
+			t.Fatalf("standing %v: %d faults in the result", standing, len(run.Faults))
+		}
+		f := run.Faults[0]
+		t.Logf("standing %v: verdict %s, held %v, %d same-key requests", standing, run.Verdict, f.Held, f.ContendersInExposure)
+		switch {
+		case standing && (run.Verdict != "met" || !f.Held || f.ContendersInExposure < 3):
+			t.Errorf("standing: verdict %s (%s), held %v, %d requests: want met, held, >= 3", run.Verdict, run.VerdictReason, f.Held, f.ContendersInExposure)
+		case !standing && run.Verdict != "inconclusive":
+			t.Errorf("not standing: verdict %s, want inconclusive (no waiter sent a request while the holder was paused)", run.Verdict)
+		}
+		if run.LockFaults != 0 || run.LostUpdates != 0 {
+			t.Errorf("standing %v: %d lock faults, %d lost updates", standing, run.LockFaults, run.LostUpdates)
+		}
+	}
 }

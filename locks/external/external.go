@@ -157,6 +157,8 @@ func init() {
 		Options: []locks.Option{
 			{Name: "backend", Doc: "redis | zookeeper | etcd, or a backend of the table (postgres | mariadb | nats): the cluster the program needs", Check: checkBackend},
 			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
+			{Name: "standing", Default: "false", Check: locks.CheckBool,
+				Doc: "true when the program's acquire waits in the server (a blocking lock call, a watch the server fires when the holder's state goes): its waiters then count as contenders for as long as they wait, as the built-in ZooKeeper, etcd and database locks' do; leave false for a program that polls"},
 		}}})
 	// Every Python library here is lease-based; spec names the rest.
 	py := func(file, lib string, s locks.Spec) {

@@ -59,6 +59,7 @@ func init() {
 		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{Server, "mariadb-install-db"},
 		Packages:  []string{"mariadb-server"},
+		Sessions:  true,
 		Faults:    []string{"pause", "kill", "restart"},
 		// The server speaks first: a handshake packet of protocol 10.
 		Ping: &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return b[4] == 10 }},

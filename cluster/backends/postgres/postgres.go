@@ -71,6 +71,7 @@ func init() {
 		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{"pg_config"},
 		Packages:  []string{"postgresql"},
+		Sessions:  true,
 		Faults:    []string{"pause", "kill", "restart", "failover"},
 		// SSLRequest: the server answers N (no TLS here) or S.
 		Ping: &cluster.TablePing{Request: []byte{0, 0, 0, 8, 4, 210, 22, 47}, Reply: 1,
