@@ -29,3 +29,25 @@ func TestExpandWaiters(t *testing.T) {
 		})
 	}
 }
+
+// TestCutsHolder: a partition cuts the holder when it isolates it or puts
+// it (or clients) in a group apart from a server, not when it cuts the
+// waiters from the servers the holder stays with.
+func TestCutsHolder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Fault
+		want bool
+	}{
+		{"isolate holder", Fault{Type: Partition, Isolate: Holder}, true},
+		{"holder apart", Fault{Type: Partition, Groups: [][]string{{Holder}, {"etcd-0", Waiters}}}, true},
+		{"clients apart", Fault{Type: Partition, Groups: [][]string{{"clients"}, {"zk-0"}}}, true},
+		{"waiters apart", Fault{Type: Partition, Groups: [][]string{{Waiters}, {"etcd-0", Holder}}}, false},
+		{"waiters only", Fault{Type: Partition, Groups: [][]string{{Waiters}, {"etcd-0"}}}, false},
+		{"holder among clients", Fault{Type: Partition, Groups: [][]string{{Holder, "client-1"}, {Waiters}}}, false},
+	} {
+		if got := cutsHolder(tc.f); got != tc.want {
+			t.Errorf("%s: cutsHolder = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
