@@ -77,6 +77,9 @@ func (t *topology) check(f Fault) []error {
 	if err := checkNetns(t, typ, f); err != nil {
 		return append(errs, err)
 	}
+	if err := checkWaiters(t, f); err != nil {
+		return append(errs, err)
+	}
 	if err := typ.action.check(t, f); err != nil {
 		errs = append(errs, err)
 	}
@@ -112,6 +115,22 @@ func checkValues(typ Type, f Fault) []error {
 		}
 	}
 	return errs
+}
+
+// checkWaiters refuses waiters anywhere but in a partition's groups (it
+// stands for several clients, which one link, node or client cannot be)
+// and in a workload of one client (no client waits).
+func checkWaiters(t *topology, f Fault) error {
+	if !names(f, Waiters) {
+		return nil
+	}
+	if f.Type != Partition || f.Groups == nil || names(Fault{Link: f.Link, Node: f.Node, Isolate: f.Isolate, Client: f.Client}, Waiters) {
+		return fieldError(targetField(f), fmt.Errorf("%s stands for every client but the holder, so only a partition's groups may name it", Waiters))
+	}
+	if t.Clients < 2 {
+		return fieldError("groups", fmt.Errorf("%s needs a second client: workload.clients is %d", Waiters, t.Clients))
+	}
+	return nil
 }
 
 // targetField is the field a target error of f is about: the one of
@@ -342,7 +361,7 @@ func (t *topology) members(groups [][]string) error {
 		for j, m := range g {
 			field := fmt.Sprintf("groups[%d][%d]", gi, j)
 			if m == cluster.EtcdPeers || m == cluster.RedisPeers {
-				return fieldError(field, fmt.Errorf("%q is not one of %s, clients, client-N, holder: it names the source of links only",
+				return fieldError(field, fmt.Errorf("%q is not one of %s, clients, client-N, holder, waiters: it names the source of links only",
 					m, kindPatterns(serverKinds)))
 			}
 			if _, err := t.known(m); err != nil {

@@ -94,6 +94,12 @@ func TestCheck(t *testing.T) {
 		{"isolate", plain, false, Fault{Type: Partition, Isolate: "redis-0"}, ""},
 		{"isolate client", sentinel, false, Fault{Type: Partition, Isolate: "client-2"}, ""},
 		{"isolate holder", sentinel, false, Fault{Type: Partition, Isolate: "holder"}, ""},
+		{"partition waiters", plain, false, part([]string{"waiters"}, []string{"redis-0", "holder"}), ""},
+		{"partition waiters from servers", plain, false, part([]string{"waiters"}, []string{"redis-0"}), ""},
+		{"waiters and clients apart", plain, false, part([]string{"waiters"}, []string{"redis-0", "clients"}), "clients includes every client"},
+		{"isolate waiters", plain, false, Fault{Type: Partition, Isolate: "waiters"}, "only a partition's groups"},
+		{"waiters link", plain, false, lat(Fault{Link: "waiters->redis-0"}), "only a partition's groups"},
+		{"waiters node", plain, false, node(Kill, "waiters"), "only a partition's groups"},
 		{"isolate etcd", etcd, false, Fault{Type: Partition, Isolate: "etcd-0"}, ""},
 		{"isolate etcd docker", dockerEtcd, false, Fault{Type: Partition, Isolate: "etcd-0"}, ""},
 		{"etcd one vs one", etcd2, false, part([]string{"etcd-0"}, []string{"etcd-1"}), ""},
@@ -231,6 +237,9 @@ func TestCheckFields(t *testing.T) {
 		{"server fault, external", external, Fault{Type: Kill, Node: "zk-0"}, "type"},
 		{"peers apart, external", external, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "clients"}}}, "groups"},
 		{"client index", zk, Fault{Type: PauseClient, Client: "5"}, "client"},
+		{"waiters alone", cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 1}),
+			Fault{Type: Partition, Groups: [][]string{{"waiters"}, {"zk-0"}}}, "groups"},
+		{"waiters in a link", zk, Fault{Type: Latency, Latency: time.Second, Link: "waiters->zk-0"}, "link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check(tc.plan, true, []Fault{tc.f})

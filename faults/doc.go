@@ -30,7 +30,8 @@
 //
 // "holder" in a link, node, group, isolate or client is resolved when the
 // fault starts, through Env.Holder, to the client inside the critical
-// section ("client-N"). "zk-leader" and "etcd-leader" in a link, node,
+// section ("client-N"), and "waiters" in a partition's groups, with it, to
+// every other client. "zk-leader" and "etcd-leader" in a link, node,
 // group or isolate are resolved when the fault starts, through
 // cluster.Leader, to the member that leads then; the window's target shows
 // both ("zk-leader=zk-2").

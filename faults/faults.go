@@ -90,6 +90,11 @@ type Window struct {
 	// back without its keys (when it served again), a replica promoted
 	// without the key, a key expired by a clock jump. nil when not seen.
 	LostAt *time.Duration
+	// Waiters says the fault is a partition that cut the waiters and not
+	// the holder: the race it opens is a waiter's return after the heal,
+	// not the holder's, so its claim rests on the visits of its window
+	// rather than on the holder's exposure.
+	Waiters bool
 }
 
 // Aim is the client an aimed fault fired on: Client had been inside its

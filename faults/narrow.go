@@ -27,7 +27,7 @@ type Narrowed struct {
 // remain or none of its members is a server plan has.
 func Narrow(f Fault, plan cluster.Plan) Narrowed {
 	absent := func(n string) bool {
-		if _, client := clientIndex(n); n == "" || n == cluster.Clients || n == Holder || client {
+		if _, client := clientIndex(n); n == "" || n == cluster.Clients || n == Holder || n == Waiters || client {
 			return false
 		}
 		_, ok := plan.Node(n)
@@ -55,7 +55,7 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 		for _, n := range g {
 			if !absent(n) {
 				kept = append(kept, n)
-				server = server || !(n == cluster.Clients || n == Holder || strings.HasPrefix(n, "client-"))
+				server = server || !(n == cluster.Clients || n == Holder || n == Waiters || strings.HasPrefix(n, "client-"))
 			}
 		}
 		if len(kept) > 0 {

@@ -50,7 +50,7 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 		return nil
 	}
 	for _, n := range faultEnds(f) {
-		if _, ok := clientIndex(n); ok || (n == Holder && typ.Target != OnClient) {
+		if _, ok := clientIndex(n); ok || n == Waiters || (n == Holder && typ.Target != OnClient) {
 			return fieldError(targetField(f), unsupported("with provider netns clients in the harness's process share its address, "+
 				"so a packet fault cannot single out %s: set workload.process_per_client: true (each client process then has a "+
 				"namespace and address of its own), or name clients", n))
@@ -60,13 +60,14 @@ func checkNetns(t *topology, typ Type, f Fault) error {
 }
 
 // SinglesOutClient reports whether a fault of fs acts on the links of one
-// client (client-N or holder in its node, isolate, link or groups): under
+// client (client-N or holder in its node, isolate, link or groups, waiters
+// in its groups): under
 // provider netns such a fault needs clients in processes of their own,
 // each with its own address.
 func SinglesOutClient(fs []Fault) bool {
 	for _, f := range fs {
 		for _, n := range faultEnds(f) {
-			if _, ok := clientIndex(n); ok || n == Holder {
+			if _, ok := clientIndex(n); ok || n == Holder || n == Waiters {
 				return true
 			}
 		}

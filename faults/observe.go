@@ -81,8 +81,10 @@ type HolderState struct {
 // holderEvidence combines a fault's own evidence with what the holder did:
 // it must have been inside when the fault applied; a paused holder must
 // still be inside when the pause ends; a cut-off holder must have met a
-// contender, or seen its promise run out, while inside.
-func holderEvidence(typ string, own evidence, name string, atApply, atEnd HolderState) evidence {
+// contender, or seen its promise run out, while inside. cut says whether
+// the fault cuts the holder off: a partition of the waiters alone leaves
+// it uncut, and only the first rule applies to it.
+func holderEvidence(typ string, cut bool, own evidence, name string, atApply, atEnd HolderState) evidence {
 	var parts []string
 	bit := true
 	if atApply.Inside {
@@ -100,6 +102,10 @@ func holderEvidence(typ string, own evidence, name string, atApply, atEnd Holder
 			parts = append(parts, "left before it ended")
 		}
 	case Partition:
+		if !cut {
+			parts = append(parts, "not cut (the partition cuts the waiters)")
+			break
+		}
 		promise := "its promise was unbounded"
 		if !atEnd.Unbounded {
 			promise = fmt.Sprintf("its promise ran to %.2fs", atEnd.ValidUntil.Seconds())

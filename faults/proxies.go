@@ -73,7 +73,7 @@ func (t *topology) crossing(f Fault) []cluster.PlanLink {
 		var gs []int
 		for gi, g := range groups {
 			for _, m := range g {
-				if t.matchEnd(m, end) || m == Holder && clientEnd(end) {
+				if t.matchEnd(m, end) || (m == Holder || m == Waiters) && clientEnd(end) {
 					gs = append(gs, gi)
 				}
 			}

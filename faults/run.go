@@ -127,6 +127,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 		leaders, err = resolveLeaders(ctx, env, rf)
 	}
 	w.Start = since()
+	w.Waiters = f.Type == Partition && names(f, Waiters) && !cutsHolder(f)
 	if holder >= 0 {
 		w.Target = rf.Target()
 		if w.Aim == nil {
@@ -183,7 +184,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 			ev = eff.late()
 		}
 		if held != nil && held.Seen != nil {
-			ev = holderEvidence(f.Type, ev, "holder "+ClientName(holder), atApply, held.Seen())
+			ev = holderEvidence(f.Type, f.Type != Partition || cutsHolder(f), ev, "holder "+ClientName(holder), atApply, held.Seen())
 		}
 		if len(leaders) > 0 {
 			ev.seen = joinDetail(ev.seen, leadersNow(octx, env, leaders))

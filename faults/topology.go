@@ -8,7 +8,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// kindClient is the kind topology gives clients, "clients" and holder.
+// kindClient is the kind topology gives clients, "clients", holder and
+// waiters.
 const kindClient = "client"
 
 // topology is what Check and Run need to know about a cluster: its plan
@@ -46,10 +47,14 @@ func clientIndex(name string) (int, bool) {
 
 // kind returns the kind of a node name: a cluster.Kind* for servers and
 // leader selectors (zk-leader is a ZooKeeper node when the cluster has
-// any), kindClient for clients, "clients" and holder.
+// any), kindClient for clients, "clients", holder and waiters (which
+// needs a second client).
 func (t *topology) kind(name string) (string, bool) {
 	if name == cluster.Clients || name == Holder {
 		return kindClient, true
+	}
+	if name == Waiters {
+		return kindClient, t.Clients >= 2
 	}
 	if k, ok := leaderKinds()[name]; ok {
 		return k, t.Count(k) > 0
@@ -89,14 +94,15 @@ func (t *topology) describe() string {
 
 // matchEnd reports whether a selector end matches a link end; holder
 // matches client-0 (every client has the same links; which one holds the
-// lock is known only when the fault starts).
+// lock is known only when the fault starts), waiters every client (any may
+// be one).
 func matchEnd(sel, end string) bool {
 	if sel == end {
 		return true
 	}
 	_, isClient := clientIndex(end)
 	switch sel {
-	case cluster.Clients:
+	case cluster.Clients, Waiters:
 		return isClient
 	case Holder:
 		return end == "client-0"

@@ -95,8 +95,8 @@ func exposures(out []report.FaultWindow, ws []faults.Window, elapsed, lease time
 		}
 		_ = res.Record(context.Background(), checker.Op{Op: checker.OpFault, Client: spans[i].Client,
 			Invoke: int64(spans[i].Start), Return: int64(spans[i].End), Outcome: "ok", Fault: &line})
-		if i >= len(exp) || w.Err != "" {
-			continue
+		if i >= len(exp) || w.Err != "" || w.Waiters {
+			continue // a cut of the waiters is judged on its window's visits
 		}
 		e := exp[i]
 		exposed := e.Exposed

@@ -231,7 +231,7 @@ var faultFieldDocs = map[string]Field{
 	"for":     {Kind: KindDuration, Default: "to the run's end", Bounds: "> 0", Example: "5s", Doc: "how long until it heals"},
 	"link":    {Kind: KindString, Bounds: "A->B, a link the cluster proxies", Example: "client-0->redis-0", Doc: "one directed link: client-N, clients, holder or a server on the left, a server on the right"},
 	"node":    {Kind: KindString, Example: "redis-0", Doc: "a server (redis-0, redis-0-r0, sentinel-0, zk-1, etcd-2, zk-leader, etcd-leader) or, for link faults, clients, client-N or holder: every link touching it"},
-	"groups":  {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names; every proxied link between two groups is cut"},
+	"groups":  {Kind: KindList, Items: KindList, Example: "[[zk-0], [zk-1, zk-2, clients]]", Doc: "partition: lists of node names (servers, clients, client-N, holder, waiters: every client but the holder); every proxied link between two groups is cut"},
 	"isolate": {Kind: KindString, Example: "zk-leader", Doc: "partition: this node against every other server and the clients"},
 	"client":  {Kind: KindString, Example: "holder", Doc: "holder (the client inside the critical section when the fault starts), an index (0) or client-N"},
 	"when": {Kind: KindString, Default: "time", Allowed: []string{faults.WhenTime, faults.WhenHolderInside}, Example: "holder-inside",

@@ -233,6 +233,12 @@ func TestBadFaultNode(t *testing.T) {
 			"x.yaml:5: faults[0].groups[1][0]: ", "zk-leader is already in groups[0]"},
 		{"not a link", head + "  - {type: reset, at: 1s, link: clients-redis-0}\n",
 			"x.yaml:5: faults[0].link: ", "is not a link: write A->B"},
+		{"waiters in a node", head + "  - {type: latency, at: 1s, node: waiters, latency: 1s}\n",
+			"x.yaml:5: faults[0].node: ", "waiters stands for every client but the holder, so only a partition's groups may name it"},
+		{"waiters isolated", head + "  - {type: partition, at: 1s, isolate: waiters}\n",
+			"x.yaml:5: faults[0].isolate: ", "only a partition's groups may name it"},
+		{"waiters of one client", "name: t\nlocks: [test-lock]\nworkload: {clients: 1}\nfaults:\n  - {type: partition, at: 1s, groups: [[waiters], [redis-0]]}\n",
+			"x.yaml:5: faults[0].groups: ", "waiters needs a second client: workload.clients is 1"},
 		{"kill a client", head + "  - {type: kill, at: 1s, node: clients}\n",
 			"x.yaml:5: faults[0].node: ", `"clients" is not one of redis-N, redis-N-rM, sentinel-N, zk-N, etcd-N`},
 		{"clock-jump on etcd", "name: t\nlocks: [test-lock, test-etcd]\nfaults:\n  - {type: clock-jump, at: 1s, node: etcd-0, offset: 5s}\n",
@@ -518,6 +524,7 @@ faults:
   - {type: partition, at: 1s, isolate: etcd-leader}
   - {type: partition, at: 1s, groups: [[zk-leader, zk-0], [zk-1, zk-2, clients]]}
   - {type: partition, at: 1s, isolate: client-2}
+  - {type: partition, at: 1s, for: 3s, groups: [[waiters], [etcd-0, etcd-1, etcd-2, holder]]}
   - {type: latency, at: 1s, link: etcd-1->etcd-0, latency: 1s}
   - {type: latency, at: 1s, link: clients->etcd-leader, latency: 1s}
   - {type: latency, at: 1s, link: zk-leader->zk-2, latency: 1s}

@@ -40,7 +40,7 @@ func init() {
 		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
 		Binaries:  []string{Binary},
 		Packages:  []string{"nats-server"},
-		Faults:    []string{"pause", "kill", "restart"},
+		Faults:    []string{"pause", "kill", "restart", "power-cut"},
 		Leader:    LeaderSelector,
 		// A server greets every new client connection with INFO.
 		Ping:  &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return string(b) == "INFO " }},
