@@ -145,7 +145,7 @@ func clusterFailover(ctx context.Context, env Env, f Fault, eff effect) (effect,
 // of the old and the new primary.
 func killAndAwait(ctx context.Context, env Env, f Fault, eff effect, victim *cluster.Node, addr string,
 	promoted func(context.Context) (said, name, addr string, err error)) (effect, error) {
-	keysBefore, kerr := keyCount(ctx, victim.Addr())
+	keysBefore, kerr := redisValues(ctx, victim.Addr())
 	t0 := time.Now()
 	if err := victim.Kill(ctx); err != nil {
 		return eff, err
@@ -181,20 +181,27 @@ func (failoverAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evi
 	return eff.seen
 }
 
-// keysAfterPromotion is a failover's evidence: a replica was promoted (bit), and
-// whether the lock keys the old primary had are on the new one.
-func keysAfterPromotion(ctx context.Context, env Env, old, name, addr string, before int64, berr error) evidence {
+// keysAfterPromotion is a failover's evidence: a replica was promoted
+// (bit), and whether the keys the old primary had are on the new one with
+// the same values. A key a waiter wrote again on the new primary counts as
+// lost: the holder's value is gone, whatever a key count says.
+func keysAfterPromotion(ctx context.Context, env Env, old, name, addr string, before map[string]string, berr error) evidence {
 	if n := nodeAt(env.Cluster, addr); n != nil {
 		addr = n.Addr()
 	}
-	after, aerr := keyCount(ctx, addr)
-	switch {
-	case berr != nil || aerr != nil:
+	after, aerr := redisValues(ctx, addr)
+	if berr != nil || aerr != nil {
 		return seen(true, "%s promoted; keys not compared (%v)", name, errors.Join(berr, aerr))
-	case after < before:
-		return seen(true, "%s promoted; %s on %s before the kill, %d on the new primary: lock key lost", name, plural(int(before), "key"), old, after)
 	}
-	return seen(true, "%s promoted; %s on %s before the kill, %d on the new primary: lock key survived", name, plural(int(before), "key"), old, after)
+	if len(before) == 0 {
+		return seen(true, "%s promoted; no key on %s before the kill: no lock key to lose", name, old)
+	}
+	if lost := changedKeys(before, after); len(lost) > 0 {
+		return seen(true, "%s promoted; %s on %s before the kill, %d absent or changed on the new primary (%s): lock key lost",
+			name, plural(len(before), "key"), old, len(lost), strings.Join(lost, ", "))
+	}
+	return seen(true, "%s promoted; %s on %s before the kill, all on the new primary with the same values: lock key survived",
+		name, plural(len(before), "key"), old)
 }
 
 // primaryOf asks the sentinels in turn for the address of master's primary

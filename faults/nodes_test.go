@@ -144,6 +144,9 @@ func TestFailover(t *testing.T) {
 	if v, err := repl.Get(ctx, "before").Result(); err != nil || v != "1" {
 		t.Errorf("new primary has before=%q, %v (replicated before the kill)", v, err)
 	}
+	if !strings.Contains(eff.seen.seen, "all on the new primary with the same values: lock key survived") {
+		t.Errorf("evidence %q, want the replicated key found with its value", eff.seen.seen)
+	}
 
 	// A second failover of the group finds no replica left to promote: it
 	// kills the current primary and times out waiting, bounded by ctx.

@@ -90,7 +90,8 @@ func (powerCutAction) observe(_ context.Context, _ Env, _ Fault, eff effect) evi
 }
 
 // redisValues reads every key of a Redis node with its value (the lock
-// keys of a run: a handful, each a client's token).
+// keys of a run: a handful, each a client's token), as DUMP serializes it,
+// so a hash (a reentrant lock's owner and count) compares like a string.
 func redisValues(ctx context.Context, addr string) (map[string]string, error) {
 	out := map[string]string{}
 	err := probeRedis(ctx, addr, func(ctx context.Context, rc *redis.Client) error {
@@ -99,18 +100,32 @@ func redisValues(ctx context.Context, addr string) (map[string]string, error) {
 			return fmt.Errorf("keys at %s: %w", addr, err)
 		}
 		for _, k := range keys {
-			v, err := rc.Get(ctx, k).Result()
+			v, err := rc.Dump(ctx, k).Result()
 			if err == redis.Nil {
 				continue // expired or deleted meanwhile
 			}
 			if err != nil {
-				return fmt.Errorf("get %s at %s: %w", k, addr, err)
+				return fmt.Errorf("dump %s at %s: %w", k, addr, err)
 			}
 			out[k] = v
 		}
 		return nil
 	})
 	return out, err
+}
+
+// changedKeys are the keys of before that after lacks or holds with
+// another value, sorted. A key another client set again since counts as
+// changed: its first value was lost.
+func changedKeys(before, after map[string]string) []string {
+	var out []string
+	for k, v := range before {
+		if w, ok := after[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // keysLost adds to cut which keys there before the cut are absent, or
@@ -127,13 +142,7 @@ func keysLost(ctx context.Context, cut evidence, addr string, before map[string]
 	if err != nil {
 		return seen(cut.bit, "%s; keys after the restart unknown: %v", cut.seen, err)
 	}
-	var lost []string
-	for k, v := range before {
-		if after[k] != v {
-			lost = append(lost, k)
-		}
-	}
-	slices.Sort(lost)
+	lost := changedKeys(before, after)
 	if len(lost) == 0 {
 		return seen(cut.bit, "%s; %s before the cut, all there after it (lock key lost: false)", cut.seen, plural(len(before), "key"))
 	}
