@@ -26,6 +26,7 @@ const FSType = "fuse.locklab-lossyfs"
 type FS struct {
 	backing, mountpoint string
 	server              *fuse.Server
+	root                *fs.Inode
 
 	mu      sync.Mutex
 	files   map[uint64]*state // by backing inode (go-fuse's stable Ino)
@@ -38,7 +39,9 @@ type Loss struct {
 	// Files are the files that changed since their last fsync (paths
 	// relative to the mount, as when first written), sorted.
 	Files []string
-	// Bytes are the bytes written to them since their last fsync.
+	// Bytes are the bytes written to them since their last fsync that
+	// the cut undid: those beyond the length at that fsync, and those
+	// below it that differed from their content then.
 	Bytes int64
 }
 
@@ -63,12 +66,21 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	// Every change goes through this mount (Cut drops the kernel's
 	// caches of what it changes), so the kernel may cache names and
 	// attributes: without it, each append asks for the size again.
+	//
+	// The writeback cache lets the kernel keep written pages and send
+	// them later, in bulk (at an fsync, a close, or when it writes dirty
+	// pages back), instead of one request per write(2); Cut first makes
+	// it send them (flush). HANDLE_KILLPRIV_V2 leaves clearing setuid
+	// bits to the filesystem (the loopback's backing writes do it), so
+	// the kernel stops asking for security.capability before every
+	// write (the superblock gets SB_NOSEC).
 	sec := time.Second
 	opts := &fs.Options{
 		EntryTimeout: &sec, AttrTimeout: &sec, NegativeTimeout: &sec,
 		MountOptions: fuse.MountOptions{
 			FsName: "locklab", Name: strings.TrimPrefix(FSType, "fuse."),
 			DirectMount: true, MaxBackground: 64,
+			ExtraCapabilities: fuse.CAP_WRITEBACK_CACHE | fuse.CAP_HANDLE_KILLPRIV_V2,
 		},
 	}
 	server, err := fs.Mount(mountpoint, root.RootNode, opts)
@@ -76,6 +88,7 @@ func Mount(backing, mountpoint string) (*FS, error) {
 		return nil, fmt.Errorf("lossyfs: mount %s: %w", mountpoint, err)
 	}
 	lfs.server = server
+	lfs.root = root.RootNode.EmbeddedInode()
 	closeOnExec()
 	return lfs, nil
 }
@@ -106,15 +119,19 @@ func closeOnExec() {
 // Mountpoint is where the filesystem is mounted.
 func (f *FS) Mountpoint() string { return f.mountpoint }
 
-// stateOf returns n's state, created at n's first change.
-func (f *FS) stateOf(n *node) (*state, error) {
+// stateOf returns n's state, created at n's first change or open for
+// writing. rel is n's path in the mount, or "" for n.Path (a node Create
+// makes is not linked yet).
+func (f *FS) stateOf(n *node, rel string) (*state, error) {
 	ino := n.StableAttr().Ino
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if st, ok := f.files[ino]; ok {
 		return st, nil
 	}
-	rel := n.Path(nil)
+	if rel == "" {
+		rel = n.Path(nil)
+	}
 	st, err := newState(filepath.Join(f.backing, rel), rel, n.EmbeddedInode())
 	if err != nil {
 		return nil, err
@@ -127,6 +144,14 @@ func (f *FS) stateOf(n *node) (*state, error) {
 // reverts to its content and length at that fsync. Call it while
 // nothing writes to the mount (the server killed): a write racing a cut
 // may survive it.
+//
+// With the kernel's writeback cache, written pages may still be in the
+// kernel: Cut first opens and closes each file written through the
+// mount, and the close makes the kernel send them (as writes, which a
+// cut then undoes; a close is no fsync). After it restores a file it
+// truncates it through the mount to its length, since the kernel
+// trusts its own idea of a file's length over the filesystem's, and
+// drops the kernel's cached pages of it.
 func (f *FS) Cut() (Loss, error) {
 	f.mu.Lock()
 	files := make([]*state, 0, len(f.files))
@@ -137,18 +162,65 @@ func (f *FS) Cut() (Loss, error) {
 	var loss Loss
 	var errs []error
 	for _, st := range files {
+		path, linked := f.mounted(st)
+		if linked {
+			if err := flush(path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		lost, changed, err := st.cut()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if changed {
-			loss.Files = append(loss.Files, st.path)
-			loss.Bytes += lost
+		if !changed {
+			continue
 		}
+		loss.Files = append(loss.Files, st.path)
+		loss.Bytes += lost
+		if linked {
+			if err := syscall.Truncate(path, st.length()); err != nil {
+				errs = append(errs, fmt.Errorf("lossyfs: set the length of %s: %w", st.path, err))
+			}
+		}
+		st.inode.NotifyContent(0, 0) // the kernel's pages are stale
 	}
 	slices.Sort(loss.Files)
 	return loss, errors.Join(errs...)
+}
+
+// mounted is the path through the mount of st's file, and whether the
+// file still has one (neither it nor a directory above it unlinked).
+func (f *FS) mounted(st *state) (string, bool) {
+	var names []string
+	for n := st.inode; n != f.root; {
+		name, parent := n.Parent()
+		if parent == nil {
+			return "", false
+		}
+		names = append(names, name)
+		n = parent
+	}
+	slices.Reverse(names)
+	return filepath.Join(append([]string{f.mountpoint}, names...)...), true
+}
+
+// flush opens and closes path: with the writeback cache, the close makes
+// the kernel send the file's dirty pages and waits until they are
+// written.
+func flush(path string) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return nil // unlinked meanwhile: nothing reads it again
+		}
+		return fmt.Errorf("lossyfs: flush %s: %w", path, err)
+	}
+	if err := syscall.Close(fd); err != nil {
+		return fmt.Errorf("lossyfs: flush %s: %w", path, err)
+	}
+	return nil
 }
 
 // Unmount unmounts the filesystem (lazily, when a process still holds a
