@@ -127,6 +127,7 @@ func (f *FS) stateOf(n *node, rel string) (*state, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if st, ok := f.files[ino]; ok {
+		st.inode = n.EmbeddedInode()
 		return st, nil
 	}
 	if rel == "" {
@@ -138,6 +139,17 @@ func (f *FS) stateOf(n *node, rel string) (*state, error) {
 	}
 	f.files[ino] = st
 	return st, nil
+}
+
+// relink makes ch the inode of its file's state, if it has one: go-fuse
+// makes a new inode when the kernel looks up a file again after it
+// forgot it, and Cut reaches the kernel's idea of the file through it.
+func (f *FS) relink(ch *fs.Inode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st, ok := f.files[ch.StableAttr().Ino]; ok {
+		st.inode = ch
+	}
 }
 
 // Cut discards what every file received since its last fsync: each
@@ -153,23 +165,29 @@ func (f *FS) stateOf(n *node, rel string) (*state, error) {
 // trusts its own idea of a file's length over the filesystem's, and
 // drops the kernel's cached pages of it.
 func (f *FS) Cut() (Loss, error) {
+	type file struct {
+		st     *state
+		path   string // through the mount
+		linked bool   // path is valid: the file is not unlinked
+		inode  *fs.Inode
+	}
 	f.mu.Lock()
-	files := make([]*state, 0, len(f.files))
+	files := make([]file, 0, len(f.files))
 	for _, st := range f.files {
-		files = append(files, st)
+		path, linked := f.mounted(st.inode)
+		files = append(files, file{st, path, linked, st.inode})
 	}
 	f.mu.Unlock()
 	var loss Loss
 	var errs []error
-	for _, st := range files {
-		path, linked := f.mounted(st)
-		if linked {
-			if err := flush(path); err != nil {
+	for _, fl := range files {
+		if fl.linked {
+			if err := flush(fl.path); err != nil {
 				errs = append(errs, err)
 				continue
 			}
 		}
-		lost, changed, err := st.cut()
+		lost, changed, err := fl.st.cut()
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -177,24 +195,25 @@ func (f *FS) Cut() (Loss, error) {
 		if !changed {
 			continue
 		}
-		loss.Files = append(loss.Files, st.path)
+		loss.Files = append(loss.Files, fl.st.path)
 		loss.Bytes += lost
-		if linked {
-			if err := syscall.Truncate(path, st.length()); err != nil {
-				errs = append(errs, fmt.Errorf("lossyfs: set the length of %s: %w", st.path, err))
+		if fl.linked {
+			if err := syscall.Truncate(fl.path, fl.st.length()); err != nil {
+				errs = append(errs, fmt.Errorf("lossyfs: set the length of %s: %w", fl.st.path, err))
 			}
 		}
-		st.inode.NotifyContent(0, 0) // the kernel's pages are stale
+		fl.inode.NotifyContent(0, 0) // the kernel's pages are stale
 	}
 	slices.Sort(loss.Files)
 	return loss, errors.Join(errs...)
 }
 
-// mounted is the path through the mount of st's file, and whether the
-// file still has one (neither it nor a directory above it unlinked).
-func (f *FS) mounted(st *state) (string, bool) {
+// mounted is the path through the mount of the file of inode, and
+// whether the file still has one (neither it nor a directory above it
+// unlinked).
+func (f *FS) mounted(inode *fs.Inode) (string, bool) {
 	var names []string
-	for n := st.inode; n != f.root; {
+	for n := inode; n != f.root; {
 		name, parent := n.Parent()
 		if parent == nil {
 			return "", false

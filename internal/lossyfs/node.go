@@ -18,6 +18,7 @@ type node struct {
 }
 
 var (
+	_ fs.NodeLookuper       = (*node)(nil)
 	_ fs.NodeOpener         = (*node)(nil)
 	_ fs.NodeCreater        = (*node)(nil)
 	_ fs.NodeSetattrer      = (*node)(nil)
@@ -92,6 +93,16 @@ func (n *node) opened(flags uint32, rel string) syscall.Errno {
 		return n.truncate(0)
 	}
 	return 0
+}
+
+// Lookup is the loopback's, and tells the file's state of a new inode
+// (see FS.relink).
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == 0 {
+		n.lfs.relink(ch)
+	}
+	return ch, errno
 }
 
 // Open opens the backing file (see backingFlags).

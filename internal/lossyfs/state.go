@@ -16,11 +16,14 @@ const pageSize = 4096
 // concurrent use; a write holds mu across the backing write, so an fsync
 // that starts meanwhile sees it either wholly before or wholly after.
 type state struct {
-	mu     sync.Mutex
-	path   string    // relative to the mount, when first written
-	inode  *fs.Inode // for dropping the kernel's caches after a cut
-	fd     int       // the backing file, O_RDWR, owned by the state
-	synced int64     // length at the last fsync
+	mu   sync.Mutex
+	path string // relative to the mount, when first written
+	// inode is the node the kernel knows the file by (guarded by FS.mu:
+	// go-fuse makes a new one when the kernel forgot the old one and
+	// looks the file up again).
+	inode  *fs.Inode
+	fd     int   // the backing file, O_RDWR, owned by the state
+	synced int64 // length at the last fsync
 	// pre holds the content at the last fsync of each page below synced
 	// overwritten since (a page at the end may be short).
 	pre     map[int64][]byte
