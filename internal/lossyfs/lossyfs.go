@@ -37,7 +37,8 @@ type FS struct {
 // Loss is what a Cut discarded.
 type Loss struct {
 	// Files are the files that changed since their last fsync (paths
-	// relative to the mount, as when first written), sorted.
+	// relative to the mount, as when first opened for writing or
+	// written), sorted.
 	Files []string
 	// Bytes are the bytes written to them since their last fsync that
 	// the cut undid: those beyond the length at that fsync, and those
@@ -165,17 +166,17 @@ func (f *FS) relink(ch *fs.Inode) {
 // trusts its own idea of a file's length over the filesystem's, and
 // drops the kernel's cached pages of it.
 func (f *FS) Cut() (Loss, error) {
-	type file struct {
+	type entry struct {
 		st     *state
 		path   string // through the mount
 		linked bool   // path is valid: the file is not unlinked
 		inode  *fs.Inode
 	}
 	f.mu.Lock()
-	files := make([]file, 0, len(f.files))
+	files := make([]entry, 0, len(f.files))
 	for _, st := range f.files {
 		path, linked := f.mounted(st.inode)
-		files = append(files, file{st, path, linked, st.inode})
+		files = append(files, entry{st, path, linked, st.inode})
 	}
 	f.mu.Unlock()
 	var loss Loss

@@ -26,7 +26,8 @@ var (
 	_ fs.NodeTmpfiler       = (*node)(nil)
 )
 
-// state is the node's tracked state, created at its first change.
+// state is the node's tracked state, created at its first change or
+// open for writing.
 func (n *node) state() (*state, syscall.Errno) {
 	return n.stateAt("")
 }

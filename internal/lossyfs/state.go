@@ -17,7 +17,7 @@ const pageSize = 4096
 // that starts meanwhile sees it either wholly before or wholly after.
 type state struct {
 	mu   sync.Mutex
-	path string // relative to the mount, when first written
+	path string // relative to the mount, when first opened for writing or written
 	// inode is the node the kernel knows the file by (guarded by FS.mu:
 	// go-fuse makes a new one when the kernel forgot the old one and
 	// looks the file up again).
