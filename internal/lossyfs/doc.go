@@ -12,17 +12,24 @@
 //     symlink, chmod) pass through at once and survive a cut, without a
 //     directory fsync. A file created and never fsynced survives as an
 //     empty file, as it can on ext4.
-//   - A file that existed before its first write through the mount
-//     counts as fsynced as it was.
+//   - A file that existed before it was first opened for writing
+//     through the mount counts as fsynced as it was.
 //   - Between cuts the filesystem passes everything through to the
-//     backing directory: reads, writes, fsync (the backing file's real
-//     fsync, so its cost stays). To undo a cut it keeps in memory the
-//     pre-image of every fsynced page overwritten since the last fsync
-//     (appends cost nothing) and restores it on Cut; what a reader sees
-//     is what a reader of a buffering disk cache would see.
-//   - Cut must run while nothing writes (the server killed): it restores
-//     and truncates the backing files and drops the kernel's cached pages
-//     and attributes of the files it changed.
+//     backing directory, behind the kernel's FUSE writeback cache: the
+//     kernel keeps written pages and sends them at an fsync, a close or
+//     its own writeback, as it does for a disk. An fsync is the backing
+//     file's real fsync (fdatasync for an fdatasync), so its cost
+//     stays. To undo a cut the filesystem keeps in memory the pre-image
+//     of every fsynced page overwritten since the last fsync (appends
+//     cost nothing) and restores it on Cut; what a reader sees is what
+//     a reader of a buffering disk cache would see.
+//   - Cut must run while nothing writes (the server killed). It first
+//     makes the kernel send the pages it still holds (an open and a
+//     close of each file written, which is no fsync), restores and
+//     truncates the backing files, then sets the kernel's idea of each
+//     changed file's length (a truncate through the mount: with the
+//     writeback cache the kernel trusts its own) and drops its cached
+//     pages.
 //   - Shared writable mmaps are not tracked (Redis, ZooKeeper and etcd
 //     write with write/pwrite).
 //

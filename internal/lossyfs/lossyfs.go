@@ -26,6 +26,7 @@ const FSType = "fuse.locklab-lossyfs"
 type FS struct {
 	backing, mountpoint string
 	server              *fuse.Server
+	root                *fs.Inode
 
 	mu      sync.Mutex
 	files   map[uint64]*state // by backing inode (go-fuse's stable Ino)
@@ -36,9 +37,12 @@ type FS struct {
 // Loss is what a Cut discarded.
 type Loss struct {
 	// Files are the files that changed since their last fsync (paths
-	// relative to the mount, as when first written), sorted.
+	// relative to the mount, as when first opened for writing or
+	// written), sorted.
 	Files []string
-	// Bytes are the bytes written to them since their last fsync.
+	// Bytes are the bytes written to them since their last fsync that
+	// the cut undid: those beyond the length at that fsync, and those
+	// below it that differed from their content then.
 	Bytes int64
 }
 
@@ -63,12 +67,21 @@ func Mount(backing, mountpoint string) (*FS, error) {
 	// Every change goes through this mount (Cut drops the kernel's
 	// caches of what it changes), so the kernel may cache names and
 	// attributes: without it, each append asks for the size again.
+	//
+	// The writeback cache lets the kernel keep written pages and send
+	// them later, in bulk (at an fsync, a close, or when it writes dirty
+	// pages back), instead of one request per write(2); Cut first makes
+	// it send them (flush). HANDLE_KILLPRIV_V2 leaves clearing setuid
+	// bits to the filesystem (the loopback's backing writes do it), so
+	// the kernel stops asking for security.capability before every
+	// write (the superblock gets SB_NOSEC).
 	sec := time.Second
 	opts := &fs.Options{
 		EntryTimeout: &sec, AttrTimeout: &sec, NegativeTimeout: &sec,
 		MountOptions: fuse.MountOptions{
 			FsName: "locklab", Name: strings.TrimPrefix(FSType, "fuse."),
 			DirectMount: true, MaxBackground: 64,
+			ExtraCapabilities: fuse.CAP_WRITEBACK_CACHE | fuse.CAP_HANDLE_KILLPRIV_V2,
 		},
 	}
 	server, err := fs.Mount(mountpoint, root.RootNode, opts)
@@ -76,6 +89,7 @@ func Mount(backing, mountpoint string) (*FS, error) {
 		return nil, fmt.Errorf("lossyfs: mount %s: %w", mountpoint, err)
 	}
 	lfs.server = server
+	lfs.root = root.RootNode.EmbeddedInode()
 	closeOnExec()
 	return lfs, nil
 }
@@ -106,15 +120,20 @@ func closeOnExec() {
 // Mountpoint is where the filesystem is mounted.
 func (f *FS) Mountpoint() string { return f.mountpoint }
 
-// stateOf returns n's state, created at n's first change.
-func (f *FS) stateOf(n *node) (*state, error) {
+// stateOf returns n's state, created at n's first change or open for
+// writing. rel is n's path in the mount, or "" for n.Path (a node Create
+// makes is not linked yet).
+func (f *FS) stateOf(n *node, rel string) (*state, error) {
 	ino := n.StableAttr().Ino
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if st, ok := f.files[ino]; ok {
+		st.inode = n.EmbeddedInode()
 		return st, nil
 	}
-	rel := n.Path(nil)
+	if rel == "" {
+		rel = n.Path(nil)
+	}
 	st, err := newState(filepath.Join(f.backing, rel), rel, n.EmbeddedInode())
 	if err != nil {
 		return nil, err
@@ -123,32 +142,105 @@ func (f *FS) stateOf(n *node) (*state, error) {
 	return st, nil
 }
 
+// relink makes ch the inode of its file's state, if it has one: go-fuse
+// makes a new inode when the kernel looks up a file again after it
+// forgot it, and Cut reaches the kernel's idea of the file through it.
+func (f *FS) relink(ch *fs.Inode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st, ok := f.files[ch.StableAttr().Ino]; ok {
+		st.inode = ch
+	}
+}
+
 // Cut discards what every file received since its last fsync: each
 // reverts to its content and length at that fsync. Call it while
 // nothing writes to the mount (the server killed): a write racing a cut
 // may survive it.
+//
+// With the kernel's writeback cache, written pages may still be in the
+// kernel: Cut first opens and closes each file written through the
+// mount, and the close makes the kernel send them (as writes, which a
+// cut then undoes; a close is no fsync). After it restores a file it
+// truncates it through the mount to its length, since the kernel
+// trusts its own idea of a file's length over the filesystem's, and
+// drops the kernel's cached pages of it.
 func (f *FS) Cut() (Loss, error) {
+	type entry struct {
+		st     *state
+		path   string // through the mount
+		linked bool   // path is valid: the file is not unlinked
+		inode  *fs.Inode
+	}
 	f.mu.Lock()
-	files := make([]*state, 0, len(f.files))
+	files := make([]entry, 0, len(f.files))
 	for _, st := range f.files {
-		files = append(files, st)
+		path, linked := f.mounted(st.inode)
+		files = append(files, entry{st, path, linked, st.inode})
 	}
 	f.mu.Unlock()
 	var loss Loss
 	var errs []error
-	for _, st := range files {
-		lost, changed, err := st.cut()
+	for _, fl := range files {
+		if fl.linked {
+			if err := flush(fl.path); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		lost, changed, err := fl.st.cut()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if changed {
-			loss.Files = append(loss.Files, st.path)
-			loss.Bytes += lost
+		if !changed {
+			continue
 		}
+		loss.Files = append(loss.Files, fl.st.path)
+		loss.Bytes += lost
+		if fl.linked {
+			if err := syscall.Truncate(fl.path, fl.st.length()); err != nil {
+				errs = append(errs, fmt.Errorf("lossyfs: set the length of %s: %w", fl.st.path, err))
+			}
+		}
+		fl.inode.NotifyContent(0, 0) // the kernel's pages are stale
 	}
 	slices.Sort(loss.Files)
 	return loss, errors.Join(errs...)
+}
+
+// mounted is the path through the mount of the file of inode, and
+// whether the file still has one (neither it nor a directory above it
+// unlinked).
+func (f *FS) mounted(inode *fs.Inode) (string, bool) {
+	var names []string
+	for n := inode; n != f.root; {
+		name, parent := n.Parent()
+		if parent == nil {
+			return "", false
+		}
+		names = append(names, name)
+		n = parent
+	}
+	slices.Reverse(names)
+	return filepath.Join(append([]string{f.mountpoint}, names...)...), true
+}
+
+// flush opens and closes path: with the writeback cache, the close makes
+// the kernel send the file's dirty pages and waits until they are
+// written.
+func flush(path string) error {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return nil // unlinked meanwhile: nothing reads it again
+		}
+		return fmt.Errorf("lossyfs: flush %s: %w", path, err)
+	}
+	if err := syscall.Close(fd); err != nil {
+		return fmt.Errorf("lossyfs: flush %s: %w", path, err)
+	}
+	return nil
 }
 
 // Unmount unmounts the filesystem (lazily, when a process still holds a

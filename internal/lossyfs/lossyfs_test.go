@@ -171,3 +171,149 @@ func TestStale(t *testing.T) {
 		t.Fatalf("after Unmount: Stale = %v, %v", got, err)
 	}
 }
+
+// backing is the path of the backing file of the mounted path p.
+func backing(f *FS, mp, p string) string {
+	rel, err := filepath.Rel(mp, p)
+	if err != nil {
+		panic(err)
+	}
+	return filepath.Join(f.backing, rel)
+}
+
+// TestWritebackCut cuts while written pages are still in the kernel's
+// writeback cache (the file still open, never closed nor fsynced): the
+// cut must drop them, not let the kernel write them back later, keep
+// what was fsynced, and leave the length right when read through the
+// mount, so that an append after the cut lands at the fsynced end.
+func TestWritebackCut(t *testing.T) {
+	f, mp := mount(t)
+	p := filepath.Join(mp, "log")
+	synced := bytes.Repeat([]byte("s"), 6000)
+	fh, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	// Opened before the writes: an open drops the kernel's cached pages,
+	// after writing back dirty ones.
+	fo, err := os.OpenFile(p, os.O_WRONLY, 0) // Go refuses WriteAt with O_APPEND
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fo.Close()
+	// A file created and written, never fsynced: it reached the mount
+	// only as a create.
+	fresh, err := os.Create(filepath.Join(mp, "fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.WriteString("never fsynced"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.Write(synced); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.Write(bytes.Repeat([]byte("u"), 5000)); err != nil { // append
+		t.Fatal(err)
+	}
+	if _, err := fo.WriteAt([]byte("over"), 10); err != nil { // below the fsynced length
+		t.Fatal(err)
+	}
+	// The kernel holds the writes: none reached the backing file.
+	if got := content(t, backing(f, mp, p)); !bytes.Equal(got, synced) {
+		t.Fatalf("backing file before the cut: %d bytes (%q...), want the %d fsynced ones: no writeback cache?",
+			len(got), got[:20], len(synced))
+	}
+	loss, err := f.Cut()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fresh", "log"}; !slices.Equal(loss.Files, want) || loss.Bytes != 5004+13 {
+		t.Errorf("loss %+v, want files %v, %d bytes", loss, want, 5004+13)
+	}
+	if got := content(t, filepath.Join(mp, "fresh")); len(got) != 0 {
+		t.Errorf("a file never fsynced reads %q after the cut, want empty", got)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != int64(len(synced)) {
+		t.Errorf("length through the mount after the cut %d, want %d", st.Size(), len(synced))
+	}
+	if got := content(t, p); !bytes.Equal(got, synced) {
+		t.Errorf("after the cut: %d bytes, want the %d fsynced ones", len(got), len(synced))
+	}
+	// Closing the writers' files now sends nothing back.
+	for _, w := range []*os.File{fh, fo, fresh} {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := content(t, p); !bytes.Equal(got, synced) {
+		t.Errorf("after the writer closed: %d bytes, want %d", len(got), len(synced))
+	}
+	if got := content(t, filepath.Join(mp, "fresh")); len(got) != 0 {
+		t.Errorf("a file never fsynced reads %q after its writer closed it, want empty", got)
+	}
+	// A new writer appends at the fsynced end.
+	fh2, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh2.Close()
+	if _, err := fh2.WriteString("next"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Concat(synced, []byte("next"))
+	if got := content(t, p); !bytes.Equal(got, want) {
+		t.Errorf("append after the cut: %d bytes, want %d", len(got), len(want))
+	}
+	if got := content(t, backing(f, mp, p)); !bytes.Equal(got, want) {
+		t.Errorf("backing file after the append: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// TestWriteOnly writes part of a page of a file opened write-only whose
+// page the kernel does not hold: with the writeback cache the kernel
+// reads the rest of the page through that write-only file.
+func TestWriteOnly(t *testing.T) {
+	f, mp := mount(t)
+	p := filepath.Join(mp, "old")
+	old := bytes.Repeat([]byte("o"), 5000)
+	if err := os.WriteFile(backing(f, mp, p), old, 0o644); err != nil { // not through the mount
+		t.Fatal(err)
+	}
+	fh, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close() // before the unmount, even when the test fails
+	if _, err := fh.WriteAt([]byte("new"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Sync(); err != nil {
+		t.Fatalf("fsync of the write-only file: %v", err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Concat(old[:100], []byte("new"), old[103:])
+	if got := content(t, backing(f, mp, p)); !bytes.Equal(got, want) {
+		t.Errorf("backing file: %d bytes, want %d", len(got), len(want))
+	}
+	if loss, err := f.Cut(); err != nil || len(loss.Files) != 0 {
+		t.Errorf("cut after the fsync: %+v, %v", loss, err)
+	}
+	if got := content(t, p); !bytes.Equal(got, want) {
+		t.Errorf("after the cut: %d bytes, want %d", len(got), len(want))
+	}
+}

@@ -2,6 +2,7 @@ package lossyfs
 
 import (
 	"context"
+	"path/filepath"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -17,6 +18,7 @@ type node struct {
 }
 
 var (
+	_ fs.NodeLookuper       = (*node)(nil)
 	_ fs.NodeOpener         = (*node)(nil)
 	_ fs.NodeCreater        = (*node)(nil)
 	_ fs.NodeSetattrer      = (*node)(nil)
@@ -24,9 +26,15 @@ var (
 	_ fs.NodeTmpfiler       = (*node)(nil)
 )
 
-// state is the node's tracked state, created at its first change.
+// state is the node's tracked state, created at its first change or
+// open for writing.
 func (n *node) state() (*state, syscall.Errno) {
-	st, err := n.lfs.stateOf(n)
+	return n.stateAt("")
+}
+
+// stateAt is state for a node whose path is rel (see FS.stateOf).
+func (n *node) stateAt(rel string) (*state, syscall.Errno) {
+	st, err := n.lfs.stateOf(n, rel)
 	if err != nil {
 		return nil, fs.ToErrno(err)
 	}
@@ -34,7 +42,8 @@ func (n *node) state() (*state, syscall.Errno) {
 }
 
 // truncate sets the node's length to size, keeping the pre-image of
-// what it cuts off. f is the open file to truncate through, or nil.
+// what it cuts off. A truncate to the length the file has changes
+// nothing (Cut makes one, to set the kernel's idea of the length).
 func (n *node) truncate(size int64) syscall.Errno {
 	st, errno := n.state()
 	if errno != 0 {
@@ -42,6 +51,13 @@ func (n *node) truncate(size int64) syscall.Errno {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	var cur syscall.Stat_t
+	if err := syscall.Fstat(st.fd, &cur); err != nil {
+		return fs.ToErrno(err)
+	}
+	if cur.Size == size {
+		return 0
+	}
 	if err := st.keep(size, st.synced); err != nil {
 		return fs.ToErrno(err)
 	}
@@ -49,36 +65,75 @@ func (n *node) truncate(size int64) syscall.Errno {
 	return fs.ToErrno(syscall.Ftruncate(st.fd, size))
 }
 
-// Open opens the backing file; O_TRUNC is done as a tracked truncate.
+// backingFlags are the flags the backing file of an open with flags is
+// opened with: O_TRUNC is done apart, as a tracked truncate, and a
+// write-only open reads too, because with the writeback cache the
+// kernel reads the rest of a page a write covers in part through any
+// open file. (go-fuse drops O_APPEND: the kernel gives each write its
+// offset.)
+func backingFlags(flags uint32) uint32 {
+	flags &^= syscall.O_TRUNC
+	if flags&syscall.O_ACCMODE == syscall.O_WRONLY {
+		flags = flags&^syscall.O_ACCMODE | syscall.O_RDWR
+	}
+	return flags
+}
+
+// opened tracks the node opened with flags: one opened for writing gets
+// its state now, so that Cut flushes it even when every page written
+// is still in the kernel's cache; O_TRUNC is done as a tracked
+// truncate. rel is as for stateAt.
+func (n *node) opened(flags uint32, rel string) syscall.Errno {
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+		return 0
+	}
+	if _, errno := n.stateAt(rel); errno != 0 {
+		return errno
+	}
+	if flags&syscall.O_TRUNC != 0 {
+		return n.truncate(0)
+	}
+	return 0
+}
+
+// Lookup is the loopback's, and tells the file's state of a new inode
+// (see FS.relink).
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	ch, errno := n.LoopbackNode.Lookup(ctx, name, out)
+	if errno == 0 {
+		n.lfs.relink(ch)
+	}
+	return ch, errno
+}
+
+// Open opens the backing file (see backingFlags).
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	h, fl, errno := n.LoopbackNode.Open(ctx, flags&^syscall.O_TRUNC)
+	h, fl, errno := n.LoopbackNode.Open(ctx, backingFlags(flags))
 	if errno != 0 {
 		return nil, 0, errno
 	}
 	f := &file{lf: h.(*fs.LoopbackFile), n: n}
-	if flags&syscall.O_TRUNC != 0 {
-		if errno := n.truncate(0); errno != 0 {
-			f.lf.Release(ctx)
-			return nil, 0, errno
-		}
+	if errno := n.opened(flags, ""); errno != 0 {
+		f.lf.Release(ctx)
+		return nil, 0, errno
 	}
 	return f, fl, 0
 }
 
-// Create creates the backing file (at once: a directory operation);
-// O_TRUNC of an existing file is done as a tracked truncate.
+// Create creates the backing file (at once: a directory operation; see
+// backingFlags).
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	ch, h, fl, errno := n.LoopbackNode.Create(ctx, name, flags&^syscall.O_TRUNC, mode, out)
+	ch, h, fl, errno := n.LoopbackNode.Create(ctx, name, backingFlags(flags), mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
 	child := ch.Operations().(*node)
 	f := &file{lf: h.(*fs.LoopbackFile), n: child}
-	if flags&syscall.O_TRUNC != 0 && out.Size > 0 {
-		if errno := child.truncate(0); errno != 0 {
-			f.lf.Release(ctx)
-			return nil, nil, 0, errno
-		}
+	if errno := child.opened(flags, filepath.Join(n.Path(nil), name)); errno != 0 {
+		f.lf.Release(ctx)
+		return nil, nil, 0, errno
+	}
+	if flags&syscall.O_TRUNC != 0 {
 		out.Size = 0
 	}
 	return ch, f, fl, 0
@@ -133,7 +188,7 @@ var (
 )
 
 // write runs w with the pre-image of [off, off+size) kept and the state
-// locked, and counts what it wrote.
+// locked.
 func (f *file) write(off, size int64, w func() (uint32, syscall.Errno)) (uint32, syscall.Errno) {
 	st, errno := f.n.state()
 	if errno != 0 {
@@ -144,9 +199,7 @@ func (f *file) write(off, size int64, w func() (uint32, syscall.Errno)) (uint32,
 	if err := st.keep(off, off+size); err != nil {
 		return 0, fs.ToErrno(err)
 	}
-	n, errno := w()
-	st.written += int64(n)
-	return n, errno
+	return w()
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
@@ -161,14 +214,23 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 	return f.write(off, size, func() (uint32, syscall.Errno) { return f.lf.Writev(ctx, data, off) })
 }
 
-// Fsync makes the file's current content the one a cut returns to, then
-// fsyncs the backing file.
+// Fsync makes the file's current content the one a cut returns to,
+// then fsyncs the backing file (fdatasync for an fdatasync, as the
+// server asked).
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	if st, errno := f.n.state(); errno == 0 {
-		st.sync()
+	st, errno := f.n.state()
+	if errno != 0 {
+		return f.lf.Fsync(ctx, flags)
 	}
-	return f.lf.Fsync(ctx, flags)
+	st.sync()
+	if flags&fsyncDatasync != 0 {
+		return fs.ToErrno(syscall.Fdatasync(st.fd))
+	}
+	return fs.ToErrno(syscall.Fsync(st.fd))
 }
+
+// fsyncDatasync is FUSE_FSYNC_FDATASYNC, FsyncIn's flag of an fdatasync.
+const fsyncDatasync = 1
 
 func (f *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if sz, ok := in.GetSize(); ok {

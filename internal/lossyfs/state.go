@@ -16,16 +16,18 @@ const pageSize = 4096
 // concurrent use; a write holds mu across the backing write, so an fsync
 // that starts meanwhile sees it either wholly before or wholly after.
 type state struct {
-	mu     sync.Mutex
-	path   string    // relative to the mount, when first written
-	inode  *fs.Inode // for dropping the kernel's caches after a cut
-	fd     int       // the backing file, O_RDWR, owned by the state
-	synced int64     // length at the last fsync
+	mu   sync.Mutex
+	path string // relative to the mount, when first opened for writing or written
+	// inode is the node the kernel knows the file by (guarded by FS.mu:
+	// go-fuse makes a new one when the kernel forgot the old one and
+	// looks the file up again).
+	inode  *fs.Inode
+	fd     int   // the backing file, O_RDWR, owned by the state
+	synced int64 // length at the last fsync
 	// pre holds the content at the last fsync of each page below synced
 	// overwritten since (a page at the end may be short).
 	pre     map[int64][]byte
-	written int64 // bytes written since the last fsync
-	resized bool  // truncated or allocated since the last fsync
+	resized bool // truncated or allocated since the last fsync
 }
 
 func newState(backing, rel string, inode *fs.Inode) (*state, error) {
@@ -73,11 +75,11 @@ func (s *state) sync() {
 	}
 	s.synced = st.Size
 	clear(s.pre)
-	s.written, s.resized = 0, false
+	s.resized = false
 }
 
 // cut puts the file back as it was at its last fsync and reports the
-// bytes written since, and whether anything changed.
+// bytes lost (see lost) and whether anything changed.
 func (s *state) cut() (int64, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,8 +87,12 @@ func (s *state) cut() (int64, bool, error) {
 	if err := syscall.Fstat(s.fd, &st); err != nil {
 		return 0, false, fmt.Errorf("lossyfs: stat %s: %w", s.path, err)
 	}
-	if len(s.pre) == 0 && st.Size == s.synced && s.written == 0 && !s.resized {
+	if len(s.pre) == 0 && st.Size == s.synced && !s.resized {
 		return 0, false, nil
+	}
+	lost, err := s.lost(st.Size)
+	if err != nil {
+		return 0, false, err
 	}
 	for p, b := range s.pre {
 		if _, err := syscall.Pwrite(s.fd, b, p*pageSize); err != nil {
@@ -96,13 +102,39 @@ func (s *state) cut() (int64, bool, error) {
 	if err := syscall.Ftruncate(s.fd, s.synced); err != nil {
 		return 0, false, fmt.Errorf("lossyfs: truncate %s: %w", s.path, err)
 	}
-	lost := s.written
 	clear(s.pre)
-	s.written, s.resized = 0, false
-	if s.inode != nil {
-		s.inode.NotifyContent(0, 0) // the kernel's pages and size are stale
-	}
+	s.resized = false
 	return lost, true, nil
+}
+
+// lost counts the bytes written since the last fsync that a cut
+// loses: those beyond the fsynced length, and those below it that now
+// differ from their fsynced content. (Counting the writes themselves
+// would count what the kernel's writeback cache sends again: it writes
+// back whole pages.) size is the backing file's length; the caller
+// holds s.mu.
+func (s *state) lost(size int64) (int64, error) {
+	lost := max(size-s.synced, 0)
+	buf := make([]byte, pageSize)
+	for p, b := range s.pre {
+		n, err := syscall.Pread(s.fd, buf[:len(b)], p*pageSize)
+		if err != nil {
+			return 0, fmt.Errorf("lossyfs: read %s: %w", s.path, err)
+		}
+		for i := range n {
+			if buf[i] != b[i] {
+				lost++
+			}
+		}
+	}
+	return lost, nil
+}
+
+// length is the file's length at its last fsync.
+func (s *state) length() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.synced
 }
 
 func (s *state) close() { syscall.Close(s.fd) }
