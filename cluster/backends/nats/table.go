@@ -75,7 +75,8 @@ func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
 // routes to every peer through the link from it to that peer. A node
 // advertises a cluster address nothing listens on: a server learning of a
 // peer by gossip (after a partition heals) must not dial it around the
-// proxies of provider local; the explicit routes reconnect through them.
+// proxies of providers local and docker; the explicit routes reconnect
+// through them.
 func build(b *cluster.Build) (cluster.Started, error) {
 	var st cluster.Started
 	ports, err := b.Ports(3*len(b.Nodes) + 1)
