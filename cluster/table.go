@@ -350,9 +350,25 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 }
 
 // StartNodes launches nodes side by side and returns once each serves
-// (its Probe) and then, when ready is not nil, ready holds for it.
+// (its Probe) and then, when ready is not nil, ready holds for it. The
+// proxies of a node's links listen once it serves, before ready is asked
+// (under docker they follow the containers' sockets every watchEvery
+// otherwise: a peer dialing at once, as pg_basebackup does, could find
+// its proxy not listening yet).
 func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
-	return startNodes(ctx, nodes, ready)
+	return each(nodes, func(n *Node) error {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+		if err := n.waitServing(ctx, true); err != nil {
+			return err
+		}
+		b.c.syncListening()
+		if ready == nil {
+			return nil
+		}
+		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+	})
 }
 
 // Poll calls f every pollEvery until it returns nil or ctx ends.

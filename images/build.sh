@@ -107,7 +107,12 @@ version_of() { # major.minor.patch of an installed package (epoch and Debian rev
 	chroot "$ROOT" dpkg-query -W -f='${Version}' "$1" | sed 's/^[0-9]*://; s/[-+~].*//'
 }
 
-if [ "$FORCE" = 1 ] || ! have_image "$BASE"; then
+# A base built before the table backends (PostgreSQL, MariaDB, NATS) were
+# added lacks their packages: it is built again.
+base_label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE" 2>/dev/null; }
+if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label nats)" ]; then
+	have_image "$BASE" && [ "$FORCE" != 1 ] && log "$BASE lacks postgresql, mariadb-server and nats-server: building it again"
+	FORCE=1 # the per-backend tags are made again from the new base
 	[ "$(id -u)" = 0 ] || die "building $BASE needs root (debootstrap, chroot)"
 	MIRROR=${MIRROR:-$(mirror)}
 	[ -n "$MIRROR" ] || die "no apt source serves suite $SUITE (/etc/apt/sources.list*): set MIRROR=http://deb.debian.org/debian"
@@ -184,7 +189,7 @@ fi
 
 # Per-backend images: the base with a label and a default command, made by
 # committing an unstarted container (no layer data is copied).
-label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE"; }
+label() { base_label "$1"; }
 tag_backend() { # name version cmd expose
 	name=$1; full=$2; short=$(echo "$full" | cut -d. -f1-2)
 	if [ "$FORCE" != 1 ] && have_image "locklab/$name:$short" && have_image "locklab/$name:$full"; then
