@@ -24,7 +24,8 @@ type containerSpec struct {
 	port    int    // the client port, published on the node's Addr
 	files   []containerFile
 	// publish are other ports of the container published on 127.0.0.1
-	// at the same number (a table backend's monitoring port).
+	// at the same number (a table backend's other ports: monitoring,
+	// routes).
 	publish []int
 	// mounts are host directories bind-mounted at the same path (a table
 	// backend's data and configuration).
