@@ -72,7 +72,10 @@ type dockerProvider struct {
 	ips     map[string]netip.Addr       // node -> fixed address on the network
 	ctrs    map[string]*dockerContainer // node -> its container
 	images  map[string]string           // requested image ("" = default, per backend) -> resolved
-	closing bool
+	// published are the ports of a table backend's node published on
+	// 127.0.0.1 at the same number (Build.ClientAddr).
+	published map[string][]int
+	closing   bool
 
 	watch *dockerWatch
 }

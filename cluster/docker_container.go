@@ -23,6 +23,15 @@ type containerSpec struct {
 	image   string // the scenario's image; "" = the backend's default
 	port    int    // the client port, published on the node's Addr
 	files   []containerFile
+	// publish are other ports of the container published on 127.0.0.1
+	// at the same number (a table backend's other ports: monitoring,
+	// routes).
+	publish []int
+	// mounts are host directories bind-mounted at the same path (a table
+	// backend's data and configuration).
+	mounts []string
+	// user is "uid:gid" to run the server as; "" is the image's (root).
+	user string
 }
 
 // containerFile is copied into the container when it is created.
@@ -88,6 +97,20 @@ func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd command) (*doc
 func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, hostPort, key string) (*dockerContainer, error) {
 	spec := cmd.container
 	port := network.MustParsePort(strconv.Itoa(spec.port) + "/tcp")
+	exposed := []string{port.String()}
+	bindings := network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
+	for _, pp := range spec.publish {
+		if pp == spec.port {
+			continue
+		}
+		extra := network.MustParsePort(strconv.Itoa(pp) + "/tcp")
+		exposed = append(exposed, extra.String())
+		bindings[extra] = []network.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: strconv.Itoa(pp)}}
+	}
+	var mounts []string
+	for _, m := range spec.mounts {
+		mounts = append(mounts, m+":"+m)
+	}
 	env := map[string]string{}
 	for _, kv := range cmd.env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -113,17 +136,19 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 			Env:            env,
 			Labels:         labels,
 			Name:           name,
-			ExposedPorts:   []string{port.String()},
+			ExposedPorts:   exposed,
 			Networks:       []string{p.netName},
 			NetworkAliases: map[string][]string{p.netName: {n.Name}},
 			Files:          files,
 			ConfigModifier: func(c *container.Config) {
 				c.Hostname = n.Name
 				c.WorkingDir = cmd.dir
+				c.User = spec.user
 			},
 			HostConfigModifier: func(h *container.HostConfig) {
 				h.NetworkMode = container.NetworkMode(p.netName)
-				h.PortBindings = network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
+				h.PortBindings = bindings
+				h.Binds = append(h.Binds, mounts...)
 				init := true
 				h.Init = &init // docker-init as PID 1: signals reach the server, forks are reaped
 				h.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyDisabled}

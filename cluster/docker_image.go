@@ -4,10 +4,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +34,8 @@ const (
 )
 
 // LocalImageRepos are the repositories `make images` (images/build.sh)
-// tags, per backend.
+// tags, per backend; RegisterBackend adds locklab/<name> for each table
+// backend, which has no official default image.
 var LocalImageRepos = map[string]string{
 	BackendRedis:     "locklab/redis",
 	BackendZooKeeper: "locklab/zookeeper",
@@ -76,6 +79,9 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 	if s.Etcd != nil {
 		specs = append(specs, &containerSpec{backend: BackendEtcd, image: s.Etcd.Image})
 	}
+	for name := range s.Backends {
+		specs = append(specs, &containerSpec{backend: name})
+	}
 	for _, cs := range specs {
 		if _, err := p.image(ctx, cs); err != nil {
 			return err
@@ -99,7 +105,8 @@ func defaultImage(backend string) string {
 // resolveImage picks the image for a backend: the requested one (pulled
 // by testcontainers when the container is created if it is missing), or
 // the default official image when present locally, or else the newest
-// locklab/<backend> image `make images` built. When neither is present it
+// locklab/<backend> image `make images` built (the only choice of a
+// table backend, which has no official default). When neither is present it
 // pulls the default; when no registry answers it builds the locklab/*
 // images (EnsureLocalImages, progress on ImageBuildOutput) and uses them.
 func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *slog.Logger, backend, requested string) (string, error) {
@@ -107,25 +114,36 @@ func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *sl
 		return requested, nil
 	}
 	def := defaultImage(backend)
-	if _, err := cli.ImageInspect(ctx, def); err == nil {
-		return def, nil
+	if def != "" {
+		if _, err := cli.ImageInspect(ctx, def); err == nil {
+			return def, nil
+		}
 	}
 	best, err := newestLocal(ctx, cli, backend)
-	if err != nil || best != "" {
-		if best != "" {
+	if err != nil {
+		return "", err
+	}
+	if best != "" {
+		if def != "" {
 			log.Warn("docker: default image not present locally: using the one built by `make images`",
 				"backend", backend, "default", def, "image", best)
 		}
-		return best, err
+		return best, nil
 	}
-	perr := pull(ctx, cli, def)
-	if perr == nil {
-		return def, nil
+	// A table backend has no official default: only the locklab/ image.
+	perr := errors.New("no official image for " + backend)
+	if def != "" {
+		perr = pull(ctx, cli, def)
+		if perr == nil {
+			return def, nil
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("pull %s: %w", def, ctx.Err())
+		}
+		fmt.Fprintf(ImageBuildOutput, "docker: image %s is not present locally and could not be pulled (%v)\n", def, perr)
+	} else {
+		def = LocalImageRepos[backend]
 	}
-	if ctx.Err() != nil {
-		return "", fmt.Errorf("pull %s: %w", def, ctx.Err())
-	}
-	fmt.Fprintf(ImageBuildOutput, "docker: image %s is not present locally and could not be pulled (%v)\n", def, perr)
 	if err := EnsureLocalImages(ctx, ImageBuildOutput); err != nil {
 		return "", fmt.Errorf("docker: image %s is not present locally, could not be pulled (%v), and building the locklab/* images failed: %w", def, perr, err)
 	}
@@ -218,7 +236,7 @@ func EnsureLocalImages(ctx context.Context, w io.Writer) error {
 // missingLocal lists the locklab image repositories without any tag.
 func missingLocal(ctx context.Context, cli *testcontainers.DockerClient) ([]string, error) {
 	var missing []string
-	for _, b := range []string{BackendRedis, BackendZooKeeper, BackendEtcd} {
+	for b := range LocalImageRepos {
 		best, err := newestLocal(ctx, cli, b)
 		if err != nil {
 			return nil, err
@@ -227,6 +245,7 @@ func missingLocal(ctx context.Context, cli *testcontainers.DockerClient) ([]stri
 			missing = append(missing, LocalImageRepos[b])
 		}
 	}
+	sort.Strings(missing)
 	return missing, nil
 }
 

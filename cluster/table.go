@@ -134,6 +134,7 @@ func RegisterBackend(b TableBackend) {
 		panic("cluster: duplicate backend " + b.Name)
 	}
 	table.rows[b.Name] = b
+	LocalImageRepos[b.Name] = "locklab/" + b.Name
 	locks.RegisterTableBackend(locks.Backend(b.Name))
 }
 
@@ -270,7 +271,15 @@ func (b *Build) Configure(n *Node, s Setup) {
 		if c.Dir == "" {
 			c.Dir = n.dataDir
 		}
-		return command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}, nil
+		out := command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}
+		if b.c.docker != nil {
+			spec, err := b.c.docker.tableSpec(b.Backend.Name, n, out)
+			if err != nil {
+				return command{}, err
+			}
+			out.container = spec
+		}
+		return out, nil
 	}
 	n.probe = s.Probe
 	n.role = s.Role
@@ -281,9 +290,12 @@ func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
 
 // ListenAddr is the address n's server listens on for port: 127.0.0.1
 // under provider local, n's own address in its network namespace under
-// netns.
+// netns, its container's address on the run's network under docker.
 func (b *Build) ListenAddr(n *Node, port int) string {
 	host := "127.0.0.1"
+	if b.c.docker != nil {
+		return b.c.docker.containerAddr(n.Name, port)
+	}
 	if b.c.netns != nil {
 		if ip, ok := b.c.netns.addrOf(n.Name); ok {
 			host = ip.String()
@@ -294,12 +306,21 @@ func (b *Build) ListenAddr(n *Node, port int) string {
 
 // ClientAddr is the address the harness (probes, role queries) and the
 // clients dial for n's port: its ListenAddr under providers local and
-// netns. Peers dial the address PeerLink returns.
-func (b *Build) ClientAddr(n *Node, port int) string { return b.ListenAddr(n, port) }
+// netns; under docker 127.0.0.1:port, where the container's port is
+// published (the port numbers of Ports are free on the host). Peers dial
+// the address PeerLink returns.
+func (b *Build) ClientAddr(n *Node, port int) string {
+	if b.c.docker != nil {
+		b.c.docker.publish(n.Name, port)
+		return hostPort(port)
+	}
+	return b.ListenAddr(n, port)
+}
 
 // PeerLink is the address from dials to reach to's client port: under
 // provider local the proxy of the plan's link from->to, which it creates;
-// under netns to's own address (the kernel carries the link).
+// under netns to's own address (the kernel carries the link); under docker
+// the link's proxy on the network's gateway, dialing to's container.
 func (b *Build) PeerLink(from, to *Node) (string, error) {
 	return b.PeerLinkTo(from, to, to.Addr())
 }
@@ -310,6 +331,21 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 	if b.c.netns != nil {
 		return addr, nil
 	}
+	if p := b.c.docker; p != nil {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+		}
+		pn, err := strconv.Atoi(port)
+		if err != nil {
+			return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+		}
+		l, err := b.c.addLinkAt(from.Name, to.Name, []string{p.containerAddr(to.Name, pn)}, []string{p.listenAddr()}, nil)
+		if err != nil {
+			return "", err
+		}
+		return l.Addr(), nil
+	}
 	l, err := b.c.addLink(from.Name, to.Name, []string{addr}, nil)
 	if err != nil {
 		return "", err
@@ -318,9 +354,25 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 }
 
 // StartNodes launches nodes side by side and returns once each serves
-// (its Probe) and then, when ready is not nil, ready holds for it.
+// (its Probe) and then, when ready is not nil, ready holds for it. The
+// proxies of a node's links listen once it serves, before ready is asked
+// (under docker they follow the containers' sockets every watchEvery
+// otherwise: a peer dialing at once, as pg_basebackup does, could find
+// its proxy not listening yet).
 func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
-	return startNodes(ctx, nodes, ready)
+	return each(nodes, func(n *Node) error {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+		if err := n.waitServing(ctx, true); err != nil {
+			return err
+		}
+		b.c.syncListening()
+		if ready == nil {
+			return nil
+		}
+		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+	})
 }
 
 // Poll calls f every pollEvery until it returns nil or ctx ends.

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -38,18 +37,20 @@ func TestTablePlan(t *testing.T) {
 	}
 }
 
-// TestTableProviders: a provider that does not run a table backend is
-// refused before anything starts, naming both.
+// TestTableProviders: every table backend runs on every provider; a row
+// without a provider is refused, naming both.
 func TestTableProviders(t *testing.T) {
-	for _, prov := range []string{cluster.ProviderDocker} {
-		for _, b := range []string{"postgres", "mariadb", "nats"} {
-			_, err := cluster.Start(context.Background(), cluster.Spec{Provider: prov, Dir: t.TempDir(),
-				Backends: map[string]cluster.Settings{b: {}}})
-			want := "provider " + prov + " does not run " + b + " yet"
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("Start(%s, %s) = %v, want an error saying %q", prov, b, err, want)
+	for _, b := range cluster.Backends() {
+		for _, prov := range []string{"", cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker, cluster.ProviderExternal} {
+			if err := b.Runs(prov); err != nil {
+				t.Errorf("%s on provider %q: %v", b.Name, prov, err)
 			}
 		}
+	}
+	row := cluster.TableBackend{Name: "x", Providers: []string{cluster.ProviderLocal}}
+	want := "provider docker does not run x yet"
+	if err := row.Runs(cluster.ProviderDocker); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Runs(docker) of a local-only row = %v, want an error saying %q", err, want)
 	}
 }
 

@@ -5,14 +5,18 @@
 #   locklab/base:<suite>        Debian root filesystem (debootstrap, minbase)
 #                               with redis-server, redis-sentinel, redis-tools,
 #                               zookeeper, default-jre-headless, etcd-server,
-#                               etcd-client and libfaketime, made with
+#                               etcd-client, postgresql, mariadb-server,
+#                               nats-server and libfaketime, made with
 #                               `docker import` (nothing is pulled)
 #   locklab/redis:<x.y>         the same filesystem, labelled per backend
 #   locklab/zookeeper:<x.y>     (a `docker commit` of it: no extra layer data),
 #   locklab/etcd:<x.y>          also tagged with the full version (7.0.15)
+#   locklab/postgres:<x.y>
+#   locklab/mariadb:<x.y>
+#   locklab/nats:<x.y>
 #
 # The versions are those of the suite's packages (bookworm: Redis 7.0,
-# ZooKeeper 3.8, etcd 3.4). The Debian mirror and suite are the machine's own
+# ZooKeeper 3.8, etcd 3.4, PostgreSQL 15, MariaDB 10.11, NATS 2.9). The Debian mirror and suite are the machine's own
 # apt configuration (/etc/apt/sources.list, /etc/apt/sources.list.d/*), so
 # the build works wherever apt-get does.
 #
@@ -35,7 +39,7 @@ SUITE=${SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 [ -n "$SUITE" ] || die "cannot tell the Debian suite: set SUITE=bookworm"
 BASE=locklab/base:$SUITE
 FORCE=${FORCE:-0}
-PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless etcd-server etcd-client libfaketime procps"
+PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless etcd-server etcd-client postgresql mariadb-server nats-server libfaketime procps"
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 have_repo() { [ -n "$(docker images -q --filter "reference=$1:*" 2>/dev/null)" ]; }
@@ -48,7 +52,8 @@ if command -v flock >/dev/null 2>&1; then
 	flock 9
 fi
 
-if [ "$FORCE" != 1 ] && have_image "$BASE" && have_repo locklab/redis && have_repo locklab/zookeeper && have_repo locklab/etcd; then
+if [ "$FORCE" != 1 ] && have_image "$BASE" && have_repo locklab/redis && have_repo locklab/zookeeper && have_repo locklab/etcd &&
+	have_repo locklab/postgres && have_repo locklab/mariadb && have_repo locklab/nats; then
 	log "up to date: $BASE, $(docker images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=locklab/*' | grep -v base | sort | tr '\n' ' ')(FORCE=1 rebuilds)"
 	exit 0
 fi
@@ -102,7 +107,12 @@ version_of() { # major.minor.patch of an installed package (epoch and Debian rev
 	chroot "$ROOT" dpkg-query -W -f='${Version}' "$1" | sed 's/^[0-9]*://; s/[-+~].*//'
 }
 
-if [ "$FORCE" = 1 ] || ! have_image "$BASE"; then
+# A base built before the table backends (PostgreSQL, MariaDB, NATS) were
+# added lacks their packages: it is built again.
+base_label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE" 2>/dev/null; }
+if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label nats)" ]; then
+	have_image "$BASE" && [ "$FORCE" != 1 ] && log "$BASE lacks postgresql, mariadb-server and nats-server: building it again"
+	FORCE=1 # the per-backend tags are made again from the new base
 	[ "$(id -u)" = 0 ] || die "building $BASE needs root (debootstrap, chroot)"
 	MIRROR=${MIRROR:-$(mirror)}
 	[ -n "$MIRROR" ] || die "no apt source serves suite $SUITE (/etc/apt/sources.list*): set MIRROR=http://deb.debian.org/debian"
@@ -150,8 +160,18 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE"; then
 	REDIS_V=$(version_of redis-server)
 	ZK_V=$(version_of zookeeper)
 	ETCD_V=$(version_of etcd-server)
-	log "versions: redis $REDIS_V, zookeeper $ZK_V, etcd $ETCD_V"
-	printf 'redis=%s\nzookeeper=%s\netcd=%s\n' "$REDIS_V" "$ZK_V" "$ETCD_V" >"$ROOT/etc/locklab-versions"
+	PG_MAJOR=$(ls "$ROOT/usr/lib/postgresql" | sort -n | tail -1)
+	PG_V=$(version_of "postgresql-$PG_MAJOR")
+	MARIADB_V=$(version_of mariadb-server)
+	NATS_V=$(version_of nats-server)
+	log "versions: redis $REDIS_V, zookeeper $ZK_V, etcd $ETCD_V, postgres $PG_V, mariadb $MARIADB_V, nats $NATS_V"
+	printf 'redis=%s\nzookeeper=%s\netcd=%s\npostgres=%s\nmariadb=%s\nnats=%s\n' \
+		"$REDIS_V" "$ZK_V" "$ETCD_V" "$PG_V" "$MARIADB_V" "$NATS_V" >"$ROOT/etc/locklab-versions"
+	# The table backends' servers find their programs on PATH, as on the
+	# host (postgres's are in /usr/lib/postgresql/<major>/bin).
+	for f in "$ROOT/usr/lib/postgresql/$PG_MAJOR/bin/"*; do
+		[ -e "$ROOT/usr/bin/$(basename "$f")" ] || ln -s "${f#"$ROOT"}" "$ROOT/usr/bin/$(basename "$f")"
+	done
 
 	t2=$(date +%s)
 	log "docker import -> $BASE ($(du -sh "$ROOT" | cut -f1))"
@@ -159,7 +179,7 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE"; then
 		-c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 		-c 'ENV LANG=C.UTF-8' \
 		-c 'WORKDIR /data' \
-		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE org.locklab.redis=$REDIS_V org.locklab.zookeeper=$ZK_V org.locklab.etcd=$ETCD_V" \
+		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE org.locklab.redis=$REDIS_V org.locklab.zookeeper=$ZK_V org.locklab.etcd=$ETCD_V org.locklab.postgres=$PG_V org.locklab.mariadb=$MARIADB_V org.locklab.nats=$NATS_V" \
 		-m "locklab base: Debian $SUITE minbase + $PACKAGES" \
 		- "$BASE" >/dev/null
 	log "imported in $(( $(date +%s) - t2 ))s"
@@ -169,7 +189,7 @@ fi
 
 # Per-backend images: the base with a label and a default command, made by
 # committing an unstarted container (no layer data is copied).
-label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE"; }
+label() { base_label "$1"; }
 tag_backend() { # name version cmd expose
 	name=$1; full=$2; short=$(echo "$full" | cut -d. -f1-2)
 	if [ "$FORCE" != 1 ] && have_image "locklab/$name:$short" && have_image "locklab/$name:$full"; then
@@ -186,4 +206,7 @@ tag_backend() { # name version cmd expose
 tag_backend redis "$(label redis)" '["redis-server"]' 6379
 tag_backend zookeeper "$(label zookeeper)" '["java", "-version"]' 2181
 tag_backend etcd "$(label etcd)" '["etcd"]' 2379
+tag_backend postgres "$(label postgres)" '["postgres", "--version"]' 5432
+tag_backend mariadb "$(label mariadb)" '["mariadbd", "--version"]' 3306
+tag_backend nats "$(label nats)" '["nats-server", "--version"]' 4222
 log "done: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' --filter 'reference=locklab/*' | sort | tr '\n' ';' | sed 's/;/; /g')"

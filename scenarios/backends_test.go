@@ -30,6 +30,13 @@ func TestTableSections(t *testing.T) {
 	if got := s.Cluster.External.Table["postgres"]; len(got) != 2 {
 		t.Errorf("external postgres = %v", got)
 	}
+	s, err = Parse("x.yaml", []byte("name: x\ncluster:\n  provider: docker\nlocks: [pg-advisory, mariadb-get-lock]\n"))
+	if err != nil {
+		t.Fatalf("provider docker with table backends: %v", err)
+	}
+	if err := s.ClusterSpec(1).CheckBackends(); err != nil {
+		t.Errorf("provider docker refuses %v: %v", s.Cluster.Backends, err)
+	}
 }
 
 // TestTableSectionErrors: bad table sections name file, line and field.
@@ -42,10 +49,6 @@ func TestTableSectionErrors(t *testing.T) {
 			"x.yaml:4: cluster.postgres.replicas: ", "must be >= 0"},
 		{"not an int", "name: x\ncluster:\n  postgres: {replicas: many}\n" + lock,
 			"x.yaml:3: cluster.postgres.replicas: ", "integer"},
-		{"docker", "name: x\ncluster:\n  provider: docker\n  postgres: {}\n" + lock,
-			"x.yaml:4: cluster.postgres: ", "provider docker does not run postgres yet"},
-		{"docker default section", "name: x\ncluster:\n  provider: docker\nlocks: [mariadb-get-lock]\n",
-			"x.yaml:4: cluster.provider: ", "provider docker does not run mariadb yet"},
 		{"external missing", "name: x\ncluster:\n  provider: external\n  external: {redis: [r:6379]}\n" + lock,
 			"x.yaml:5: cluster.external.postgres: ", "lock pg-advisory needs postgres servers"},
 		{"external bad address", "name: x\ncluster:\n  provider: external\n  external:\n    mariadb: [db1]\nlocks: [mariadb-get-lock]\n",

@@ -1,7 +1,7 @@
 // Package mariadb is the MariaDB row of the cluster's backend table: one
 // server mariadb-0 (Debian's mariadb-server 10.11), initialised by
 // mariadb-install-db into a temporary directory and run by providers
-// local and netns as mariadbd --no-defaults --user=mysql.
+// local, netns and docker as mariadbd --no-defaults, as the mysql user.
 //
 // Import it for its side effect (cluster/backends/all does).
 // Of locklab it imports only cluster.
@@ -37,8 +37,8 @@ const Server = "/usr/sbin/mariadbd"
 // Kind is the kind of its node.
 const Kind = "mariadb"
 
-// User is the system user mariadbd switches to (--user): it refuses to
-// run as root.
+// User is the system user mariadbd runs as (Command.User; --user too):
+// it refuses to run as root.
 const User = "mysql"
 
 // Session settings the server runs with (docs/backends.md): a client
@@ -54,9 +54,9 @@ const (
 func init() {
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name:      Name,
-		Doc:       "a MariaDB server (mariadb-0); providers local, netns and external",
+		Doc:       "a MariaDB server (mariadb-0); providers local, netns, docker and external",
 		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "mariadb-0"}},
-		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 		Binaries:  []string{Server, "mariadb-install-db"},
 		Packages:  []string{"mariadb-server"},
 		Sessions:  true,
@@ -120,7 +120,7 @@ func build(b *cluster.Build) (cluster.Started, error) {
 				"--tcp-keepalive-time=" + strconv.Itoa(int(KeepaliveIdle.Seconds())),
 				"--tcp-keepalive-interval=" + strconv.Itoa(int(KeepaliveInterval.Seconds())),
 				"--tcp-keepalive-probes=" + strconv.Itoa(KeepaliveCount),
-			}}, nil
+			}, User: User}, nil
 		},
 		Probe: func(ctx context.Context) error { return query(ctx, addr, "SELECT 1", new(int)) },
 		Role: func(ctx context.Context) (string, error) {

@@ -23,7 +23,7 @@ func init() {
 	one := 1
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name: Name,
-		Doc:  "NATS servers with JetStream (nats-0, nats-1, ...), a link per directed pair (proxied under local); providers local, netns and external",
+		Doc:  "NATS servers with JetStream (nats-0, nats-1, ...), a link per directed pair (proxied under local and docker); providers local, netns, docker and external",
 		Fields: []cluster.TableField{
 			{Name: "nodes", Kind: "int", Default: 1, Min: &one, Example: "3",
 				Doc: "servers in the JetStream cluster: 1, 3 or 5 (nats-0, ...); nats-leader names the one leading the lock bucket's stream"},
@@ -37,7 +37,7 @@ func init() {
 			return "", ""
 		},
 		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "nats-N"}},
-		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 		Binaries:  []string{Binary},
 		Packages:  []string{"nats-server"},
 		Faults:    []string{"pause", "kill", "restart", "power-cut"},
@@ -75,7 +75,8 @@ func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
 // routes to every peer through the link from it to that peer. A node
 // advertises a cluster address nothing listens on: a server learning of a
 // peer by gossip (after a partition heals) must not dial it around the
-// proxies of provider local; the explicit routes reconnect through them.
+// proxies of providers local and docker; the explicit routes reconnect
+// through them.
 func build(b *cluster.Build) (cluster.Started, error) {
 	var st cluster.Started
 	ports, err := b.Ports(3*len(b.Nodes) + 1)

@@ -1,9 +1,10 @@
 // Package postgres is the PostgreSQL row of the cluster's backend table:
 // a primary postgres-0 and streaming replicas postgres-0-r0, ... (Debian's
-// postgresql 15), started by providers local and netns as the postgres
-// system user, each replica streaming from the primary over the link
-// postgres-0-rJ->postgres-0 (a proxy under local). A failover kills the primary and promotes the
-// first running replica (pg_promote).
+// postgresql 15), started by providers local, netns and docker as the
+// postgres system user, each replica streaming from the primary over the
+// link postgres-0-rJ->postgres-0 (a proxy under local and docker). A
+// failover kills the primary and promotes the first running replica
+// (pg_promote).
 //
 // Import it for its side effect (cluster/backends/all does).
 // Of locklab it imports only cluster.
@@ -59,7 +60,7 @@ func init() {
 	zero := 0
 	cluster.RegisterBackend(cluster.TableBackend{
 		Name: Name,
-		Doc:  "a PostgreSQL primary (postgres-0) with streaming replicas (postgres-0-r0, ...); providers local, netns and external",
+		Doc:  "a PostgreSQL primary (postgres-0) with streaming replicas (postgres-0-r0, ...); providers local, netns, docker and external",
 		Fields: []cluster.TableField{
 			{Name: "replicas", Kind: "int", Default: 0, Min: &zero, Example: "1",
 				Doc: "streaming replicas of postgres-0 (postgres-0-r0, ...); a failover fault promotes the first running one"},
@@ -68,7 +69,7 @@ func init() {
 			{Kind: KindPrimary, Pattern: "postgres-0"},
 			{Kind: KindReplica, Pattern: "postgres-0-rN"},
 		},
-		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns},
+		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 		Binaries:  []string{"pg_config"},
 		Packages:  []string{"postgresql"},
 		Sessions:  true,
@@ -364,7 +365,8 @@ func ids(name string) (uid, gid uint32, err error) {
 }
 
 // cleanup removes the System V shared memory each killed postmaster
-// leaves behind (its id is in postmaster.pid) and the data dirs.
+// leaves behind (its key and id are in postmaster.pid; a segment with
+// another key or still attached is not its) and the data dirs.
 func cleanup(root string) error {
 	dirs, _ := os.ReadDir(root)
 	for _, d := range dirs {
@@ -377,8 +379,16 @@ func cleanup(root string) error {
 			continue
 		}
 		if f := strings.Fields(lines[6]); len(f) == 2 {
-			if id, err := strconv.Atoi(f[1]); err == nil {
-				_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			key, err1 := strconv.ParseInt(f[0], 10, 32)
+			id, err2 := strconv.Atoi(f[1])
+			// Only the segment this postmaster made, unused: one in
+			// another IPC namespace (a container's) may share its id
+			// with a live segment here.
+			var desc unix.SysvShmDesc
+			if err1 == nil && err2 == nil {
+				if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &desc); err == nil && desc.Perm.Key == int32(key) && desc.Nattch == 0 {
+					_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+				}
 			}
 		}
 	}
