@@ -30,29 +30,14 @@ func RequireDocker(t testing.TB) {
 	}
 }
 
-// Docker is RequireDockerImages for the table backends' docker tests,
-// except that a missing Docker engine is Unavailable: the test fails in CI
-// instead of being skipped.
-func Docker(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs a Docker engine; skipped under -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
-		Unavailable(t, "provider docker: no Docker engine answers (%v)", err)
-	}
-	RequireDockerImages(t)
-}
-
 var (
 	imagesOnce sync.Once
 	imagesErr  error
 )
 
 // RequireDockerImages is RequireDocker plus the server images the docker
-// provider uses offline (locklab/redis, locklab/zookeeper, locklab/etcd):
+// provider uses offline (locklab/redis, locklab/zookeeper, locklab/etcd,
+// locklab/postgres, locklab/mariadb, locklab/nats):
 // when they are missing it builds them once per test binary, as `make
 // images` does and as the provider does on first use
 // (cluster.EnsureLocalImages, bounded by images.DefaultTimeout; a few

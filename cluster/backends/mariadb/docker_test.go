@@ -20,7 +20,7 @@ import (
 // answer), resumes it, kills it and starts it again on the same data dir,
 // and takes the lock again.
 func TestDocker(t *testing.T) {
-	testenv.Docker(t)
+	testenv.RequireDockerImages(t)
 	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderDocker, Clients: 1,
 		Backends: map[string]cluster.Settings{mariadb.Name: {}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

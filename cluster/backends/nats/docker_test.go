@@ -19,7 +19,7 @@ import (
 // proxies, kills the bucket stream's leader and takes the lock again once
 // another leads.
 func TestDocker(t *testing.T) {
-	testenv.Docker(t)
+	testenv.RequireDockerImages(t)
 	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderDocker, Clients: 1,
 		Backends: map[string]cluster.Settings{natsserver.Name: {"nodes": 3}}})
 	for _, l := range []string{"nats-0->nats-1", "nats-2->nats-0"} {

@@ -20,7 +20,7 @@ import (
 // lock cannot be taken until it resumes), fails over and takes the lock on
 // the promoted replica.
 func TestDocker(t *testing.T) {
-	testenv.Docker(t)
+	testenv.RequireDockerImages(t)
 	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderDocker, Clients: 1,
 		Backends: map[string]cluster.Settings{postgres.Name: {"replicas": 1}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
