@@ -249,6 +249,7 @@ func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, erro
 	if exploreErr == nil {
 		shrinkErr = x.shrinkAll(ctx)
 	}
+	x.subsumeRest()
 	x.e.ElapsedS = x.elapsed()
 	x.e.Complete = ctx.Err() == nil
 	if werr := Write(o.Dir, x.e); werr != nil {

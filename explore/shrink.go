@@ -79,10 +79,7 @@ func (x *explorer) pickToShrink() (f *Finding, start Schedule, ok bool) {
 		return nil, Schedule{}, false
 	}
 	if by := x.subsumedBy(f); by != nil {
-		f.Shrink = "subsumed"
-		f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
-		f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
-		x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
+		x.subsume(f, by)
 		return nil, Schedule{}, true
 	}
 	start, err := x.gen.Draw(f.FirstRun)
@@ -129,6 +126,32 @@ func less(a, b [4]float64) bool {
 		}
 	}
 	return false
+}
+
+// subsume marks f as explained by by, a shrunk finding whose minimal
+// scenario's fault types are all among f's: f takes by's minimal scenario
+// and rate and is not shrunk itself. x.mu must be held.
+func (x *explorer) subsume(f, by *Finding) {
+	f.Shrink = "subsumed"
+	f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
+	f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
+	x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
+}
+
+// subsumeRest marks every finding the budget left unshrunk that a shrunk
+// one subsumes (subsumedBy): it costs no run, so a budget that ran out
+// still groups those findings under the root cause that explains them.
+func (x *explorer) subsumeRest() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, f := range x.e.Findings {
+		if f.Shrink != "" {
+			continue
+		}
+		if by := x.subsumedBy(f); by != nil {
+			x.subsume(f, by)
+		}
+	}
 }
 
 // subsumedBy returns a shrunk finding of the same lock and breakage
