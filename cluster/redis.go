@@ -378,12 +378,21 @@ func splitHostPort(addr string) (string, string) {
 // because its port was taken meanwhile starts again on new ports (its
 // rebind; docker publishes ports itself).
 func startNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
+	return startNodesThen(ctx, nodes, nil, ready)
+}
+
+// startNodesThen is startNodes calling served (when not nil) as each node
+// serves, before ready is asked.
+func startNodesThen(ctx context.Context, nodes []*Node, served func(), ready func(context.Context, *Node) error) error {
 	return each(nodes, func(n *Node) error {
 		if err := n.spawn(ctx); err != nil {
 			return err
 		}
 		if err := n.waitServing(ctx, true); err != nil {
 			return err
+		}
+		if served != nil {
+			served()
 		}
 		if ready == nil {
 			return nil

@@ -25,7 +25,7 @@ import (
 
 // TableBackend is one row of the backend table: everything locklab knows
 // about one server kind. Redis, ZooKeeper and etcd predate the table and
-// are not in it.
+// are not in it yet.
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -42,7 +42,8 @@ type TableBackend struct {
 	// for messages ("postgres-N"), in plan order.
 	Kinds []TableKind
 	// Providers are the providers that start its servers (ProviderLocal,
-	// ProviderNetns); ProviderExternal is always accepted (cluster.external.<Name>).
+	// ProviderNetns, ProviderDocker); ProviderExternal is always accepted
+	// (cluster.external.<Name>).
 	Providers []string
 	// Binaries are the programs the local provider runs (absolute paths or
 	// names on PATH): what `make deps` installs and tests require.
@@ -360,19 +361,7 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 // otherwise: a peer dialing at once, as pg_basebackup does, could find
 // its proxy not listening yet).
 func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(context.Context, *Node) error) error {
-	return each(nodes, func(n *Node) error {
-		if err := n.spawn(ctx); err != nil {
-			return err
-		}
-		if err := n.waitServing(ctx, true); err != nil {
-			return err
-		}
-		b.c.syncListening()
-		if ready == nil {
-			return nil
-		}
-		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
-	})
+	return startNodesThen(ctx, nodes, b.c.syncListening, ready)
 }
 
 // Poll calls f every pollEvery until it returns nil or ctx ends.
