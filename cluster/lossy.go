@@ -54,13 +54,29 @@ func (c *Cluster) mountDisk(n *Node) error {
 	if err := os.MkdirAll(backing, 0o755); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	d, err := lossyfs.Mount(backing, n.dataDir)
+	d, err := lossyfs.Mount(backing, n.dataDir, lossyfs.Options{Writeback: !c.syncsEveryWrite(n)})
 	if err != nil {
 		return fmt.Errorf("cluster: data dir of %s: %w", n.Name, err)
 	}
 	n.disk = d
 	c.log.Debug("lossy disk mounted", "node", n.Name, "dir", n.dataDir)
 	return nil
+}
+
+// syncsEveryWrite says whether n's server fsyncs each write before it
+// answers (Redis appendfsync always, ZooKeeper and etcd with fsync on):
+// its lossy filesystem then goes without the kernel's writeback cache,
+// which only adds requests to every fsync (lossyfs.Options).
+func (c *Cluster) syncsEveryWrite(n *Node) bool {
+	switch n.Kind {
+	case KindRedis, KindReplica:
+		return c.spec.Redis.Persistence == PersistAlways
+	case KindZooKeeper:
+		return !c.spec.ZooKeeper.NoFsync
+	case KindEtcd:
+		return !c.spec.Etcd.NoFsync
+	}
+	return false
 }
 
 // unmountDisks unmounts every node's lossy filesystem; Close calls it

@@ -15,9 +15,10 @@
 //   - A file that existed before it was first opened for writing
 //     through the mount counts as fsynced as it was.
 //   - Between cuts the filesystem passes everything through to the
-//     backing directory, behind the kernel's FUSE writeback cache: the
-//     kernel keeps written pages and sends them at an fsync, a close or
-//     its own writeback, as it does for a disk. An fsync is the backing
+//     backing directory, with Options.Writeback behind the kernel's FUSE
+//     writeback cache: the kernel keeps written pages and sends them at
+//     an fsync, a close or its own writeback, as it does for a disk
+//     (without it, each write at once). An fsync is the backing
 //     file's real fsync (fdatasync for an fdatasync), so its cost
 //     stays. To undo a cut the filesystem keeps in memory the pre-image
 //     of every fsynced page overwritten since the last fsync (appends

@@ -2,16 +2,28 @@ package lossyfs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 )
 
+// bothCaches runs test on a fresh mount with the kernel's writeback cache
+// and on one without it: what a cut keeps and drops must not depend on it.
+func bothCaches(t *testing.T, test func(t *testing.T, f *FS, mp string)) {
+	for _, wb := range []bool{true, false} {
+		t.Run(fmt.Sprintf("writeback=%v", wb), func(t *testing.T) {
+			f, mp := mount(t, Options{Writeback: wb})
+			test(t, f, mp)
+		})
+	}
+}
+
 // mount mounts a lossyfs over a fresh backing directory for the test.
 // Without /dev/fuse it skips, and fails under CI=true, where the
 // machine is expected to have it.
-func mount(t *testing.T) (*FS, string) {
+func mount(t *testing.T, o Options) (*FS, string) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -26,7 +38,7 @@ func mount(t *testing.T) (*FS, string) {
 			t.Fatal(err)
 		}
 	}
-	f, err := Mount(backing, mp)
+	f, err := Mount(backing, mp, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +76,9 @@ func content(t *testing.T, path string) []byte {
 	return b
 }
 
-func TestCut(t *testing.T) {
-	f, mp := mount(t)
+func TestCut(t *testing.T) { bothCaches(t, testCut) }
+
+func testCut(t *testing.T, f *FS, mp string) {
 	synced := bytes.Repeat([]byte("s"), 10000) // spans three pages
 	kept, lost, appended := filepath.Join(mp, "kept"), filepath.Join(mp, "lost"), filepath.Join(mp, "appended")
 	write(t, kept, synced, 0, true)
@@ -127,8 +140,9 @@ func TestCut(t *testing.T) {
 
 // TestAppendFdatasync is Redis's appendfsync: O_APPEND writes, each
 // second an fdatasync; what came after the last one is lost.
-func TestAppendFdatasync(t *testing.T) {
-	f, mp := mount(t)
+func TestAppendFdatasync(t *testing.T) { bothCaches(t, testAppendFdatasync) }
+
+func testAppendFdatasync(t *testing.T, f *FS, mp string) {
 	p := filepath.Join(mp, "appendonly.aof")
 	fh, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -158,8 +172,9 @@ func TestAppendFdatasync(t *testing.T) {
 	}
 }
 
-func TestStale(t *testing.T) {
-	f, mp := mount(t)
+func TestStale(t *testing.T) { bothCaches(t, testStale) }
+
+func testStale(t *testing.T, f *FS, mp string) {
 	got, err := Stale(filepath.Dir(mp))
 	if err != nil || !slices.Equal(got, []string{mp}) {
 		t.Fatalf("Stale = %v, %v; want [%s]", got, err, mp)
@@ -187,7 +202,11 @@ func backing(f *FS, mp, p string) string {
 // what was fsynced, and leave the length right when read through the
 // mount, so that an append after the cut lands at the fsynced end.
 func TestWritebackCut(t *testing.T) {
-	f, mp := mount(t)
+	f, mp := mount(t, Options{Writeback: true})
+	testWritebackCut(t, f, mp)
+}
+
+func testWritebackCut(t *testing.T, f *FS, mp string) {
 	p := filepath.Join(mp, "log")
 	synced := bytes.Repeat([]byte("s"), 6000)
 	fh, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -285,8 +304,9 @@ func TestWritebackCut(t *testing.T) {
 // TestWriteOnly writes part of a page of a file opened write-only whose
 // page the kernel does not hold: with the writeback cache the kernel
 // reads the rest of the page through that write-only file.
-func TestWriteOnly(t *testing.T) {
-	f, mp := mount(t)
+func TestWriteOnly(t *testing.T) { bothCaches(t, testWriteOnly) }
+
+func testWriteOnly(t *testing.T, f *FS, mp string) {
 	p := filepath.Join(mp, "old")
 	old := bytes.Repeat([]byte("o"), 5000)
 	if err := os.WriteFile(backing(f, mp, p), old, 0o644); err != nil { // not through the mount
