@@ -56,21 +56,7 @@ func TestTableRow(t *testing.T) {
 		}
 	}
 	acquire()
-	var leader *cluster.Node
-	testenv.Eventually(t, 30*time.Second, "a nats leader", func() error {
-		leader, err = c.Leader(ctx, natsserver.Kind)
-		return err
-	})
-	if err := leader.Kill(ctx); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 60*time.Second, "another nats leader", func() error {
-		n, err := c.Leader(ctx, natsserver.Kind)
-		if err == nil && n.Name == leader.Name {
-			t.Fatalf("killed %s still leads", n.Name)
-		}
-		return err
-	})
+	killLeader(t, ctx, c)
 	acquire()
 }
 
