@@ -149,6 +149,15 @@ func faultYAML(f faults.Fault) string {
 		}
 		parts = append(parts, "groups: ["+strings.Join(gs, ", ")+"]")
 	}
+	if f.Aimed() {
+		add("when", f.When)
+		if f.AfterEnter > 0 {
+			add("after_enter", ms(f.AfterEnter))
+		}
+		if f.AfterEnterMax > 0 {
+			add("after_enter_max", ms(f.AfterEnterMax))
+		}
+	}
 	// The value fields its type declares: each one required, set, or
 	// with a default (written out, so the file says what the run did).
 	typ, _ := faults.Lookup(f.Type)
