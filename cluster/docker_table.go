@@ -20,13 +20,13 @@ func (p *dockerProvider) publish(node string, port int) {
 	}
 }
 
-// tableSpec is the container of a table backend's node for cmd: the
-// backend's locklab/<name> image, n's client port (its Addr) and every
+// tableSpec is the container of a table backend's node for cmd: image
+// ("": the backend's newest locklab/<name> image), n's client port (its Addr) and every
 // other port Build.ClientAddr published, the command's directory and n's
 // data dir mounted at their own paths (so the paths in the command line
 // hold inside the container), and the command's user as the host's uid
 // and gid, which own those directories.
-func (p *dockerProvider) tableSpec(backend string, n *Node, cmd command) (*containerSpec, error) {
+func (p *dockerProvider) tableSpec(backend, image string, n *Node, cmd command) (*containerSpec, error) {
 	_, port := splitHostPort(n.Addr())
 	pn, err := strconv.Atoi(port)
 	if err != nil {
@@ -35,7 +35,7 @@ func (p *dockerProvider) tableSpec(backend string, n *Node, cmd command) (*conta
 	p.mu.Lock()
 	pub := slices.Clone(p.published[n.Name])
 	p.mu.Unlock()
-	spec := &containerSpec{backend: backend, port: pn, publish: pub, mounts: []string{n.dataDir}}
+	spec := &containerSpec{backend: backend, image: image, port: pn, publish: pub, mounts: []string{n.dataDir}}
 	if cmd.dir != "" && cmd.dir != n.dataDir {
 		spec.mounts = append(spec.mounts, cmd.dir)
 	}

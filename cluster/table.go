@@ -134,10 +134,20 @@ func RegisterBackend(b TableBackend) {
 	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis || b.Name == BackendZooKeeper || b.Name == BackendEtcd {
 		panic("cluster: duplicate backend " + b.Name)
 	}
+	if slices.Contains(b.Providers, ProviderDocker) && !slices.ContainsFunc(b.Fields, func(f TableField) bool { return f.Name == ImageField }) {
+		b.Fields = append(slices.Clone(b.Fields), TableField{Name: ImageField, Kind: "string", Default: "",
+			Example: "locklab/" + b.Name + ":latest",
+			Doc:     "provider docker only: the image of its servers (default: the newest locklab/" + b.Name + " tag `make images` built)"})
+	}
 	table.rows[b.Name] = b
 	LocalImageRepos[b.Name] = "locklab/" + b.Name
 	locks.RegisterTableBackend(locks.Backend(b.Name))
 }
+
+// ImageField is the field every table backend that runs under provider
+// docker gains (cluster.<name>.image): the image of its servers, "" for
+// the newest locklab/<name> image built locally.
+const ImageField = "image"
 
 // Backends returns every table backend, sorted by name.
 func Backends() []TableBackend {
@@ -274,7 +284,7 @@ func (b *Build) Configure(n *Node, s Setup) {
 		}
 		out := command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}
 		if b.c.docker != nil {
-			spec, err := b.c.docker.tableSpec(b.Backend.Name, n, out)
+			spec, err := b.c.docker.tableSpec(b.Backend.Name, b.Backend.String(b.Settings, ImageField), n, out)
 			if err != nil {
 				return command{}, err
 			}

@@ -37,6 +37,13 @@ func TestTableSections(t *testing.T) {
 	if err := s.ClusterSpec(1).CheckBackends(); err != nil {
 		t.Errorf("provider docker refuses %v: %v", s.Cluster.Backends, err)
 	}
+	s, err = Parse("x.yaml", []byte("name: x\ncluster:\n  provider: docker\n  nats: {nodes: 3, image: my/nats:2.9}\nlocks: [nats-kv]\n"))
+	if err != nil {
+		t.Fatalf("a table backend's image: %v", err)
+	}
+	if got := s.Cluster.Backends["nats"][cluster.ImageField]; got != "my/nats:2.9" {
+		t.Errorf("nats image = %v, want my/nats:2.9", got)
+	}
 }
 
 // TestTableSectionErrors: bad table sections name file, line and field.
@@ -44,7 +51,7 @@ func TestTableSectionErrors(t *testing.T) {
 	const lock = "locks: [pg-advisory]\n"
 	checkBad(t, []badCase{
 		{"unknown field", "name: x\ncluster:\n  postgres: {replica: 1}\n" + lock,
-			"x.yaml:3: cluster.postgres.replica: ", "unknown field (allowed: replicas)"},
+			"x.yaml:3: cluster.postgres.replica: ", "unknown field (allowed: replicas, image)"},
 		{"negative replicas", "name: x\ncluster:\n  postgres:\n    replicas: -1\n" + lock,
 			"x.yaml:4: cluster.postgres.replicas: ", "must be >= 0"},
 		{"not an int", "name: x\ncluster:\n  postgres: {replicas: many}\n" + lock,
