@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -89,7 +90,8 @@ func init() {
 //     of the run. The adapter therefore cleans up as Curator's guaranteed
 //     delete does (zklock.Session.Guarantee): Release calls Unlock again once
 //     the session is back (Unlock keeps the node's path when it fails), and
-//     an Acquire whose Lock failed or was abandoned removes its node, found
+//     an Acquire whose Lock failed removes its node, one that gave up on its
+//     Lock removes it as soon as it exists (as Curator on a timeout), found
 //     by the data it was created with (LockWithData with a random marker:
 //     the node's name is the library's secret). Option cleanup: false
 //     turns this off and shows the library's failure: Release calls Unlock
@@ -163,19 +165,69 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		lost, untrack := l.s.Track(epoch)
 		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch, cleanup: l.cleanup}, nil
 	case <-ctx.Done():
-		l.s.Background(func() {
-			err := <-done
-			switch {
-			case err == nil && l.cleanup:
-				l.s.Guarantee("unlock abandoned "+l.path, lk.Unlock)
-			case err == nil:
-				_ = lk.Unlock() // once, as the library leaves it: an error leaves the node
-			case l.cleanup:
-				l.removeMarked(marker)
-			}
-		})
+		if l.cleanup {
+			l.evict(marker, done)
+		} else {
+			l.s.Background(func() {
+				if err := <-done; err == nil {
+					_ = lk.Unlock() // once, as the library leaves it: an error leaves the node
+				}
+			})
+		}
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
 	}
+}
+
+// evict removes the node of a Lock its Acquire gave up on as soon as that
+// node exists, as Curator does when an acquire times out, so that later
+// Locks never queue behind it; then, once the Lock has returned (done), it
+// removes whatever that Lock left (removeMarked). The goroutine still in
+// Lock may return as if it held the lock of a node that is gone: nobody
+// uses that. Before, an abandoned Lock's node stayed in the queue until
+// that Lock was granted, and every waiter behind it waited for the grant
+// and the unlock too (TestZKLibCanceledLeavesQueue).
+func (l *zkLibLocker) evict(marker []byte, done <-chan error) {
+	conn := l.s.Conn()
+	l.s.Background(func() {
+		returned := make(chan struct{})
+		go func() { <-done; close(returned) }()
+		for {
+			children, _, ch, err := conn.ChildrenW(l.path)
+			if err == nil && l.deleteMarked(conn, children, marker) {
+				break
+			}
+			var again <-chan time.Time
+			if err != nil {
+				ch, again = nil, time.After(50*time.Millisecond) // no parent yet, or no connection
+			}
+			select {
+			case <-ch: // a child came or went
+			case <-again:
+			case <-returned:
+			}
+			select {
+			case <-returned:
+			default:
+				continue
+			}
+			break
+		}
+		<-returned
+		l.removeMarked(marker)
+	})
+}
+
+// deleteMarked deletes the child of l.path that carries marker and reports
+// whether it found one.
+func (l *zkLibLocker) deleteMarked(conn *zk.Conn, children []string, marker []byte) bool {
+	for _, c := range children {
+		node := l.path + "/" + c
+		if data, _, err := conn.Get(node); err == nil && bytes.Equal(data, marker) {
+			err := conn.Delete(node, -1)
+			return err == nil || errors.Is(err, zk.ErrNoNode)
+		}
+	}
+	return false
 }
 
 // newMarker returns the random data of one Lock's node: the only way to
@@ -190,8 +242,8 @@ func newMarker() []byte {
 
 // removeMarked deletes, in the background until done (Session.Guarantee),
 // the lock node carrying marker, if any: the node of a failed or abandoned
-// Lock. Only that Lock's node carries it, and that Lock has returned, so
-// no live acquisition loses its node.
+// Lock. Only that Lock's node carries it, and that Lock failed or its
+// Acquire gave up on it, so no acquisition a caller uses loses its node.
 func (l *zkLibLocker) removeMarked(marker []byte) {
 	conn := l.s.Conn()
 	l.s.Guarantee("remove abandoned node under "+l.path, func() error {

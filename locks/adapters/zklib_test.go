@@ -119,6 +119,42 @@ func TestZKLibAcquireCanceled(t *testing.T) {
 	locktest.CanceledAcquire(t, holder, canceled, labConnect(t, e, 2, adapters.NameZKLib).Locker(lock), 20*time.Second)
 }
 
+// TestZKLibCanceledLeavesQueue: a canceled Acquire's node leaves the
+// queue at once, while the holder still holds (as Curator's does), not when
+// the abandoned Lock would have been granted: until then every waiter
+// behind it waited too.
+func TestZKLibCanceledLeavesQueue(t *testing.T) {
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
+	lock := locktest.Name(t)
+	hc := labConnect(t, e, 0, adapters.NameZKLib)
+	holder := locktest.Acquire(t, hc.Locker(lock))
+	defer holder.Release(context.Background())
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := labConnect(t, e, 1, adapters.NameZKLib).Locker(lock).Acquire(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire = %v, want DeadlineExceeded", err)
+		}
+	}
+	conn := labSession(hc).Conn()
+	dir := zklock.Root(labPrefix) + "/" + lock
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		children, _, err := conn.Children(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(children) == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder still holds and %d nodes queue under %s: the canceled Acquires left theirs %v", len(children), dir, children)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestZKLibCleansUpAfterConnectionLoss: a request of the library cut short
 // by a lost connection, in a session that survives it, leaves no node that
 // blocks the lock. The library's Unlock and Lock leave their node behind
