@@ -263,8 +263,8 @@ func TestFamilyScenarios(t *testing.T) {
 		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, when: holder-inside", "node: redis-0"}},
 		{"restart-always", "redsync", []string{"primaries: 3, persistence: always"}},
 		{"restart-always", "zk-recipe", nil},
-		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2"}},
-		{"reset-storm", "zk-recipe", []string{"link: clients->zk-0", "link: clients->zk-2"}},
+		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2", "when: holder-inside, after_enter: 0ms, for"}},
+		{"reset-storm", "zk-recipe", []string{"link: clients->zk-0", "link: clients->zk-2", "when: holder-inside, after_enter: 0ms, for"}},
 	} {
 		c := cell(tc.family, tc.lock)
 		if tc.want == nil {
