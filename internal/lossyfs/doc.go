@@ -33,6 +33,12 @@
 //     pages.
 //   - Shared writable mmaps are not tracked (Redis, ZooKeeper and etcd
 //     write with write/pwrite).
+//   - The mount has no extended attributes: getxattr, setxattr,
+//     listxattr and removexattr fail with EOPNOTSUPP. (Otherwise the
+//     kernel asks for security.capability before a write whenever it
+//     refreshed the file's attributes since the last one, which without
+//     the writeback cache is at every write of a server that stats its
+//     file between writes, as ZooKeeper does.)
 //
 // lossyfs imports nothing of locklab.
 package lossyfs

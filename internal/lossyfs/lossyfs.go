@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +60,10 @@ type Options struct {
 	// without; ZooKeeper forcing its log: 0.70-0.77 with, 0.80-0.85
 	// without; docs/faults.md).
 	Writeback bool
+
+	// trace, when set, gets go-fuse's debug log: a line per request
+	// (tests count the requests a write pattern costs).
+	trace io.Writer
 }
 
 // Mount mounts at mountpoint (an existing, empty directory) a
@@ -87,7 +93,15 @@ func Mount(backing, mountpoint string, o Options) (*FS, error) {
 	// makes it send them (flush). HANDLE_KILLPRIV_V2 leaves clearing
 	// setuid bits to the filesystem (the loopback's backing writes do
 	// it), so the kernel stops asking for security.capability before
-	// every write (the superblock gets SB_NOSEC).
+	// every write (the superblock gets SB_NOSEC). That holds only until
+	// the kernel next refreshes the file's attributes, and without the
+	// writeback cache a write invalidates them: a server that stats its
+	// file between writes (ZooKeeper, at every transaction) made the
+	// kernel ask again at each write. DisableXAttrs answers the first
+	// xattr request ENOSYS, after which the kernel asks for none and
+	// every xattr call on the mount fails with EOPNOTSUPP (in power-cut
+	// runs of Redis, ZooKeeper, etcd and NATS every xattr request was
+	// that kernel check).
 	caps := uint64(fuse.CAP_HANDLE_KILLPRIV_V2)
 	if o.Writeback {
 		caps |= fuse.CAP_WRITEBACK_CACHE
@@ -98,8 +112,11 @@ func Mount(backing, mountpoint string, o Options) (*FS, error) {
 		MountOptions: fuse.MountOptions{
 			FsName: "locklab", Name: strings.TrimPrefix(FSType, "fuse."),
 			DirectMount: true, MaxBackground: 64,
-			ExtraCapabilities: caps,
+			ExtraCapabilities: caps, DisableXAttrs: true,
 		},
+	}
+	if o.trace != nil {
+		opts.MountOptions.Debug, opts.MountOptions.Logger = true, log.New(o.trace, "", 0)
 	}
 	server, err := fs.Mount(mountpoint, root.RootNode, opts)
 	if err != nil {

@@ -2,10 +2,14 @@ package lossyfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -335,5 +339,163 @@ func testWriteOnly(t *testing.T, f *FS, mp string) {
 	}
 	if got := content(t, p); !bytes.Equal(got, want) {
 		t.Errorf("after the cut: %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// requestLog counts the requests in go-fuse's debug log by opcode (lines
+// "rx 12: WRITE n8 {...").
+type requestLog struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (l *requestLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "rx" && strings.HasSuffix(f[1], ":") {
+			l.n[f[2]]++
+		}
+	}
+	return len(b), nil
+}
+
+func (l *requestLog) take() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.n
+	l.n = map[string]int{}
+	return n
+}
+
+// TestRequests counts the requests that reach the filesystem for each
+// write and fsync of the patterns the servers that fsync every write
+// use: every request is a round trip through the harness, and they are
+// what the mount costs. ZooKeeper's transaction log is preallocated (a
+// byte written 64 MB out) and stat'ed before each write; Redis's
+// appendfsync always appends. Without the writeback cache a write
+// invalidates the kernel's attributes, so ZooKeeper's stat costs a
+// GETATTR; the refreshed attributes made the kernel ask for
+// security.capability (GETXATTR) at the next write until the mount
+// disabled xattrs.
+func TestRequests(t *testing.T) {
+	const n = 200
+	for _, c := range []struct {
+		name      string
+		writeback bool
+		pattern   func(t *testing.T, dir string, n int)
+		max       float64 // requests per write+fsync
+	}{
+		{"zookeeper", false, zkPattern, 3}, // WRITE, FSYNC, GETATTR
+		{"zookeeper", true, zkPattern, 3},  // WRITE, SETATTR (mtime), FSYNC; a READ per page
+		{"append", false, appendPattern, 2},
+		{"append", true, appendPattern, 3},
+	} {
+		t.Run(fmt.Sprintf("%s/writeback=%v", c.name, c.writeback), func(t *testing.T) {
+			l := &requestLog{n: map[string]int{}}
+			_, mp := mount(t, Options{Writeback: c.writeback, trace: l})
+			c.pattern(t, mp, 0) // open and prepare: not counted
+			l.take()
+			c.pattern(t, mp, n)
+			got := l.take()
+			if got["FSYNC"] != n {
+				t.Fatalf("%d FSYNC requests for %d fdatasyncs (debug log format changed?): %v", got["FSYNC"], n, got)
+			}
+			total := 0
+			for op, k := range got {
+				if op != "INTERRUPT" { // a signal to the writer (the Go runtime's), not a cost of the write
+					total += k
+				}
+			}
+			per := float64(total) / n
+			t.Logf("per write+fdatasync %.2f requests: %v", per, got)
+			if per > c.max+0.1 {
+				t.Errorf("%.2f requests per write+fdatasync, want at most %.0f: %v", per, c.max, got)
+			}
+		})
+	}
+}
+
+// zkPattern is ZooKeeper's FileTxnLog: with n 0 it creates the log and
+// preallocates it (a header, a byte 64 MB out, an fdatasync); then n
+// times the position, a stat of the file, a write of a transaction
+// inside the preallocated length and an fdatasync.
+func zkPattern(t *testing.T, dir string, n int) {
+	t.Helper()
+	p := filepath.Join(dir, "log.1")
+	flags := os.O_WRONLY
+	if n == 0 {
+		flags |= os.O_CREATE | os.O_TRUNC
+	}
+	fh, err := os.OpenFile(p, flags, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if n == 0 {
+		if _, err := fh.Write(make([]byte, 16)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fh.WriteAt([]byte{0}, 64<<20-1); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Fdatasync(int(fh.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	off := int64(16)
+	txn := bytes.Repeat([]byte("t"), 150)
+	for range n {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fh.WriteAt(txn, off); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(len(txn))
+		if err := syscall.Fdatasync(int(fh.Fd())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// appendPattern is Redis's appendfsync always: an append and an
+// fdatasync per command (the file opened once per call).
+func appendPattern(t *testing.T, dir string, n int) {
+	t.Helper()
+	fh, err := os.OpenFile(filepath.Join(dir, "appendonly.aof"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	for range n {
+		if _, err := fh.WriteString("*3\r\n$3\r\nSET\r\n$4\r\nlock\r\n$5\r\ntoken\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Fdatasync(int(fh.Fd())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNoXattrs: the mount has no extended attributes (see Mount).
+func TestNoXattrs(t *testing.T) {
+	_, mp := mount(t, Options{})
+	p := filepath.Join(mp, "f")
+	write(t, p, []byte("x"), 0, false)
+	for i := range 2 { // the second is answered by the kernel itself
+		if _, err := syscall.Getxattr(p, "user.x", make([]byte, 16)); !errors.Is(err, syscall.EOPNOTSUPP) {
+			t.Errorf("getxattr #%d: %v, want EOPNOTSUPP", i+1, err)
+		}
+	}
+	if err := syscall.Setxattr(p, "user.x", []byte("v"), 0); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Errorf("setxattr: %v, want EOPNOTSUPP", err)
+	}
+	if _, err := syscall.Listxattr(p, make([]byte, 64)); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Errorf("listxattr: %v, want EOPNOTSUPP", err)
+	}
+	if err := syscall.Removexattr(p, "user.x"); !errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Errorf("removexattr: %v, want EOPNOTSUPP", err)
 	}
 }
