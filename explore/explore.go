@@ -200,6 +200,7 @@ type explorer struct {
 	// ended.
 	drawing  int
 	drawn    bool
+	gated    bool // drawing waits for the backlog (said once)
 	runSum   float64
 	runCount int
 }
@@ -285,8 +286,18 @@ var errBudget = errors.New("explore: budget spent")
 func (x *explorer) nextIndex(done map[int]bool) (i int, ok, wait bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if p := x.pace(); !p.MayDraw() {
+	p := x.pace()
+	if !p.MayDraw() {
+		if !x.gated {
+			x.gated = true
+			x.progress("drawing waits: %d findings waiting, %d shrinking, %d drawn runs under way need %.0f run-seconds, the %.0f s left hold %.0f (a shrinking: %.1f runs of %.1f s, %.0f s long)",
+				p.Backlog, p.Shrinking, p.Drawing, p.Need(), p.Remaining, p.Capacity(), p.ShrinkRuns, p.RunS, p.ShrinkS)
+		}
 		return 0, false, p.Backlog+p.Shrinking+p.Drawing > 0
+	}
+	if x.gated {
+		x.gated = false
+		x.progress("drawing resumes: %d findings waiting, %.0f s left", p.Backlog, p.Remaining)
 	}
 	for {
 		i := x.next
