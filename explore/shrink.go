@@ -125,8 +125,10 @@ func less(a, b [4]float64) bool {
 }
 
 // subsume marks f as explained by by, a shrunk finding whose minimal
-// scenario's fault types are all among f's: f takes by's minimal scenario
-// and rate and is not shrunk itself. x.mu must be held.
+// scenario's fault types are all among f's (or those f's own shrinking
+// came down to: joinRoot): f takes by's minimal scenario and rate, keeps
+// its own steps and is not shrunk further. how says which, in the
+// progress line. x.mu must be held.
 func (x *explorer) subsume(f, by *Finding, how string) {
 	f.Shrink = "subsumed"
 	f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
