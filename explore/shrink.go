@@ -203,9 +203,16 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 		f.Shrink = "stopped"
 		return
 	}
-	f.Steps, f.Shrink, f.ShrinkRuns = nil, "stopped", 0
+	// "running" while under way (the pace counts it so), "stopped" if it
+	// returns before an end.
+	f.Steps, f.Shrink, f.ShrinkRuns = nil, "running", 0
 	began := time.Now()
-	defer func() { f.ShrinkS = time.Since(began).Seconds() }() // before publish
+	defer func() { // before publish
+		f.ShrinkS = time.Since(began).Seconds()
+		if f.Shrink == "running" {
+			f.Shrink = "stopped"
+		}
+	}()
 	cur.Name = "finding-" + sanitize(f.Signature)
 	cur.Expect = fmt.Sprintf("{%s: \">0\"}", brokenFields[f.Broke])
 	cur.Description = fmt.Sprintf("explore finding %s (%s), shrunk from run %d of seed %d: chaos run exits 0 when it reproduces.",
