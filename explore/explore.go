@@ -29,11 +29,10 @@ type Plan struct {
 	Locks []string `json:"locks"`
 	// Faults are the fault types drawn; empty: none.
 	Faults []string `json:"faults"`
-	// Runs bounds the draws (0: the budget alone); Budget bounds the time.
+	// Runs bounds the draws (0: the budget alone); Budget bounds the time,
+	// drawing and shrinking together (see Pace).
 	Runs   int           `json:"runs,omitempty"`
 	Budget time.Duration `json:"budget_ns,omitempty"`
-	// ShrinkShare is the budget's share kept for shrinking. Default 0.4.
-	ShrinkShare float64 `json:"shrink_share"`
 }
 
 // Same reports whether p and q draw the same schedules.
@@ -57,7 +56,8 @@ type Explore struct {
 	Parallel int       `json:"parallel"`
 	Started  time.Time `json:"started"`
 	// ElapsedS is the time spent, over every session (resumed ones add
-	// theirs); ExploreS the part spent drawing and running schedules.
+	// theirs); ExploreS the part until the last schedule was drawn and
+	// run (shrinking runs beside it).
 	ElapsedS float64 `json:"elapsed_s"`
 	ExploreS float64 `json:"explore_s"`
 	// Complete is false when the exploration was interrupted.
@@ -65,8 +65,8 @@ type Explore struct {
 	Runs     []RunRecord `json:"runs"`
 	Findings []*Finding  `json:"findings"`
 	// RootCauses group the findings by what broke after shrinking (see
-	// RootCauses); Unshrunk counts the findings no budget was left to
-	// shrink.
+	// RootCauses); Unshrunk counts the findings not shrunk (Shrunk false:
+	// never started, or stopped by the budget).
 	RootCauses []RootCause `json:"root_causes"`
 	Unshrunk   int         `json:"unshrunk"`
 	// Counts over Runs.
@@ -109,11 +109,15 @@ type Finding struct {
 	Runs     []int   `json:"runs"`
 	// Shrink is the finding's shrinking: "done", "rare" (done, but the
 	// result reproduced in fewer than 3 of 5 runs), "stopped" (budget or
-	// interrupt: Minimal is the last step kept), "subsumed" (not shrunk:
-	// a shrunk finding of the same lock and breakage needs only faults of
-	// this one's types; its minimal scenario is given) or "" (not
+	// interrupt: Minimal is the last step kept), "subsumed" (a shrunk
+	// finding of the same lock and breakage needs only faults of this
+	// one's types, or this one's shrinking came down to that finding's
+	// fault types; its minimal scenario is given), "running" or "" (not
 	// started).
 	Shrink string `json:"shrink"`
+	// ShrinkRuns are the runs its shrinking cost, ShrinkS its seconds.
+	ShrinkRuns int     `json:"shrink_runs,omitempty"`
+	ShrinkS    float64 `json:"shrink_s,omitempty"`
 	// Minimal is the minimal scenario, relative to the explore folder,
 	// MinimalFaults its number of faults; Repro the command that checks it.
 	Minimal       string `json:"minimal,omitempty"`
@@ -189,6 +193,16 @@ type explorer struct {
 	spent float64   // ElapsedS of earlier sessions
 	mu    sync.Mutex
 	next  int // the next candidate run index
+	// slots bound the runs at once, shrinking first (nil: unbounded).
+	slots *slots
+	// drawing counts the drawn runs under way; drawn is set when no more
+	// schedule will be drawn; runSum and runCount time the runs that
+	// ended.
+	drawing  int
+	drawn    bool
+	gated    bool // drawing waits for the backlog (said once)
+	runSum   float64
+	runCount int
 }
 
 func (x *explorer) elapsed() float64 { return x.spent + time.Since(x.start).Seconds() }
@@ -199,10 +213,11 @@ func (x *explorer) progress(format string, a ...any) {
 	}
 }
 
-// Run explores: it draws and runs schedules until the plan's runs are
-// done or its share of the budget is spent, then shrinks each finding in
-// the order found with what is left, and writes explore.json, .md and
-// .html. With resume it continues the exploration in o.Dir (runs already
+// Run explores: it draws and runs schedules and shrinks the findings
+// they show at the same time, shrinking first, drawing only while the
+// budget left can shrink what was found (Pace), until the plan's runs
+// are done and shrunk or the budget is spent, and writes explore.json,
+// .md and .html. With resume it continues the exploration in o.Dir (runs already
 // done are kept, shrinking that finished is kept). It returns ctx's error
 // when interrupted, after writing what it has.
 func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, error) {
@@ -212,10 +227,7 @@ func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, erro
 	if o.ShardN < 1 {
 		o.ShardK, o.ShardN = 1, 1
 	}
-	if plan.ShrinkShare <= 0 || plan.ShrinkShare >= 1 {
-		plan.ShrinkShare = 0.4
-	}
-	x := &explorer{o: o, gen: plan.Generator(), start: time.Now()}
+	x := &explorer{o: o, gen: plan.Generator(), start: time.Now(), slots: newSlots(o.Parallel)}
 	old, err := Read(o.Dir)
 	switch {
 	case err == nil && !resume:
@@ -244,10 +256,16 @@ func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, erro
 		return nil, fmt.Errorf("explore folder: %w", err)
 	}
 	x.next = o.ShardK - 1
-	exploreErr := x.explore(ctx)
-	var shrinkErr error
-	if exploreErr == nil {
-		shrinkErr = x.shrinkAll(ctx)
+	bctx := ctx
+	if b := x.e.Plan.Budget; b > 0 {
+		var cancel context.CancelFunc
+		left := time.Duration((b.Seconds() - x.spent) * float64(time.Second))
+		bctx, cancel = context.WithTimeoutCause(ctx, left, errBudget)
+		defer cancel()
+	}
+	err = x.explore(bctx)
+	if context.Cause(bctx) == errBudget && ctx.Err() == nil {
+		err = nil // the budget is spent: what was found is written
 	}
 	x.subsumeRest()
 	x.e.ElapsedS = x.elapsed()
@@ -255,39 +273,49 @@ func Run(ctx context.Context, plan Plan, o Options, resume bool) (*Explore, erro
 	if werr := Write(o.Dir, x.e); werr != nil {
 		return x.e, werr
 	}
-	return x.e, errors.Join(exploreErr, shrinkErr)
+	return x.e, err
 }
 
-// exploreUntil is the time, in seconds into the exploration, when
-// drawing stops: the budget less its shrinking share (0: no limit).
-func (x *explorer) exploreUntil() float64 {
-	p := x.e.Plan
-	if p.Budget <= 0 {
-		return 0
-	}
-	return p.Budget.Seconds() * (1 - p.ShrinkShare)
-}
+var errBudget = errors.New("explore: budget spent")
 
-// nextIndex returns the next run index of this shard not yet done, or
-// false when the plan's runs are done or the exploring time is over.
-func (x *explorer) nextIndex(done map[int]bool) (int, bool) {
+// nextIndex returns the next run index of this shard not yet done and
+// counts it under way. ok is false when none may be drawn now: wait is
+// then true when that may change (a shrinking or a run is under way, or
+// findings wait), false when drawing is over (the plan's runs are done,
+// or the budget left cannot shrink one more finding).
+func (x *explorer) nextIndex(done map[int]bool) (i int, ok, wait bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if until := x.exploreUntil(); until > 0 && x.elapsed() >= until {
-		return 0, false
+	p := x.pace()
+	if !p.MayDraw() {
+		if !x.gated {
+			x.gated = true
+			x.progress("drawing waits: %d findings waiting, %d shrinking, %d drawn runs under way need %.0f run-seconds, the %.0f s left hold %.0f (a shrinking: %.1f runs of %.1f s, %.0f s long)",
+				p.Backlog, p.Shrinking, p.Drawing, p.Need(), p.Remaining, p.Capacity(), p.ShrinkRuns, p.RunS, p.ShrinkS)
+		}
+		return 0, false, p.Backlog+p.Shrinking+p.Drawing > 0
+	}
+	if x.gated {
+		x.gated = false
+		x.progress("drawing resumes: %d findings waiting, %.0f s left", p.Backlog, p.Remaining)
 	}
 	for {
 		i := x.next
 		if x.e.Plan.Runs > 0 && i >= x.e.Plan.Runs {
-			return 0, false
+			return 0, false, false
 		}
 		x.next += x.o.ShardN
 		if !done[i] {
-			return i, true
+			x.drawing++
+			return i, true, false
 		}
 	}
 }
 
+// explore draws and runs schedules (--parallel at once) while shrinkers
+// shrink the findings, each run taking a slot, shrinking first. It
+// returns when drawing is over and nothing is left to shrink, or ctx
+// ends.
 func (x *explorer) explore(ctx context.Context) error {
 	done := map[int]bool{}
 	for _, r := range x.e.Runs {
@@ -298,25 +326,57 @@ func (x *explorer) explore(ctx context.Context) error {
 	}
 	sessionStart := time.Now()
 	exploredBefore := x.e.ExploreS
-	var wg sync.WaitGroup
+	var draws, shrinks sync.WaitGroup
 	for w := 0; w < x.o.Parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		draws.Go(func() {
 			for ctx.Err() == nil {
-				i, ok := x.nextIndex(done)
-				if !ok {
+				if !x.slots.acquire(ctx, false) {
 					return
 				}
+				i, ok, wait := x.nextIndex(done)
+				if !ok {
+					x.slots.release()
+					if !wait {
+						return
+					}
+					sleep(ctx, time.Second)
+					continue
+				}
 				x.runOne(ctx, i)
+				x.slots.release()
+				x.mu.Lock()
+				x.drawing--
+				x.mu.Unlock()
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	for w := 0; w < shrinkers(x.o.Parallel); w++ {
+		shrinks.Go(func() { x.shrinkLoop(ctx) })
+	}
+	draws.Wait()
 	x.mu.Lock()
+	x.drawn = true
 	x.e.ExploreS = exploredBefore + time.Since(sessionStart).Seconds()
 	x.mu.Unlock()
+	if n := x.backlog(); n > 0 && ctx.Err() == nil {
+		x.progress("drawing over: %d findings left to shrink", n)
+	}
+	shrinks.Wait()
 	return ctx.Err()
+}
+
+// timedRun runs s as runSchedule does and times the runs that end (the
+// pace reads their mean).
+func (x *explorer) timedRun(ctx context.Context, s Schedule, dir string, seed int64) (*report.Run, error) {
+	start := time.Now()
+	r, err := runSchedule(ctx, s, dir, seed, x.o.Logger)
+	if ctx.Err() == nil {
+		x.mu.Lock()
+		x.runSum += time.Since(start).Seconds()
+		x.runCount++
+		x.mu.Unlock()
+	}
+	return r, err
 }
 
 // runOne draws, writes and runs schedule i and records it.
@@ -332,7 +392,7 @@ func (x *explorer) runOne(ctx context.Context, i int) {
 		x.progress("run %d: %v", i, err)
 		return
 	}
-	r, err := runSchedule(ctx, s, filepath.Join(x.o.Dir, "runs", name), int64(i)+1, x.o.Logger)
+	r, err := x.timedRun(ctx, s, filepath.Join(x.o.Dir, "runs", name), int64(i)+1)
 	if ctx.Err() != nil {
 		return // interrupted: not done, --resume runs it again
 	}

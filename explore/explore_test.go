@@ -196,3 +196,47 @@ func TestShardsMerge(t *testing.T) {
 		t.Errorf("merging another plan's shard: %v, want a different-plans error", err)
 	}
 }
+
+// TestBudgetShrinksWhatItFinds: a 3-minute exploration of redis-set-del
+// (broken by design: a paused holder's DEL frees the next holder's lock)
+// under holder pauses and latency draws only while the budget left can
+// shrink what it found, so every finding it reports is shrunk (done,
+// rare, or subsumed by a shrunk one) or, when the budget ran out mid-
+// shrinking, marked stopped and counted unshrunk in the report; none is
+// left waiting.
+func TestBudgetShrinksWhatItFinds(t *testing.T) {
+	requireRedis(t)
+	dir := filepath.Join(t.TempDir(), "explore")
+	start := time.Now()
+	e, err := Run(context.Background(), Plan{Seed: 1, Locks: []string{"redis-set-del"}, Faults: []string{faults.PauseClient, faults.Latency}, Budget: 3 * time.Minute},
+		Options{Dir: dir, Parallel: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d runs drawn, %d findings, %d root causes, %d unshrunk", time.Since(start).Round(time.Second), len(e.Runs), len(e.Findings), len(e.RootCauses), e.Unshrunk)
+	if len(e.Findings) == 0 {
+		t.Fatalf("no finding in %d runs of redis-set-del under holder pauses", len(e.Runs))
+	}
+	notShrunk := 0
+	for _, f := range e.Findings {
+		t.Logf("  %s: %s, %d runs, %.0f s, minimal %v", f.Signature, f.Shrink, f.ShrinkRuns, f.ShrinkS, f.MinimalTypes)
+		switch {
+		case Shrunk(f):
+		case f.Shrink == "stopped":
+			notShrunk++
+		default:
+			t.Errorf("%s: shrink %q: found and left waiting", f.Signature, f.Shrink)
+			notShrunk++
+		}
+	}
+	if e.Unshrunk != notShrunk {
+		t.Errorf("Unshrunk %d, want %d", e.Unshrunk, notShrunk)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "explore.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if says := strings.Contains(string(md), "findings were not shrunk"); says != (notShrunk > 0) {
+		t.Errorf("report says findings were not shrunk: %v, with %d not shrunk", says, notShrunk)
+	}
+}

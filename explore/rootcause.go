@@ -17,8 +17,11 @@ type RootCause struct {
 	// types that bit in its runs.
 	Faults []string `json:"faults"`
 	// Shrunk is false when no finding of it was shrunk (the budget ran
-	// out first): its fault types may include harmless ones.
-	Shrunk bool `json:"shrunk"`
+	// out first): its fault types may include harmless ones. Stopped says
+	// its shrinking began but the budget ran out: Faults and Minimal are
+	// those of the last step kept, not a minimal scenario.
+	Shrunk  bool `json:"shrunk"`
+	Stopped bool `json:"stopped,omitempty"`
 	// Minimal, Repro and the rate are those of its best shrunk finding
 	// (the highest reproduction rate).
 	Minimal    string  `json:"minimal,omitempty"`
@@ -43,13 +46,14 @@ func (c RootCause) Name() string {
 // RootCauses groups findings into root causes, most severe breakage
 // first, then by lock and fault count. A shrunk (or subsumed) finding
 // joins the root cause of its minimal fault types; a finding not shrunk
-// stands for itself with the types that bit.
+// stands for itself with the types that bit, one whose shrinking the
+// budget stopped with those of its last step kept.
 func RootCauses(fs []*Finding) []RootCause {
 	byKey := map[string]*RootCause{}
 	var keys []string
 	for _, f := range fs {
-		types, shrunk := f.FaultTypes, f.Minimal != ""
-		if shrunk {
+		types, shrunk, stopped := f.FaultTypes, Shrunk(f), f.Shrink != "" && !Shrunk(f) && f.Minimal != ""
+		if shrunk || stopped {
 			types = f.MinimalTypes
 		}
 		if len(types) == 0 {
@@ -61,14 +65,15 @@ func RootCauses(fs []*Finding) []RootCause {
 		}
 		c := byKey[key]
 		if c == nil {
-			c = &RootCause{Lock: f.Lock, Broke: f.Broke, Faults: slices.Clone(types), Shrunk: shrunk, FirstAtS: f.FirstAtS}
+			c = &RootCause{Lock: f.Lock, Broke: f.Broke, Faults: slices.Clone(types), Shrunk: shrunk, Stopped: stopped, FirstAtS: f.FirstAtS}
 			byKey[key] = c
 			keys = append(keys, key)
 		}
 		c.Variants = append(c.Variants, f.Signature)
 		c.Runs += len(f.Runs)
 		c.FirstAtS = min(c.FirstAtS, f.FirstAtS)
-		if shrunk && (c.Minimal == "" || f.Rate > c.Rate) {
+		c.Stopped = c.Stopped || stopped
+		if (shrunk || stopped) && (c.Minimal == "" || f.Rate > c.Rate) {
 			c.Minimal, c.Repro = f.Minimal, f.Repro
 			c.Reproduced, c.Tries, c.Rate, c.RateLow, c.RateHigh = f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh
 		}
@@ -89,12 +94,30 @@ func RootCauses(fs []*Finding) []RootCause {
 	return out
 }
 
-// unshrunk counts the findings that were never shrunk (the budget ran out
-// or the exploration was interrupted before their turn).
+// Shrunk reports whether f's shrinking ended (done or rare) or f was
+// subsumed by a finding whose shrinking did: its minimal fault types are
+// a root cause's.
+func Shrunk(f *Finding) bool {
+	return f.Minimal != "" && (f.Shrink == "done" || f.Shrink == "rare" || f.Shrink == "subsumed")
+}
+
+// unshrunk counts the findings not shrunk: never started, or stopped by
+// the budget or an interrupt.
 func unshrunk(fs []*Finding) int {
 	n := 0
 	for _, f := range fs {
-		if f.Minimal == "" {
+		if !Shrunk(f) {
+			n++
+		}
+	}
+	return n
+}
+
+// stopped counts the findings whose shrinking began and was cut short.
+func stopped(fs []*Finding) int {
+	n := 0
+	for _, f := range fs {
+		if !Shrunk(f) && f.Shrink != "" {
 			n++
 		}
 	}

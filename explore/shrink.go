@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/atlas"
@@ -20,53 +20,49 @@ const (
 	Need  = 3
 )
 
-// shrinkAll shrinks every finding not shrunk yet, in the order found,
-// until the budget is spent.
-func (x *explorer) shrinkAll(ctx context.Context) error {
-	if b := x.e.Plan.Budget; b > 0 {
-		left := b.Seconds() - x.elapsed()
-		if left <= 0 {
-			return nil
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(left*float64(time.Second)), errBudget)
-		defer cancel()
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < shrinkers(x.o.Parallel); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				f, start, ok := x.pickToShrink()
-				if !ok {
-					return
-				}
-				if f == nil {
-					continue
-				}
-				x.shrink(ctx, f, start)
-				x.mu.Lock()
-				x.e.ElapsedS = x.elapsed()
-				if err := writeJSON(x.o.Dir, x.e); err != nil {
-					x.progress("%v", err)
-				}
-				x.mu.Unlock()
+// shrinkLoop shrinks findings one after another, the next one as
+// nextToShrink picks it, while drawing goes on, until ctx ends or drawing
+// is over and no finding is left waiting. After each shrinking, the
+// findings waiting that its root cause explains are subsumed.
+func (x *explorer) shrinkLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		x.mu.Lock()
+		over := x.drawn // read first: once true, every finding is in
+		x.mu.Unlock()
+		f, start, ok := x.pickToShrink()
+		if !ok {
+			if over {
+				return
 			}
-		}()
+			sleep(ctx, time.Second)
+			continue
+		}
+		if f == nil {
+			continue
+		}
+		x.shrink(ctx, f, start)
+		x.mu.Lock()
+		x.subsumeWaiting()
+		x.e.ElapsedS = x.elapsed()
+		if err := writeJSON(x.o.Dir, x.e); err != nil {
+			x.progress("%v", err)
+		}
+		x.mu.Unlock()
 	}
-	wg.Wait()
-	if context.Cause(ctx) == errBudget {
-		return nil
-	}
-	return ctx.Err()
 }
 
-var errBudget = fmt.Errorf("explore: budget spent")
+// backlog counts the findings waiting to be shrunk.
+func (x *explorer) backlog() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.pace().Backlog
+}
 
-// shrinkers is how many findings shrink at once: one per Need runs of
-// parallel, rounded up, so each shrinks Need runs at a time.
-func shrinkers(parallel int) int { return max(1, (parallel+Need-1)/Need) }
+// shrinkers is how many findings shrink at once: one per 2 runs of
+// parallel, rounded up. Each shrinking step starts up to Need runs, so
+// two shrinkings keep --parallel 3 or 4 busy while one waits for its
+// step's last run; the slots bound the runs at once.
+func shrinkers(parallel int) int { return max(1, (parallel+1)/2) }
 
 // pickToShrink takes the next finding to shrink and its first run's
 // schedule; ok is false when none is left. A subsumed finding is marked
@@ -79,7 +75,7 @@ func (x *explorer) pickToShrink() (f *Finding, start Schedule, ok bool) {
 		return nil, Schedule{}, false
 	}
 	if by := x.subsumedBy(f); by != nil {
-		x.subsume(f, by)
+		x.subsume(f, by, "not shrunk, subsumed (its minimal scenario's faults are among this one's) by")
 		return nil, Schedule{}, true
 	}
 	start, err := x.gen.Draw(f.FirstRun)
@@ -129,13 +125,15 @@ func less(a, b [4]float64) bool {
 }
 
 // subsume marks f as explained by by, a shrunk finding whose minimal
-// scenario's fault types are all among f's: f takes by's minimal scenario
-// and rate and is not shrunk itself. x.mu must be held.
-func (x *explorer) subsume(f, by *Finding) {
+// scenario's fault types are all among f's (or those f's own shrinking
+// came down to: joinRoot): f takes by's minimal scenario and rate, keeps
+// its own steps and is not shrunk further. how says which, in the
+// progress line. x.mu must be held.
+func (x *explorer) subsume(f, by *Finding, how string) {
 	f.Shrink = "subsumed"
 	f.Minimal, f.MinimalFaults, f.MinimalTypes, f.Repro = by.Minimal, by.MinimalFaults, by.MinimalTypes, by.Repro
 	f.Reproduced, f.Tries, f.Rate, f.RateLow, f.RateHigh = by.Reproduced, by.Tries, by.Rate, by.RateLow, by.RateHigh
-	x.progress("%s: not shrunk, subsumed by %s (its minimal scenario's faults are among this one's)", f.Signature, by.Signature)
+	x.progress("%s: %s %s", f.Signature, how, by.Signature)
 }
 
 // subsumeRest marks every finding the budget left unshrunk that a shrunk
@@ -144,12 +142,18 @@ func (x *explorer) subsume(f, by *Finding) {
 func (x *explorer) subsumeRest() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.subsumeWaiting()
+}
+
+// subsumeWaiting marks every finding waiting (or whose shrinking was
+// stopped) that a shrunk one subsumes. x.mu must be held.
+func (x *explorer) subsumeWaiting() {
 	for _, f := range x.e.Findings {
-		if f.Shrink != "" {
+		if f.Shrink != "" && f.Shrink != "stopped" {
 			continue
 		}
 		if by := x.subsumedBy(f); by != nil {
-			x.subsume(f, by)
+			x.subsume(f, by, "subsumed (its minimal scenario's faults are among this one's) by")
 		}
 	}
 }
@@ -199,7 +203,16 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 		f.Shrink = "stopped"
 		return
 	}
-	f.Steps, f.Shrink = nil, "stopped"
+	// "running" while under way (the pace counts it so), "stopped" if it
+	// returns before an end.
+	f.Steps, f.Shrink, f.ShrinkRuns = nil, "running", 0
+	began := time.Now()
+	defer func() { // before publish
+		f.ShrinkS = time.Since(began).Seconds()
+		if f.Shrink == "running" {
+			f.Shrink = "stopped"
+		}
+	}()
 	cur.Name = "finding-" + sanitize(f.Signature)
 	cur.Expect = fmt.Sprintf("{%s: \">0\"}", brokenFields[f.Broke])
 	cur.Description = fmt.Sprintf("explore finding %s (%s), shrunk from run %d of seed %d: chaos run exits 0 when it reproduces.",
@@ -234,6 +247,24 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 	// another one reproduce.
 	for pass, changed := 1, true; changed && pass <= 3 && ctx.Err() == nil; pass++ {
 		changed = false
+		// First a few faults at once: those of a root cause already
+		// shrunk, or one alone (see reductions); the first kept ends it.
+		if pass == 1 && len(f.FaultTypes) > 0 {
+			for _, keep := range x.reductions(f, cur) {
+				c := cur.Clone()
+				c.Faults = nil
+				var what []string
+				for _, i := range keep {
+					c.Faults = append(c.Faults, cur.Faults[i])
+					what = append(what, fmt.Sprintf("%d (%s %s)", i, cur.Faults[i].Type, cur.Faults[i].Target()))
+				}
+				if try("keep only fault "+strings.Join(what, ", "), c) {
+					cur = c
+					x.saveMinimal(f, cur)
+					break
+				}
+			}
+		}
 		// Drop faults one at a time, the last first; never the last one of
 		// a finding whose faults bit (without faults it would be another).
 		for i := len(cur.Faults) - 1; i >= 0; i-- {
@@ -246,6 +277,12 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 				cur = c
 				x.saveMinimal(f, cur)
 			}
+		}
+		// Its fault types now name its root cause: when a finding shrunk
+		// already has that root cause, this one joins it, without the
+		// remaining steps or the measurement.
+		if pass == 1 && ctx.Err() == nil && x.joinRoot(f, shared, cur) {
+			return
 		}
 		// Shorten each fault (its length, its restart delay), then start it
 		// earlier.
@@ -308,6 +345,85 @@ func (x *explorer) shrink(ctx context.Context, shared *Finding, cur Schedule) {
 		f.Shrink = "rare"
 	}
 	x.progress("shrunk %s to %d faults: reproduces %d/%d (%s, %s)", f.Signature, len(cur.Faults), f.Reproduced, f.Tries, f.Shrink, f.Minimal)
+}
+
+// reductions are the fault subsets (indexes into cur.Faults, in order)
+// shrinking tries before dropping faults one at a time, each as one
+// step: first, for each root cause of f's lock and breakage already
+// shrunk (fewest fault types first), cur's faults of its types; then each
+// fault alone, those of a type a shrunk root cause of f's lock needs
+// first. When one fault alone breaks the lock, that costs a step or
+// two instead of one per fault. Only for 3 faults or more (with two,
+// dropping one is keeping the other); subsets that keep every fault or
+// none are left out.
+func (x *explorer) reductions(f *Finding, cur Schedule) [][]int {
+	n := len(cur.Faults)
+	if n < 3 {
+		return nil
+	}
+	x.mu.Lock()
+	var same, known [][]string
+	for _, g := range x.e.Findings {
+		if g.Shrink != "done" || g.Lock != f.Lock {
+			continue
+		}
+		known = append(known, g.MinimalTypes)
+		if g.Broke == f.Broke {
+			same = append(same, g.MinimalTypes)
+		}
+	}
+	x.mu.Unlock()
+	slices.SortStableFunc(same, func(a, b []string) int { return len(a) - len(b) })
+	var out [][]int
+	add := func(keep []int) {
+		if len(keep) == 0 || len(keep) == n {
+			return
+		}
+		for _, k := range out {
+			if slices.Equal(k, keep) {
+				return
+			}
+		}
+		out = append(out, keep)
+	}
+	for _, types := range same {
+		var keep []int
+		for i, ft := range cur.Faults {
+			if slices.Contains(types, ft.Type) {
+				keep = append(keep, i)
+			}
+		}
+		add(keep)
+	}
+	needed := func(typ string) bool {
+		return slices.ContainsFunc(known, func(types []string) bool { return slices.Contains(types, typ) })
+	}
+	for _, first := range []bool{true, false} {
+		for i, ft := range cur.Faults {
+			if needed(ft.Type) == first {
+				add([]int{i})
+			}
+		}
+	}
+	return out
+}
+
+// joinRoot ends f's shrinking when cur, its faults dropped, has the fault
+// types of a finding of the same lock and breakage shrunk already: f is
+// that root cause too, and is marked subsumed by it (its steps kept).
+// shared is f's entry in the exploration (not itself a candidate).
+func (x *explorer) joinRoot(f, shared *Finding, cur Schedule) bool {
+	types := cur.FaultTypes()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, g := range x.e.Findings {
+		if g == shared || g.Shrink != "done" || g.Lock != f.Lock || g.Broke != f.Broke || !slices.Equal(g.MinimalTypes, types) {
+			continue
+		}
+		x.subsume(f, g, "shrunk to the fault types of a shrunk finding, joins its root cause:")
+		return true
+	}
+	return false
 }
 
 // simplifications are the parameter steps that apply to s: options off,
@@ -375,11 +491,17 @@ func (x *explorer) repeat(ctx context.Context, s Schedule, f *Finding, name stri
 			inflight++
 			dir := filepath.Join(x.o.Dir, "findings", f.Signature, "steps", fmt.Sprintf("%s-rep-%d", name, launched))
 			go func(rep int) {
-				r, err := runSchedule(ctx, s, dir, seedOf(f.Signature, name, rep), x.o.Logger)
+				if !x.slots.acquire(ctx, true) {
+					results <- false
+					return
+				}
+				r, err := x.timedRun(ctx, s, dir, seedOf(f.Signature, name, rep))
+				x.slots.release()
 				results <- err == nil && Reproduces(*r, f.Broke)
 			}(launched)
 		}
 		if inflight == 0 {
+			f.ShrinkRuns += ran
 			return reproduced, ran
 		}
 		ok := <-results

@@ -17,8 +17,16 @@ func TestSubsumeRest(t *testing.T) {
 	other := &Finding{Signature: "redlock--lock-fault--clock-jump", Lock: "redlock", Broke: "lock-fault", FaultTypes: []string{"clock-jump"}}
 	broke := &Finding{Signature: "redis-cad--lost-update--clock-jump", Lock: "redis-cad", Broke: "lost-update", FaultTypes: []string{"clock-jump"}}
 	onRare := &Finding{Signature: "redis-cad--client-fault--pause+reset", Lock: "redis-cad", Broke: "client-fault", FaultTypes: []string{"pause", "reset"}}
-	x := &explorer{e: &Explore{Findings: []*Finding{done, rare, joins, lacks, other, broke, onRare}}}
+	cut := &Finding{Signature: "redis-cad--lock-fault--clock-jump+latency", Lock: "redis-cad", Broke: "lock-fault", FaultTypes: []string{"clock-jump", "latency"},
+		Shrink: "stopped", Minimal: "findings/c/minimal.yaml", MinimalTypes: []string{"clock-jump", "latency"}}
+	x := &explorer{e: &Explore{Findings: []*Finding{done, rare, joins, lacks, other, broke, onRare, cut}}}
+	if got := unshrunk(x.e.Findings); got != 6 {
+		t.Errorf("before: unshrunk = %d, want 6 (a stopped shrinking counts)", got)
+	}
 	x.subsumeRest()
+	if cut.Shrink != "subsumed" || cut.Minimal != done.Minimal {
+		t.Errorf("stopped clock-jump+latency: shrink %q, minimal %q; want subsumed by %s", cut.Shrink, cut.Minimal, done.Signature)
+	}
 	if joins.Shrink != "subsumed" || joins.Minimal != done.Minimal || len(joins.MinimalTypes) != 1 || joins.Rate != 1 {
 		t.Errorf("clock-jump+reset: shrink %q, minimal %q %v, rate %v; want subsumed by %s", joins.Shrink, joins.Minimal, joins.MinimalTypes, joins.Rate, done.Signature)
 	}
@@ -29,8 +37,8 @@ func TestSubsumeRest(t *testing.T) {
 	}
 	causes := RootCauses(x.e.Findings)
 	for _, c := range causes {
-		if c.Name() == "redis-cad--lock-fault--clock-jump" && len(c.Variants) != 2 {
-			t.Errorf("root cause %s has variants %v, want the shrunk finding and the one it subsumed", c.Name(), c.Variants)
+		if c.Name() == "redis-cad--lock-fault--clock-jump" && len(c.Variants) != 3 {
+			t.Errorf("root cause %s has variants %v, want the shrunk finding and the two it subsumed", c.Name(), c.Variants)
 		}
 	}
 	if got := unshrunk(x.e.Findings); got != 4 {

@@ -84,11 +84,15 @@ func sections(e *Explore) []section {
 	if p.Budget > 0 {
 		budget = p.Budget.String()
 	}
-	intro := fmt.Sprintf("Seed %d, locks %s, fault types %s; budget %s (%.0f%% kept for shrinking), runs %s.",
-		p.Seed, strings.Join(p.Locks, ", "), orDash(strings.Join(p.Faults, ", ")), budget, 100*p.ShrinkShare, runsText(p.Runs))
-	state := fmt.Sprintf("%d runs in %s of exploring (%.0f runs per hour, %d at once), %s in all: %d unsafe, %d safe, %d inconclusive (%s of the runs: a fault that did not bite, too few visits in its window, or a run error; never findings, never safe).",
+	intro := fmt.Sprintf("Seed %d, locks %s, fault types %s; budget %s (drawing and shrinking share it, shrinking first), runs %s.",
+		p.Seed, strings.Join(p.Locks, ", "), orDash(strings.Join(p.Faults, ", ")), budget, runsText(p.Runs))
+	state := fmt.Sprintf("%d runs drawn in %s of exploring (%.0f runs per hour, %d runs at once with shrinking), %s in all: %d unsafe, %d safe, %d inconclusive (%s of the runs: a fault that did not bite, too few visits in its window, or a run error; never findings, never safe).",
 		len(e.Runs), dur(e.ExploreS), e.RunsPerHour, e.Parallel, dur(e.ElapsedS), e.Unsafe, e.Safe, e.Inconclusive, pct(e.Inconclusive, len(e.Runs)))
 	paras := []string{intro, state}
+	if n, runs, secs := shrinkCost(e.Findings); n > 0 {
+		paras = append(paras, fmt.Sprintf("Shrinking: %d findings shrunk or joined a root cause by their steps, %d runs (%.1f each), %s each on average; %d subsumed without a run.",
+			n, runs, float64(runs)/float64(n), dur(secs/float64(n)), subsumedFree(e.Findings)))
+	}
 	if e.Shard != "" {
 		paras = append(paras, "This folder holds shard "+e.Shard+" of the exploration: `chaos explore merge` joins the shards.")
 	}
@@ -108,7 +112,10 @@ func sections(e *Explore) []section {
 			rate = fmt.Sprintf("%.0f%% (%.0f-%.0f%%)", 100*c.Rate, 100*c.RateLow, 100*c.RateHigh)
 		}
 		min := orDash(c.Minimal)
-		if !c.Shrunk {
+		switch {
+		case c.Stopped:
+			min = "shrinking stopped by the budget: " + min
+		case !c.Shrunk:
 			min = "not shrunk"
 		}
 		rt.add(c.Name(), min, reproduced, rate, strings.Join(c.Variants, ", "), fmt.Sprint(c.Runs), fmt.Sprintf("%.1f min in", c.FirstAtS/60))
@@ -118,7 +125,7 @@ func sections(e *Explore) []section {
 	}
 	rparas := []string{"A root cause is what findings come down to once shrunk: the lock, what broke and the minimal set of fault types that still breaks it. Findings that differ only in which harmless extra fault happened to bite are its variants."}
 	if e.Unshrunk > 0 {
-		rparas = append(rparas, fmt.Sprintf("%d of %d findings were not shrunk: the budget ran out (or the exploration was interrupted) before their turn, so their root causes may name harmless fault types; `chaos explore --resume DIR` with more budget shrinks them.", e.Unshrunk, len(e.Findings)))
+		rparas = append(rparas, fmt.Sprintf("%d of %d findings were not shrunk (%d of them stopped mid-shrinking): the budget ran out (or the exploration was interrupted) first, so their root causes may name harmless fault types; `chaos explore --resume DIR` with more budget shrinks them.", e.Unshrunk, len(e.Findings), stopped(e.Findings)))
 	}
 	if len(e.RootCauses) > 0 {
 		out = append(out, section{title: "Root causes", paras: rparas, tab: rt})
@@ -138,7 +145,7 @@ func sections(e *Explore) []section {
 					kept++
 				}
 			}
-			shrink = fmt.Sprintf("%s: %d of %d steps kept", orDash(f.Shrink), kept, len(f.Steps))
+			shrink = fmt.Sprintf("%s: %d of %d steps kept, %d runs", orDash(f.Shrink), kept, len(f.Steps), f.ShrinkRuns)
 		}
 		faults, reproduced := "-", "-"
 		if f.Minimal != "" {
@@ -183,6 +190,28 @@ func sections(e *Explore) []section {
 	}
 	out = append(out, section{title: "What was tried", paras: []string{"Runs by lock and fault type (a run with several types counts under each)."}, tab: tt})
 	return out
+}
+
+// shrinkCost sums the shrinkings that ended (done, rare, or joined a
+// root cause by their steps): how many, their runs and seconds.
+func shrinkCost(fs []*Finding) (n, runs int, secs float64) {
+	for _, f := range fs {
+		if Shrunk(f) && f.ShrinkRuns > 0 {
+			n, runs, secs = n+1, runs+f.ShrinkRuns, secs+f.ShrinkS
+		}
+	}
+	return n, runs, secs
+}
+
+// subsumedFree counts the findings subsumed without a run.
+func subsumedFree(fs []*Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Shrink == "subsumed" && f.ShrinkRuns == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func runScenario(e *Explore, index int) string {

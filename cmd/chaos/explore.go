@@ -36,8 +36,8 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fs := cli.FlagSet("chaos explore", stderr, exploreUsage, strings.Join(explore.Drawable(), ", "))
 	locksFlag := fs.String("locks", "", "only these locks (comma-separated; default every registered lock)")
-	budget := fs.Duration("budget", 0, "time to spend, 40% of it shrinking findings (default 10m unless --runs)")
-	runs := fs.Int("runs", 0, "draw this many schedules (over every shard), then shrink every finding")
+	budget := fs.Duration("budget", 0, "time to spend, drawing and shrinking together: drawing only while what is left can shrink what was found (default 10m unless --runs)")
+	runs := fs.Int("runs", 0, "draw this many schedules (over every shard) and shrink every finding")
 	seed := fs.Int64("seed", 1, "every schedule derives from it: the same seed draws the same schedules")
 	faultsFlag := fs.String("faults", "", "fault types to draw (comma-separated; none: no faults; default every drawable type)")
 	parallel := fs.Int("parallel", cli.DefaultParallel(), "runs at once, each on its own cluster")
@@ -223,7 +223,13 @@ func printExplore(w io.Writer, e *explore.Explore, dir string) {
 	fmt.Fprintf(w, "\n%d runs (%d unsafe, %d safe, %d inconclusive), %d findings, %d root causes, %.0f runs/hour\nreport: %s\n",
 		len(e.Runs), e.Unsafe, e.Safe, e.Inconclusive, len(e.Findings), len(e.RootCauses), e.RunsPerHour, filepath.Join(dir, "explore.html"))
 	if e.Unshrunk > 0 {
-		fmt.Fprintf(w, "%d findings not shrunk: the budget ran out before their turn (--resume with more budget shrinks them)\n", e.Unshrunk)
+		stopped := 0
+		for _, f := range e.Findings {
+			if f.Shrink != "" && !explore.Shrunk(f) {
+				stopped++
+			}
+		}
+		fmt.Fprintf(w, "%d of %d findings not shrunk (%d stopped mid-shrinking): the budget ran out first (--resume with more budget shrinks them)\n", e.Unshrunk, len(e.Findings), stopped)
 	}
 }
 
