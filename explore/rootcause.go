@@ -52,7 +52,8 @@ func RootCauses(fs []*Finding) []RootCause {
 	byKey := map[string]*RootCause{}
 	var keys []string
 	for _, f := range fs {
-		types, shrunk, stopped := f.FaultTypes, Shrunk(f), f.Shrink != "" && !Shrunk(f) && f.Minimal != ""
+		// A stopped shrinking keeps its last step, if it took one.
+		types, shrunk, stopped := f.FaultTypes, Shrunk(f), stoppedMidShrink(f) && f.Minimal != ""
 		if shrunk || stopped {
 			types = f.MinimalTypes
 		}
@@ -113,11 +114,15 @@ func unshrunk(fs []*Finding) int {
 	return n
 }
 
+// stoppedMidShrink reports whether f's shrinking began and was cut short
+// by the budget or an interrupt.
+func stoppedMidShrink(f *Finding) bool { return f.Shrink != "" && !Shrunk(f) }
+
 // stopped counts the findings whose shrinking began and was cut short.
 func stopped(fs []*Finding) int {
 	n := 0
 	for _, f := range fs {
-		if !Shrunk(f) && f.Shrink != "" {
+		if stoppedMidShrink(f) {
 			n++
 		}
 	}

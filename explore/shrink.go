@@ -162,15 +162,17 @@ func (x *explorer) subsumeWaiting() {
 // whose minimal scenario's fault types are all among f's: f's run is
 // explained by it, and shrinking f would most likely find it again.
 func (x *explorer) subsumedBy(f *Finding) *Finding {
+	return x.shrunkRoot(f, func(types []string) bool {
+		return !slices.ContainsFunc(types, func(t string) bool { return !slices.Contains(f.FaultTypes, t) })
+	})
+}
+
+// shrunkRoot returns a finding other than self, of self's lock and
+// breakage, shrunk already, whose minimal scenario's fault types fit; nil
+// when there is none. x.mu must be held.
+func (x *explorer) shrunkRoot(self *Finding, fits func(minimalTypes []string) bool) *Finding {
 	for _, g := range x.e.Findings {
-		if g == f || g.Shrink != "done" || g.Lock != f.Lock || g.Broke != f.Broke {
-			continue
-		}
-		ok := true
-		for _, t := range g.MinimalTypes {
-			ok = ok && slices.Contains(f.FaultTypes, t)
-		}
-		if ok {
+		if g != self && g.Shrink == "done" && g.Lock == self.Lock && g.Broke == self.Broke && fits(g.MinimalTypes) {
 			return g
 		}
 	}
@@ -416,14 +418,12 @@ func (x *explorer) joinRoot(f, shared *Finding, cur Schedule) bool {
 	types := cur.FaultTypes()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for _, g := range x.e.Findings {
-		if g == shared || g.Shrink != "done" || g.Lock != f.Lock || g.Broke != f.Broke || !slices.Equal(g.MinimalTypes, types) {
-			continue
-		}
-		x.subsume(f, g, "shrunk to the fault types of a shrunk finding, joins its root cause:")
-		return true
+	g := x.shrunkRoot(shared, func(minimal []string) bool { return slices.Equal(minimal, types) })
+	if g == nil {
+		return false
 	}
-	return false
+	x.subsume(f, g, "shrunk to the fault types of a shrunk finding, joins its root cause:")
+	return true
 }
 
 // simplifications are the parameter steps that apply to s: options off,

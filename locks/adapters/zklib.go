@@ -189,12 +189,14 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 func (l *zkLibLocker) evict(marker []byte, done <-chan error) {
 	conn := l.s.Conn()
 	l.s.Background(func() {
-		returned := make(chan struct{})
-		go func() { <-done; close(returned) }()
-		for {
+		returned := false
+		for !returned {
 			children, _, ch, err := conn.ChildrenW(l.path)
-			if err == nil && l.deleteMarked(conn, children, marker) {
-				break
+			if err == nil {
+				var found bool
+				if found, err = l.deleteMarked(conn, children, marker); found {
+					break
+				}
 			}
 			var again <-chan time.Time
 			if err != nil {
@@ -203,31 +205,37 @@ func (l *zkLibLocker) evict(marker []byte, done <-chan error) {
 			select {
 			case <-ch: // a child came or went
 			case <-again:
-			case <-returned:
+			case <-done:
+				returned = true
 			}
-			select {
-			case <-returned:
-			default:
-				continue
-			}
-			break
 		}
-		<-returned
+		if !returned {
+			<-done
+		}
 		l.removeMarked(marker)
 	})
 }
 
-// deleteMarked deletes the child of l.path that carries marker and reports
-// whether it found one.
-func (l *zkLibLocker) deleteMarked(conn *zk.Conn, children []string, marker []byte) bool {
+// deleteMarked deletes the node among children (of l.path) that carries
+// marker and reports whether there was one; a node deleted by someone
+// else meanwhile counts as deleted. An error leaves the answer open.
+func (l *zkLibLocker) deleteMarked(conn *zk.Conn, children []string, marker []byte) (bool, error) {
 	for _, c := range children {
 		node := l.path + "/" + c
-		if data, _, err := conn.Get(node); err == nil && bytes.Equal(data, marker) {
-			err := conn.Delete(node, -1)
-			return err == nil || errors.Is(err, zk.ErrNoNode)
+		data, _, err := conn.Get(node)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue
+		case err != nil:
+			return false, err
+		case bytes.Equal(data, marker):
+			if err := conn.Delete(node, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return false, err
+			}
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // newMarker returns the random data of one Lock's node: the only way to
@@ -251,19 +259,8 @@ func (l *zkLibLocker) removeMarked(marker []byte) {
 		if err != nil {
 			return err
 		}
-		for _, c := range children {
-			node := l.path + "/" + c
-			data, _, err := conn.Get(node)
-			switch {
-			case errors.Is(err, zk.ErrNoNode):
-				continue
-			case err != nil:
-				return err
-			case bytes.Equal(data, marker):
-				return conn.Delete(node, -1)
-			}
-		}
-		return nil
+		_, err = l.deleteMarked(conn, children, marker)
+		return err
 	})
 }
 
