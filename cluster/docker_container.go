@@ -272,7 +272,7 @@ func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd command) (
 		f.Close()
 		return nil, fmt.Errorf("inspect container %s: %w", dc.name, err)
 	}
-	pr := &dockerProcess{p: p, n: n, id: dc.id, name: dc.name, doneCh: make(chan struct{})}
+	pr := &dockerProcess{p: p, n: n, id: dc.id, name: dc.name, doneCh: make(chan struct{}), killed: make(chan struct{})}
 	if st := insp.Container.State; st != nil {
 		pr.hostPid = st.Pid
 		pr.started = st.StartedAt

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -27,6 +28,12 @@ type dockerProcess struct {
 	hostPid int
 	started string
 	doneCh  chan struct{}
+
+	// killed is closed by the first kill: from then on wait also polls
+	// the container's state, and kills its init from the host when the
+	// engine still reports it running (hostKill).
+	killed     chan struct{}
+	killedOnce sync.Once
 
 	mu  sync.Mutex
 	err error
@@ -91,7 +98,11 @@ func (pr *dockerProcess) signal(sig string) error {
 
 // kill is docker kill. The engine kills a paused container too (SIGKILL
 // needs no unfreezing), so a paused server never runs again before it dies.
-func (pr *dockerProcess) kill() error { return pr.signal("SIGKILL") }
+func (pr *dockerProcess) kill() error {
+	err := pr.signal("SIGKILL")
+	pr.killedOnce.Do(func() { close(pr.killed) })
+	return err
+}
 
 func (pr *dockerProcess) terminate() error {
 	if err := pr.signal("SIGTERM"); err != nil {
@@ -157,31 +168,83 @@ func linkUpstreams(l *Link) []string {
 }
 
 // wait returns when the container is not running any more (or was
-// removed), with its exit status.
+// removed), with its exit status. The engine's wait is the answer; once
+// the container was killed, its state is polled too, since an engine
+// under load was seen to leave both its kill and its wait hanging for
+// minutes (a CI run: a ZooKeeper container killed, no exit in 118 s).
 func (pr *dockerProcess) wait() (int64, error) {
-	ctx := context.Background()
-	res := pr.p.cli.ContainerWait(ctx, pr.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-	select {
-	case r := <-res.Result:
-		if r.Error != nil && r.Error.Message != "" {
-			return r.StatusCode, errors.New(r.Error.Message)
-		}
-		return r.StatusCode, nil
-	case err := <-res.Error:
-		if isNotFound(err) {
-			return -1, errors.New("container removed")
-		}
-		// The wait connection broke: poll instead.
-		for {
-			insp, ierr := pr.p.cli.ContainerInspect(ctx, pr.id, client.ContainerInspectOptions{})
-			if ierr != nil {
-				if isNotFound(ierr) {
-					return -1, errors.New("container removed")
-				}
-			} else if st := insp.Container.State; st != nil && !st.Running {
-				return int64(st.ExitCode), nil
+	res := pr.p.cli.ContainerWait(context.Background(), pr.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	killed := pr.killed
+	var poll <-chan time.Time
+	var killedAt time.Time
+	for {
+		select {
+		case r := <-res.Result:
+			if r.Error != nil && r.Error.Message != "" {
+				return r.StatusCode, errors.New(r.Error.Message)
 			}
-			time.Sleep(100 * time.Millisecond)
+			return r.StatusCode, nil
+		case err := <-res.Error:
+			if isNotFound(err) {
+				return -1, errors.New("container removed")
+			}
+			// The wait connection broke: poll instead.
+			res.Error, killed = nil, nil
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			poll = t.C
+		case <-killed:
+			killed, killedAt = nil, time.Now()
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			poll = t.C
+		case <-poll:
+			if code, err, stopped := pr.inspectExit(); stopped {
+				return code, err
+			}
+			if !killedAt.IsZero() && time.Since(killedAt) > hostKillAfter {
+				killedAt = time.Time{}
+				pr.hostKill()
+			}
 		}
+	}
+}
+
+// hostKillAfter is how long wait trusts the engine with a killed
+// container before it kills the container's init itself.
+const hostKillAfter = 5 * time.Second
+
+// inspectExit asks the engine whether the container stopped, and with
+// what status; stopped is false when it runs or the engine did not say.
+func (pr *dockerProcess) inspectExit() (code int64, err error, stopped bool) {
+	ctx, cancel := opCtx()
+	defer cancel()
+	insp, err := pr.p.cli.ContainerInspect(ctx, pr.id, client.ContainerInspectOptions{})
+	if err != nil {
+		if isNotFound(err) {
+			return -1, errors.New("container removed"), true
+		}
+		return 0, nil, false
+	}
+	if st := insp.Container.State; st != nil && !st.Running {
+		return int64(st.ExitCode), nil, true
+	}
+	return 0, nil, false
+}
+
+// hostKill kills the container's init process from the host, when the
+// engine runs on this machine and that pid is still this container's
+// (its cgroup names the container's id): the kernel then ends every
+// process of the container, whatever the engine is waiting for.
+func (pr *dockerProcess) hostKill() {
+	if pr.hostPid <= 0 {
+		return
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pr.hostPid))
+	if err != nil || !strings.Contains(string(b), pr.id) {
+		return
+	}
+	if err := syscall.Kill(pr.hostPid, syscall.SIGKILL); err == nil && pr.n != nil {
+		pr.n.c.log.Warn("docker: the engine did not report a killed container's exit in time: killed its init from the host", "node", pr.n.Name, "pid", pr.hostPid)
 	}
 }

@@ -426,6 +426,27 @@ func TestDockerRedisPersistenceAcrossRestart(t *testing.T) {
 	}
 }
 
+// TestDockerHostKill: the fallback for an engine that does not report a
+// killed container's exit kills the right process, the container's init,
+// and the engine then sees the container stop.
+func TestDockerHostKill(t *testing.T) {
+	c := dockerCluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}})
+	n := mustNode(t, c, "redis-0")
+	if !cluster.HostKill(n) {
+		t.Fatal("redis-0 is not a container")
+	}
+	testenv.Eventually(t, 10*time.Second, "redis-0 stopped", func() error {
+		if n.Alive() {
+			return errors.New("still running")
+		}
+		return nil
+	})
+	ctx := ctxT(t, time.Minute)
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDockerZooKeeper(t *testing.T) {
 	c := dockerCluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
 	ctx := ctxT(t, 2*time.Minute)
