@@ -98,9 +98,17 @@ func (pr *dockerProcess) signal(sig string) error {
 
 // kill is docker kill. The engine kills a paused container too (SIGKILL
 // needs no unfreezing), so a paused server never runs again before it dies.
+// An engine's kill that fails leaves the container to wait's fallback.
 func (pr *dockerProcess) kill() error {
 	err := pr.signal("SIGKILL")
 	pr.killedOnce.Do(func() { close(pr.killed) })
+	if err != nil {
+		select {
+		case <-pr.doneCh:
+			return nil
+		case <-time.After(2 * hostKillAfter):
+		}
+	}
 	return err
 }
 
