@@ -30,8 +30,9 @@ var CleanupOption = locks.Option{
 	Name:    OptCleanup,
 	Default: "true",
 	Doc: "clean up after a lost connection as Curator's guaranteed delete does: an Unlock cut short " +
-		"is tried again once the session is back, and the node of a failed or abandoned Lock is " +
-		"removed; false runs the library as it is (Unlock once, a failed Lock's node left in the " +
+		"is tried again once the session is back, the node of a failed Lock is removed, and a Lock " +
+		"whose Acquire gave up is kept for the next Acquire of the lock (its place in the queue " +
+		"kept across tries) or, when none comes within 1s, removed; false runs the library as it is (Unlock once, a failed Lock's node left in the " +
 		"queue for as long as the session lives)",
 	Check: locks.CheckBool,
 }
@@ -91,9 +92,10 @@ func init() {
 //     delete does (zklock.Session.Guarantee): Release calls Unlock again once
 //     the session is back (Unlock keeps the node's path when it fails), and
 //     an Acquire whose Lock failed removes its node, one that gave up on its
-//     Lock removes it as soon as it exists (as Curator on a timeout), found
-//     by the data it was created with (LockWithData with a random marker:
-//     the node's name is the library's secret). Option cleanup: false
+//     Lock leaves it to the client's next Acquire of the lock (park) and,
+//     when none comes, removes it as soon as it exists (as Curator on a
+//     timeout), found by the data it was created with (LockWithData with a
+//     random marker: the node's name is the library's secret). Option cleanup: false
 //     turns this off and shows the library's failure: Release calls Unlock
 //     once, a failed Lock leaves its node, and an abandoned Lock that
 //     succeeds later is unlocked once (known-zk-lib-stale-node).
@@ -102,10 +104,13 @@ type zkLibClient struct {
 	root    string
 	cleanup bool
 	once    sync.Once
+
+	mu     sync.Mutex
+	parked map[string]*lockCall // by lock path: a Lock its Acquire stopped waiting for
 }
 
 func (c *zkLibClient) Locker(name string) locks.Locker {
-	return &zkLibLocker{s: c.s, path: c.root + "/" + strings.Trim(name, "/"), cleanup: c.cleanup}
+	return &zkLibLocker{c: c, s: c.s, path: c.root + "/" + strings.Trim(name, "/"), cleanup: c.cleanup}
 }
 
 // Session returns the client's session.
@@ -125,10 +130,31 @@ func (c *zkLibClient) Close() error {
 }
 
 type zkLibLocker struct {
+	c       *zkLibClient
 	s       *zklock.Session
 	path    string
 	cleanup bool
 }
+
+// lockCall is one call of the library's Lock, running in a goroutine of
+// its own since Lock takes no context.
+type lockCall struct {
+	lk     *zk.Lock
+	marker []byte          // the node's data (cleanup on), nil otherwise
+	done   chan lockResult // Lock's return, sent once
+}
+
+// lockResult is what Lock returned, and the session's epoch at that
+// moment: ownership is established in that epoch (zklock.Session.Track).
+type lockResult struct {
+	err   error
+	epoch uint64
+}
+
+// adoptWithin is how long a Lock whose Acquire gave up on it waits for
+// the next Acquire of the same lock to take it over (parkCall) before its
+// node is removed (evict).
+const adoptWithin = time.Second
 
 var (
 	_ locks.Client = (*zkLibClient)(nil)
@@ -141,41 +167,93 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
 	}
-	lk := zk.NewLock(l.s.Conn(), l.path, l.s.ACL())
-	// With cleanup off the library's Lock runs as it is: a failed Lock's
-	// node stays, and a Lock abandoned when ctx ends is unlocked once if it
-	// succeeds later (the least a caller without a context in Lock must do).
-	var marker []byte
-	lock := lk.Lock
-	if l.cleanup {
-		marker = newMarker()
-		lock = func() error { return lk.LockWithData(marker) }
+	call := l.c.adopt(l.path)
+	if call == nil {
+		call = l.startLock()
 	}
-	done := make(chan error, 1)
-	go func() { done <- lock() }()
 	select {
-	case err := <-done:
-		if err != nil {
+	case r := <-call.done:
+		if r.err != nil {
 			if l.cleanup {
-				l.removeMarked(marker)
+				l.removeMarked(call.marker)
 			}
-			return nil, fmt.Errorf("zk-lib %s: %w", l.path, err)
+			return nil, fmt.Errorf("zk-lib %s: %w", l.path, r.err)
 		}
-		epoch := l.s.Epoch()
-		lost, untrack := l.s.Track(epoch)
-		return &zkLibLease{lk: lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: epoch, cleanup: l.cleanup}, nil
+		lost, untrack := l.s.Track(r.epoch)
+		return &zkLibLease{lk: call.lk, path: l.path, lost: lost, untrack: untrack, s: l.s, epoch: r.epoch, cleanup: l.cleanup}, nil
 	case <-ctx.Done():
 		if l.cleanup {
-			l.evict(marker, done)
+			l.park(call)
 		} else {
 			l.s.Background(func() {
-				if err := <-done; err == nil {
-					_ = lk.Unlock() // once, as the library leaves it: an error leaves the node
+				if r := <-call.done; r.err == nil {
+					_ = call.lk.Unlock() // once, as the library leaves it: an error leaves the node
 				}
 			})
 		}
 		return nil, fmt.Errorf("zk-lib %s: %w", l.path, ctx.Err())
 	}
+}
+
+// startLock calls the library's Lock in a goroutine. With cleanup on, the
+// node carries a random marker: the only way to find it again when Lock
+// fails or is given up after creating it. With cleanup off the library's
+// Lock runs as it is.
+func (l *zkLibLocker) startLock() *lockCall {
+	call := &lockCall{lk: zk.NewLock(l.s.Conn(), l.path, l.s.ACL()), done: make(chan lockResult, 1)}
+	lock := call.lk.Lock
+	if l.cleanup {
+		call.marker = newMarker()
+		lock = func() error { return call.lk.LockWithData(call.marker) }
+	}
+	go func() {
+		err := lock()
+		call.done <- lockResult{err: err, epoch: l.s.Epoch()}
+	}()
+	return call
+}
+
+// park keeps a Lock its Acquire gave up on for the next Acquire of the
+// same lock, as a caller of the library without a context keeps waiting
+// in its Lock: the node keeps its place in the queue across tries. When
+// no Acquire takes it over within adoptWithin, its node is removed
+// (evict), as Curator removes its node when an acquire times out. Before,
+// every try that timed out left the queue: under load, with tries shorter
+// than a Lock's three requests, no Lock ever finished (0 visits in the
+// atlas' runs, where zk-recipe, which keeps its node across its own
+// retries only within one try, made some).
+func (l *zkLibLocker) park(call *lockCall) {
+	c := l.c
+	c.mu.Lock()
+	if c.parked == nil {
+		c.parked = map[string]*lockCall{}
+	}
+	old := c.parked[l.path]
+	c.parked[l.path] = call
+	c.mu.Unlock()
+	if old != nil { // two Acquires of one lock at once: the older call goes
+		l.evict(old)
+	}
+	time.AfterFunc(adoptWithin, func() {
+		c.mu.Lock()
+		mine := c.parked[l.path] == call
+		if mine {
+			delete(c.parked, l.path)
+		}
+		c.mu.Unlock()
+		if mine {
+			l.evict(call)
+		}
+	})
+}
+
+// adopt takes over the Lock parked for path, nil when there is none.
+func (c *zkLibClient) adopt(path string) *lockCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	call := c.parked[path]
+	delete(c.parked, path)
+	return call
 }
 
 // evict removes the node of a Lock its Acquire gave up on as soon as that
@@ -186,7 +264,8 @@ func (l *zkLibLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 // uses that. Before, an abandoned Lock's node stayed in the queue until
 // that Lock was granted, and every waiter behind it waited for the grant
 // and the unlock too (TestZKLibCanceledLeavesQueue).
-func (l *zkLibLocker) evict(marker []byte, done <-chan error) {
+func (l *zkLibLocker) evict(call *lockCall) {
+	marker, done := call.marker, call.done
 	conn := l.s.Conn()
 	l.s.Background(func() {
 		returned := false

@@ -155,6 +155,50 @@ func TestZKLibCanceledLeavesQueue(t *testing.T) {
 	}
 }
 
+// TestZKLibRetryKeepsPlace: an Acquire that gave up on its Lock leaves it
+// to the client's next Acquire of the same lock, so a caller retrying with
+// short tries keeps its place in the queue: when the holder releases, the
+// retry is granted ahead of a waiter that queued after the first try.
+// Before, every try that timed out left the queue and joined its end
+// again: under load no try ever finished.
+func TestZKLibRetryKeepsPlace(t *testing.T) {
+	e := testenv.NewEnsemble(t, locks.ZooKeeper, 3)
+	lock := locktest.Name(t)
+	holder := locktest.Acquire(t, labConnect(t, e, 0, adapters.NameZKLib).Locker(lock))
+	retrier := labConnect(t, e, 1, adapters.NameZKLib).Locker(lock)
+	try := func() (locks.Lease, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		return retrier.Acquire(ctx)
+	}
+	if _, err := try(); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("first try = %v, want DeadlineExceeded", err)
+	}
+	later := make(chan locks.Lease, 1)
+	go func() {
+		later <- locktest.AcquireWithin(t, labConnect(t, e, 2, adapters.NameZKLib).Locker(lock), 20*time.Second)
+	}()
+	time.Sleep(300 * time.Millisecond) // the later waiter queues
+	if err := holder.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := try()
+	if err != nil {
+		t.Fatalf("the retry after the release = %v: it lost its place to the later waiter", err)
+	}
+	select {
+	case l := <-later:
+		t.Fatalf("the later waiter was granted while the retry holds (token %d)", l.Token())
+	default:
+	}
+	if err := ls.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := (<-later).Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestZKLibCleansUpAfterConnectionLoss: a request of the library cut short
 // by a lost connection, in a session that survives it, leaves no node that
 // blocks the lock. The library's Unlock and Lock leave their node behind
