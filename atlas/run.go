@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -86,6 +87,7 @@ func Execute(ctx context.Context, jobs []Job, o RunOptions) (int, error) {
 	if o.Progress != nil && len(todo) < len(jobs) {
 		fmt.Fprintf(o.Progress, "atlas: %d of %d runs already finished in %s, skipped\n", len(jobs)-len(todo), len(jobs), o.Dir)
 	}
+	spread(todo)
 	start := time.Now()
 	var mu sync.Mutex
 	done := 0
@@ -118,6 +120,16 @@ func Execute(ctx context.Context, jobs []Job, o RunOptions) (int, error) {
 	close(ch)
 	wg.Wait()
 	return done, ctx.Err()
+}
+
+// spread orders jobs by run index, keeping the plan's order (family, then
+// lock) within an index: the runs at once are of different locks, mostly
+// of different servers, instead of a cell's five runs together. Five
+// three-member ZooKeeper ensembles and their clients at once on two cores
+// left zk-lib without a single finished acquire in its baseline runs,
+// where one run alone made 24 critical sections.
+func spread(jobs []Job) {
+	slices.SortStableFunc(jobs, func(a, b Job) int { return a.Index - b.Index })
 }
 
 // jobTimeout bounds one run: a cluster that never comes up (a server that
