@@ -41,9 +41,16 @@ var csRatios = []float64{0.1, 0.25, 0.5}
 
 // Draw returns run index's schedule, validated. An error means the
 // generator drew something the validator refuses: a bug in the generator.
+//
+// Its lock and first fault type come from a seeded round of every (lock,
+// fault type) pair (pair), so every pair is drawn once before any is
+// drawn again; the rest of the schedule is random. Half the faults are
+// aimed at a live holder (when: holder-inside), and a third of a quorum
+// lock's schedules give each of two clients a bare majority (bareMajority,
+// when partitions are drawn).
 func (g Generator) Draw(index int) (Schedule, error) {
 	rng := rand.New(rand.NewPCG(uint64(g.Seed), uint64(index)))
-	lock := g.Locks[rng.IntN(len(g.Locks))]
+	lock, first := g.pair(index)
 	spec, ok := locks.Lookup(lock)
 	if !ok {
 		return Schedule{}, fmt.Errorf("explore: %q is not a registered lock", lock)
@@ -58,22 +65,68 @@ func (g Generator) Draw(index int) (Schedule, error) {
 	s.CS = time.Duration(float64(s.TTL) * csRatios[rng.IntN(len(csRatios))])
 	drawTopology(rng, &s, spec)
 	drawOptions(rng, &s, spec)
+	shared := ""
+	if spec.Quorum && spec.MinRedis <= 5 && slices.Contains(g.Types, "partition") && rng.IntN(3) == 0 {
+		shared = bareMajority(rng, &s)
+	}
 	plan := cluster.PlanOf(clusterSpec(s))
 	types := g.applicable(s)
 	if len(types) > 0 {
-		n := 1 + rng.IntN(4)
+		n := 1 + rng.IntN(4-len(s.Faults)) // at most four in all
 		for i := 0; i < n; i++ {
-			t, _ := faults.Lookup(types[rng.IntN(len(types))])
-			s.Faults = append(s.Faults, drawFault(rng, t, s, plan))
+			name := types[rng.IntN(len(types))]
+			if i == 0 && slices.Contains(types, first) {
+				name = first
+			}
+			t, _ := faults.Lookup(name)
+			f := drawFault(rng, t, s, plan)
+			if shared != "" && t.Target == faults.OnServer && rng.IntN(2) == 0 {
+				f.Node = shared
+			}
+			s.Faults = append(s.Faults, f)
 		}
 	}
 	s.Duration = runLength(s)
 	s.Description = fmt.Sprintf("explore run %d (seed %d): %s, %d clients, ttl %s, faults %s.",
 		index, g.Seed, lock, s.Clients, s.TTL, strings.Join(s.FaultTypes(), ", "))
+	if shared != "" {
+		s.Description += " Each client is cut from two primaries for the whole run: each holds a bare majority, " + shared + " in both."
+	}
 	if _, err := s.Parse(); err != nil {
 		return s, fmt.Errorf("explore: run %d drew a schedule the validator refuses (a generator bug): %w", index, err)
 	}
 	return s, nil
+}
+
+// pair returns run index's lock and first fault type ("" without types):
+// the index-th of a seeded order of every (lock, fault type) pair, over
+// again after the last, so every pair is drawn once before any twice.
+func (g Generator) pair(index int) (lock, typ string) {
+	types := g.Types
+	if len(types) == 0 {
+		types = []string{""}
+	}
+	n := len(g.Locks) * len(types)
+	order := rand.New(rand.NewPCG(uint64(g.Seed), 0x5eed)).Perm(n)
+	k := order[index%n]
+	return g.Locks[k/len(types)], types[k%len(types)]
+}
+
+// bareMajority makes s Kleppmann's setting: five primaries, two clients,
+// each cut from two of them for the whole run, so each client's grants
+// rest on a bare majority of three and the two majorities share one
+// primary, which it returns. A fault on that primary while one client
+// holds (a restart without persistence, a clock jump) lets the other take
+// its own three. Random schedules almost never draw this by chance.
+func bareMajority(rng *rand.Rand, s *Schedule) string {
+	s.Primaries, s.Clients = 5, 2
+	nodes := []string{"redis-0", "redis-1", "redis-2", "redis-3", "redis-4"}
+	rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	cut := func(client string, a, b string) faults.Fault {
+		return faults.Fault{Type: "partition", Groups: [][]string{{client}, {a, b}}}
+	}
+	s.Faults = append(s.Faults, cut("client-0", nodes[0], nodes[1]), cut("client-1", nodes[2], nodes[3]))
+	return nodes[4]
 }
 
 // applicable keeps the generator's types the validator accepts on s's
@@ -192,6 +245,10 @@ func drawFault(rng *rand.Rand, t faults.Type, s Schedule, plan cluster.Plan) fau
 		}
 	}
 	f.At = f.At.Round(time.Millisecond)
+	if rng.IntN(2) == 0 {
+		f.When = faults.WhenHolderInside
+		f.AfterEnter = time.Duration(rng.Float64() * float64(s.CS)).Round(time.Millisecond)
+	}
 	target(&f, t, plan, rng)
 	return f
 }

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,4 +98,90 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestDrawCoversPairs: the first len(locks) x len(types) draws take each
+// (lock, fault type) pair once for their lock and first fault, where the
+// type applies to the lock's topology.
+func TestDrawCoversPairs(t *testing.T) {
+	g := Generator{Seed: 7, Locks: []string{"redis-cad", "redlock", "zk-recipe", "etcd-recipe"}, Types: Drawable()}
+	n := len(g.Locks) * len(g.Types)
+	pairs := map[string]int{}
+	missed := 0
+	for i := range n {
+		s, err := g.Draw(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, typ := g.pair(i)
+		if s.Lock != lock {
+			t.Fatalf("run %d: lock %s, its pair says %s", i, s.Lock, lock)
+		}
+		pairs[lock+" "+typ]++
+		first := ""
+		for _, f := range s.Faults {
+			if len(f.Groups) == 0 || f.Groups[0][0] != "client-0" && f.Groups[0][0] != "client-1" {
+				first = f.Type // the first fault after a bare majority's cuts
+				break
+			}
+		}
+		if first != typ && slices.Contains(g.applicable(s), typ) {
+			t.Errorf("run %d (%s): first fault %q, its pair's type %s applies", i, lock, first, typ)
+		}
+		if first != typ {
+			missed++
+		}
+	}
+	if len(pairs) != n {
+		t.Errorf("%d draws took %d distinct pairs of %d", n, len(pairs), n)
+	}
+	t.Logf("%d pairs, %d whose type does not apply to the lock's topology", n, missed)
+}
+
+// TestDrawAimsAndBareMajorities: about half the drawn faults are aimed at
+// a live holder, and a quorum lock's draws include Kleppmann's setting:
+// two clients, each cut from two of five primaries for the whole run, a
+// fault on the primary both majorities share.
+func TestDrawAimsAndBareMajorities(t *testing.T) {
+	g := Generator{Seed: 7, Locks: []string{"redlock", "redsync"}, Types: Drawable()}
+	aimed, all, bare, onShared := 0, 0, 0, 0
+	for i := range 300 {
+		s, err := g.Draw(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := map[string]bool{}
+		for _, f := range s.Faults {
+			if len(f.Groups) == 2 && (f.Groups[0][0] == "client-0" || f.Groups[0][0] == "client-1") {
+				for _, n := range f.Groups[1] {
+					cut[n] = true
+				}
+				continue
+			}
+			all++
+			if f.Aimed() {
+				aimed++
+			}
+		}
+		if len(cut) == 0 {
+			continue
+		}
+		bare++
+		if len(cut) != 4 || s.Primaries != 5 || s.Clients != 2 {
+			t.Fatalf("run %d: cuts from %v over %d primaries, %d clients", i, cut, s.Primaries, s.Clients)
+		}
+		for _, f := range s.Faults {
+			if f.Node != "" && !cut[f.Node] {
+				onShared++
+				break
+			}
+		}
+	}
+	if aimed < all/3 || aimed > all*2/3 {
+		t.Errorf("%d of %d faults aimed, want about half", aimed, all)
+	}
+	if bare < 50 || onShared < bare/4 {
+		t.Errorf("%d of 300 draws bare majorities, %d of them with a fault on the shared primary", bare, onShared)
+	}
+	t.Logf("aimed %d/%d; bare majorities %d/300, %d with a fault on the shared primary", aimed, all, bare, onShared)
 }

@@ -148,11 +148,14 @@ type Step struct {
 // Tried counts the runs of one lock with one fault type ("none": runs
 // without faults).
 type Tried struct {
-	Lock         string `json:"lock"`
-	Fault        string `json:"fault"`
-	Runs         int    `json:"runs"`
-	Unsafe       int    `json:"unsafe"`
-	Inconclusive int    `json:"inconclusive"`
+	Lock  string `json:"lock"`
+	Fault string `json:"fault"`
+	Runs  int    `json:"runs"`
+	// Opened counts the runs where a fault of this type opened its race
+	// (Outcome.Opened): the pair was exercised, not only drawn.
+	Opened       int `json:"opened"`
+	Unsafe       int `json:"unsafe"`
+	Inconclusive int `json:"inconclusive"`
 }
 
 // Options say how Run explores.
@@ -475,6 +478,9 @@ func tally(e *Explore) {
 				keys = append(keys, k)
 			}
 			c.Runs++
+			if slices.Contains(r.Opened, t) {
+				c.Opened++
+			}
 			if r.Verdict == Unsafe {
 				c.Unsafe++
 			} else if r.Verdict != Safe {

@@ -45,6 +45,10 @@ type Outcome struct {
 	// Bit are the sorted fault types that applied and were not seen not
 	// to bite.
 	Bit []string `json:"bit,omitempty"`
+	// Opened are the sorted fault types of the faults that opened the race
+	// they exist for (report.Fault.Exposed): a holder was inside while the
+	// lock's state no longer protected it.
+	Opened []string `json:"opened,omitempty"`
 	// Reason says why a run is inconclusive.
 	Reason string `json:"reason,omitempty"`
 }
@@ -59,8 +63,12 @@ func Judge(r report.Run) Outcome {
 		if f.Error == "" && (f.Bit == nil || *f.Bit) && !slices.Contains(o.Bit, f.Type) {
 			o.Bit = append(o.Bit, f.Type)
 		}
+		if f.Exposed != nil && *f.Exposed && !slices.Contains(o.Opened, f.Type) {
+			o.Opened = append(o.Opened, f.Type)
+		}
 	}
 	slices.Sort(o.Bit)
+	slices.Sort(o.Opened)
 	o.Broke = broke(r)
 	switch {
 	case o.Broke != "":

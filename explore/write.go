@@ -184,11 +184,11 @@ func sections(e *Explore) []section {
 		out = append(out, section{title: "Shrinking " + f.Signature, paras: paras, tab: st})
 	}
 
-	tt := &table{head: []string{"lock", "fault type", "runs", "unsafe", "inconclusive"}}
+	tt := &table{head: []string{"lock", "fault type", "runs", "race opened", "unsafe", "inconclusive"}}
 	for _, t := range e.Tried {
-		tt.add(t.Lock, t.Fault, fmt.Sprint(t.Runs), fmt.Sprint(t.Unsafe), fmt.Sprint(t.Inconclusive))
+		tt.add(t.Lock, t.Fault, fmt.Sprint(t.Runs), fmt.Sprint(t.Opened), fmt.Sprint(t.Unsafe), fmt.Sprint(t.Inconclusive))
 	}
-	out = append(out, section{title: "What was tried", paras: []string{"Runs by lock and fault type (a run with several types counts under each)."}, tab: tt})
+	out = append(out, section{title: "What was tried", paras: []string{"Runs by lock and fault type (a run with several types counts under each); race opened: runs where a fault of the type opened the race it exists for (a holder inside while the lock's state no longer protected it), the pair exercised and not only drawn."}, tab: tt})
 	return out
 }
 
