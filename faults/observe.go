@@ -12,9 +12,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 
 	"github.com/locklab/locklab/cluster"
 )
+
+// The faults probe servers they just killed or cut: go-redis's pool
+// would print every failed dial to stderr, between the progress lines.
+func init() { redis.SetLogger(&logging.VoidLogger{}) }
 
 // Evidence: each fault looks for the effect it should have had (its
 // action's observe step, the table's Observes column) and the Window says
