@@ -83,6 +83,10 @@ func (l *Locker) try(ctx context.Context) (*Lease, error) {
 	ok, _, nodeErr := tally(rs, nil)
 	validity := c.ttl - elapsed - c.drift
 	if ok >= c.quorum && validity > 0 {
+		c.grants.Add(1)
+		if ok == c.quorum && ok < len(rs) {
+			c.bareGrants.Add(1)
+		}
 		acked := make([]bool, len(rs))
 		for i, r := range rs {
 			acked[i] = r.ok

@@ -72,6 +72,9 @@ type Client struct {
 	rng   *rand.Rand
 
 	requests atomic.Int64
+	// grants counts the acquisitions this client made, bareGrants those
+	// that a bare majority took: a majority with no node to spare.
+	grants, bareGrants atomic.Int64
 
 	stopJanitors context.CancelFunc
 	janitors     sync.WaitGroup
@@ -240,9 +243,11 @@ func (c *Client) Close() error {
 }
 
 // Counters implements locks.Stats: "requests" counts the commands sent to
-// all primaries together.
+// all primaries together, "grants" the acquisitions and "bare_grants"
+// those that a bare majority took (quorum nodes of more): a holder whose
+// keys one node's restart or clock jump brings below a majority.
 func (c *Client) Counters() map[string]int64 {
-	return map[string]int64{"requests": c.requests.Load()}
+	return map[string]int64{"requests": c.requests.Load(), "grants": c.grants.Load(), "bare_grants": c.bareGrants.Load()}
 }
 
 // delay is the random wait before the next attempt: uniform in

@@ -466,6 +466,9 @@ func TestRestart(t *testing.T) {
 			if got := held.Nodes(); !slices.Equal(got, names(0, 1, 2)) {
 				t.Fatalf("holder on %v", got)
 			}
+			if got := a.Counters(); got["grants"] != 1 || got["bare_grants"] != 1 {
+				t.Errorf("counters %v after a grant by 3 of 5: want grants 1, bare_grants 1", got)
+			}
 			for _, i := range []int{3, 4} {
 				if err := e.node(t, i).Start(locktest.Timeout(t, testenv.ClusterStartTimeout)); err != nil {
 					t.Fatal(err)
