@@ -189,8 +189,12 @@ func aimedEarly(kind string, at, cs time.Duration, rest string) string {
 }
 
 // oneOfThree is why a fault on one of three Redlock primaries is a
-// control: the holder's key stays on the other two, a majority.
-const oneOfThree = "the holder's key stays on 2 of the 3 Redlock primaries, a majority: no second grant is possible"
+// control: the holder's key stays on the other two, a majority, when all
+// three took it. Under contention some grants rest on two (the counter
+// bare_grants), and a fault on one of those two is Kleppmann's case: the
+// control then reads unsafe, and rightly.
+const oneOfThree = "when all 3 Redlock primaries took the holder's key it stays on 2, a majority, and no second grant is possible; " +
+	"a grant that only 2 took (counter bare_grants: a waiter's request held the third) is Kleppmann's bare majority, which this fault on one of the two breaks"
 
 // usual is the setup of the lock's usual topology with these faults.
 func usual(l lockInfo, fs ...string) (setup, string) {
