@@ -207,7 +207,7 @@ func (pr *dockerProcess) wait() (int64, error) {
 			defer t.Stop()
 			poll = t.C
 		case <-poll:
-			if code, err, stopped := pr.inspectExit(); stopped {
+			if code, stopped, err := pr.inspectExit(); stopped {
 				return code, err
 			}
 			if !killedAt.IsZero() && time.Since(killedAt) > hostKillAfter {
@@ -224,20 +224,20 @@ const hostKillAfter = 5 * time.Second
 
 // inspectExit asks the engine whether the container stopped, and with
 // what status; stopped is false when it runs or the engine did not say.
-func (pr *dockerProcess) inspectExit() (code int64, err error, stopped bool) {
+func (pr *dockerProcess) inspectExit() (code int64, stopped bool, err error) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	insp, err := pr.p.cli.ContainerInspect(ctx, pr.id, client.ContainerInspectOptions{})
 	if err != nil {
 		if isNotFound(err) {
-			return -1, errors.New("container removed"), true
+			return -1, true, errors.New("container removed")
 		}
-		return 0, nil, false
+		return 0, false, nil
 	}
 	if st := insp.Container.State; st != nil && !st.Running {
-		return int64(st.ExitCode), nil, true
+		return int64(st.ExitCode), true, nil
 	}
-	return 0, nil, false
+	return 0, false, nil
 }
 
 // hostKill kills the container's init process from the host, when the

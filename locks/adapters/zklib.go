@@ -32,8 +32,8 @@ var CleanupOption = locks.Option{
 	Doc: "clean up after a lost connection as Curator's guaranteed delete does: an Unlock cut short " +
 		"is tried again once the session is back, the node of a failed Lock is removed, and a Lock " +
 		"whose Acquire gave up is kept for the next Acquire of the lock (its place in the queue " +
-		"kept across tries) or, when none comes within 1s, removed; false runs the library as it is (Unlock once, a failed Lock's node left in the " +
-		"queue for as long as the session lives)",
+		"kept across tries) or, when none comes within 1s, removed; false runs the library as it " +
+		"is (Unlock once, a failed Lock's node left in the queue for as long as the session lives)",
 	Check: locks.CheckBool,
 }
 
@@ -152,7 +152,7 @@ type lockResult struct {
 }
 
 // adoptWithin is how long a Lock whose Acquire gave up on it waits for
-// the next Acquire of the same lock to take it over (parkCall) before its
+// the next Acquire of the same lock to take it over (park) before its
 // node is removed (evict).
 const adoptWithin = time.Second
 
