@@ -52,6 +52,15 @@ func TestPaceMayDraw(t *testing.T) {
 	if q := (Pace{Parallel: 1, Backlog: 1000, RunS: 10, ShrinkRuns: 20}); !q.MayDraw() {
 		t.Error("no budget: may not draw")
 	}
+	// A shrinking under way may be at its first step: it counts whole; the
+	// longest shrinking seen must still fit before the end.
+	q := Pace{Parallel: 2, Remaining: 500, RunS: 10, ShrinkRuns: 20, ShrinkS: 60, LongestShrinkS: 150, Shrinking: 2}
+	if got, want := q.Need(), 3*200+10.0; got != want {
+		t.Errorf("2 shrinkings under way: need %v, want %v", got, want)
+	}
+	if got, want := q.Capacity(), 2*(500-150.0); got != want {
+		t.Errorf("longest shrinking 150 s: capacity %v, want %v", got, want)
+	}
 }
 
 // TestPaceMeasured: the pace reads the explorer: the runs' mean length,
@@ -72,6 +81,9 @@ func TestPaceMeasured(t *testing.T) {
 	x.mu.Unlock()
 	if p.RunS != 8 {
 		t.Errorf("RunS %v, want 8", p.RunS)
+	}
+	if p.LongestShrinkS != 100 {
+		t.Errorf("LongestShrinkS %v, want 100 (the stopped one is no measure)", p.LongestShrinkS)
 	}
 	if want := (priorShrinkRuns + 30 + 4) / 3.0; p.ShrinkRuns != want {
 		t.Errorf("ShrinkRuns %v, want %v", p.ShrinkRuns, want)
