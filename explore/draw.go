@@ -117,7 +117,7 @@ func (g Generator) pair(index int) (lock, typ string) {
 // rest on a bare majority of three and the two majorities share one
 // primary, which it returns. A fault on that primary while one client
 // holds (a restart without persistence, a clock jump) lets the other take
-// its own three. Random schedules almost never draw this by chance.
+// its own three; random targets and cuts seldom line this up.
 func bareMajority(rng *rand.Rand, s *Schedule) string {
 	s.Primaries, s.Clients = 5, 2
 	nodes := []string{"redis-0", "redis-1", "redis-2", "redis-3", "redis-4"}

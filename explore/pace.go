@@ -9,8 +9,9 @@ import (
 // Pacing: drawing and shrinking share --parallel run slots, shrinking
 // first, and a schedule is drawn only while the budget left can shrink
 // every finding waiting or under way plus one per draw under way and one
-// for the new draw, and still end the longest shrinking seen (Pace.MayDraw). The costs are measured as the exploration goes;
-// before the first shrinking ends they start from these priors.
+// for the new draw, and still end the longest shrinking seen
+// (Pace.MayDraw). The costs are measured as the exploration goes; before
+// the first shrinking ends they start from these priors.
 const (
 	// priorShrinkRuns is the runs a shrinking is taken to cost before one
 	// has been measured; it weighs as one measured shrinking.
