@@ -36,11 +36,14 @@ func Spec(t testing.TB, name string) locks.Spec {
 }
 
 // Connect builds a client of the registered lock name with cfg, as the
-// harness does, and closes it when the test ends. Set-up may take 30s.
+// harness does, and closes it when the test ends. Set-up may take 90s: a
+// CI run beside other tests saw the first nats-kv client of a fresh
+// three-server cluster still waiting to create its replicated bucket
+// after 30s.
 func Connect(t testing.TB, name string, cfg locks.Config) locks.Client {
 	t.Helper()
 	spec := Spec(t, name)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := spec.New(ctx, cfg)
 	if err != nil {
