@@ -28,9 +28,9 @@ const HealTimeout = 30 * time.Second
 // Check does, and resolves holder (in a link, node, group, isolate or
 // client) by waiting on Env.Holder, bounded by ctx; the client found is
 // "client-N" in the Window's Target. It then resolves the leader selectors
-// zk-leader and etcd-leader to the member leading at that moment (an aimed
-// fault: before it waits for a holder) (cluster.Leader, waited for up to
-// LeaderWait during an election); the
+// zk-leader and etcd-leader to the member leading at that moment
+// (cluster.Leader, waited for up to LeaderWait during an election; an
+// aimed fault asks before it waits for a holder); the
 // Window's Target shows both, "zk-leader=zk-2" (see withLeaders for how a
 // selector combines with node names in groups). A fault that cannot be applied or
 // healed gets Window.Err (and a log line) and the rest of the schedule goes
@@ -84,9 +84,10 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 	// machine, and the aimed kill of a ZooKeeper leader struck after its
 	// holder had left (the atlas's kill-leader/zk-lib, 169.7 ms into a
 	// 200 ms critical section). Leaders do not change while nothing fails.
+	askedEarly := f.Aimed() && env.Cluster != nil
 	var early leaderChoice
 	var earlyErr error
-	if f.Aimed() && env.Cluster != nil {
+	if askedEarly {
 		early, earlyErr = resolveLeaders(ctx, env, f)
 	}
 	if f.Aimed() {
@@ -136,7 +137,7 @@ func runOne(ctx context.Context, env Env, topo *topology, i int, f Fault) *Windo
 	var leaders leaderChoice
 	switch {
 	case err != nil:
-	case f.Aimed() && env.Cluster != nil:
+	case askedEarly:
 		leaders, err = early, earlyErr
 	default:
 		leaders, err = resolveLeaders(ctx, env, rf)
