@@ -4,8 +4,11 @@ package cluster
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -65,7 +68,7 @@ func listenFree(host string, n int) ([]net.Listener, error) {
 		}
 	}()
 	for len(out) < n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		l, err := listenPort(host)
 		if err != nil {
 			for _, l := range out {
 				l.Close()
@@ -81,6 +84,53 @@ func listenFree(host string, n int) ([]net.Listener, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// Ports for servers and proxies come from below the kernel's ephemeral
+// range (net.ipv4.ip_local_port_range), from which outgoing connections
+// take their source ports. A listener that lets its port go for a moment
+// (a proxy restarted by a reset, a server killed and restarted) could
+// otherwise find it taken as the source port of some client's
+// connection, and could not bind it again ("address already in use":
+// seen once as a failed reset in an atlas reset storm).
+const (
+	portsFrom    = 10000 // the lowest port handed out
+	portsAtLeast = 2000  // fewer ports below the ephemeral range: use the kernel's choice
+	portTries    = 200   // ports found taken before listenPort falls back to the kernel's choice
+)
+
+// portsBelow is the first port of the ephemeral range, read once; 0 when
+// the range is unknown or leaves fewer than portsAtLeast ports above
+// portsFrom.
+var portsBelow = sync.OnceValue(func() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo-portsFrom < portsAtLeast {
+		return 0
+	}
+	return lo
+})
+
+// listenPort listens on a random free port of host below the ephemeral
+// range; after portTries ports taken, or when that range is too small, on
+// the kernel's choice (port 0).
+func listenPort(host string) (net.Listener, error) {
+	below := portsBelow()
+	for try := 0; below > 0 && try < portTries; try++ {
+		p := portsFrom + rand.IntN(below-portsFrom)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err == nil {
+			return l, nil
+		}
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, "0"))
 }
 
 // listen listens on addr; port 0 means a port from listenFree, never the

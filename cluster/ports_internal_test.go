@@ -134,3 +134,37 @@ func TestFreePortsNeverRepeat(t *testing.T) {
 		l.Close()
 	}
 }
+
+// Ports handed out lie below the ephemeral range, where no outgoing
+// connection takes its source port: a proxy that a reset restarts on its
+// port must find it free.
+func TestFreePortsBelowEphemeral(t *testing.T) {
+	below := portsBelow()
+	if below == 0 {
+		t.Skip("the ephemeral range leaves too few ports below it; the kernel chooses")
+	}
+	ps, err := freePorts(50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p < portsFrom || p >= below {
+			t.Errorf("port %d handed out, want one in [%d, %d)", p, portsFrom, below)
+		}
+	}
+	// Outgoing connections take their source ports from the ephemeral
+	// range: none of them can hold a port handed out.
+	l, err := listenFree("127.0.0.1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l[0].Close()
+	c, err := net.Dial("tcp", l[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if src := c.LocalAddr().(*net.TCPAddr).Port; src < below {
+		t.Errorf("a connection's source port %d lies below the ephemeral range (%d): the range read is wrong", src, below)
+	}
+}
