@@ -223,3 +223,6 @@ func etcdRole(ctx context.Context, addr string) (string, error) {
 		return "follower", nil
 	}
 }
+
+// etcdRawPing is GET /version over HTTP/1.0, for PingOf.
+var etcdRawPing = &TablePing{Request: []byte("GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n"), Reply: 7, OK: replyIs("HTTP/1.")}

@@ -451,3 +451,7 @@ type redisNodes struct {
 	servers                        []*Node // primaries, then replicas
 	all                            []*Node // servers, then sentinels
 }
+
+// redisRawPing is PING on a new connection, for PingOf (Redis, replicas
+// and Sentinels).
+var redisRawPing = &TablePing{Request: []byte("PING\r\n"), Reply: 5, OK: replyIs("+PONG")}

@@ -149,6 +149,31 @@ func RegisterBackend(b TableBackend) {
 // the newest locklab/<name> image built locally.
 const ImageField = "image"
 
+// PingOf returns the raw round trip that shows a server of kind answers,
+// for the evidence of link faults: a table backend's Ping, or PING for
+// Redis and Sentinel, srvr for ZooKeeper and GET /version for etcd; nil
+// for a kind without one.
+func PingOf(kind string) *TablePing {
+	switch kind {
+	case KindRedis, KindReplica, KindSentinel:
+		return redisRawPing
+	case KindZooKeeper:
+		return zkRawPing
+	case KindEtcd:
+		return etcdRawPing
+	}
+	if b, ok := BackendOfKind(kind); ok {
+		return b.Ping
+	}
+	return nil
+}
+
+// replyIs is a TablePing.OK for a reply that starts with want (Reply
+// len(want) bytes).
+func replyIs(want string) func([]byte) bool {
+	return func(b []byte) bool { return string(b) == want }
+}
+
 // Backends returns every table backend, sorted by name.
 func Backends() []TableBackend {
 	table.RLock()

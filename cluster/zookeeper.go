@@ -302,3 +302,6 @@ func zkServerConf(zs ZooKeeperSpec) string {
 	}
 	return conf
 }
+
+// zkRawPing is the srvr four-letter word, for PingOf.
+var zkRawPing = &TablePing{Request: []byte("srvr"), Reply: 17, OK: replyIs("Zookeeper version")}

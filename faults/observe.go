@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -251,53 +250,14 @@ func persistent(ctx context.Context, addr string) (bool, string, error) {
 }
 
 // roundTrip times one request/reply to a server of kind through addr (a
-// link's proxy): PING for Redis and Sentinel, srvr for ZooKeeper, GET
-// /version for etcd. ok is false for a kind it cannot ask. When no reply
-// came, the duration is how long it waited after sending (the round trip
-// was longer), with the error.
+// link's proxy), with the kind's cluster.PingOf. ok is false for a kind
+// without one. When no reply came, the duration is how long it waited
+// after sending (the round trip was longer), with the error.
 func roundTrip(ctx context.Context, addr, kind string, wait time.Duration) (time.Duration, bool, error) {
-	var req, want string
-	switch kind {
-	case cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel:
-		req, want = "PING\r\n", "+PONG"
-	case cluster.KindZooKeeper:
-		req, want = "srvr", "Zookeeper version"
-	case cluster.KindEtcd:
-		req, want = "GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n", "HTTP/1."
-	default:
-		if b, ok := cluster.BackendOfKind(kind); ok && b.Ping != nil {
-			return rawRoundTrip(ctx, addr, b.Ping, wait)
-		}
+	p := cluster.PingOf(kind)
+	if p == nil {
 		return 0, false, nil
 	}
-	d := net.Dialer{Timeout: probeTimeout}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return 0, true, err
-	}
-	defer c.Close()
-	dl := time.Now().Add(probeTimeout + wait)
-	if t, ok := ctx.Deadline(); ok && t.Before(dl) {
-		dl = t
-	}
-	c.SetDeadline(dl)
-	t0 := time.Now()
-	if _, err := c.Write([]byte(req)); err != nil {
-		return 0, true, err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	took := time.Since(t0)
-	if err != nil && line == "" {
-		return took, true, fmt.Errorf("round trip to %s: %w", addr, err)
-	}
-	if !strings.HasPrefix(line, want) {
-		return 0, true, fmt.Errorf("round trip to %s: unexpected reply %q", addr, strings.TrimSpace(line))
-	}
-	return took, true, nil
-}
-
-// rawRoundTrip is roundTrip for a table backend's ping.
-func rawRoundTrip(ctx context.Context, addr string, p *cluster.TablePing, wait time.Duration) (time.Duration, bool, error) {
 	d := net.Dialer{Timeout: probeTimeout}
 	t0 := time.Now()
 	c, err := d.DialContext(ctx, "tcp", addr)

@@ -196,3 +196,22 @@ func TestPartitionHolderEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundTripEveryKind: the raw round trip that link faults' evidence
+// times is answered by a server of every kind the cluster starts here
+// (Redis primary, replica and Sentinel, ZooKeeper, etcd).
+func TestRoundTripEveryKind(t *testing.T) {
+	c := testenv.Cluster(t, cluster.Spec{
+		Redis:     &cluster.RedisSpec{Replicas: 1, Sentinels: 1},
+		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1},
+		Etcd:      &cluster.EtcdSpec{Nodes: 1},
+	})
+	ctx := ctxT(t, 30*time.Second)
+	for _, name := range []string{"redis-0", "redis-0-r0", "sentinel-0", "zk-0", "etcd-0"} {
+		n := mustNode(t, c, name)
+		d, answered, ok, err := fastestRoundTrip(ctx, n.Addr(), n.Kind, 0)
+		if !ok || !answered || err != nil {
+			t.Errorf("%s (%s): round trip %v answered %v asked %v: %v", name, n.Kind, d, answered, ok, err)
+		}
+	}
+}
