@@ -158,7 +158,8 @@ func (g Generator) applicable(s Schedule) []string {
 
 // drawTopology sets the cluster a lock runs on: Redlock over 3 or 5
 // primaries, a single Redis primary with or without a replica and
-// Sentinel, 3-member ZooKeeper or etcd.
+// Sentinel, 3-member ZooKeeper or etcd, or a table backend's section
+// (drawTableSettings).
 func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 	switch spec.Backend {
 	case locks.ZooKeeper:
@@ -166,6 +167,10 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 		return
 	case locks.Etcd:
 		s.Etcd = 3
+		return
+	}
+	if b, ok := cluster.LookupBackend(string(spec.Backend)); ok {
+		s.Backend, s.Settings = b.Name, drawTableSettings(rng, b)
 		return
 	}
 	s.Persistence = "none"
@@ -184,6 +189,37 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 	if rng.IntN(3) == 0 {
 		s.Replicas, s.Sentinels = 1, 3
 	}
+}
+
+// drawTableSettings draws each int field of a table backend's section
+// from its default and the two values above it that the backend accepts
+// (nats nodes 1 or 3, postgres replicas 0 to 2); other fields keep their
+// defaults.
+func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
+	out := map[string]int{}
+	for _, f := range b.Fields {
+		d, ok := f.Default.(int)
+		if f.Kind != "int" || !ok {
+			continue
+		}
+		var vals []int
+		for v := d; v <= d+2; v++ {
+			try := cluster.Settings{f.Name: v}
+			if field, _ := callCheck(b, try); field == "" && (f.Min == nil || v >= *f.Min) {
+				vals = append(vals, v)
+			}
+		}
+		out[f.Name] = vals[rng.IntN(len(vals))] // d itself always passes
+	}
+	return out
+}
+
+// callCheck is b.Check on s, or no complaint when b has none.
+func callCheck(b cluster.TableBackend, s cluster.Settings) (field, msg string) {
+	if b.Check == nil {
+		return "", ""
+	}
+	return b.Check(s)
 }
 
 // drawOptions sets the lock options explore varies where the lock has
@@ -211,6 +247,12 @@ func clusterSpec(s Schedule) cluster.Spec {
 		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: s.ZooKeeper}
 	case s.Etcd > 0:
 		cs.Etcd = &cluster.EtcdSpec{Nodes: s.Etcd}
+	case s.Backend != "":
+		set := cluster.Settings{}
+		for k, v := range s.Settings {
+			set[k] = v
+		}
+		cs.Backends = map[string]cluster.Settings{s.Backend: set}
 	default:
 		cs.Redis = &cluster.RedisSpec{Primaries: s.Primaries, Replicas: s.Replicas, Sentinels: s.Sentinels}
 	}
@@ -283,12 +325,15 @@ func setValues(f *faults.Fault, t faults.Type, ttl time.Duration, pick func(faul
 // faults.
 func target(f *faults.Fault, t faults.Type, plan cluster.Plan, rng *rand.Rand) {
 	pick := func(xs []string) string {
-		if rng == nil {
+		switch {
+		case len(xs) == 0:
+			return "" // nothing to act on: the validator refuses the fault
+		case rng == nil:
 			return xs[0]
 		}
 		return xs[rng.IntN(len(xs))]
 	}
-	servers := serverTargets(faults.Type{Kinds: []string{cluster.KindRedis, cluster.KindReplica, cluster.KindZooKeeper, cluster.KindEtcd}}, plan)
+	servers := dataServers(plan)
 	switch t.Target {
 	case faults.OnServer:
 		f.Node = pick(serverTargets(t, plan))
@@ -312,20 +357,39 @@ func target(f *faults.Fault, t faults.Type, plan cluster.Plan, rng *rand.Rand) {
 	}
 }
 
-// serverTargets are the plan's nodes of t's kinds, and the leader
-// selectors of the ensembles among them.
+// serverTargets are the plan's nodes of t's kinds (a table backend's
+// kinds where its row says t acts on them), and the leader selectors of
+// the ensembles among them.
 func serverTargets(t faults.Type, plan cluster.Plan) []string {
+	kinds := append(slices.Clone(t.Kinds), cluster.KindsActedOnBy(t.Name)...)
 	var out []string
 	for _, n := range plan.Nodes {
-		if slices.Contains(t.Kinds, n.Kind) {
+		if slices.Contains(kinds, n.Kind) {
 			out = append(out, n.Name)
 		}
 	}
-	if slices.Contains(t.Kinds, cluster.KindZooKeeper) && plan.Count(cluster.KindZooKeeper) > 1 {
+	if slices.Contains(kinds, cluster.KindZooKeeper) && plan.Count(cluster.KindZooKeeper) > 1 {
 		out = append(out, "zk-leader")
 	}
-	if slices.Contains(t.Kinds, cluster.KindEtcd) && plan.Count(cluster.KindEtcd) > 1 {
+	if slices.Contains(kinds, cluster.KindEtcd) && plan.Count(cluster.KindEtcd) > 1 {
 		out = append(out, "etcd-leader")
+	}
+	for _, b := range cluster.Backends() {
+		if first := b.Kinds[0].Kind; b.Leader != "" && slices.Contains(kinds, first) && plan.Count(first) > 1 {
+			out = append(out, b.Leader)
+		}
+	}
+	return out
+}
+
+// dataServers are the plan's servers other than Sentinels: what a link
+// fault on a node, or an isolation, acts on.
+func dataServers(plan cluster.Plan) []string {
+	var out []string
+	for _, n := range plan.Nodes {
+		if n.Kind != cluster.KindSentinel {
+			out = append(out, n.Name)
+		}
 	}
 	return out
 }
@@ -354,12 +418,7 @@ func linkTargets(plan cluster.Plan) []string {
 // minority cuts a minority of the data servers (a leader among them for
 // ensembles), with the holder, from the rest and the other clients.
 func minority(plan cluster.Plan, rng *rand.Rand) [][]string {
-	var data []string
-	for _, n := range plan.Nodes {
-		if n.Kind != cluster.KindSentinel {
-			data = append(data, n.Name)
-		}
-	}
+	data := dataServers(plan)
 	rng.Shuffle(len(data), func(i, j int) { data[i], data[j] = data[j], data[i] })
 	k := 1 + rng.IntN(max(1, (len(data)-1)/2))
 	a, b := slices.Clone(data[:k]), slices.Clone(data[k:])

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/cluster"
+	_ "github.com/locklab/locklab/cluster/backends/all"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all"
 )
 
@@ -184,4 +187,51 @@ func TestDrawAimsAndBareMajorities(t *testing.T) {
 		t.Errorf("%d of 300 draws bare majorities, %d of them with a fault on the shared primary", bare, onShared)
 	}
 	t.Logf("aimed %d/%d; bare majorities %d/300, %d with a fault on the shared primary", aimed, all, bare, onShared)
+}
+
+// TestDrawTableBackends: a lock of a table backend (PostgreSQL, MariaDB,
+// NATS) is drawn on its own backend's cluster, and its faults act on that
+// cluster's nodes and links only.
+func TestDrawTableBackends(t *testing.T) {
+	var tableLocks []string
+	for _, name := range atlas.Locks() {
+		spec, _ := locks.Lookup(name)
+		if _, ok := cluster.LookupBackend(string(spec.Backend)); ok {
+			tableLocks = append(tableLocks, name)
+		}
+	}
+	if len(tableLocks) < 3 {
+		t.Fatalf("table backend locks %v: want pg-advisory, mariadb-get-lock, nats-kv and more", tableLocks)
+	}
+	for _, lock := range tableLocks {
+		spec, _ := locks.Lookup(lock)
+		g := Generator{Seed: 3, Locks: []string{lock}, Types: Drawable()}
+		onServer := 0
+		for i := range 100 {
+			s, err := g.Draw(i)
+			if err != nil {
+				t.Fatalf("%s run %d: %v\n%s", lock, i, err, s.YAML())
+			}
+			if s.Backend != string(spec.Backend) || !strings.Contains(s.YAML(), "  "+s.Backend+": {") {
+				t.Fatalf("%s run %d drawn on another cluster:\n%s", lock, i, s.YAML())
+			}
+			plan := cluster.PlanOf(clusterSpec(s))
+			for _, f := range s.Faults {
+				for _, name := range append([]string{f.Node, strings.Split(f.Link, "->")[max(0, len(strings.Split(f.Link, "->"))-1)]}, slices.Concat(f.Groups...)...) {
+					if name == "" || name == "holder" || name == "clients" || strings.HasSuffix(name, "-leader") {
+						continue
+					}
+					if plan.Kind(name) == "" {
+						t.Fatalf("%s run %d: fault %s names %q, not a node of the plan:\n%s", lock, i, f.Type, name, s.YAML())
+					}
+				}
+				if f.Node != "" && plan.Kind(f.Node) != "" && slices.Contains([]string{faults.Kill, faults.Pause, faults.Restart}, f.Type) {
+					onServer++
+				}
+			}
+		}
+		if onServer == 0 {
+			t.Errorf("%s: no kill, pause or restart of its servers in 100 draws", lock)
+		}
+	}
 }

@@ -30,6 +30,10 @@ type Schedule struct {
 	Persistence string `json:"persistence,omitempty"`
 	ZooKeeper   int    `json:"zookeeper,omitempty"`
 	Etcd        int    `json:"etcd,omitempty"`
+	// Backend is a table backend's name (postgres, nats, ...) when the
+	// lock runs on one, with its section's int fields in Settings.
+	Backend  string         `json:"backend,omitempty"`
+	Settings map[string]int `json:"settings,omitempty"`
 	// Workload.
 	Clients  int            `json:"clients"`
 	TTL      time.Duration  `json:"ttl"`
@@ -50,6 +54,7 @@ func (s Schedule) Clone() Schedule {
 	for k, v := range s.Options {
 		c.Options[k] = v
 	}
+	c.Settings = maps.Clone(s.Settings)
 	c.Faults = make([]faults.Fault, len(s.Faults))
 	for i, f := range s.Faults {
 		c.Faults[i] = f
@@ -89,6 +94,12 @@ func (s Schedule) YAML() string {
 		fmt.Fprintf(&b, "  zookeeper: {nodes: %d}\n", s.ZooKeeper)
 	case s.Etcd > 0:
 		fmt.Fprintf(&b, "  etcd: {nodes: %d}\n", s.Etcd)
+	case s.Backend != "":
+		var fields []string
+		for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
+			fields = append(fields, fmt.Sprintf("%s: %d", k, s.Settings[k]))
+		}
+		fmt.Fprintf(&b, "  %s: {%s}\n", s.Backend, strings.Join(fields, ", "))
 	default:
 		fmt.Fprintf(&b, "  redis: {primaries: %d, replicas: %d, sentinels: %d, persistence: %s}\n",
 			s.Primaries, s.Replicas, s.Sentinels, orNone(s.Persistence))
