@@ -173,9 +173,11 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 		s.Backend, s.Settings = b.Name, drawTableSettings(rng, b)
 		return
 	}
-	s.Persistence = "none"
-	if rng.IntN(4) == 0 {
+	switch s.Persistence = "none"; rng.IntN(4) {
+	case 0:
 		s.Persistence = "always"
+	case 1:
+		s.Persistence = "everysec" // what a power cut tests: the last second's writes
 	}
 	if spec.Quorum {
 		s.Primaries = 3

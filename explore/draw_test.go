@@ -19,11 +19,14 @@ import (
 // (Draw runs it), and every drawable type must be drawn.
 func TestDrawValid(t *testing.T) {
 	g := Generator{Seed: 7, Locks: atlas.Locks(), Types: Drawable()}
-	seen := map[string]int{}
+	seen, persistence := map[string]int{}, map[string]int{}
 	for i := range 1000 {
 		s, err := g.Draw(i)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, s.YAML())
+		}
+		if s.Persistence != "" {
+			persistence[s.Persistence]++
 		}
 		if n := len(s.Faults); n > 4 {
 			t.Fatalf("run %d: %d faults, want at most 4", i, n)
@@ -38,6 +41,11 @@ func TestDrawValid(t *testing.T) {
 		}
 	}
 	t.Logf("fault types drawn: %v", seen)
+	for _, p := range []string{"none", "everysec", "always"} {
+		if persistence[p] == 0 {
+			t.Errorf("Redis persistence %s never drawn in 1,000 runs: %v", p, persistence)
+		}
+	}
 }
 
 func TestDrawDeterministic(t *testing.T) {
