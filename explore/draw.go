@@ -194,9 +194,9 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 }
 
 // drawTableSettings draws each int field of a table backend's section
-// from its default and the two values above it that the backend accepts
-// (nats nodes 1 or 3, postgres replicas 0 to 2); other fields keep their
-// defaults.
+// from its default and those of the two values above it that the
+// backend accepts (nats nodes 1 or 3, postgres replicas 0 to 2); other
+// fields keep their defaults.
 func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
 	out := map[string]int{}
 	for _, f := range b.Fields {
@@ -204,14 +204,14 @@ func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
 		if f.Kind != "int" || !ok {
 			continue
 		}
-		var vals []int
-		for v := d; v <= d+2; v++ {
+		vals := []int{d}
+		for v := d + 1; v <= d+2; v++ {
 			try := cluster.Settings{f.Name: v}
 			if field, _ := callCheck(b, try); field == "" && (f.Min == nil || v >= *f.Min) {
 				vals = append(vals, v)
 			}
 		}
-		out[f.Name] = vals[rng.IntN(len(vals))] // d itself always passes
+		out[f.Name] = vals[rng.IntN(len(vals))]
 	}
 	return out
 }
