@@ -119,7 +119,7 @@ func (g Generator) pair(index int) (lock, typ string) {
 // holds (a restart without persistence, a clock jump) lets the other take
 // its own three; random targets and cuts seldom line this up.
 func bareMajority(rng *rand.Rand, s *Schedule) string {
-	s.Primaries, s.Clients = 5, 2
+	s.RedisMode, s.Primaries, s.Replicas, s.Clients = "", 5, 0, 2
 	nodes := []string{"redis-0", "redis-1", "redis-2", "redis-3", "redis-4"}
 	rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 	cut := func(client string, a, b string) faults.Fault {
@@ -158,8 +158,9 @@ func (g Generator) applicable(s Schedule) []string {
 
 // drawTopology sets the cluster a lock runs on: Redlock over 3 or 5
 // primaries, a single Redis primary with or without a replica and
-// Sentinel, 3-member ZooKeeper or etcd, or a table backend's section
-// (drawTableSettings).
+// Sentinel, a Redis Cluster of 3 primaries with a replica each (a quarter
+// of the runs of locks that run on one), 3-member ZooKeeper or etcd, or a
+// table backend's section (drawTableSettings).
 func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 	switch spec.Backend {
 	case locks.ZooKeeper:
@@ -178,6 +179,10 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 		s.Persistence = "always"
 	case 1:
 		s.Persistence = "everysec" // what a power cut tests: the last second's writes
+	}
+	if spec.RedisCluster && rng.IntN(4) == 0 {
+		s.RedisMode, s.Primaries, s.Replicas = cluster.RedisCluster, 3, 1
+		return
 	}
 	if spec.Quorum {
 		s.Primaries = 3
@@ -234,7 +239,7 @@ func drawOptions(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 				s.Options["renew"] = "true"
 			}
 		case "wait_replicas":
-			if s.Replicas > 0 && rng.IntN(2) == 0 {
+			if s.Replicas > 0 && s.RedisMode == "" && rng.IntN(2) == 0 {
 				s.Options["wait_replicas"] = "1"
 			}
 		}
@@ -256,7 +261,7 @@ func clusterSpec(s Schedule) cluster.Spec {
 		}
 		cs.Backends = map[string]cluster.Settings{s.Backend: set}
 	default:
-		cs.Redis = &cluster.RedisSpec{Primaries: s.Primaries, Replicas: s.Replicas, Sentinels: s.Sentinels}
+		cs.Redis = &cluster.RedisSpec{Mode: s.RedisMode, Primaries: s.Primaries, Replicas: s.Replicas, Sentinels: s.Sentinels}
 	}
 	return cs
 }

@@ -19,7 +19,7 @@ import (
 // (Draw runs it), and every drawable type must be drawn.
 func TestDrawValid(t *testing.T) {
 	g := Generator{Seed: 7, Locks: atlas.Locks(), Types: Drawable()}
-	seen, persistence := map[string]int{}, map[string]int{}
+	seen, persistence := map[string]int{}, map[string]int{} // persistence: and Redis Cluster
 	for i := range 1000 {
 		s, err := g.Draw(i)
 		if err != nil {
@@ -27,6 +27,9 @@ func TestDrawValid(t *testing.T) {
 		}
 		if s.Persistence != "" {
 			persistence[s.Persistence]++
+		}
+		if s.RedisMode != "" {
+			persistence["mode "+s.RedisMode]++
 		}
 		if n := len(s.Faults); n > 4 {
 			t.Fatalf("run %d: %d faults, want at most 4", i, n)
@@ -41,9 +44,9 @@ func TestDrawValid(t *testing.T) {
 		}
 	}
 	t.Logf("fault types drawn: %v", seen)
-	for _, p := range []string{"none", "everysec", "always"} {
+	for _, p := range []string{"none", "everysec", "always", "mode cluster"} {
 		if persistence[p] == 0 {
-			t.Errorf("Redis persistence %s never drawn in 1,000 runs: %v", p, persistence)
+			t.Errorf("Redis persistence or %s never drawn in 1,000 runs: %v", p, persistence)
 		}
 	}
 }

@@ -28,8 +28,11 @@ type Schedule struct {
 	Replicas    int    `json:"replicas,omitempty"`
 	Sentinels   int    `json:"sentinels,omitempty"`
 	Persistence string `json:"persistence,omitempty"`
-	ZooKeeper   int    `json:"zookeeper,omitempty"`
-	Etcd        int    `json:"etcd,omitempty"`
+	// RedisMode is "cluster" for a Redis Cluster of the primaries (each
+	// with its replicas), "" for standalone primaries.
+	RedisMode string `json:"redis_mode,omitempty"`
+	ZooKeeper int    `json:"zookeeper,omitempty"`
+	Etcd      int    `json:"etcd,omitempty"`
 	// Backend is a table backend's name (postgres, nats, ...) when the
 	// lock runs on one, with its section's int fields in Settings.
 	Backend  string         `json:"backend,omitempty"`
@@ -101,8 +104,12 @@ func (s Schedule) YAML() string {
 		}
 		fmt.Fprintf(&b, "  %s: {%s}\n", s.Backend, strings.Join(fields, ", "))
 	default:
-		fmt.Fprintf(&b, "  redis: {primaries: %d, replicas: %d, sentinels: %d, persistence: %s}\n",
-			s.Primaries, s.Replicas, s.Sentinels, orNone(s.Persistence))
+		mode := ""
+		if s.RedisMode != "" {
+			mode = "mode: " + s.RedisMode + ", "
+		}
+		fmt.Fprintf(&b, "  redis: {%sprimaries: %d, replicas: %d, sentinels: %d, persistence: %s}\n",
+			mode, s.Primaries, s.Replicas, s.Sentinels, orNone(s.Persistence))
 	}
 	lock := s.Lock
 	if len(s.Options) > 0 {
