@@ -27,7 +27,7 @@ func bothCaches(t *testing.T, test func(t *testing.T, f *FS, mp string)) {
 // mount mounts a lossyfs over a fresh backing directory for the test.
 // Without /dev/fuse it skips, and fails under CI=true, where the
 // machine is expected to have it.
-func mount(t *testing.T, o Options) (*FS, string) {
+func mount(t testing.TB, o Options) (*FS, string) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -383,7 +383,7 @@ func TestRequests(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		writeback bool
-		pattern   func(t *testing.T, dir string, n int)
+		pattern   func(t testing.TB, dir string, n int)
 		max       float64 // requests per write+fsync
 	}{
 		{"zookeeper", false, zkPattern, 3}, // WRITE, FSYNC, GETATTR
@@ -420,7 +420,7 @@ func TestRequests(t *testing.T) {
 // preallocates it (a header, a byte 64 MB out, an fdatasync); then n
 // times the position, a stat of the file, a write of a transaction
 // inside the preallocated length and an fdatasync.
-func zkPattern(t *testing.T, dir string, n int) {
+func zkPattern(t testing.TB, dir string, n int) {
 	t.Helper()
 	p := filepath.Join(dir, "log.1")
 	flags := os.O_WRONLY
@@ -462,7 +462,7 @@ func zkPattern(t *testing.T, dir string, n int) {
 
 // appendPattern is Redis's appendfsync always: an append and an
 // fdatasync per command (the file opened once per call).
-func appendPattern(t *testing.T, dir string, n int) {
+func appendPattern(t testing.TB, dir string, n int) {
 	t.Helper()
 	fh, err := os.OpenFile(filepath.Join(dir, "appendonly.aof"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -497,5 +497,31 @@ func TestNoXattrs(t *testing.T) {
 	}
 	if err := syscall.Removexattr(p, "user.x"); !errors.Is(err, syscall.EOPNOTSUPP) {
 		t.Errorf("removexattr: %v, want EOPNOTSUPP", err)
+	}
+}
+
+// BenchmarkPatterns times ZooKeeper's transaction (a stat, a write inside
+// the preallocated log, an fdatasync) and Redis's appendfsync always (an
+// append and an fdatasync) on the plain backing directory and through a
+// mount, with and without the kernel's writeback cache: what a server
+// that fsyncs every write pays for the lossy filesystem, per operation.
+//
+//	go test -run - -bench Patterns ./internal/lossyfs
+func BenchmarkPatterns(b *testing.B) {
+	for _, p := range []struct {
+		name    string
+		pattern func(t testing.TB, dir string, n int)
+	}{{"zookeeper", zkPattern}, {"append", appendPattern}} {
+		for _, disk := range []string{"plain", "lossy", "lossy-writeback"} {
+			b.Run(p.name+"/"+disk, func(b *testing.B) {
+				dir := b.TempDir()
+				if disk != "plain" {
+					_, dir = mount(b, Options{Writeback: disk == "lossy-writeback"})
+				}
+				p.pattern(b, dir, 0)
+				b.ResetTimer()
+				p.pattern(b, dir, b.N)
+			})
+		}
 	}
 }
