@@ -211,22 +211,16 @@ func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
 		}
 		vals := []int{d}
 		for v := d + 1; v <= d+2; v++ {
-			try := cluster.Settings{f.Name: v}
-			if field, _ := callCheck(b, try); field == "" && (f.Min == nil || v >= *f.Min) {
-				vals = append(vals, v)
+			if b.Check != nil {
+				if field, _ := b.Check(cluster.Settings{f.Name: v}); field != "" {
+					continue
+				}
 			}
+			vals = append(vals, v)
 		}
 		out[f.Name] = vals[rng.IntN(len(vals))]
 	}
 	return out
-}
-
-// callCheck is b.Check on s, or no complaint when b has none.
-func callCheck(b cluster.TableBackend, s cluster.Settings) (field, msg string) {
-	if b.Check == nil {
-		return "", ""
-	}
-	return b.Check(s)
 }
 
 // drawOptions sets the lock options explore varies where the lock has
@@ -375,15 +369,9 @@ func serverTargets(t faults.Type, plan cluster.Plan) []string {
 			out = append(out, n.Name)
 		}
 	}
-	if slices.Contains(kinds, cluster.KindZooKeeper) && plan.Count(cluster.KindZooKeeper) > 1 {
-		out = append(out, "zk-leader")
-	}
-	if slices.Contains(kinds, cluster.KindEtcd) && plan.Count(cluster.KindEtcd) > 1 {
-		out = append(out, "etcd-leader")
-	}
-	for _, b := range cluster.Backends() {
-		if first := b.Kinds[0].Kind; b.Leader != "" && slices.Contains(kinds, first) && plan.Count(first) > 1 {
-			out = append(out, b.Leader)
+	for _, sel := range faults.LeaderNames() {
+		if k := faults.LeaderKind(sel); slices.Contains(kinds, k) && plan.Count(k) > 1 {
+			out = append(out, sel)
 		}
 	}
 	return out

@@ -228,7 +228,8 @@ func TestDrawTableBackends(t *testing.T) {
 			}
 			plan := cluster.PlanOf(clusterSpec(s))
 			for _, f := range s.Faults {
-				for _, name := range append([]string{f.Node, strings.Split(f.Link, "->")[max(0, len(strings.Split(f.Link, "->"))-1)]}, slices.Concat(f.Groups...)...) {
+				_, to, _ := strings.Cut(f.Link, "->")
+				for _, name := range append([]string{f.Node, to}, slices.Concat(f.Groups...)...) {
 					if name == "" || name == "holder" || name == "clients" || strings.HasSuffix(name, "-leader") {
 						continue
 					}

@@ -40,6 +40,15 @@ func leaderNames() []string {
 	return out
 }
 
+// LeaderNames returns the leader selectors (zk-leader, etcd-leader, then
+// the table backends' by backend name), for callers outside the package
+// that draw faults.
+func LeaderNames() []string { return leaderNames() }
+
+// LeaderKind returns the kind of node the leader selector sel names, ""
+// for a name that is no selector.
+func LeaderKind(sel string) string { return leaderKinds()[sel] }
+
 // LeaderWait bounds how long a fault naming a leader selector waits for a
 // leader (an election in progress) before it fails.
 const LeaderWait = 15 * time.Second
