@@ -96,9 +96,17 @@ func startNATS(t testing.TB, n int) (*NATSServers, error) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Ready, then routed to every peer, as the cluster package starts
+	// nodes: /healthz may say ok before a late peer's route is up.
+	ready := func(ctx context.Context, m string) error {
+		if err := natsserver.Ready(ctx, m); err != nil {
+			return err
+		}
+		return natsserver.Routed(ctx, m, n-1)
+	}
 	for i, m := range s.Monitors {
 		for {
-			err := natsserver.Ready(ctx, m)
+			err := ready(ctx, m)
 			if err == nil {
 				break
 			}

@@ -138,13 +138,42 @@ func (d dialer) Dial(network, addr string) (net.Conn, error) {
 	return net.DialTimeout(network, d.e.Dial(addr), DialTimeout)
 }
 
+// bucketAttempt bounds one attempt to open or create the bucket: a
+// JetStream API request that reaches a server whose cluster is still
+// electing its meta leader or placing the stream may get no reply at all,
+// and is sent again rather than waited on until the caller's deadline.
+const bucketAttempt = 10 * time.Second
+
 // openBucket opens bucket, creating it (max age ttl, one value per key)
-// when it does not exist yet; several clients may race to create it.
+// when it does not exist yet; several clients may race to create it. An
+// attempt that gets no reply within bucketAttempt, or finds JetStream not
+// ready, is made again until ctx ends.
 func (c *Client) openBucket(ctx context.Context, bucket string, replicas int) (jetstream.KeyValue, error) {
 	js, err := jetstream.New(c.nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, bucketAttempt)
+		kv, err := c.tryOpenBucket(actx, js, bucket, replicas)
+		cancel()
+		if err == nil {
+			return kv, nil
+		}
+		if ctx.Err() != nil || !retryableBucketErr(err) {
+			return nil, fmt.Errorf("open bucket %s (attempt %d): %w", bucket, attempt, err)
+		}
+		c.log.Debug("nats open bucket: trying again", "bucket", bucket, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open bucket %s (attempt %d): %w", bucket, attempt, err)
+		case <-time.After(200 * time.Millisecond): // pause between attempts, not synchronisation
+		}
+	}
+}
+
+// tryOpenBucket is one attempt of openBucket.
+func (c *Client) tryOpenBucket(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) (jetstream.KeyValue, error) {
 	c.counts.requests.Add(1)
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -161,10 +190,21 @@ func (c *Client) openBucket(ctx context.Context, bucket string, replicas int) (j
 			kv, err = js.KeyValue(ctx, bucket)
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", bucket, err)
-	}
-	return kv, nil
+	return kv, err
+}
+
+// retryableBucketErr reports whether an attempt to open a bucket failed
+// in a way another attempt may not: no reply in time, no JetStream
+// responder yet, or JetStream not (yet) available (an API error with
+// status 503, "JetStream system temporarily unavailable" while the meta
+// group has no leader).
+func retryableBucketErr(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.As(err, &api) && api.Code == 503
 }
 
 // replicasOf is the replicas option, or one replica per endpoint (at most
