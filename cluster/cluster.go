@@ -104,9 +104,9 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 	}
 	switch spec.Provider {
 	case ProviderLocal:
-		c.prov = localProvider{}
+		c.prov = localProvider{c: c}
 	case ProviderExternal:
-		c.prov = localProvider{} // no process is started
+		c.prov = localProvider{c: c} // no process is started
 		creds, err := ExternalCredentialsFromEnv()
 		if err != nil {
 			return nil, err
@@ -263,12 +263,13 @@ func (c *Cluster) start(ctx context.Context) error {
 		backends = append(backends, b)
 	}
 	// Each provider's builder of each backend kind.
-	redis, zookeeper, etcd := c.buildRedis, c.buildZooKeeper, c.buildEtcd
+	// (etcd's builder is one for every provider, from its fabric.)
+	redis, zookeeper := c.buildRedis, c.buildZooKeeper
 	switch {
 	case c.netns != nil:
-		redis, zookeeper, etcd = c.buildNetnsRedis, c.buildNetnsZooKeeper, c.buildNetnsEtcd
+		redis, zookeeper = c.buildNetnsRedis, c.buildNetnsZooKeeper
 	case c.docker != nil:
-		redis, zookeeper, etcd = c.buildDockerRedis, c.buildDockerZooKeeper, c.buildDockerEtcd
+		redis, zookeeper = c.buildDockerRedis, c.buildDockerZooKeeper
 	}
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
@@ -280,7 +281,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			add(zookeeper(*c.spec.ZooKeeper))
 		}
 		if c.spec.Etcd != nil {
-			add(etcd(*c.spec.Etcd))
+			add(c.buildEtcd(*c.spec.Etcd))
 		}
 		tbs, terr := c.buildTable()
 		backends = append(backends, tbs...)

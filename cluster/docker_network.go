@@ -75,8 +75,8 @@ func (p *dockerProvider) containerAddr(node string, port int) string {
 	return netip.AddrPortFrom(p.assignIP(node), uint16(port)).String()
 }
 
-// listenAddr is where peer proxies listen: the gateway, reachable from
+// gatewayListen is where peer proxies listen: the gateway, reachable from
 // every container of the network.
-func (p *dockerProvider) listenAddr() string {
+func (p *dockerProvider) gatewayListen() string {
 	return netip.AddrPortFrom(p.gateway, 0).String()
 }

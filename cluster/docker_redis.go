@@ -14,8 +14,6 @@ const (
 	dockerZKClientPort  = 2181
 	dockerZKQuorumPort  = 2888
 	dockerZKElectPort   = 3888
-	dockerEtcdClient    = 2379
-	dockerEtcdPeer      = 2380
 	dockerDataDir       = "/data"
 	dockerConfDir       = "/conf"
 	dockerSentinelConf  = dockerDataDir + "/sentinel.conf"
@@ -59,7 +57,7 @@ func (c *Cluster) buildDockerRedis(rs RedisSpec) (backend, error) {
 			}
 			return []string{p.containerAddr(n.Name, dockerRedisPort)}
 		}
-		demux, err := c.buildRedisPeers(all, up, nil, p.listenAddr(),
+		demux, err := c.buildRedisPeers(all, up, nil, p.gatewayListen(),
 			func([]*Node) func(net.Conn) ([]byte, int) {
 				return func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
 			}, p.watch.addDemux)

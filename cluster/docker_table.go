@@ -1,11 +1,51 @@
 package cluster
 
-// Docker provider: the container of a table backend's node.
+// Docker provider: the fabric (fabric.go) and the container of a table
+// backend's node.
 
 import (
+	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 )
+
+func (p *dockerProvider) place(*Node) error { return nil }
+
+// listenAddr is n's container address on the run's network.
+func (p *dockerProvider) listenAddr(n *Node, port int) string {
+	return p.containerAddr(n.Name, port)
+}
+
+// clientAddr publishes the container's port on 127.0.0.1 at the same
+// number (the port numbers of Build.Ports are free on the host).
+func (p *dockerProvider) clientAddr(n *Node, port int) string {
+	p.publish(n.Name, port)
+	return hostPort(port)
+}
+
+// peerLink is the link's proxy on the network's gateway, dialing to's
+// container at addr's port.
+func (p *dockerProvider) peerLink(from, to *Node, addr string) (string, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+	}
+	pn, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+	}
+	l, err := p.c.addLinkAt(from.Name, to.Name, []string{p.containerAddr(to.Name, pn)}, []string{p.gatewayListen()}, nil)
+	if err != nil {
+		return "", err
+	}
+	return l.Addr(), nil
+}
+
+func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {
+	return p.tableSpec(backend, image, n, cmd)
+}
 
 // publish records that n's container publishes its port on 127.0.0.1 at
 // the same number (Build.ClientAddr).
@@ -47,4 +87,44 @@ func (p *dockerProvider) tableSpec(backend, image string, n *Node, cmd command) 
 		spec.user = strconv.Itoa(int(cred.Uid)) + ":" + strconv.Itoa(int(cred.Gid))
 	}
 	return spec, nil
+}
+
+func (p *dockerProvider) port(picked, _ int) int { return picked }
+
+// frontPeers creates, for each member i, the links <fallback>->member-i
+// and member-j->member-i (every other member j), all with upstream
+// upstream[i] (its container's peer address), and the demultiplexer in
+// front of them on the gateway. Connections come straight from the
+// containers over the bridge, so the source address of each is its
+// sender's container address (senderByAddr): no header needs to be read
+// (identify is not used), and every request a member sends another one
+// goes through its pair's link.
+func (p *dockerProvider) frontPeers(fallback string, nodes []*Node, upstream []string, _ func(net.Conn) ([]byte, int)) ([]*peerDemux, error) {
+	byIP := map[netip.Addr]int{}
+	for i, n := range nodes {
+		byIP[p.assignIP(n.Name)] = i
+	}
+	var out []*peerDemux
+	for i, n := range nodes {
+		l, err := p.c.addLink(fallback, n.Name, []string{upstream[i]}, nil)
+		if err != nil {
+			return nil, err
+		}
+		d := newPeerDemux(p.c.log, n.Name, l, len(nodes))
+		d.sender = func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
+		for j, from := range nodes {
+			if j == i {
+				continue
+			}
+			if d.pairs[j], err = p.c.addLink(from.Name, n.Name, []string{upstream[i]}, nil); err != nil {
+				return nil, err
+			}
+		}
+		if err := d.listen(p.gatewayListen()); err != nil {
+			return nil, fmt.Errorf("cluster: %s peer listener: %w", fallback, err)
+		}
+		p.watch.addDemux(d)
+		out = append(out, d)
+	}
+	return out, nil
 }

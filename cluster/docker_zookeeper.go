@@ -46,7 +46,7 @@ func (c *Cluster) buildDockerZooKeeper(zs ZooKeeperSpec) (backend, error) {
 			}
 			l, err := c.addLinkAt(nodes[from].Name, nodes[to].Name,
 				[]string{p.containerAddr(nodes[to].Name, dockerZKQuorumPort), p.containerAddr(nodes[to].Name, dockerZKElectPort)},
-				[]string{p.listenAddr(), p.listenAddr()}, []string{"quorum", "election"})
+				[]string{p.gatewayListen(), p.gatewayListen()}, []string{"quorum", "election"})
 			if err != nil {
 				return b, err
 			}

@@ -22,20 +22,23 @@ const (
 	etcdElectionTimeout = 1000 * time.Millisecond
 )
 
-// buildEtcd creates a cluster etcd-0..etcd-<n-1>.
+// buildEtcd creates a cluster etcd-0..etcd-<n-1>, under any provider: the
+// provider's fabric (fabric.go) places each member and says where it
+// listens, where clients dial it and where its peers reach it.
 //
-// Peer links are per directed pair ("etcd-1->etcd-0") plus one per
-// destination for connections whose sender is unknown
-// ("etcd-peers->etcd-0"). Every member must agree on every member's peer
-// URL (the cluster id is derived from them, and members learn each other's
-// URLs from the membership, not from their own flags), so each member
-// advertises one address that all the others dial: a demultiplexer there
-// tells the senders apart and forwards each connection through its pair's
-// link (etcdpeers.go). Cutting "etcd-1->etcd-0" and "etcd-0->etcd-1" stops
-// all traffic between the two, whichever of them opened the connections
-// (etcd's raft transport sends a member's messages mostly on streams the
-// peer opened, and pipelines and lease forwarding on connections the
-// sender opened).
+// Every member must agree on every member's peer URL (the cluster id is
+// derived from them, and members learn each other's URLs from the
+// membership, not from their own flags), so each member advertises one
+// address that all the others dial. Where links are proxies (providers
+// local and docker) a demultiplexer there tells the senders apart and
+// forwards each connection through its pair's link, "etcd-1->etcd-0", or
+// through "etcd-peers->etcd-0" when the sender is not named
+// (etcdpeers.go); under netns each member advertises its own address and
+// the kernel carries the links. Cutting "etcd-1->etcd-0" and
+// "etcd-0->etcd-1" stops all traffic between the two, whichever of them
+// opened the connections (etcd's raft transport sends a member's messages
+// mostly on streams the peer opened, and pipelines and lease forwarding on
+// connections the sender opened).
 func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	b := backend{name: BackendEtcd}
 	nodes, err := c.addPlanned(BackendEtcd)
@@ -46,42 +49,74 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	if err != nil {
 		return b, err
 	}
+	f := c.prov
+	clientPort := make([]int, len(nodes))
 	peerPort := make([]int, len(nodes))
-	peerURL := make([]string, len(nodes)) // advertised: the demultiplexer, or the real port for a single member
-	peerAddr := make([]string, len(nodes))
+	peerURL := make([]string, len(nodes)) // advertised: the demultiplexer, or the member's own
+	setPorts := func(i int, client, peer int) {
+		n := nodes[i]
+		clientPort[i] = f.port(client, etcdClientPort)
+		peerPort[i] = f.port(peer, etcdPeerPort)
+		n.setAddr(f.clientAddr(n, clientPort[i]))
+		// Clients learn the members' advertised client URLs from the
+		// member list: Endpoints.Redirect maps them to the node.
+		if own := f.listenAddr(n, clientPort[i]); own != n.Addr() {
+			c.addAlias(n.Name, own)
+		}
+	}
 	for i, n := range nodes {
-		n.setAddr(hostPort(free[2*i]))
-		peerPort[i] = free[2*i+1]
-		peerAddr[i] = hostPort(peerPort[i])
-		peerURL[i] = "http://" + peerAddr[i]
+		if err := f.place(n); err != nil {
+			return b, err
+		}
+		setPorts(i, free[2*i], free[2*i+1])
+		peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
 	}
 	var peers *etcdPeers
 	if len(nodes) > 1 {
-		peers, err = c.buildEtcdPeers(nodes, peerAddr)
+		peers = &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
+		upstream := make([]string, len(nodes))
+		for i, n := range nodes {
+			upstream[i] = f.listenAddr(n, peerPort[i])
+		}
+		demux, err := f.frontPeers(EtcdPeers, nodes, upstream, peers.identify)
 		if err != nil {
 			return b, err
 		}
-		for i, d := range peers.demux {
-			c.addPeerDemux(d)
-			peerURL[i] = "http://" + d.addr
+		if demux != nil {
+			peers.setDemux(demux)
+			for i, d := range demux {
+				peerURL[i] = "http://" + d.addr
+			}
+		} else {
+			peers = nil
 		}
 	}
-	membership := etcdMembership(nodes, peerURL, c.spec.RunID, es.NoFsync)
-
+	membership := etcdMembership(nodes, peerURL, c.RunID(), es.NoFsync)
 	for i, n := range nodes {
-		n.cmd = etcdCommand(n, "http://"+hostPort(peerPort[i]), membership(i))
+		n.cmd = func() (command, error) {
+			client := "http://" + f.listenAddr(n, clientPort[i])
+			cmd := command{path: "etcd", dir: n.dataDir, args: append([]string{
+				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
+				"--listen-client-urls", client, "--advertise-client-urls", client,
+				"--listen-peer-urls", "http://" + f.listenAddr(n, peerPort[i]),
+			}, membership(i)...)}
+			var err error
+			cmd.container, err = f.container(BackendEtcd, es.Image, n, cmd)
+			return cmd, err
+		}
 		etcdChecks(n)
+		// A member whose port was taken before it bound it moves
+		// (provider local; the others give each member its own address).
 		n.rebind = func() error {
 			ports, err := pickPorts(2)
 			if err != nil {
 				return err
 			}
-			n.setAddr(hostPort(ports[0]))
-			peerPort[i] = ports[1]
+			setPorts(i, ports[0], ports[1])
 			if peers != nil {
-				return peers.setUpstream(i, hostPort(peerPort[i]))
+				return peers.setUpstream(i, f.listenAddr(n, peerPort[i]))
 			}
-			peerURL[i] = "http://" + hostPort(peerPort[i])
+			peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
 			return nil
 		}
 	}
@@ -101,6 +136,13 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
 	return b, nil
 }
+
+// The ports an etcd member uses where it has an address of its own
+// (provider netns): etcd's standard ones.
+const (
+	etcdClientPort = 2379
+	etcdPeerPort   = 2380
+)
 
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
@@ -128,19 +170,6 @@ func etcdMembership(nodes []*Node, peerURL []string, runID string, noFsync bool)
 			args = append(args, "--unsafe-no-fsync")
 		}
 		return args
-	}
-}
-
-// etcdCommand runs member n, listening for peers at listenPeer and for
-// clients at its address, with its membership flags (etcdMembership).
-func etcdCommand(n *Node, listenPeer string, membership []string) func() (command, error) {
-	return func() (command, error) {
-		client := "http://" + n.Addr()
-		return command{path: "etcd", dir: n.dataDir, args: append([]string{
-			"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
-			"--listen-client-urls", client, "--advertise-client-urls", client,
-			"--listen-peer-urls", listenPeer,
-		}, membership...)}, nil
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/textproto"
@@ -77,47 +76,12 @@ type etcdPeers struct {
 	ids map[string]int // member id as in X-Server-From (hex) -> member index
 }
 
-// buildEtcdPeers creates, for each member i, the link etcd-peers->etcd-i,
-// the links etcd-j->etcd-i from every other member, all with upstream
-// peerAddr[i], and the demultiplexer in front of them. On error what was
-// created is removed.
-func (c *Cluster) buildEtcdPeers(nodes []*Node, peerAddr []string) (*etcdPeers, error) {
-	ps := &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
-	var links []*Link
-	fail := func(err error) (*etcdPeers, error) {
-		ps.close()
-		c.removeLinks(links)
-		return nil, err
-	}
-	for i, n := range nodes {
-		l, err := c.addLink(EtcdPeers, n.Name, []string{peerAddr[i]}, nil)
-		if err != nil {
-			return fail(err)
-		}
-		links = append(links, l)
-		d := newPeerDemux(c.log, n.Name, l, len(nodes))
-		d.sender = ps.identify
-		ps.demux = append(ps.demux, d)
-	}
-	for i, n := range nodes {
-		for j, from := range nodes {
-			if j == i {
-				continue
-			}
-			l, err := c.addLink(from.Name, n.Name, []string{peerAddr[i]}, nil)
-			if err != nil {
-				return fail(err)
-			}
-			links = append(links, l)
-			ps.demux[i].pairs[j] = l
-		}
-	}
-	for _, d := range ps.demux {
-		if err := d.listen("127.0.0.1:0"); err != nil {
-			return fail(fmt.Errorf("cluster: etcd peer listener: %w", err))
-		}
-	}
-	return ps, nil
+// setDemux records the demultiplexers in front of the members (the
+// fabric's frontPeers), demux[i] in front of member i.
+func (ps *etcdPeers) setDemux(demux []*peerDemux) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.demux = demux
 }
 
 // setUpstream points every link into member i at addr (the member moved
@@ -211,6 +175,8 @@ func (ps *etcdPeers) senderByHeader(head []byte) int {
 		return -1
 	}
 	from := strings.TrimSpace(h.Get("X-Server-From"))
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
 	byURL := -1
 	for _, u := range strings.Split(h.Get("X-PeerURLs"), ",") {
 		pu, err := url.Parse(strings.TrimSpace(u))
@@ -223,8 +189,6 @@ func (ps *etcdPeers) senderByHeader(head []byte) int {
 			}
 		}
 	}
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
 	if byURL >= 0 {
 		if from != "" {
 			ps.ids[from] = byURL

@@ -87,13 +87,12 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, ln.Addr().String())
 	}
-	ps, err := c.buildEtcdPeers(nodes, addrs)
+	ps := &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
+	demux, err := localProvider{c: c}.frontPeers(EtcdPeers, nodes, addrs, ps.identify)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range ps.demux {
-		c.addPeerDemux(d)
-	}
+	ps.setDemux(demux)
 	t.Cleanup(func() {
 		ps.close()
 		for _, l := range c.AllLinks() {

@@ -22,8 +22,6 @@ const (
 	netnsZKClient     = 2181
 	netnsZKQuorum     = 2888
 	netnsZKElection   = 3888
-	netnsEtcdClient   = 2379
-	netnsEtcdPeer     = 2380
 )
 
 // netnsAddNodes gives each node its namespace and address:port.
@@ -131,26 +129,32 @@ func writeNetnsZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node
 	return writeDurable(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()))
 }
 
-func (c *Cluster) buildNetnsEtcd(es EtcdSpec) (backend, error) {
-	b := backend{name: BackendEtcd}
-	nodes, err := c.addPlanned(BackendEtcd)
-	if err != nil {
-		return b, err
+// The fabric of provider netns: each node in its own namespace, at its
+// own address; the kernel carries the links.
+
+func (p *netnsProvider) place(n *Node) error {
+	_, err := p.addNode(n.Name)
+	return err
+}
+
+func (p *netnsProvider) listenAddr(n *Node, port int) string {
+	host := "127.0.0.1"
+	if ip, ok := p.addrOf(n.Name); ok {
+		host = ip.String()
 	}
-	ips, err := c.netnsAddNodes(nodes, func(*Node) int { return netnsEtcdClient })
-	if err != nil {
-		return b, err
-	}
-	peerURL := make([]string, len(nodes))
-	for i, n := range nodes {
-		peerURL[i] = "http://" + net.JoinHostPort(ips[n], strconv.Itoa(netnsEtcdPeer))
-	}
-	membership := etcdMembership(nodes, peerURL, c.spec.RunID, es.NoFsync)
-	for i, n := range nodes {
-		n.cmd = etcdCommand(n, peerURL[i], membership(i))
-		etcdChecks(n)
-	}
-	b.start = func(ctx context.Context) error { return startNodes(ctx, nodes, nil) }
-	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
-	return b, nil
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+func (p *netnsProvider) clientAddr(n *Node, port int) string { return p.listenAddr(n, port) }
+
+func (p *netnsProvider) peerLink(_, _ *Node, addr string) (string, error) { return addr, nil }
+
+func (p *netnsProvider) container(string, string, *Node, command) (*containerSpec, error) {
+	return nil, nil
+}
+
+func (p *netnsProvider) port(_, standard int) int { return standard }
+
+func (p *netnsProvider) frontPeers(string, []*Node, []string, func(net.Conn) ([]byte, int)) ([]*peerDemux, error) {
+	return nil, nil
 }

@@ -30,6 +30,9 @@ type provider interface {
 	// provider's containers and network). Cluster.Close calls it once, after
 	// every server ended.
 	close(ctx context.Context) error
+	// fabric places nodes on the network and wires their peers
+	// (fabric.go).
+	fabric
 }
 
 // process is one running server. Every method is safe for concurrent use.
@@ -65,8 +68,9 @@ func (c command) String() string {
 	return strings.Join(append([]string{c.path}, c.args...), " ")
 }
 
-// localProvider runs servers as child processes of the harness.
-type localProvider struct{}
+// localProvider runs servers as child processes of the harness, on
+// 127.0.0.1 (fabric.go). c is the cluster whose peer links it adds.
+type localProvider struct{ c *Cluster }
 
 func (localProvider) close(context.Context) error { return nil }
 

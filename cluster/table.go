@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,14 +307,8 @@ func (b *Build) Configure(n *Node, s Setup) {
 			c.Dir = n.dataDir
 		}
 		out := command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}
-		if b.c.docker != nil {
-			spec, err := b.c.docker.tableSpec(b.Backend.Name, b.Backend.String(b.Settings, ImageField), n, out)
-			if err != nil {
-				return command{}, err
-			}
-			out.container = spec
-		}
-		return out, nil
+		out.container, err = b.c.prov.container(b.Backend.Name, b.Backend.String(b.Settings, ImageField), n, out)
+		return out, err
 	}
 	n.probe = s.Probe
 	n.role = s.Role
@@ -327,31 +320,14 @@ func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
 // ListenAddr is the address n's server listens on for port: 127.0.0.1
 // under provider local, n's own address in its network namespace under
 // netns, its container's address on the run's network under docker.
-func (b *Build) ListenAddr(n *Node, port int) string {
-	host := "127.0.0.1"
-	if b.c.docker != nil {
-		return b.c.docker.containerAddr(n.Name, port)
-	}
-	if b.c.netns != nil {
-		if ip, ok := b.c.netns.addrOf(n.Name); ok {
-			host = ip.String()
-		}
-	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
-}
+func (b *Build) ListenAddr(n *Node, port int) string { return b.c.prov.listenAddr(n, port) }
 
 // ClientAddr is the address the harness (probes, role queries) and the
 // clients dial for n's port: its ListenAddr under providers local and
 // netns; under docker 127.0.0.1:port, where the container's port is
 // published (the port numbers of Ports are free on the host). Peers dial
 // the address PeerLink returns.
-func (b *Build) ClientAddr(n *Node, port int) string {
-	if b.c.docker != nil {
-		b.c.docker.publish(n.Name, port)
-		return hostPort(port)
-	}
-	return b.ListenAddr(n, port)
-}
+func (b *Build) ClientAddr(n *Node, port int) string { return b.c.prov.clientAddr(n, port) }
 
 // PeerLink is the address from dials to reach to's client port: under
 // provider local the proxy of the plan's link from->to, which it creates;
@@ -364,29 +340,7 @@ func (b *Build) PeerLink(from, to *Node) (string, error) {
 // PeerLinkTo is PeerLink to addr, a port of to other than the one it
 // serves clients on (a cluster or route port).
 func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
-	if b.c.netns != nil {
-		return addr, nil
-	}
-	if p := b.c.docker; p != nil {
-		_, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
-		}
-		pn, err := strconv.Atoi(port)
-		if err != nil {
-			return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
-		}
-		l, err := b.c.addLinkAt(from.Name, to.Name, []string{p.containerAddr(to.Name, pn)}, []string{p.listenAddr()}, nil)
-		if err != nil {
-			return "", err
-		}
-		return l.Addr(), nil
-	}
-	l, err := b.c.addLink(from.Name, to.Name, []string{addr}, nil)
-	if err != nil {
-		return "", err
-	}
-	return l.Addr(), nil
+	return b.c.prov.peerLink(from, to, addr)
 }
 
 // StartNodes launches nodes side by side and returns once each serves
@@ -466,11 +420,9 @@ func (c *Cluster) buildTable() ([]backend, error) {
 		if err != nil {
 			return out, err
 		}
-		if c.netns != nil { // each node in its namespace, at its address
-			for _, n := range nodes {
-				if _, err := c.netns.addNode(n.Name); err != nil {
-					return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
-				}
+		for _, n := range nodes {
+			if err := c.prov.place(n); err != nil {
+				return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
 			}
 		}
 		b := &Build{c: c, Backend: tb, Settings: set, Nodes: nodes, Log: c.log.With("backend", tb.Name)}
