@@ -263,19 +263,20 @@ func (c *Cluster) start(ctx context.Context) error {
 		backends = append(backends, b)
 	}
 	// Each provider's builder of each backend kind.
-	// (etcd's builder is one for every provider, from its fabric.)
-	redis, zookeeper := c.buildRedis, c.buildZooKeeper
+	// (Redis's and etcd's builders are one for every provider, from its
+	// fabric.)
+	zookeeper := c.buildZooKeeper
 	switch {
 	case c.netns != nil:
-		redis, zookeeper = c.buildNetnsRedis, c.buildNetnsZooKeeper
+		zookeeper = c.buildNetnsZooKeeper
 	case c.docker != nil:
-		redis, zookeeper = c.buildDockerRedis, c.buildDockerZooKeeper
+		zookeeper = c.buildDockerZooKeeper
 	}
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
 	} else {
 		if c.spec.Redis != nil {
-			add(redis(*c.spec.Redis))
+			add(c.buildRedis(*c.spec.Redis))
 		}
 		if c.spec.ZooKeeper != nil {
 			add(zookeeper(*c.spec.ZooKeeper))

@@ -91,40 +91,18 @@ func (p *dockerProvider) tableSpec(backend, image string, n *Node, cmd command) 
 
 func (p *dockerProvider) port(picked, _ int) int { return picked }
 
-// frontPeers creates, for each member i, the links <fallback>->member-i
-// and member-j->member-i (every other member j), all with upstream
-// upstream[i] (its container's peer address), and the demultiplexer in
-// front of them on the gateway. Connections come straight from the
-// containers over the bridge, so the source address of each is its
-// sender's container address (senderByAddr): no header needs to be read
-// (identify is not used), and every request a member sends another one
-// goes through its pair's link.
-func (p *dockerProvider) frontPeers(fallback string, nodes []*Node, upstream []string, _ func(net.Conn) ([]byte, int)) ([]*peerDemux, error) {
+// frontPeers: demultiplexers on the network's gateway. Connections come
+// straight from the containers over the bridge, so the source address of
+// each is its sender's container address (senderByAddr): no header needs
+// to be read (f.identify is not used), and every request a node sends
+// another one goes through its pair's link.
+func (p *dockerProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
 	byIP := map[netip.Addr]int{}
-	for i, n := range nodes {
+	for i, n := range f.nodes {
 		byIP[p.assignIP(n.Name)] = i
 	}
-	var out []*peerDemux
-	for i, n := range nodes {
-		l, err := p.c.addLink(fallback, n.Name, []string{upstream[i]}, nil)
-		if err != nil {
-			return nil, err
-		}
-		d := newPeerDemux(p.c.log, n.Name, l, len(nodes))
-		d.sender = func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
-		for j, from := range nodes {
-			if j == i {
-				continue
-			}
-			if d.pairs[j], err = p.c.addLink(from.Name, n.Name, []string{upstream[i]}, nil); err != nil {
-				return nil, err
-			}
-		}
-		if err := d.listen(p.gatewayListen()); err != nil {
-			return nil, fmt.Errorf("cluster: %s peer listener: %w", fallback, err)
-		}
-		p.watch.addDemux(d)
-		out = append(out, d)
+	byAddr := func([]*Node) func(net.Conn) ([]byte, int) {
+		return func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
 	}
-	return out, nil
+	return p.c.frontPeersOn(f, p.gatewayListen(), byAddr, p.watch.addDemux)
 }

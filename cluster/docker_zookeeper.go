@@ -7,6 +7,27 @@ import (
 	"strings"
 )
 
+// Ports the servers listen on inside their containers.
+const (
+	dockerZKClientPort  = 2181
+	dockerZKQuorumPort  = 2888
+	dockerZKElectPort   = 3888
+	dockerDataDir       = "/data"
+	dockerConfDir       = "/conf"
+	dockerZooKeeperConf = dockerConfDir + "/zoo.cfg"
+)
+
+// dockerStartSequential launches the nodes' containers one after the other
+// in the given order, then waits until each serves.
+func dockerStartSequential(ctx context.Context, nodes []*Node) error {
+	for _, n := range nodes {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+	}
+	return each(nodes, func(n *Node) error { return n.waitServing(ctx, false) })
+}
+
 // dockerZKScript starts ZooKeeper in both kinds of image: Debian's
 // packages (the locklab images: the jars under /usr/share/java, log4j
 // configuration in /etc/zookeeper/conf) and the official image (a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -74,11 +75,14 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 	var peers *etcdPeers
 	if len(nodes) > 1 {
 		peers = &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
-		upstream := make([]string, len(nodes))
+		index := map[*Node]int{}
 		for i, n := range nodes {
-			upstream[i] = f.listenAddr(n, peerPort[i])
+			index[n] = i
 		}
-		demux, err := f.frontPeers(EtcdPeers, nodes, upstream, peers.identify)
+		demux, err := f.frontPeers(peerFront{fallback: EtcdPeers, nodes: nodes,
+			up:       func(n *Node) []string { return []string{f.listenAddr(n, peerPort[index[n]])} },
+			identify: func([]*Node) func(net.Conn) ([]byte, int) { return peers.identify },
+		})
 		if err != nil {
 			return b, err
 		}

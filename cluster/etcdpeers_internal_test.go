@@ -87,8 +87,16 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, ln.Addr().String())
 	}
+	c.plan = PlanOf(Spec{Etcd: &EtcdSpec{Nodes: 3}})
 	ps := &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
-	demux, err := localProvider{c: c}.frontPeers(EtcdPeers, nodes, addrs, ps.identify)
+	upstream := map[*Node]string{}
+	for i, n := range nodes {
+		upstream[n] = addrs[i]
+	}
+	demux, err := localProvider{c: c}.frontPeers(peerFront{fallback: EtcdPeers, nodes: nodes,
+		up:       func(n *Node) []string { return []string{upstream[n]} },
+		identify: func([]*Node) func(net.Conn) ([]byte, int) { return ps.identify },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,16 +32,16 @@ type fabric interface {
 	// one, where each node has an address of its own (netns), else picked
 	// (a free port of the host).
 	port(picked, standard int) int
-	// frontPeers puts before each member i of nodes one address every
-	// other member dials for it (etcd's members must agree on each
-	// other's peer URLs): a demultiplexer that names each connection's
-	// sender and forwards it through the link sender->member, or through
-	// "<fallback>-><member>" when the sender is not named, to upstream[i],
-	// the member's own peer address. identify names senders under
-	// provider local, where every connection comes from 127.0.0.1; docker
-	// names them by their container's address. nil, nil where the kernel
-	// carries the links (netns): members advertise their own addresses.
-	frontPeers(fallback string, nodes []*Node, upstream []string, identify func(net.Conn) ([]byte, int)) ([]*peerDemux, error)
+	// frontPeers puts before each node of f one address every node that
+	// dials it uses (a backend whose members must agree on each other's
+	// addresses: etcd's peer URLs, Redis's replicaof and Sentinel's
+	// monitored addresses): a demultiplexer that names each connection's
+	// sender and forwards it through the plan's link sender->node, or
+	// through "<fallback>-><node>" when the sender is not named. It
+	// returns the demultiplexers in the order of f.nodes; nil, nil where
+	// the kernel carries the links (netns): nodes are dialed at their own
+	// addresses.
+	frontPeers(f peerFront) ([]*peerDemux, error)
 }
 
 // Provider local: every server on 127.0.0.1, peers through proxies.
@@ -64,14 +64,38 @@ func (localProvider) container(string, string, *Node, command) (*containerSpec, 
 
 func (localProvider) port(picked, _ int) int { return picked }
 
-// frontPeers creates, for each member i, the link <fallback>->member-i,
-// the links member-j->member-i from every other member, all with upstream
-// upstream[i], and the demultiplexer in front of them on 127.0.0.1. On
-// error what was created is removed.
-func (p localProvider) frontPeers(fallback string, nodes []*Node, upstream []string, identify func(net.Conn) ([]byte, int)) ([]*peerDemux, error) {
-	c := p.c
-	var links []*Link
+// frontPeers: demultiplexers on 127.0.0.1 that name senders f.identify's
+// way (every connection comes from 127.0.0.1).
+func (p localProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
+	return p.c.frontPeersOn(f, "127.0.0.1:0", f.identify, p.c.addPeerDemux)
+}
+
+// peerFront is what a backend asks of fabric.frontPeers.
+type peerFront struct {
+	// fallback begins the name of the link for senders not named
+	// ("etcd-peers": etcd-peers->etcd-0).
+	fallback string
+	// nodes are the nodes to front, in order; a pair link from->to is made
+	// where the plan has one.
+	nodes []*Node
+	// up is where a node really listens for its peers: one proxy per
+	// address, named by labels when there are several.
+	up     func(n *Node) []string
+	labels []string
+	// identify is how provider local names the sender of a connection to
+	// a node, given the nodes with a pair link to it (indexed as nodes,
+	// nil where none); provider docker names senders by their container's
+	// address instead.
+	identify func(senders []*Node) func(net.Conn) ([]byte, int)
+}
+
+// frontPeersOn makes f's links and demultiplexers, listening on listen
+// (port 0: a free one) and naming senders sender's way; register makes
+// each follow its node's listening state and be closed with the cluster,
+// once all of them listen. On error what was made is removed.
+func (c *Cluster) frontPeersOn(f peerFront, listen string, sender func([]*Node) func(net.Conn) ([]byte, int), register func(*peerDemux)) ([]*peerDemux, error) {
 	var out []*peerDemux
+	var links []*Link
 	fail := func(err error) ([]*peerDemux, error) {
 		for _, d := range out {
 			d.close()
@@ -79,36 +103,35 @@ func (p localProvider) frontPeers(fallback string, nodes []*Node, upstream []str
 		c.removeLinks(links)
 		return nil, err
 	}
-	for i, n := range nodes {
-		l, err := c.addLink(fallback, n.Name, []string{upstream[i]}, nil)
-		if err != nil {
-			return fail(err)
-		}
-		links = append(links, l)
-		d := newPeerDemux(c.log, n.Name, l, len(nodes))
-		d.sender = identify
-		out = append(out, d)
-	}
-	for i, n := range nodes {
-		for j, from := range nodes {
-			if j == i {
+	for _, to := range f.nodes {
+		senders := make([]*Node, len(f.nodes))
+		pairs := make([]*Link, len(f.nodes))
+		for j, from := range f.nodes {
+			if !c.plan.HasLink(from.Name, to.Name) {
 				continue
 			}
-			l, err := c.addLink(from.Name, n.Name, []string{upstream[i]}, nil)
+			l, err := c.addLink(from.Name, to.Name, f.up(to), f.labels)
 			if err != nil {
 				return fail(err)
 			}
 			links = append(links, l)
-			out[i].pairs[j] = l
+			senders[j], pairs[j] = from, l
+		}
+		fallback, err := c.addLink(f.fallback, to.Name, f.up(to), f.labels)
+		if err != nil {
+			return fail(err)
+		}
+		links = append(links, fallback)
+		d := newPeerDemux(c.log, to.Name, fallback, len(f.nodes))
+		d.pairs = pairs
+		d.sender = sender(senders)
+		out = append(out, d)
+		if err := d.listen(listen); err != nil {
+			return fail(fmt.Errorf("cluster: %s listener for %s: %w", f.fallback, to.Name, err))
 		}
 	}
 	for _, d := range out {
-		if err := d.listen("127.0.0.1:0"); err != nil {
-			return fail(fmt.Errorf("cluster: %s peer listener: %w", fallback, err))
-		}
-	}
-	for _, d := range out {
-		c.addPeerDemux(d)
+		register(d)
 	}
 	return out, nil
 }

@@ -17,11 +17,9 @@ import (
 
 // Ports the servers listen on in their namespaces.
 const (
-	netnsRedisPort    = 6379
-	netnsSentinelPort = 26379
-	netnsZKClient     = 2181
-	netnsZKQuorum     = 2888
-	netnsZKElection   = 3888
+	netnsZKClient   = 2181
+	netnsZKQuorum   = 2888
+	netnsZKElection = 3888
 )
 
 // netnsAddNodes gives each node its namespace and address:port.
@@ -36,51 +34,6 @@ func (c *Cluster) netnsAddNodes(nodes []*Node, port func(*Node) int) (map[*Node]
 		n.setAddr(net.JoinHostPort(ip.String(), strconv.Itoa(port(n))))
 	}
 	return ips, nil
-}
-
-func (c *Cluster) buildNetnsRedis(rs RedisSpec) (backend, error) {
-	b := backend{name: BackendRedis}
-	rn, err := c.addRedisNodes()
-	if err != nil {
-		return b, err
-	}
-	ips, err := c.netnsAddNodes(rn.all, func(n *Node) int {
-		if n.Kind == KindSentinel {
-			return netnsSentinelPort
-		}
-		return netnsRedisPort
-	})
-	if err != nil {
-		return b, err
-	}
-	server := func(n *Node, extra ...string) command {
-		return redisCommand(strconv.Itoa(netnsRedisPort), ips[n], n.dataDir, rs.Persistence, extra)
-	}
-	for _, n := range rn.primaries {
-		n.cmd = func() (command, error) { return server(n), nil }
-	}
-	for _, n := range rn.replicas {
-		host, port := splitHostPort(primaryOf(rn.primaries, n).Addr())
-		n.cmd = func() (command, error) { return server(n, "--replicaof", host, port), nil }
-	}
-	for _, n := range rn.servers {
-		n.probe = redisProbe(n)
-		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
-	}
-	for _, n := range rn.sentinels {
-		n.role = sentinelRole(n)
-	}
-	quorum := len(rn.sentinels)/2 + 1
-	noPeers := map[*Node]string{}
-	for _, n := range rn.sentinels {
-		n.cmd = sentinelCommand(n, func() string {
-			return sentinelConf(n, strconv.Itoa(netnsSentinelPort), n.dataDir, ips[n], rn.primaries, noPeers, quorum)
-		})
-		n.probe = redisProbe(n)
-	}
-	b.start = startRedis(rn.primaries, rn.replicas, rn.sentinels, noPeers, rs.Replicas)
-	b.version = func(ctx context.Context) string { return redisVersion(ctx, rn.primaries[0]) }
-	return b, nil
 }
 
 func (c *Cluster) buildNetnsZooKeeper(zs ZooKeeperSpec) (backend, error) {
@@ -155,6 +108,4 @@ func (p *netnsProvider) container(string, string, *Node, command) (*containerSpe
 
 func (p *netnsProvider) port(_, standard int) int { return standard }
 
-func (p *netnsProvider) frontPeers(string, []*Node, []string, func(net.Conn) ([]byte, int)) ([]*peerDemux, error) {
-	return nil, nil
-}
+func (p *netnsProvider) frontPeers(peerFront) ([]*peerDemux, error) { return nil, nil }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,13 +20,17 @@ const (
 	sentinelFailoverTimeout = 3000 * time.Millisecond
 )
 
-// buildRedis creates the nodes and links of a Redis topology: primaries
-// redis-<i>, replicas redis-<i>-r<j> and sentinels sentinel-<k> monitoring
-// every primary under its node name. With replicas or sentinels every node
-// has a peer address, which the whole topology uses for it, in front of
-// per-directed-pair links (redispeers.go): a replica's replicaof is its
-// primary's peer address, so it replicates through
-// "redis-<i>-r<j>->redis-<i>".
+// buildRedis creates the nodes and links of a Redis topology, under any
+// provider (its fabric, fabric.go, says where each node listens and how it
+// is reached): primaries redis-<i>, replicas redis-<i>-r<j> and sentinels
+// sentinel-<k> monitoring every primary under its node name. With replicas
+// or sentinels every node has a peer address, which the whole topology
+// uses for it: a demultiplexer in front of per-directed-pair links
+// (redispeers.go) where links are proxies (providers local and docker), its
+// own address under netns. A replica's replicaof is its primary's peer
+// address, so it replicates through "redis-<i>-r<j>->redis-<i>". A Redis
+// Cluster (mode: cluster) runs under provider local only
+// (redis_cluster.go).
 func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b := backend{name: BackendRedis}
 	rn, err := c.addRedisNodes()
@@ -35,22 +38,36 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		return b, err
 	}
 	primaries, replicas, sentinels, all := rn.primaries, rn.replicas, rn.sentinels, rn.all
-	ports, err := pickPorts(len(all))
+	free, err := pickPorts(len(all))
 	if err != nil {
 		return b, err
 	}
-	for i, n := range all {
-		n.setAddr(hostPort(ports[i]))
+	f := c.prov
+	port := map[*Node]int{}
+	setPort := func(n *Node, picked int) {
+		standard := redisPort
+		if n.Kind == KindSentinel {
+			standard = sentinelPort
+		}
+		port[n] = f.port(picked, standard)
+		n.setAddr(f.clientAddr(n, port[n]))
+		if own := f.listenAddr(n, port[n]); own != n.Addr() {
+			c.addAlias(n.Name, own) // what the other containers call it
+		}
 	}
+	for i, n := range all {
+		if err := f.place(n); err != nil {
+			return b, err
+		}
+		setPort(n, free[i])
+	}
+	listen := func(n *Node) string { return f.listenAddr(n, port[n]) }
 
 	// Peer addresses, fixed for the cluster's life; the links behind them
 	// follow their node when it moves ports (rebind).
 	peer := map[*Node]string{}
-	bySocket := func(senders []*Node) func(net.Conn) ([]byte, int) {
-		return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
-	}
 	var bus map[*Node]string // a Redis Cluster's bus ports (redis_cluster.go)
-	up, labels := func(n *Node) []string { return []string{n.Addr()} }, []string(nil)
+	up, labels := func(n *Node) []string { return []string{listen(n)} }, []string(nil)
 	if rs.Mode == RedisCluster {
 		if bus, err = pickBusPorts(all); err != nil {
 			return b, err
@@ -59,61 +76,72 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	}
 	var demux []*peerDemux // in the order of all
 	if len(replicas) > 0 || len(sentinels) > 0 || rs.Mode == RedisCluster {
-		if demux, err = c.buildRedisPeers(all, up, labels, "127.0.0.1:0", bySocket, c.addPeerDemux); err != nil {
+		if demux, err = f.frontPeers(redisFront(all, up, labels)); err != nil {
 			return b, err
 		}
-		for i, n := range all {
-			peer[n] = demux[i].addr
-			c.addAlias(n.Name, demux[i].addr)
+		for i, n := range demux {
+			peer[all[i]] = n.addr
+			c.addAlias(all[i].Name, n.addr)
 		}
-	}
-	// announce is what a server tells its primary to list it as (INFO
-	// replication: where Sentinel finds replicas): its peer address.
-	announce := func(n *Node) []string {
-		host, port := splitHostPort(peer[n])
-		return []string{"--replica-announce-ip", host, "--replica-announce-port", port}
 	}
 	rebind := func(n *Node) func() error {
 		return func() error {
-			if err := c.rebindSimple(n); err != nil {
+			ports, err := pickPorts(1)
+			if err != nil {
 				return err
 			}
-			return c.setUpstreamsTo(n.Name, n.Addr())
+			setPort(n, ports[0])
+			return c.setUpstreamsTo(n.Name, listen(n))
 		}
 	}
-
 	if rs.Mode == RedisCluster {
 		return c.buildRedisCluster(b, rn, peer, bus, demux, rs, rebind)
 	}
-	for _, n := range primaries {
-		var extra []string
-		if peer[n] != "" {
-			extra = announce(n)
+
+	// server is a Redis server's command. What its primary lists in INFO
+	// replication, hence where Sentinel looks for it when it is a
+	// replica, is its peer address, not the address it connects from.
+	server := func(n *Node, extra ...string) (command, error) {
+		if a := peer[n]; a != "" {
+			host, port := splitHostPort(a)
+			extra = append([]string{"--replica-announce-ip", host, "--replica-announce-port", port}, extra...)
 		}
-		n.cmd = func() (command, error) { return localRedis(n, rs.Persistence, extra), nil }
-		n.probe = redisProbe(n)
-		n.rebind = rebind(n)
+		host, _ := splitHostPort(listen(n))
+		cmd := redisCommand(strconv.Itoa(port[n]), host, n.dataDir, rs.Persistence, extra)
+		var err error
+		cmd.container, err = f.container(BackendRedis, rs.Image, n, cmd)
+		return cmd, err
+	}
+	for _, n := range primaries {
+		n.cmd = func() (command, error) { return server(n) }
 	}
 	for _, n := range replicas {
-		host, port := splitHostPort(peer[primaryOf(primaries, n)])
-		extra := append(announce(n), "--replicaof", host, port)
-		n.cmd = func() (command, error) { return localRedis(n, rs.Persistence, extra), nil }
-		n.probe = redisProbe(n)
-		n.rebind = rebind(n)
+		n.cmd = func() (command, error) {
+			host, port := splitHostPort(peerOr(peer, primaryOf(primaries, n)))
+			return server(n, "--replicaof", host, port)
+		}
 	}
 	for _, n := range rn.servers {
+		n.probe = redisProbe(n)
+		n.rebind = rebind(n)
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
-	}
-	for _, n := range sentinels {
-		n.role = sentinelRole(n)
 	}
 	quorum := len(sentinels)/2 + 1
 	for _, n := range sentinels {
-		n.cmd = sentinelCommand(n, func() string {
-			_, port := splitHostPort(n.Addr())
-			return sentinelConf(n, port, n.dataDir, "127.0.0.1", primaries, peer, quorum)
+		conf := sentinelCommand(n, func() string {
+			host, _ := splitHostPort(listen(n))
+			return sentinelConf(n, strconv.Itoa(port[n]), n.dataDir, host, primaries, peer, quorum)
 		})
+		n.cmd = func() (command, error) {
+			cmd, err := conf()
+			if err != nil {
+				return cmd, err
+			}
+			cmd.container, err = f.container(BackendRedis, rs.Image, n, cmd)
+			return cmd, err
+		}
 		n.probe = redisProbe(n)
+		n.role = sentinelRole(n)
 		n.rebind = func() error {
 			if err := os.Remove(sentinelConfPath(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -126,6 +154,13 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	b.version = func(ctx context.Context) string { return redisVersion(ctx, primaries[0]) }
 	return b, nil
 }
+
+// The ports of a Redis server and a Sentinel where each node has an
+// address of its own (provider netns): Redis's standard ones.
+const (
+	redisPort    = 6379
+	sentinelPort = 26379
+)
 
 // redisRole is a Redis server's role as INFO replication says it:
 // "primary" or "replica".
@@ -225,10 +260,10 @@ func localRedis(n *Node, persistence string, extra []string) command {
 	return redisCommand(port, "127.0.0.1", n.dataDir, persistence, extra)
 }
 
-// sentinelConfPath is where a local or netns sentinel keeps its file.
+// sentinelConfPath is where a sentinel keeps its file (in its data dir).
 func sentinelConfPath(n *Node) string { return filepath.Join(n.dataDir, "sentinel.conf") }
 
-// sentinelCommand is a local or netns sentinel's command. Sentinel
+// sentinelCommand is a sentinel's command. Sentinel
 // rewrites its file (ids, discovered replicas and sentinels, failovers),
 // so conf's text is written on the first launch only: a restarted sentinel
 // keeps what it learned, as in production.
@@ -422,8 +457,7 @@ func poll(ctx context.Context, what string, f func(context.Context) error) error
 }
 
 // addRedisNodes names the nodes of a Redis topology (docs/faults.md):
-// redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>. Both
-// providers build the same topology from them.
+// redis-<i> primaries, redis-<i>-r<j> replicas of each, sentinel-<k>.
 func (c *Cluster) addRedisNodes() (redisNodes, error) {
 	var r redisNodes
 	nodes, err := c.addPlanned(BackendRedis)

@@ -1,9 +1,6 @@
 package cluster
 
-import (
-	"fmt"
-	"net"
-)
+import "net"
 
 // Redis peer links per directed pair (local and docker providers).
 //
@@ -44,43 +41,15 @@ import (
 // Without replicas and sentinels (independent primaries, Redlock) nothing
 // dials a peer address and none is set up.
 
-// buildRedisPeers creates the peer plumbing of a Redis topology: for each
-// node n (in the order of nodes), a link from every node that dials n
-// (the plan's links, redisPeerFrom in plan.go), the link redis-peers->n, all with upstreams up(n)
-// (one proxy each, labelled by labels when there are several), and a
-// demultiplexer in front of them listening on listen (port 0: a free one).
-// sender gives a demultiplexer its way to name senders, from the nodes
-// with a pair link to it (indexed as nodes, nil where there is none). It
-// returns the demultiplexers in the order of nodes; register makes each
-// follow its node's listening state and be closed with the cluster.
-func (c *Cluster) buildRedisPeers(nodes []*Node, up func(*Node) []string, labels []string, listen string,
-	sender func(senders []*Node) func(net.Conn) ([]byte, int), register func(*peerDemux)) ([]*peerDemux, error) {
-	var out []*peerDemux
-	for _, to := range nodes {
-		senders := make([]*Node, len(nodes))
-		pairs := make([]*Link, len(nodes))
-		for j, from := range nodes {
-			if !c.plan.HasLink(from.Name, to.Name) {
-				continue
-			}
-			l, err := c.addLink(from.Name, to.Name, up(to), labels)
-			if err != nil {
-				return nil, err
-			}
-			senders[j], pairs[j] = from, l
-		}
-		fallback, err := c.addLink(RedisPeers, to.Name, up(to), labels)
-		if err != nil {
-			return nil, err
-		}
-		d := newPeerDemux(c.log, to.Name, fallback, len(nodes))
-		d.pairs = pairs
-		d.sender = sender(senders)
-		if err := d.listen(listen); err != nil {
-			return nil, fmt.Errorf("cluster: redis peer listener for %s: %w", to.Name, err)
-		}
-		register(d)
-		out = append(out, d)
-	}
-	return out, nil
+// redisFront is the peerFront of a Redis topology (fabric.frontPeers):
+// every node of nodes fronted, with a link from every node that dials it
+// (the plan's links, redisPeerFrom in plan.go) and redis-peers->n, all
+// with upstreams up(n) (labelled by labels when there are several); under
+// provider local senders are named by the process that owns the
+// connecting socket.
+func redisFront(nodes []*Node, up func(*Node) []string, labels []string) peerFront {
+	return peerFront{fallback: RedisPeers, nodes: nodes, up: up, labels: labels,
+		identify: func(senders []*Node) func(net.Conn) ([]byte, int) {
+			return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
+		}}
 }
