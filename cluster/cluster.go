@@ -263,15 +263,8 @@ func (c *Cluster) start(ctx context.Context) error {
 		backends = append(backends, b)
 	}
 	// Each provider's builder of each backend kind.
-	// (Redis's and etcd's builders are one for every provider, from its
-	// fabric.)
-	zookeeper := c.buildZooKeeper
-	switch {
-	case c.netns != nil:
-		zookeeper = c.buildNetnsZooKeeper
-	case c.docker != nil:
-		zookeeper = c.buildDockerZooKeeper
-	}
+	// Each backend's builder serves every provider, through its fabric
+	// (fabric.go).
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
 	} else {
@@ -279,7 +272,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			add(c.buildRedis(*c.spec.Redis))
 		}
 		if c.spec.ZooKeeper != nil {
-			add(zookeeper(*c.spec.ZooKeeper))
+			add(c.buildZooKeeper(*c.spec.ZooKeeper))
 		}
 		if c.spec.Etcd != nil {
 			add(c.buildEtcd(*c.spec.Etcd))

@@ -26,12 +26,15 @@
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
-// table whose rows (PostgreSQL, MariaDB) live in cluster/backends/...
+// table whose rows (PostgreSQL, MariaDB, NATS) live in cluster/backends/...
 // (docs/backends.md), redis.go (redis_cluster.go: RedisSpec.Mode
-// RedisCluster, one Redis Cluster of the primaries), zookeeper.go, etcd.go and external.go the local and external builders,
-// docker*.go the docker provider (image, network, container, process,
-// watch, per-backend builders), link.go/gate.go/select.go links and
-// selectors, peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
+// RedisCluster, one Redis Cluster of the primaries), zookeeper.go and
+// etcd.go the builders of the other backends, one each for every provider,
+// composed from the provider's fabric (fabric.go; netns_fabric.go and
+// docker_table.go), external.go the external servers, docker*.go the
+// docker provider (image, network, container, process, watch), netns*.go
+// the netns provider, link.go/gate.go/select.go links and selectors,
+// peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
 //
 // # Names (contract: docs/faults.md)
 //

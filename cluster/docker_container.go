@@ -22,22 +22,14 @@ type containerSpec struct {
 	backend string // BackendRedis, ...: selects the image
 	image   string // the scenario's image; "" = the backend's default
 	port    int    // the client port, published on the node's Addr
-	files   []containerFile
 	// publish are other ports of the container published on 127.0.0.1
-	// at the same number (a table backend's other ports: monitoring,
-	// routes).
+	// at the same number (a NATS server's monitoring and route ports).
 	publish []int
-	// mounts are host directories bind-mounted at the same path (a table
-	// backend's data and configuration).
+	// mounts are host directories bind-mounted at the same path (the
+	// node's data and configuration).
 	mounts []string
 	// user is "uid:gid" to run the server as; "" is the image's (root).
 	user string
-}
-
-// containerFile is copied into the container when it is created.
-type containerFile struct {
-	path string
-	data []byte
 }
 
 type dockerContainer struct {
@@ -120,12 +112,6 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 	for k, v := range p.labels {
 		labels[k] = v
 	}
-	var files []testcontainers.ContainerFile
-	for _, f := range spec.files {
-		files = append(files, testcontainers.ContainerFile{
-			Reader: strings.NewReader(string(f.data)), ContainerFilePath: f.path, FileMode: 0o644,
-		})
-	}
 	ip := p.assignIP(n.Name)
 	name := p.containerName(n)
 	req := testcontainers.GenericContainerRequest{
@@ -139,7 +125,6 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 			ExposedPorts:   exposed,
 			Networks:       []string{p.netName},
 			NetworkAliases: map[string][]string{p.netName: {n.Name}},
-			Files:          files,
 			ConfigModifier: func(c *container.Config) {
 				c.Hostname = n.Name
 				c.WorkingDir = cmd.dir
@@ -180,36 +165,6 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 	}
 	p.log.Debug("container created", "node", n.Name, "container", name, "image", img, "ip", ip, "took", time.Since(t0))
 	return &dockerContainer{tc: dc, id: dc.GetContainerID(), name: name, key: key}, nil
-}
-
-// dockerAddrs gives each node the host port its container's port(n) is
-// published on (127.0.0.1) as its address, and its container address as
-// an alias (what the other containers and Sentinel call it).
-func (c *Cluster) dockerAddrs(nodes []*Node, port func(*Node) int) error {
-	ports, err := pickPorts(len(nodes))
-	if err != nil {
-		return err
-	}
-	for i, n := range nodes {
-		n.setAddr(hostPort(ports[i]))
-		c.addAlias(n.Name, c.docker.containerAddr(n.Name, port(n)))
-	}
-	return nil
-}
-
-// createAll creates the nodes' containers side by side, so that starting
-// them later is quick.
-func (p *dockerProvider) createAll(ctx context.Context, nodes []*Node) error {
-	return each(nodes, func(n *Node) error {
-		cmd, err := n.cmd()
-		if err == nil {
-			_, err = p.ensure(ctx, n, cmd)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", n.Name, err)
-		}
-		return nil
-	})
 }
 
 func isPortConflict(err error) bool {

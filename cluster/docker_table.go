@@ -25,22 +25,27 @@ func (p *dockerProvider) clientAddr(n *Node, port int) string {
 	return hostPort(port)
 }
 
-// peerLink is the link's proxy on the network's gateway, dialing to's
-// container at addr's port.
-func (p *dockerProvider) peerLink(from, to *Node, addr string) (string, error) {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+// peerLink is the link's proxies on the network's gateway, dialing to's
+// container at each address's port.
+func (p *dockerProvider) peerLink(from, to *Node, addrs, labels []string) ([]string, error) {
+	ups := make([]string, len(addrs))
+	listens := make([]string, len(addrs))
+	for i, addr := range addrs {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+		}
+		pn, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+		}
+		ups[i], listens[i] = p.containerAddr(to.Name, pn), p.gatewayListen()
 	}
-	pn, err := strconv.Atoi(port)
+	l, err := p.c.addLinkAt(from.Name, to.Name, ups, listens, labels)
 	if err != nil {
-		return "", fmt.Errorf("peer link %s->%s: %w", from.Name, to.Name, err)
+		return nil, err
 	}
-	l, err := p.c.addLinkAt(from.Name, to.Name, []string{p.containerAddr(to.Name, pn)}, []string{p.gatewayListen()}, nil)
-	if err != nil {
-		return "", err
-	}
-	return l.Addr(), nil
+	return slices.Clone(l.addrs), nil
 }
 
 func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {

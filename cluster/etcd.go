@@ -58,12 +58,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		n := nodes[i]
 		clientPort[i] = f.port(client, etcdClientPort)
 		peerPort[i] = f.port(peer, etcdPeerPort)
-		n.setAddr(f.clientAddr(n, clientPort[i]))
-		// Clients learn the members' advertised client URLs from the
-		// member list: Endpoints.Redirect maps them to the node.
-		if own := f.listenAddr(n, clientPort[i]); own != n.Addr() {
-			c.addAlias(n.Name, own)
-		}
+		c.serveAt(n, clientPort[i])
 	}
 	for i, n := range nodes {
 		if err := f.place(n); err != nil {

@@ -8,6 +8,7 @@ package cluster
 import (
 	"fmt"
 	"net"
+	"slices"
 )
 
 // fabric is the part of a provider that places nodes and wires their
@@ -21,10 +22,11 @@ type fabric interface {
 	// clientAddr is the address the harness and clients dial for n's
 	// port.
 	clientAddr(n *Node, port int) string
-	// peerLink is the address from dials to reach addr, a port of to:
-	// through the proxy of the link from->to, or addr itself where the
+	// peerLink returns the addresses from dials to reach addrs, ports of
+	// to: the proxies of the link from->to (one per address, named by
+	// labels when there are several), or addrs themselves where the
 	// kernel carries the link.
-	peerLink(from, to *Node, addr string) (string, error)
+	peerLink(from, to *Node, addrs, labels []string) ([]string, error)
 	// container is how n runs cmd in a container of backend's image
 	// ("" the newest built locally); nil for providers without containers.
 	container(backend, image string, n *Node, cmd command) (*containerSpec, error)
@@ -44,18 +46,30 @@ type fabric interface {
 	frontPeers(f peerFront) ([]*peerDemux, error)
 }
 
+// serveAt gives n the client port port: its address is where the harness
+// and clients dial it, and the address its server listens on, where that
+// differs (a container's), is an alias of it, which Endpoints.Redirect
+// maps to a client's proxy (clients learn it from the servers: a member
+// list, a Sentinel).
+func (c *Cluster) serveAt(n *Node, port int) {
+	n.setAddr(c.prov.clientAddr(n, port))
+	if own := c.prov.listenAddr(n, port); own != n.Addr() {
+		c.addAlias(n.Name, own)
+	}
+}
+
 // Provider local: every server on 127.0.0.1, peers through proxies.
 
 func (localProvider) place(*Node) error                   { return nil }
 func (localProvider) listenAddr(_ *Node, port int) string { return hostPort(port) }
 func (localProvider) clientAddr(_ *Node, port int) string { return hostPort(port) }
 
-func (p localProvider) peerLink(from, to *Node, addr string) (string, error) {
-	l, err := p.c.addLink(from.Name, to.Name, []string{addr}, nil)
+func (p localProvider) peerLink(from, to *Node, addrs, labels []string) ([]string, error) {
+	l, err := p.c.addLink(from.Name, to.Name, addrs, labels)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return l.Addr(), nil
+	return slices.Clone(l.addrs), nil
 }
 
 func (localProvider) container(string, string, *Node, command) (*containerSpec, error) {

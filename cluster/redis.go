@@ -50,10 +50,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			standard = sentinelPort
 		}
 		port[n] = f.port(picked, standard)
-		n.setAddr(f.clientAddr(n, port[n]))
-		if own := f.listenAddr(n, port[n]); own != n.Addr() {
-			c.addAlias(n.Name, own) // what the other containers call it
-		}
+		c.serveAt(n, port[n])
 	}
 	for i, n := range all {
 		if err := f.place(n); err != nil {

@@ -340,7 +340,11 @@ func (b *Build) PeerLink(from, to *Node) (string, error) {
 // PeerLinkTo is PeerLink to addr, a port of to other than the one it
 // serves clients on (a cluster or route port).
 func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
-	return b.c.prov.peerLink(from, to, addr)
+	addrs, err := b.c.prov.peerLink(from, to, []string{addr}, nil)
+	if err != nil {
+		return "", err
+	}
+	return addrs[0], nil
 }
 
 // StartNodes launches nodes side by side and returns once each serves

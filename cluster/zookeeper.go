@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,122 +54,167 @@ const (
 // are log entries"); the log alone holds every acknowledged write.
 const zkTrustEmptySnapshot = "-Dzookeeper.snapshot.trust.empty=true"
 
-// zkPeerIP is the loopback address on which member from reaches member to:
-// each directed pair has its own (127.77.<from+1>.<to+1>), see buildZooKeeper.
-func zkPeerIP(from, to int) string { return fmt.Sprintf("127.77.%d.%d", from+1, to+1) }
-
-type zkPorts struct{ client, quorum, election int }
-
-// zkCommand runs member n with its configuration file conf, extra JVM
-// flags going before ZooKeeper's own.
-func zkCommand(n *Node, conf string, extra ...string) func() (command, error) {
-	return func() (command, error) {
-		args := append([]string{"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true"}, extra...)
-		return command{path: "java", dir: n.dataDir, args: append(args,
-			"-Dzookeeper.root.logger=INFO,CONSOLE", zkTrustEmptySnapshot,
-			"-Dzookeeper.fastleader.maxNotificationInterval="+strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
-			"-cp", zkClasspath,
-			"org.apache.zookeeper.server.quorum.QuorumPeerMain", conf,
-		)}, nil
-	}
+// zkJVM are the JVM flags of every member, before ZooKeeper's own system
+// properties.
+var zkJVM = []string{"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	"-XX:-UsePerfData", "-Djava.net.preferIPv4Stack=true",
+	"-Dzookeeper.root.logger=INFO,CONSOLE", zkTrustEmptySnapshot,
+	"-Dzookeeper.fastleader.maxNotificationInterval=" + strconv.FormatInt(zkMaxNotifyInterval.Milliseconds(), 10),
 }
 
-// buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n).
+// zkCommand runs the member whose data dir is dir with the configuration
+// file conf: java with Debian's classpath, or in a container (whose image
+// may be Debian's packages or the official distribution) a shell that
+// finds the classpath first (zkContainerScript).
+func zkCommand(dir, conf string, inContainer bool) command {
+	if inContainer {
+		return command{path: "sh", dir: dir,
+			args: append([]string{"-c", zkContainerScript + " " + conf, "zookeeper"}, zkJVM...)}
+	}
+	return command{path: "java", dir: dir, args: append(slices.Clone(zkJVM),
+		"-cp", zkClasspath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", conf)}
+}
+
+// zkContainerScript starts ZooKeeper in both kinds of image: Debian's
+// packages (the locklab images: the jars under /usr/share/java, log4j
+// configuration in /etc/zookeeper/conf) and the official image (a
+// distribution under /apache-zookeeper-*-bin with its lib/ and conf/).
+// The JVM flags come as arguments, the configuration file after it.
+const zkContainerScript = `cp=/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar
+for d in /apache-zookeeper-*-bin /opt/zookeeper; do
+  if [ -d "$d/lib" ]; then cp="$d/conf:$d/lib/*"; fi
+done
+exec java "$@" -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain`
+
+// zkPorts are a member's client, quorum and election ports.
+type zkPorts struct{ client, quorum, election int }
+
+// The ports of a member where it has an address of its own (provider
+// netns): ZooKeeper's standard ones.
+const (
+	zkClientPort   = 2181
+	zkQuorumPort   = 2888
+	zkElectionPort = 3888
+)
+
+// buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n), under any
+// provider, from its fabric (fabric.go).
 //
 // Peer links are per directed pair ("zk-1->zk-0"), each a proxy for the
-// quorum port and one for the election port. The difficulty is that a
-// member tells the peers it connects to its own election address, and a
-// peer with a higher id drops that connection and dials the announced
-// address back — which would bypass the proxies if it were a real address.
-// So members name each other by hostname: every java process gets its own
-// hosts file (-Djdk.net.hosts.file) in which its own name resolves to
-// 127.0.0.1, where it binds its real ports, and every other member's name
-// resolves to a loopback address unique to the pair (zkPeerIP), where the
-// pair's proxies listen on the same port numbers. Whatever address a member
-// dials from its configuration reaches the peer through the proxy of that
-// directed pair; the address a member announces is rewritten to its name on
-// the way (see zkelection.go), so dial-backs go through the proxies too.
+// quorum port and one for the election port where links are proxies
+// (providers local and docker): member i's zoo.cfg names every other
+// member j by the proxies of the link i->j, so whatever i dials from its
+// configuration goes through that link. ZooKeeper keeps one election
+// connection per pair, opened by the member with the higher id: when the
+// lower one connects first, its opening message announces its own election
+// address and the higher one dials that back, which would bypass the
+// proxies; the election proxy of each lower->higher link rewrites that
+// address on the way to the election proxy of higher->lower (zkelection.go).
+// Under netns every member is named by its own address, and the kernel
+// carries the links.
 func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	b := backend{name: BackendZooKeeper}
 	nodes, err := c.addPlanned(BackendZooKeeper)
 	if err != nil {
 		return b, err
 	}
-	hostname, _ := os.Hostname()
+	f := c.prov
+	free, err := pickPorts(3 * len(nodes))
+	if err != nil {
+		return b, err
+	}
 	ports := make([]zkPorts, len(nodes))
-	for _, n := range nodes {
+	setPorts := func(i int, p zkPorts) {
+		n := nodes[i]
+		ports[i] = zkPorts{f.port(p.client, zkClientPort), f.port(p.quorum, zkQuorumPort), f.port(p.election, zkElectionPort)}
+		c.serveAt(n, ports[i].client)
+	}
+	for i, n := range nodes {
+		if err := f.place(n); err != nil {
+			return b, err
+		}
+		setPorts(i, zkPorts{free[3*i], free[3*i+1], free[3*i+2]})
+	}
+	listen := func(i, port int) string { return f.listenAddr(nodes[i], port) }
+
+	// peerAddrs[i][j]: the quorum and election addresses member i dials
+	// for j.
+	peerAddrs := make([][][]string, len(nodes))
+	for from := range nodes {
+		peerAddrs[from] = make([][]string, len(nodes))
+		for to := range nodes {
+			if from == to {
+				continue
+			}
+			addrs, err := f.peerLink(nodes[from], nodes[to],
+				[]string{listen(to, ports[to].quorum), listen(to, ports[to].election)}, []string{"quorum", "election"})
+			if err != nil {
+				return b, err
+			}
+			peerAddrs[from][to] = addrs
+		}
+	}
+	for from := range nodes {
+		for to := from + 1; to < len(nodes); to++ {
+			// to dials back what from announces: make it the election
+			// proxy of to->from.
+			if l, ok := c.link(nodes[from].Name + "->" + nodes[to].Name); ok && len(l.proxies) == 2 {
+				if err := l.rewriteElectionAddr(peerAddrs[to][from][1]); err != nil {
+					return b, err
+				}
+			}
+		}
+	}
+
+	for i, n := range nodes {
 		conf := filepath.Join(n.dataDir, "zoo.cfg")
-		hosts := filepath.Join(n.dataDir, "hosts")
-		n.cmd = zkCommand(n, conf, "-Djdk.net.hosts.file="+hosts)
+		n.cmd = func() (command, error) {
+			if err := writeZooKeeperFiles(n, zs, i, ports[i], listen, peerAddrs[i]); err != nil {
+				return command{}, err
+			}
+			cmd := zkCommand(n.dataDir, conf, false)
+			spec, err := f.container(BackendZooKeeper, zs.Image, n, cmd)
+			if spec != nil {
+				cmd = zkCommand(n.dataDir, conf, true)
+				cmd.container = spec
+			}
+			return cmd, err
+		}
 		zkChecks(n)
-	}
-
-	// configure picks ports, creates the peer links and writes every
-	// member's files. It runs again when a port was taken meanwhile.
-	var peerLinks []*Link
-	configure := func() error {
-		c.removeLinks(peerLinks)
-		peerLinks = nil
-		free, err := pickPorts(3 * len(nodes))
-		if err != nil {
-			return err
-		}
-		for i := range nodes {
-			ports[i] = zkPorts{free[3*i], free[3*i+1], free[3*i+2]}
-			nodes[i].setAddr(hostPort(ports[i].client))
-		}
-		for from := range nodes {
-			for to := range nodes {
-				if from == to {
-					continue
-				}
-				ip := zkPeerIP(from, to)
-				l, err := c.addLinkAt(nodes[from].Name, nodes[to].Name,
-					[]string{hostPort(ports[to].quorum), hostPort(ports[to].election)},
-					[]string{net.JoinHostPort(ip, strconv.Itoa(ports[to].quorum)),
-						net.JoinHostPort(ip, strconv.Itoa(ports[to].election))},
-					[]string{"quorum", "election"})
-				if err != nil {
-					return err
-				}
-				peerLinks = append(peerLinks, l)
-				if from < to {
-					if err := l.rewriteElectionAddr(fmt.Sprintf("%s:%d", nodes[from].Name, ports[from].election)); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		for i, n := range nodes {
-			if err := writeZooKeeperFiles(n, zs, i, nodes, ports, hostname); err != nil {
+		// A member whose port was taken before it bound it moves: only its
+		// own zoo.cfg and the links into it name its real ports.
+		n.rebind = func() error {
+			p, err := pickPorts(3)
+			if err != nil {
 				return err
 			}
+			setPorts(i, zkPorts{p[0], p[1], p[2]})
+			var errs []error
+			for _, l := range c.AllLinks() {
+				switch {
+				case l.To != n.Name:
+				case isClient(l.From):
+					errs = append(errs, setUpstream(l, 0, n.Addr()))
+				case len(l.proxies) == 2:
+					errs = append(errs, setUpstream(l, 0, listen(i, ports[i].quorum)),
+						setUpstream(l, 1, listen(i, ports[i].election)))
+				}
+			}
+			return errors.Join(errs...)
 		}
-		return nil
 	}
-
+	// Members start highest myid first: a member whose JVM comes up after
+	// the others elected a leader among themselves takes over if its id is
+	// higher, and the first leader then waits initLimit (5 s) for followers
+	// that never come. (Container starts are staggered, which made that
+	// race likely under docker.)
 	b.start = func(ctx context.Context) error {
-		for attempt := 0; ; attempt++ {
-			if err := configure(); err != nil {
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if err := nodes[i].spawn(ctx); err != nil {
 				return err
-			}
-			err := startNodes(ctx, nodes, nil)
-			if err == nil {
-				return nil
-			}
-			conflict := false
-			for _, n := range nodes {
-				conflict = conflict || n.bindConflict()
-			}
-			if !conflict || attempt >= 2 {
-				return err
-			}
-			c.log.Warn("zookeeper: port taken, restarting the ensemble on new ports")
-			for _, n := range nodes {
-				_ = n.kill(ctx)
 			}
 		}
+		return each(nodes, func(n *Node) error { return n.waitServing(ctx, true) })
 	}
 	b.version = func(ctx context.Context) string {
 		_, v, _ := zkSrvr(ctx, nodes[0].Addr())
@@ -187,33 +233,32 @@ func writeMyID(n *Node, self int) (string, error) {
 	return data, writeDurable(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"))
 }
 
-func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, nodes []*Node, ports []zkPorts, hostname string) error {
+// writeZooKeeperFiles writes member self's myid and zoo.cfg: its own
+// ports at listen, every other member j at peers[j] (its quorum and
+// election addresses as self dials them).
+func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, own zkPorts, listen func(i, port int) string, peers [][]string) error {
 	data, err := writeMyID(n, self)
 	if err != nil {
 		return err
 	}
-	var hosts strings.Builder
-	names := []string{"localhost", n.Name}
-	if hostname != "" && hostname != "localhost" {
-		names = append(names, hostname)
-	}
-	fmt.Fprintf(&hosts, "127.0.0.1 %s\n", strings.Join(names, " "))
-	for j, o := range nodes {
-		if j != self {
-			fmt.Fprintf(&hosts, "%s %s\n", zkPeerIP(self, j), o.Name)
-		}
-	}
-	if err := writeDurable(filepath.Join(n.dataDir, "hosts"), []byte(hosts.String())); err != nil {
-		return err
-	}
+	host, _ := splitHostPort(listen(self, own.client))
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
-	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", data, ports[self].client)
+	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, own.client, host)
 	fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
 	cfg.WriteString(zkServerConf(zs))
-	if len(nodes) > 1 {
-		for j, o := range nodes {
-			fmt.Fprintf(&cfg, "server.%d=%s:%d:%d\n", j+1, o.Name, ports[j].quorum, ports[j].election)
+	if len(peers) > 1 {
+		for j := range peers {
+			q, e := listen(self, own.quorum), listen(self, own.election)
+			if j != self {
+				q, e = peers[j][0], peers[j][1]
+			}
+			qh, qp := splitHostPort(q)
+			_, ep := splitHostPort(e)
+			if eh, _ := splitHostPort(e); eh != qh {
+				return fmt.Errorf("zookeeper %s: member %d's quorum and election addresses differ in host (%s, %s)", n.Name, j+1, q, e)
+			}
+			fmt.Fprintf(&cfg, "server.%d=%s:%s:%s\n", j+1, qh, qp, ep)
 		}
 	}
 	return writeDurable(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()))
