@@ -114,14 +114,11 @@
 // with a pair link into redis-0 is across.
 //
 // ZooKeeper, per directed pair: a member's configuration lists its own real
-// ports and, for every other member, the proxies of that pair. Members name
-// each other by hostname, resolved by a hosts file per java process
-// (-Djdk.net.hosts.file) to a loopback address unique to the pair
-// (127.77.<from+1>.<to+1>) where the pair's proxies listen; and since a
+// ports and, for every other member, the proxies of that pair; and since a
 // member dials back the election address a peer announces, the election
-// proxies rewrite that announcement to the peer's name (zkelection.go).
-// Tests check that no member holds a connection to another member's real
-// address.
+// proxies rewrite that announcement to the proxy of the reverse pair
+// (zkelection.go). Tests check that no member holds a connection to
+// another member's real address.
 //
 // etcd, per directed pair: every member must agree on every member's peer
 // URL (the cluster id is derived from the membership), so each member

@@ -12,11 +12,11 @@ import (
 // the member with the higher id. When the lower one connects first, its
 // opening message announces its own election address; the higher member
 // drops the connection and dials that address back. ZooKeeper 3.8 announces
-// the resolved IP (127.0.0.1:<real port>), so the dial-back would bypass the
-// proxies. The election proxies therefore rewrite the announced address, in
-// the opening message of each connection from lower to higher, to the lower
-// member's name (zk-0:<port>), which the higher member resolves through its
-// own hosts file to the proxy of the pair higher->lower.
+// the address of its own server line (127.0.0.1:<real port> under provider
+// local, its container's address under docker), so the dial-back would
+// bypass the proxies. The election proxies therefore rewrite the announced
+// address, in the opening message of each connection from lower to higher,
+// to the election proxy of the pair higher->lower (buildZooKeeper).
 
 const zkElectionToxicType = "locklab_zk_election"
 
