@@ -1,9 +1,9 @@
 package cluster
 
-// The fabric: where a provider puts a table backend's node on the network.
-// A backend's Build asks its Build for addresses and peer links; the Build
-// asks the provider's fabric, so each provider × backend cell is composed
-// from the two, never written out.
+// The fabric: where a provider puts a backend's node on the network. A
+// builder (Redis, ZooKeeper, etcd; a table backend through its Build) asks
+// the provider's fabric for addresses, peer links and containers, so each
+// provider × backend cell is composed from the two, never written out.
 
 import (
 	"fmt"
