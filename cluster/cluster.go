@@ -33,8 +33,7 @@ type Cluster struct {
 	dir     string
 	dataDir string
 	prov    provider
-	docker  *dockerProvider // the provider when it is docker
-	netns   *netnsProvider  // the provider when it is netns
+	netns   *netnsProvider // the provider when it is netns
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -118,7 +117,7 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.prov, c.docker = dp, dp
+		c.prov = dp
 	case ProviderNetns:
 		np, err := newNetnsProvider(ctx, c)
 		if err != nil {
@@ -355,8 +354,8 @@ func (c *Cluster) Dir() string { return c.dir }
 // LabelRun label on the cluster's containers and network (Spec.RunID plus a
 // random suffix); otherwise Spec.RunID.
 func (c *Cluster) RunID() string {
-	if c.docker != nil {
-		return c.docker.runID
+	if id := c.prov.runID(); id != "" {
+		return id
 	}
 	return c.spec.RunID
 }

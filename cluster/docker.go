@@ -60,7 +60,7 @@ type dockerProvider struct {
 	c       *Cluster
 	log     *slog.Logger
 	cli     *testcontainers.DockerClient
-	runID   string
+	run     string // the LabelRun label of what it made
 	netName string
 	netID   string
 	gateway netip.Addr // where peer proxies listen
@@ -162,15 +162,15 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	p := &dockerProvider{
-		c: c, log: c.log, cli: cli, runID: newRunID(c.spec.RunID),
+		c: c, log: c.log, cli: cli, run: newRunID(c.spec.RunID),
 		ips: map[string]netip.Addr{}, ctrs: map[string]*dockerContainer{}, images: map[string]string{},
 	}
 	host, _ := os.Hostname()
 	p.labels = map[string]string{
-		LabelLocklab: "1", LabelRun: p.runID, LabelHost: host, LabelPid: strconv.Itoa(os.Getpid()),
+		LabelLocklab: "1", LabelRun: p.run, LabelHost: host, LabelPid: strconv.Itoa(os.Getpid()),
 		LabelStart: procStart(os.Getpid()),
 	}
-	p.netName = "locklab-" + p.runID
+	p.netName = "locklab-" + p.run
 	if err := p.prepareImages(ctx); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -204,7 +204,7 @@ func (p *dockerProvider) close(ctx context.Context) error {
 	}
 	p.mu.Unlock()
 	res, err := p.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", LabelRun+"="+p.runID)})
+		Filters: make(client.Filters).Add("label", LabelRun+"="+p.run)})
 	if err != nil {
 		errs = append(errs, fmt.Errorf("list containers: %w", err))
 	} else {
@@ -237,6 +237,6 @@ func (p *dockerProvider) close(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("docker: %w (`bench cleanup` removes leftovers)", err)
 	}
-	p.log.Info("docker: containers and network removed", "run", p.runID, "containers", len(ids))
+	p.log.Info("docker: containers and network removed", "run", p.run, "containers", len(ids))
 	return nil
 }

@@ -41,7 +41,7 @@ type dockerContainer struct {
 
 // containerName is the container's name: unique per run and node.
 func (p *dockerProvider) containerName(n *Node) string {
-	return "locklab-" + p.runID + "-" + n.Name
+	return "locklab-" + p.run + "-" + n.Name
 }
 
 func commandKey(img string, hostPort string, c command) string {

@@ -111,3 +111,22 @@ func (p *dockerProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
 	}
 	return p.c.frontPeersOn(f, p.gatewayListen(), byAddr, p.watch.addDemux)
 }
+
+// runID is the value of the LabelRun label on the cluster's containers and
+// network (Spec.RunID plus a random suffix).
+func (p *dockerProvider) runID() string { return p.run }
+
+// linkAdded: a link made once the watch follows the containers joins it,
+// from its next round on (docker_watch.go).
+func (p *dockerProvider) linkAdded(l *Link) {
+	if p.watch.following() {
+		p.watch.linkAdded(l)
+		l.watch = true
+	}
+}
+
+// syncListening runs a round of the watch at once.
+func (p *dockerProvider) syncListening() bool {
+	p.watch.sync()
+	return true
+}

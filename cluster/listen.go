@@ -209,8 +209,7 @@ func (l *Link) syncListeningAt(ls map[string]bool, seq uint64) {
 // syncListening brings every link up to date at once (after a node
 // operation, so callers need not wait for the next round).
 func (c *Cluster) syncListening() {
-	if c.docker != nil {
-		c.docker.watch.sync()
+	if c.prov.syncListening() {
 		return
 	}
 	if c.watchStop == nil {

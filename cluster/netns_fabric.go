@@ -35,3 +35,7 @@ func (p *netnsProvider) container(string, string, *Node, command) (*containerSpe
 func (p *netnsProvider) port(_, standard int) int { return standard }
 
 func (p *netnsProvider) frontPeers(peerFront) ([]*peerDemux, error) { return nil, nil }
+
+func (p *netnsProvider) runID() string       { return "" }
+func (p *netnsProvider) linkAdded(*Link)     {}
+func (p *netnsProvider) syncListening() bool { return false }

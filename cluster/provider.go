@@ -33,6 +33,16 @@ type provider interface {
 	// fabric places nodes on the network and wires their peers
 	// (fabric.go).
 	fabric
+	// runID is the run's id as the provider labels what it made ("":
+	// Spec.RunID).
+	runID() string
+	// linkAdded tells the provider of a link made after its start (docker:
+	// its proxies then follow the containers' listening sockets).
+	linkAdded(l *Link)
+	// syncListening brings every link's proxies up to date with their
+	// servers' listening state at once; false where the harness reads it
+	// itself (local), or nothing listens behind a proxy (netns).
+	syncListening() bool
 }
 
 // process is one running server. Every method is safe for concurrent use.
@@ -73,6 +83,9 @@ func (c command) String() string {
 type localProvider struct{ c *Cluster }
 
 func (localProvider) close(context.Context) error { return nil }
+func (localProvider) runID() string               { return "" }
+func (localProvider) linkAdded(*Link)             {}
+func (localProvider) syncListening() bool         { return false }
 
 func (localProvider) launch(ctx context.Context, n *Node, c command) (process, error) {
 	if err := ctx.Err(); err != nil {

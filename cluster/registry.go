@@ -110,10 +110,7 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 			l.syncListeningAt(ls, seq)
 		}
 	}
-	if c.docker != nil && c.docker.watch.following() {
-		c.docker.watch.linkAdded(l)
-		l.watch = true // docker_watch.go: from its next round on
-	}
+	c.prov.linkAdded(l)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.linkByKey[name]; ok {
