@@ -67,6 +67,7 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 	t.Helper()
 	c := &Cluster{log: slog.New(slog.DiscardHandler), nodeByKey: map[string]*Node{}, linkByKey: map[string]*Link{},
 		aliases: map[string][]string{}}
+	c.prov = localProvider{c: c}
 	c.tp = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	var nodes []*Node
 	var addrs []string

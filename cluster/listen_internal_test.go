@@ -22,6 +22,7 @@ import (
 func TestStaleSocketReading(t *testing.T) {
 	c := &Cluster{spec: Spec{Provider: ProviderLocal}, log: slog.New(slog.DiscardHandler),
 		nodeByKey: map[string]*Node{}, linkByKey: map[string]*Link{}, aliases: map[string][]string{}}
+	c.prov = localProvider{c: c}
 	c.tp = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 
 	stale, staleSeq, err := readListening() // before the server listens
