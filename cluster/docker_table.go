@@ -1,7 +1,6 @@
 package cluster
 
-// Docker provider: the fabric (fabric.go) and the container of a table
-// backend's node.
+// Docker provider: the fabric (fabric.go) and the container of a node.
 
 import (
 	"fmt"
@@ -48,10 +47,6 @@ func (p *dockerProvider) peerLink(from, to *Node, addrs, labels []string) ([]str
 	return slices.Clone(l.addrs), nil
 }
 
-func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {
-	return p.tableSpec(backend, image, n, cmd)
-}
-
 // publish records that n's container publishes its port on 127.0.0.1 at
 // the same number (Build.ClientAddr).
 func (p *dockerProvider) publish(node string, port int) {
@@ -65,13 +60,13 @@ func (p *dockerProvider) publish(node string, port int) {
 	}
 }
 
-// tableSpec is the container of a table backend's node for cmd: image
-// ("": the backend's newest locklab/<name> image), n's client port (its Addr) and every
-// other port Build.ClientAddr published, the command's directory and n's
+// container is the container of node n for cmd: image ("" the
+// backend's default, docs/providers.md), n's client port (its Addr) and
+// every other port clientAddr published, the command's directory and n's
 // data dir mounted at their own paths (so the paths in the command line
 // hold inside the container), and the command's user as the host's uid
 // and gid, which own those directories.
-func (p *dockerProvider) tableSpec(backend, image string, n *Node, cmd command) (*containerSpec, error) {
+func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {
 	_, port := splitHostPort(n.Addr())
 	pn, err := strconv.Atoi(port)
 	if err != nil {
