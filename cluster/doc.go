@@ -31,7 +31,7 @@
 // RedisCluster, one Redis Cluster of the primaries), zookeeper.go and
 // etcd.go the builders of the other backends, one each for every provider,
 // composed from the provider's fabric (fabric.go; netns_fabric.go and
-// docker_table.go), external.go the external servers, docker*.go the
+// docker_fabric.go), external.go the external servers, docker*.go the
 // docker provider (image, network, container, process, watch), netns*.go
 // the netns provider, link.go/gate.go/select.go links and selectors,
 // peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
