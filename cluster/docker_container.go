@@ -28,7 +28,8 @@ type containerSpec struct {
 	// mounts are host directories bind-mounted at the same path (the
 	// node's data and configuration).
 	mounts []string
-	// user is "uid:gid" to run the server as; "" is the image's (root).
+	// user is "uid:gid" to run the server as (docker_fabric.go: root
+	// unless the command names a user).
 	user string
 }
 

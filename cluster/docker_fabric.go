@@ -65,7 +65,7 @@ func (p *dockerProvider) publish(node string, port int) {
 // every other port clientAddr published, the command's directory and n's
 // data dir mounted at their own paths (so the paths in the command line
 // hold inside the container), and the command's user as the host's uid
-// and gid, which own those directories.
+// and gid, which own those directories (root without one).
 func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {
 	_, port := splitHostPort(n.Addr())
 	pn, err := strconv.Atoi(port)
@@ -79,6 +79,10 @@ func (p *dockerProvider) container(backend, image string, n *Node, cmd command) 
 	if cmd.dir != "" && cmd.dir != n.dataDir {
 		spec.mounts = append(spec.mounts, cmd.dir)
 	}
+	// Without a user of its own the server runs as root, whatever user
+	// its image names: the host directories it writes are the harness's
+	// (an official image may name a user of its own that could not).
+	spec.user = "0:0"
 	if cmd.user != "" {
 		cred, err := credentialOf(cmd.user)
 		if err != nil {
