@@ -72,8 +72,8 @@ type dockerProvider struct {
 	ips     map[string]netip.Addr       // node -> fixed address on the network
 	ctrs    map[string]*dockerContainer // node -> its container
 	images  map[string]string           // requested image ("" = default, per backend) -> resolved
-	// published are the ports of a table backend's node published on
-	// 127.0.0.1 at the same number (Build.ClientAddr).
+	// published are the ports of a node published on 127.0.0.1 at the
+	// same number (clientAddr).
 	published map[string][]int
 	closing   bool
 
