@@ -112,11 +112,10 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 				return err
 			}
 			setPorts(i, ports[0], ports[1])
-			if peers != nil {
-				return peers.setUpstream(i, f.listenAddr(n, peerPort[i]))
+			if peers == nil {
+				peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
 			}
-			peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
-			return nil
+			return c.setUpstreamsTo(n.Name, n.Addr(), f.listenAddr(n, peerPort[i]))
 		}
 	}
 	b.start = func(ctx context.Context) error {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"net/textproto"
@@ -82,19 +81,6 @@ func (ps *etcdPeers) setDemux(demux []*peerDemux) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.demux = demux
-}
-
-// setUpstream points every link into member i at addr (the member moved
-// ports).
-func (ps *etcdPeers) setUpstream(i int, addr string) error {
-	d := ps.demux[i]
-	errs := []error{setUpstream(d.fallback, 0, addr)}
-	for _, l := range d.pairs {
-		if l != nil {
-			errs = append(errs, setUpstream(l, 0, addr))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // learnIDs reads the member list through addr (a member's client address)

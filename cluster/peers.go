@@ -352,13 +352,21 @@ func (c *Cluster) peerDemuxes() []*peerDemux {
 	return append([]*peerDemux(nil), c.demux...)
 }
 
-// setUpstreamsTo points every link into node at addr (the node moved
-// ports before any client link existed).
-func (c *Cluster) setUpstreamsTo(node, addr string) error {
+// setUpstreamsTo points every link into node at its new addresses (the
+// node moved ports, its rebind): a client's link at client, any other
+// link's proxies at peer, one address per proxy (a Redis Cluster node's
+// port and bus, a ZooKeeper member's quorum and election ports).
+func (c *Cluster) setUpstreamsTo(node, client string, peer ...string) error {
 	var errs []error
 	for _, l := range c.AllLinks() {
-		if l.To == node {
-			errs = append(errs, setUpstream(l, 0, addr))
+		switch {
+		case l.To != node:
+		case isClient(l.From):
+			errs = append(errs, setUpstream(l, 0, client))
+		default:
+			for i := range min(len(l.proxies), len(peer)) {
+				errs = append(errs, setUpstream(l, i, peer[i]))
+			}
 		}
 	}
 	return errors.Join(errs...)

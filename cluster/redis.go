@@ -88,7 +88,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 				return err
 			}
 			setPort(n, ports[0])
-			return c.setUpstreamsTo(n.Name, listen(n))
+			return c.setUpstreamsTo(n.Name, n.Addr(), up(n)...)
 		}
 	}
 	if rs.Mode == RedisCluster {

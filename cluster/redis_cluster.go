@@ -105,17 +105,7 @@ func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Nod
 				return err
 			}
 			bus[n] = hostPort(p[0])
-			if err := rebind(n)(); err != nil {
-				return err
-			}
-			for _, l := range c.AllLinks() {
-				if l.To == n.Name && len(l.proxies) > 1 {
-					if err := setUpstream(l, 1, bus[n]); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
+			return rebind(n)() // its links' bus proxies follow bus[n] too
 		}
 		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
 	}

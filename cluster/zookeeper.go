@@ -189,18 +189,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 				return err
 			}
 			setPorts(i, zkPorts{p[0], p[1], p[2]})
-			var errs []error
-			for _, l := range c.AllLinks() {
-				switch {
-				case l.To != n.Name:
-				case isClient(l.From):
-					errs = append(errs, setUpstream(l, 0, n.Addr()))
-				case len(l.proxies) == 2:
-					errs = append(errs, setUpstream(l, 0, listen(i, ports[i].quorum)),
-						setUpstream(l, 1, listen(i, ports[i].election)))
-				}
-			}
-			return errors.Join(errs...)
+			return c.setUpstreamsTo(n.Name, n.Addr(), listen(i, ports[i].quorum), listen(i, ports[i].election))
 		}
 	}
 	// Members start highest myid first: a member whose JVM comes up after
