@@ -139,12 +139,12 @@ func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error)
 }
 
 func measureEtcd(ctx context.Context, opts Options) (*CommitFigures, error) {
-	cl, stop, err := startCluster(ctx, "etcd", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: opts.Nodes}, Clients: 4}, opts)
+	cl, stop, err := startCluster(ctx, "etcd", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": opts.Nodes}}, Clients: 4}, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cl.Endpoints(0).Etcd[:1], DialTimeout: 10 * time.Second, Logger: nopZap()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cl.Endpoints(0).Table["etcd"][:1], DialTimeout: 10 * time.Second, Logger: nopZap()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}

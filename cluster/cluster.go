@@ -176,11 +176,6 @@ func (s Spec) sized() Spec {
 		z.Nodes = 1
 		s.ZooKeeper = &z
 	}
-	if s.Etcd != nil && s.Etcd.Nodes <= 0 {
-		e := *s.Etcd
-		e.Nodes = 1
-		s.Etcd = &e
-	}
 	return s
 }
 
@@ -272,9 +267,6 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		if c.spec.ZooKeeper != nil {
 			add(c.buildZooKeeper(*c.spec.ZooKeeper))
-		}
-		if c.spec.Etcd != nil {
-			add(c.buildEtcd(*c.spec.Etcd))
 		}
 		tbs, terr := c.buildTable()
 		backends = append(backends, tbs...)

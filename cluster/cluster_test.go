@@ -355,7 +355,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	spec := cluster.Spec{
 		Redis:     &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec},
 		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1},
-		Etcd:      &cluster.EtcdSpec{Nodes: 1},
+		Backends:  map[string]cluster.Settings{"etcd": {"nodes": 1}},
 	}
 	c := testenv.Cluster(t, spec)
 	groups := map[int]bool{}
@@ -833,8 +833,8 @@ func TestStartupTimes(t *testing.T) {
 		{"redis-1+2-replicas+3-sentinels-always", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 2, Sentinels: 3, Persistence: cluster.PersistAlways}}, 20 * time.Second},
 		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}, 20 * time.Second},
 		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}, 30 * time.Second},
-		{"etcd-1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}, 10 * time.Second},
-		{"etcd-5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}, 20 * time.Second},
+		{"etcd-1", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}}, 10 * time.Second},
+		{"etcd-5", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 5}}}, 20 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t0 := time.Now()

@@ -76,11 +76,9 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 	if s.ZooKeeper != nil {
 		specs = append(specs, &containerSpec{backend: BackendZooKeeper, image: s.ZooKeeper.Image})
 	}
-	if s.Etcd != nil {
-		specs = append(specs, &containerSpec{backend: BackendEtcd, image: s.Etcd.Image})
-	}
-	for name := range s.Backends {
-		specs = append(specs, &containerSpec{backend: name})
+	for name, set := range s.Backends {
+		b, _ := LookupBackend(name)
+		specs = append(specs, &containerSpec{backend: name, image: b.String(set, ImageField)})
 	}
 	for _, cs := range specs {
 		if _, err := p.image(ctx, cs); err != nil {
@@ -96,10 +94,9 @@ func defaultImage(backend string) string {
 		return DefaultRedisImage
 	case BackendZooKeeper:
 		return DefaultZooKeeperImage
-	case BackendEtcd:
-		return DefaultEtcdImage
 	}
-	return ""
+	b, _ := LookupBackend(backend)
+	return b.DefaultImage
 }
 
 // resolveImage picks the image for a backend: the requested one (pulled

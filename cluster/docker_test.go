@@ -505,10 +505,10 @@ func TestDockerZooKeeper(t *testing.T) {
 }
 
 func TestDockerEtcd(t *testing.T) {
-	c := dockerCluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	c := dockerCluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2})
 	ctx := ctxT(t, 2*time.Minute)
 	ep := c.Endpoints(0)
-	cli := etcdClient(t, ep.Etcd)
+	cli := etcdClient(t, ep.Table["etcd"])
 	if _, err := cli.Put(ctx, "locklab/test/k", "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -654,9 +654,9 @@ func BenchmarkStartup(b *testing.B) {
 		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}},
 		{"zookeeper-3", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}}},
 		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}},
-		{"etcd-1", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}}},
-		{"etcd-3", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}}},
-		{"etcd-5", cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 5}}},
+		{"etcd-1", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}}},
+		{"etcd-3", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}}},
+		{"etcd-5", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 5}}}},
 	} {
 		for _, provider := range []string{cluster.ProviderLocal, cluster.ProviderDocker} {
 			b.Run(tc.name+"/"+provider, func(b *testing.B) {

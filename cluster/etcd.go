@@ -23,6 +23,49 @@ const (
 	etcdElectionTimeout = 1000 * time.Millisecond
 )
 
+// etcdRow is etcd's row of the backend table (registered by init).
+var etcdRow = TableBackend{
+	Name: BackendEtcd,
+	Doc:  "an etcd cluster (not with provider external)",
+	Fields: []TableField{
+		{Name: "nodes", Kind: "int", Default: 1, Allowed: []string{"1", "3", "5"}, Example: "3",
+			Doc: "cluster members (etcd-0, etcd-1, ...)"},
+		{Name: "fsync", Kind: "bool", Default: true, Example: "false",
+			Doc: "false runs the members with --unsafe-no-fsync: the WAL is not fsynced, so a power-cut fault can lose acknowledged writes"},
+		{Name: ImageField, Kind: "string", Default: "", Example: DefaultEtcdImage,
+			Doc: "container image, provider docker only (default: " + DefaultEtcdImage + ", or the newest locklab/etcd image when only that exists)"},
+	},
+	Kinds:      []TableKind{{Kind: KindEtcd, Pattern: "etcd-N"}},
+	Providers:  []string{ProviderLocal, ProviderNetns, ProviderDocker},
+	Binaries:   []string{"etcd"},
+	Packages:   []string{"etcd-server"},
+	ClientPort: etcdClientPort,
+	Leader:     "etcd-leader",
+	Faults:     []string{"pause", "kill", "restart", "power-cut"},
+	NoClock: "etcd is a Go program, which reads the clock from the vDSO without calling glibc, " +
+		"so the clock shim (a preload library) cannot move its clock",
+	Fallback:        EtcdPeers,
+	DefaultImage:    DefaultEtcdImage,
+	SyncsEveryWrite: etcdFsync,
+	Ping:            etcdRawPing,
+	Plan: func(s Settings) ([]PlanNode, []PlanLink) {
+		var p Plan
+		n, _ := s["nodes"].(int)
+		members := p.addNumbered("etcd-", KindEtcd, BackendEtcd, max(n, 1))
+		p.pairLinks(members)
+		return p.Nodes, p.Links
+	},
+	Build: buildEtcd,
+}
+
+func init() { registerRow(etcdRow) }
+
+// etcdFsync is cluster.etcd.fsync (default true).
+func etcdFsync(s Settings) bool {
+	v, ok := s["fsync"].(bool)
+	return v || !ok
+}
+
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>, under any provider: the
 // provider's fabric (fabric.go) places each member and says where it
 // listens, where clients dial it and where its peers reach it.
@@ -40,15 +83,12 @@ const (
 // opened the connections (etcd's raft transport sends a member's messages
 // mostly on streams the peer opened, and pipelines and lease forwarding on
 // connections the sender opened).
-func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
-	b := backend{name: BackendEtcd}
-	nodes, err := c.addPlanned(BackendEtcd)
-	if err != nil {
-		return b, err
-	}
+func buildEtcd(b *Build) (Started, error) {
+	var st Started
+	c, nodes := b.c, b.Nodes
 	free, err := pickPorts(2 * len(nodes))
 	if err != nil {
-		return b, err
+		return st, err
 	}
 	f := c.prov
 	clientPort := make([]int, len(nodes))
@@ -61,9 +101,6 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		c.serveAt(n, clientPort[i])
 	}
 	for i, n := range nodes {
-		if err := f.place(n); err != nil {
-			return b, err
-		}
 		setPorts(i, free[2*i], free[2*i+1])
 		peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
 	}
@@ -79,7 +116,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			identify: func([]*Node) func(net.Conn) ([]byte, int) { return peers.identify },
 		})
 		if err != nil {
-			return b, err
+			return st, err
 		}
 		if demux != nil {
 			peers.setDemux(demux)
@@ -90,7 +127,8 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			peers = nil
 		}
 	}
-	membership := etcdMembership(nodes, peerURL, c.RunID(), es.NoFsync)
+	membership := etcdMembership(nodes, peerURL, c.RunID(), !etcdFsync(b.Settings))
+	image := b.Backend.String(b.Settings, ImageField)
 	for i, n := range nodes {
 		n.cmd = func() (command, error) {
 			client := "http://" + f.listenAddr(n, clientPort[i])
@@ -100,7 +138,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 				"--listen-peer-urls", "http://" + f.listenAddr(n, peerPort[i]),
 			}, membership(i)...)}
 			var err error
-			cmd.container, err = f.container(BackendEtcd, es.Image, n, cmd)
+			cmd.container, err = f.container(BackendEtcd, image, n, cmd)
 			return cmd, err
 		}
 		etcdChecks(n)
@@ -118,7 +156,7 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 			return c.setUpstreamsTo(n.Name, n.Addr(), f.listenAddr(n, peerPort[i]))
 		}
 	}
-	b.start = func(ctx context.Context) error {
+	st.Start = func(ctx context.Context) error {
 		if err := startNodes(ctx, nodes, nil); err != nil {
 			return err
 		}
@@ -131,8 +169,8 @@ func (c *Cluster) buildEtcd(es EtcdSpec) (backend, error) {
 		}
 		return nil
 	}
-	b.version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
-	return b, nil
+	st.Version = func(ctx context.Context) string { return etcdVersion(ctx, nodes[0].Addr()) }
+	return st, nil
 }
 
 // The ports an etcd member uses where it has an address of its own

@@ -51,11 +51,11 @@ func etcdLeader(c *cluster.Cluster, names []string) string {
 
 func TestEtcdCluster(t *testing.T) {
 	t0 := time.Now()
-	c := testenv.Cluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2})
 	t.Logf("etcd 3 nodes ready in %v", time.Since(t0))
 	ctx := ctxT(t, 60*time.Second)
 	ep := c.Endpoints(1)
-	if len(ep.Etcd) != 3 {
+	if len(ep.Table["etcd"]) != 3 {
 		t.Fatalf("endpoints %+v", ep)
 	}
 	if v := c.Info().Versions[cluster.BackendEtcd]; v == "" {
@@ -69,7 +69,7 @@ func TestEtcdCluster(t *testing.T) {
 		}
 	}
 	mustLink(t, c, "etcd-1->etcd-0")
-	cli := etcdClient(t, ep.Etcd)
+	cli := etcdClient(t, ep.Table["etcd"])
 	if _, err := cli.Put(ctx, "k", "v"); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestEtcdCluster(t *testing.T) {
 // none (it has no quorum and hears nothing), and after the heal etcd-0
 // catches up.
 func TestEtcdIsolate(t *testing.T) {
-	c := testenv.Cluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 1})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 1})
 	ctx := ctxT(t, 90*time.Second)
 	names := []string{"etcd-0", "etcd-1", "etcd-2"}
 	ep := c.Endpoints(0)
@@ -246,7 +246,7 @@ func TestEtcdIsolate(t *testing.T) {
 	})
 	t.Logf("%s leads %v after the cut", etcdLeader(c, names[1:]), time.Since(t0))
 	// Through client-0's link to etcd-1 only.
-	via1 := etcdClient(t, []string{ep.Etcd[1]})
+	via1 := etcdClient(t, []string{ep.Table["etcd"][1]})
 	testenv.Eventually(t, 20*time.Second, "put through client-0->etcd-1", func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -280,7 +280,7 @@ func TestEtcdIsolate(t *testing.T) {
 		}
 		return nil
 	})
-	via0 := etcdClient(t, []string{ep.Etcd[0]})
+	via0 := etcdClient(t, []string{ep.Table["etcd"][0]})
 	testenv.Eventually(t, 20*time.Second, "put through client-0->etcd-0", func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()

@@ -88,7 +88,7 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, ln.Addr().String())
 	}
-	c.plan = PlanOf(Spec{Etcd: &EtcdSpec{Nodes: 3}})
+	c.plan = PlanOf(Spec{Backends: map[string]Settings{"etcd": {"nodes": 3}}})
 	ps := &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
 	upstream := map[*Node]string{}
 	for i, n := range nodes {

@@ -73,8 +73,9 @@ func (c *Cluster) syncsEveryWrite(n *Node) bool {
 		return c.spec.Redis.Persistence == PersistAlways
 	case KindZooKeeper:
 		return !c.spec.ZooKeeper.NoFsync
-	case KindEtcd:
-		return !c.spec.Etcd.NoFsync
+	}
+	if b, ok := LookupBackend(n.backend); ok && b.SyncsEveryWrite != nil {
+		return b.SyncsEveryWrite(c.spec.Backends[b.Name])
 	}
 	return false
 }

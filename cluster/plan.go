@@ -47,7 +47,6 @@ func PlanOf(spec Spec) Plan {
 		if e := s.External; e != nil {
 			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
 			p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, len(e.ZooKeeper))
-			p.addNumbered("etcd-", KindEtcd, BackendEtcd, len(e.Etcd))
 			p.planExternalTable(e)
 		}
 	} else if s.Provider == ProviderNetns {
@@ -59,17 +58,6 @@ func PlanOf(spec Spec) Plan {
 		if z := s.ZooKeeper; z != nil {
 			zk := p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes)
 			p.pairLinks(zk)
-		}
-		if e := s.Etcd; e != nil {
-			etcd := p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes)
-			if len(etcd) > 1 {
-				// One link per destination (etcdpeers.go), and per directed
-				// pair through the demultiplexer that names each sender.
-				for _, n := range etcd {
-					p.Links = append(p.Links, PlanLink{EtcdPeers, n})
-				}
-				p.pairLinks(etcd)
-			}
 		}
 		p.planTable(s)
 	}
@@ -324,9 +312,6 @@ func (p *Plan) planNetns(s Spec) {
 	}
 	if z := s.ZooKeeper; z != nil {
 		p.pairLinks(p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes))
-	}
-	if e := s.Etcd; e != nil {
-		p.pairLinks(p.addNumbered("etcd-", KindEtcd, BackendEtcd, e.Nodes))
 	}
 	p.planTable(s)
 }

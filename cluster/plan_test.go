@@ -34,12 +34,12 @@ func TestPlanOf(t *testing.T) {
 
 	// etcd pairs exist for local and docker, not for external servers.
 	for _, prov := range []string{cluster.ProviderLocal, cluster.ProviderDocker} {
-		if !cluster.PlanOf(cluster.Spec{Provider: prov, Etcd: &cluster.EtcdSpec{Nodes: 3}}).EtcdPairs() {
+		if !cluster.PlanOf(cluster.Spec{Provider: prov, Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}}).EtcdPairs() {
 			t.Errorf("%s etcd plan has no pair links", prov)
 		}
 	}
 	ext := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
-		External: &cluster.ExternalSpec{Etcd: []string{"a:1", "b:2", "c:3"}}})
+		External: &cluster.ExternalSpec{Table: map[string][]string{"etcd": {"a:1", "b:2", "c:3"}}}})
 	if ext.EtcdPairs() || len(ext.Links) != 3 {
 		t.Errorf("external etcd plan: links %v", planLinks(ext))
 	}

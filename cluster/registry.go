@@ -250,8 +250,6 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 			sentinels = true
 		case KindZooKeeper:
 			e.ZooKeeper = append(e.ZooKeeper, addr)
-		case KindEtcd:
-			e.Etcd = append(e.Etcd, addr)
 		default:
 			if _, ok := LookupBackend(n.backend); ok {
 				if e.Table == nil {

@@ -71,22 +71,12 @@ type ZooKeeperSpec struct {
 	Image   string
 }
 
-// EtcdSpec is an etcd cluster of Nodes members (etcd-0..).
-type EtcdSpec struct {
-	Nodes int
-	// NoFsync runs the members with --unsafe-no-fsync (cluster.etcd.fsync:
-	// false). Default: false, etcd's own default of fsyncing its WAL.
-	NoFsync bool
-	Image   string
-}
-
 // ExternalSpec lists servers the user already runs (provider external).
 type ExternalSpec struct {
 	Redis     []string
 	ZooKeeper []string
-	Etcd      []string
 	// Table lists the servers of table backends by backend name
-	// (cluster.external.postgres, ...).
+	// (cluster.external.etcd, cluster.external.postgres, ...).
 	Table map[string][]string
 }
 
@@ -95,10 +85,9 @@ type Spec struct {
 	Provider  string // default ProviderLocal
 	Redis     *RedisSpec
 	ZooKeeper *ZooKeeperSpec
-	Etcd      *EtcdSpec
 	External  *ExternalSpec
 	// Backends are the sections of table backends (table.go) by backend
-	// name: cluster.postgres, cluster.mariadb, ... A backend without an
+	// name: cluster.etcd, cluster.postgres, ... A backend without an
 	// entry is not started.
 	Backends map[string]Settings
 	// Clients is how many harness clients get their own proxied links

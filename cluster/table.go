@@ -23,8 +23,8 @@ import (
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
-// about one server kind. Redis, ZooKeeper and etcd predate the table and
-// are not in it yet.
+// about one server kind. etcd's row is in this package (etcd.go); Redis
+// and ZooKeeper predate the table and are not in it yet.
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -49,6 +49,9 @@ type TableBackend struct {
 	Binaries []string
 	// Packages are the Debian packages holding Binaries.
 	Packages []string
+	// ClientPort is the port its servers serve clients on by default
+	// (etcd 2379), for examples of cluster.external.<Name>.
+	ClientPort int
 	// Leader, when set, is a selector (a node name in faults: "nats-leader")
 	// standing for the node of its first kind whose Role says "leader" when
 	// the fault starts.
@@ -60,6 +63,21 @@ type TableBackend struct {
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string
+	// NoClock, when set, says why clock faults cannot act on its nodes,
+	// for the message refusing one.
+	NoClock string
+	// Fallback, when set, is the source of a link into each node
+	// (Fallback->node) for peer connections whose sender the provider's
+	// demultiplexer cannot name; planned, with more than one node, where
+	// peer links are proxies (every provider but netns). etcd-peers.
+	Fallback string
+	// DefaultImage is the official image provider docker runs when it is
+	// present and the section names none; "": the newest locklab/<Name>.
+	DefaultImage string
+	// SyncsEveryWrite says whether its servers fsync every write before
+	// they answer, with these settings: a power-cut's lossy filesystem
+	// then goes without the kernel's writeback cache. nil: never.
+	SyncsEveryWrite func(Settings) bool
 	// Ping is a raw round trip that shows a server answers, for the
 	// evidence of link faults (latency, drop); nil: none.
 	Ping *TablePing
@@ -125,12 +143,20 @@ var table = struct {
 // RegisterBackend adds a row to the backend table; backend packages call
 // it from init. It panics on a duplicate or incomplete row.
 func RegisterBackend(b TableBackend) {
+	if b.Name == BackendRedis || b.Name == BackendZooKeeper {
+		panic("cluster: duplicate backend " + b.Name)
+	}
+	registerRow(b)
+}
+
+// registerRow adds a row to the backend table.
+func registerRow(b TableBackend) {
 	table.Lock()
 	defer table.Unlock()
 	if b.Name == "" || b.Plan == nil || b.Build == nil || len(b.Kinds) == 0 {
 		panic("cluster: RegisterBackend needs a name, kinds, a plan and a build")
 	}
-	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis || b.Name == BackendZooKeeper || b.Name == BackendEtcd {
+	if _, dup := table.rows[b.Name]; dup {
 		panic("cluster: duplicate backend " + b.Name)
 	}
 	if slices.Contains(b.Providers, ProviderDocker) && !slices.ContainsFunc(b.Fields, func(f TableField) bool { return f.Name == ImageField }) {
@@ -150,16 +176,13 @@ const ImageField = "image"
 
 // PingOf returns the raw round trip that shows a server of kind answers,
 // for the evidence of link faults: a table backend's Ping, or PING for
-// Redis and Sentinel, srvr for ZooKeeper and GET /version for etcd; nil
-// for a kind without one.
+// Redis and Sentinel, srvr for ZooKeeper; nil for a kind without one.
 func PingOf(kind string) *TablePing {
 	switch kind {
 	case KindRedis, KindReplica, KindSentinel:
 		return redisRawPing
 	case KindZooKeeper:
 		return zkRawPing
-	case KindEtcd:
-		return etcdRawPing
 	}
 	if b, ok := BackendOfKind(kind); ok {
 		return b.Ping
@@ -380,6 +403,9 @@ func (p *Plan) planTable(s Spec) {
 		for _, n := range nodes {
 			n.Backend = b.Name
 			p.Nodes = append(p.Nodes, n)
+			if b.Fallback != "" && len(nodes) > 1 && s.Provider != ProviderNetns {
+				p.Links = append(p.Links, PlanLink{b.Fallback, n.Name})
+			}
 		}
 		p.Links = append(p.Links, links...)
 	}

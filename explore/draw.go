@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,7 +168,9 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 		s.ZooKeeper = 3
 		return
 	case locks.Etcd:
-		s.Etcd = 3
+		// Always 3 members (drawn as before etcd joined the table, so a
+		// seed draws the same runs).
+		s.Backend, s.Settings = string(locks.Etcd), map[string]int{"nodes": 3}
 		return
 	}
 	if b, ok := cluster.LookupBackend(string(spec.Backend)); ok {
@@ -211,6 +214,9 @@ func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
 		}
 		vals := []int{d}
 		for v := d + 1; v <= d+2; v++ {
+			if len(f.Allowed) > 0 && !slices.Contains(f.Allowed, strconv.Itoa(v)) {
+				continue
+			}
 			if b.Check != nil {
 				if field, _ := b.Check(cluster.Settings{f.Name: v}); field != "" {
 					continue
@@ -247,7 +253,7 @@ func clusterSpec(s Schedule) cluster.Spec {
 	case s.ZooKeeper > 0:
 		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: s.ZooKeeper}
 	case s.Etcd > 0:
-		cs.Etcd = &cluster.EtcdSpec{Nodes: s.Etcd}
+		cs.Backends = map[string]cluster.Settings{"etcd": {"nodes": s.Etcd}}
 	case s.Backend != "":
 		set := cluster.Settings{}
 		for k, v := range s.Settings {

@@ -32,7 +32,9 @@ type Schedule struct {
 	// with its replicas), "" for standalone primaries.
 	RedisMode string `json:"redis_mode,omitempty"`
 	ZooKeeper int    `json:"zookeeper,omitempty"`
-	Etcd      int    `json:"etcd,omitempty"`
+	// Etcd is the etcd members of a schedule written before etcd joined
+	// the backend table (Backend "etcd" since); read, never drawn.
+	Etcd int `json:"etcd,omitempty"`
 	// Backend is a table backend's name (postgres, nats, ...) when the
 	// lock runs on one, with its section's int fields in Settings.
 	Backend  string         `json:"backend,omitempty"`

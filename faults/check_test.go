@@ -13,10 +13,10 @@ import (
 func TestCheck(t *testing.T) {
 	sentinel := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 2, Replicas: 1, Sentinels: 3}, Clients: 4}
 	plain := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 4}
-	etcd := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
-	etcd2 := cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 2}, Clients: 2}
+	etcd := cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2}
+	etcd2 := cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 2}}, Clients: 2}
 	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
-	dockerEtcd := cluster.Spec{Provider: cluster.ProviderDocker, Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2}
+	dockerEtcd := cluster.Spec{Provider: cluster.ProviderDocker, Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2}
 	dockerSentinel := cluster.Spec{Provider: cluster.ProviderDocker, Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3}, Clients: 2}
 	primaries := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 2}
 	external := cluster.Spec{Provider: cluster.ProviderExternal, External: &cluster.ExternalSpec{Redis: []string{"db:6379"}}, Clients: 2}

@@ -45,7 +45,7 @@ func TestWithLeaders(t *testing.T) {
 // leads when the fault starts, cuts that member's links only, names both in
 // the window, and heals.
 func TestRunLeader(t *testing.T) {
-	c := testenv.Cluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 3}, Clients: 2})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2})
 	ctx := ctxT(t, 60*time.Second)
 	env := testEnv(t, c)
 	leader, err := c.Leader(ctx, cluster.KindEtcd)

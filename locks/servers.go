@@ -31,7 +31,13 @@ func RegisterTableBackend(b Backend) {
 func ServerBackends() []Backend {
 	servers.RLock()
 	defer servers.RUnlock()
-	return append([]Backend{Redis, ZooKeeper, Etcd}, servers.table...)
+	out := []Backend{Redis, ZooKeeper, Etcd}
+	for _, b := range servers.table {
+		if !slices.Contains(out, b) { // etcd is a row of the table too
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // IsServerBackend reports whether b is a server backend (ServerBackends).

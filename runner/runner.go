@@ -157,9 +157,6 @@ func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend,
 	if backend != locks.ZooKeeper {
 		cs.ZooKeeper = nil
 	}
-	if backend != locks.Etcd {
-		cs.Etcd = nil
-	}
 	return cs.KeepBackend(string(backend))
 }
 
@@ -177,9 +174,6 @@ func describe(cs cluster.Spec) string {
 	}
 	if cs.ZooKeeper != nil {
 		parts = append(parts, fmt.Sprintf("zookeeper x%d", cs.ZooKeeper.Nodes))
-	}
-	if cs.Etcd != nil {
-		parts = append(parts, fmt.Sprintf("etcd x%d", cs.Etcd.Nodes))
 	}
 	parts = append(parts, cs.TableParts()...)
 	if len(parts) == 0 {

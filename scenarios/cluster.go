@@ -33,10 +33,6 @@ func (p *parser) cluster(e entry) {
 		n, image, fsync := p.ensemble(x, "cluster.zookeeper")
 		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: n, Image: image, NoFsync: !fsync}
 	})
-	section("etcd", func(x entry) {
-		n, image, fsync := p.ensemble(x, "cluster.etcd")
-		c.Etcd = &cluster.EtcdSpec{Nodes: n, Image: image, NoFsync: !fsync}
-	})
 	for _, b := range cluster.Backends() {
 		section(b.Name, func(x entry) {
 			if c.Backends == nil {
@@ -51,7 +47,7 @@ func (p *parser) cluster(e entry) {
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
-		for _, name := range append([]string{"redis", "zookeeper", "etcd"}, tableNames()...) {
+		for _, name := range append([]string{"redis", "zookeeper"}, tableNames()...) {
 			if x, ok := f[name]; ok {
 				p.add(x.key.Line, "cluster."+name, "not used with provider external: list the servers under cluster.external.%s", name)
 			}
@@ -113,7 +109,7 @@ func (p *parser) redisClusterMode(e, x entry, f map[string]entry, r *cluster.Red
 	}
 }
 
-// ensemble reads a ZooKeeper or etcd section: its size (default 1),
+// ensemble reads a ZooKeeper section: its size (default 1),
 // image and fsync (default true).
 func (p *parser) ensemble(e entry, path string) (nodes int, image string, fsync bool) {
 	nodes, fsync = 1, true
@@ -144,7 +140,7 @@ func (p *parser) external(e entry) *cluster.ExternalSpec {
 	for _, b := range []struct {
 		name string
 		dst  *[]string
-	}{{"redis", &x.Redis}, {"zookeeper", &x.ZooKeeper}, {"etcd", &x.Etcd}} {
+	}{{"redis", &x.Redis}, {"zookeeper", &x.ZooKeeper}} {
 		fe, ok := f[b.name]
 		if !ok {
 			continue
@@ -222,7 +218,7 @@ func (p *parser) clusterDefaults() {
 			backend locks.Backend
 			field   string
 			list    []string
-		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}, {locks.Etcd, "etcd", x.Etcd}}
+		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}}
 		for _, name := range tableNames() {
 			lists = append(lists, struct {
 				backend locks.Backend
@@ -274,9 +270,6 @@ func (p *parser) clusterDefaults() {
 	}
 	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
 		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
-	}
-	if _, ok := need[locks.Etcd]; ok && c.Etcd == nil {
-		c.Etcd = &cluster.EtcdSpec{Nodes: 1}
 	}
 	for _, name := range tableNames() {
 		if lock, ok := need[locks.Backend(name)]; ok && c.Backends[name] == nil {
@@ -333,8 +326,12 @@ func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings 
 				p.add(x.line(), fp, "must be >= %d (got %d)", *tf.Min, v)
 				continue
 			}
-			if len(tf.Allowed) > 0 && !slices.Contains(tf.Allowed, strconv.Itoa(v)) {
-				p.add(x.line(), fp, "must be one of %s (got %d)", strings.Join(tf.Allowed, ", "), v)
+			if n := len(tf.Allowed); n > 0 && !slices.Contains(tf.Allowed, strconv.Itoa(v)) {
+				list := tf.Allowed[0]
+				if n > 1 {
+					list = strings.Join(tf.Allowed[:n-1], ", ") + " or " + tf.Allowed[n-1]
+				}
+				p.add(x.line(), fp, "must be %s (got %d)", list, v)
 				continue
 			}
 			set[tf.Name] = v

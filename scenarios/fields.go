@@ -91,7 +91,6 @@ var fieldTable = withBackendTable([]Field{
 		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run; netns: each server in its own network namespace, faults as dropped packets (root)"},
 	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
 	{Path: "cluster.zookeeper", Kind: KindSection, Doc: "a ZooKeeper ensemble (not with provider external)"},
-	{Path: "cluster.etcd", Kind: KindSection, Doc: "an etcd cluster (not with provider external)"},
 	{Path: "cluster.external", Kind: KindSection, Doc: "the servers of every backend the locks use, with provider external only"},
 
 	{Path: "cluster.redis.primaries", Kind: KindInt, Min: atLeast(1), Default: "the most any lock needs (at least 1)", Example: "3",
@@ -113,19 +112,11 @@ var fieldTable = withBackendTable([]Field{
 		Doc: "false runs the members with forceSync=no: the transaction log is not forced to disk, so a power-cut fault can lose acknowledged writes"},
 	{Path: "cluster.zookeeper.image", Kind: KindString, Default: "zookeeper:3.9 (locklab/zookeeper:3.8 when only that exists)", Example: "zookeeper:3.9",
 		Doc: "container image, provider docker only"},
-	{Path: "cluster.etcd.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
-		Doc: "cluster members (etcd-0, etcd-1, ...)"},
-	{Path: "cluster.etcd.fsync", Kind: KindBool, Default: "true", Example: "false",
-		Doc: "false runs the members with --unsafe-no-fsync: the WAL is not fsynced, so a power-cut fault can lose acknowledged writes"},
-	{Path: "cluster.etcd.image", Kind: KindString, Default: "gcr.io/etcd-development/etcd:v3.5.17 (locklab/etcd:3.4 when only that exists)", Example: "gcr.io/etcd-development/etcd:v3.5.17",
-		Doc: "container image, provider docker only"},
 
 	{Path: "cluster.external.redis", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[10.0.0.5:6379]",
 		Doc: "Redis servers (as many as the locks need primaries)"},
 	{Path: "cluster.external.zookeeper", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[zk1:2181, zk2:2181, zk3:2181]",
 		Doc: "ZooKeeper ensemble members"},
-	{Path: "cluster.external.etcd", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[etcd1:2379]",
-		Doc: "etcd members"},
 
 	{Path: "locks[].name", Kind: KindString, Required: true, Example: "redis-cad",
 		Doc: "a registered lock (see the [lock catalogue](#lock-catalogue))"},
@@ -339,8 +330,8 @@ func ExpectFields() []string {
 }
 
 // withBackendTable adds the rows of the cluster's backend table to base:
-// each backend's section and its fields after etcd's, its external list
-// after cluster.external.etcd.
+// each backend's section and its fields after ZooKeeper's, its external
+// list after cluster.external.zookeeper.
 func withBackendTable(base []Field) []Field {
 	var sections, fields, external []Field
 	for _, b := range cluster.Backends() {
@@ -354,13 +345,13 @@ func withBackendTable(base []Field) []Field {
 			fields = append(fields, row)
 		}
 		external = append(external, Field{Path: "cluster.external." + b.Name, Kind: KindList, Items: KindString, Bounds: "host:port",
-			Example: "[db1:5432]", Doc: b.Name + " servers"})
+			Example: fmt.Sprintf("[%s1:%d]", b.Name, b.ClientPort), Doc: b.Name + " servers"})
 	}
 	insertAfter := func(rows []Field, path string, add []Field) []Field {
 		i := slices.IndexFunc(rows, func(f Field) bool { return f.Path == path })
 		return slices.Insert(rows, i+1, add...)
 	}
-	base = insertAfter(base, "cluster.etcd", sections)
-	base = insertAfter(base, "cluster.etcd.image", fields)
-	return insertAfter(base, "cluster.external.etcd", external)
+	base = insertAfter(base, "cluster.zookeeper", sections)
+	base = insertAfter(base, "cluster.zookeeper.image", fields)
+	return insertAfter(base, "cluster.external.zookeeper", external)
 }

@@ -624,8 +624,8 @@ func TestBackendDefaults(t *testing.T) {
 			return ""
 		}},
 		{"etcd section keeps its size", "name: t\nlocks: [test-etcd]\ncluster: {etcd: {nodes: 3}}\n", func(s *Scenario) string {
-			if s.Cluster.Etcd.Nodes != 3 {
-				return fmt.Sprintf("etcd %+v", s.Cluster.Etcd)
+			if s.Cluster.Backends["etcd"]["nodes"] != 3 {
+				return fmt.Sprintf("etcd %+v", s.Cluster.Backends["etcd"])
 			}
 			return ""
 		}},

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,15 +95,22 @@ func (s *Scenario) clone() *Scenario {
 		x := *z
 		c.Cluster.ZooKeeper = &x
 	}
-	if e := s.Cluster.Etcd; e != nil {
-		x := *e
-		c.Cluster.Etcd = &x
+	if s.Cluster.Backends != nil {
+		c.Cluster.Backends = map[string]cluster.Settings{}
+		for name, set := range s.Cluster.Backends {
+			c.Cluster.Backends[name] = maps.Clone(set)
+		}
 	}
 	if e := s.Cluster.External; e != nil {
 		c.Cluster.External = &cluster.ExternalSpec{
 			Redis:     append([]string(nil), e.Redis...),
 			ZooKeeper: append([]string(nil), e.ZooKeeper...),
-			Etcd:      append([]string(nil), e.Etcd...),
+		}
+		for name, addrs := range e.Table {
+			if c.Cluster.External.Table == nil {
+				c.Cluster.External.Table = map[string][]string{}
+			}
+			c.Cluster.External.Table[name] = append([]string(nil), addrs...)
 		}
 	}
 	c.Locks = append([]Lock(nil), s.Locks...)

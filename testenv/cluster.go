@@ -34,9 +34,6 @@ func Cluster(t testing.TB, spec cluster.Spec) *cluster.Cluster {
 			bins = append(bins, "java")
 			RequireFiles(t, cluster.ZooKeeperJar)
 		}
-		if spec.Etcd != nil {
-			bins = append(bins, "etcd")
-		}
 		for name := range spec.Backends {
 			b, ok := cluster.LookupBackend(name)
 			if !ok {

@@ -19,7 +19,7 @@ func TestProgramEndpointsTable(t *testing.T) {
 	if want := `{"postgres":["127.0.0.1:2","127.0.0.1:3"],"redis":["127.0.0.1:1"]}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
-	b, _ = json.Marshal(ProgramEndpointsOf(locks.Endpoints{Etcd: []string{"a"}}))
+	b, _ = json.Marshal(ProgramEndpointsOf(locks.Endpoints{Table: map[string][]string{"etcd": {"a"}}}))
 	if want := `{"etcd":["a"]}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}

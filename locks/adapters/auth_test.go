@@ -108,7 +108,7 @@ func TestAuthRedisAdapters(t *testing.T) {
 
 func TestAuthEtcdMutex(t *testing.T) {
 	const password = "s3cret-root"
-	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}, Clients: 2})}
+	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}, Clients: 2})}
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -26,7 +26,7 @@ const (
 // write under appPrefix+"/" only.
 func newAuthEnv(t *testing.T, clients int) *testenv.Ensemble {
 	t.Helper()
-	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Etcd: &cluster.EtcdSpec{Nodes: 1}, Clients: clients})}
+	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}, Clients: clients})}
 	cli := admin(t, e, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -72,7 +72,8 @@ func Root(prefix string) string {
 	return p
 }
 
-// Dial creates a clientv3.Client for cfg.Endpoints.Etcd (through
+// Dial creates a clientv3.Client for the etcd servers of cfg.Endpoints
+// (Table["etcd"], through
 // Endpoints.Dial) with DialTimeout, gRPC keep-alive pings (10s, 3s timeout:
 // a connection that went silent is noticed) and the library's log at error
 // level into cfg.Log(). It logs in with Endpoints.Auth's etcd user and, when
@@ -82,11 +83,12 @@ func Root(prefix string) string {
 // a member answers a read under Root(cfg.Prefix): wrong or missing
 // credentials fail here.
 func Dial(ctx context.Context, cfg locks.Config) (*clientv3.Client, error) {
-	if len(cfg.Endpoints.Etcd) == 0 {
+	servers := cfg.Endpoints.Table[string(locks.Etcd)]
+	if len(servers) == 0 {
 		return nil, errors.New("etcdlock: no etcd endpoints")
 	}
-	eps := make([]string, len(cfg.Endpoints.Etcd))
-	for i, a := range cfg.Endpoints.Etcd {
+	eps := make([]string, len(servers))
+	for i, a := range servers {
 		eps[i] = cfg.Endpoints.Dial(a)
 	}
 	ccfg := clientv3.Config{

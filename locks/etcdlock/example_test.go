@@ -17,7 +17,7 @@ func Example() {
 	ctx := context.Background()
 	spec, _ := locks.Lookup("etcd-recipe")
 	client, err := spec.New(ctx, locks.Config{
-		Endpoints: locks.Endpoints{Etcd: []string{"127.0.0.1:2379"}},
+		Endpoints: locks.Endpoints{Table: map[string][]string{"etcd": {"127.0.0.1:2379"}}},
 		TTL:       10 * time.Second,
 	})
 	if err != nil {

@@ -141,7 +141,7 @@ func TestTLS(t *testing.T) {
 	addr, c := tlsEtcd(t, host)
 	auth := locks.Auth{EtcdCACert: c.ca, EtcdCert: c.clientCert, EtcdKey: c.clientKey}
 	endpoints := func(realHost string, auth locks.Auth) locks.Endpoints {
-		return locks.Endpoints{Etcd: []string{addr}, Redirect: map[string]string{realHost + ":2379": addr}, Auth: auth}
+		return locks.Endpoints{Table: map[string][]string{"etcd": {addr}}, Redirect: map[string]string{realHost + ":2379": addr}, Auth: auth}
 	}
 
 	t.Run("verified", func(t *testing.T) {

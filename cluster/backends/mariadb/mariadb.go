@@ -53,14 +53,15 @@ const (
 
 func init() {
 	cluster.RegisterBackend(cluster.TableBackend{
-		Name:      Name,
-		Doc:       "a MariaDB server (mariadb-0); providers local, netns, docker and external",
-		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "mariadb-0"}},
-		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
-		Binaries:  []string{Server, "mariadb-install-db"},
-		Packages:  []string{"mariadb-server"},
-		Sessions:  true,
-		Faults:    []string{"pause", "kill", "restart"},
+		Name:       Name,
+		Doc:        "a MariaDB server (mariadb-0); providers local, netns, docker and external",
+		Kinds:      []cluster.TableKind{{Kind: Kind, Pattern: "mariadb-0"}},
+		Providers:  []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
+		Binaries:   []string{Server, "mariadb-install-db"},
+		Packages:   []string{"mariadb-server"},
+		ClientPort: 3306,
+		Sessions:   true,
+		Faults:     []string{"pause", "kill", "restart"},
 		// The server speaks first: a handshake packet of protocol 10.
 		Ping: &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return b[4] == 10 }},
 		Plan: func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {

@@ -36,12 +36,13 @@ func init() {
 			}
 			return "", ""
 		},
-		Kinds:     []cluster.TableKind{{Kind: Kind, Pattern: "nats-N"}},
-		Providers: []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
-		Binaries:  []string{Binary},
-		Packages:  []string{"nats-server"},
-		Faults:    []string{"pause", "kill", "restart", "power-cut"},
-		Leader:    LeaderSelector,
+		Kinds:      []cluster.TableKind{{Kind: Kind, Pattern: "nats-N"}},
+		Providers:  []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
+		Binaries:   []string{Binary},
+		Packages:   []string{"nats-server"},
+		ClientPort: 4222,
+		Faults:     []string{"pause", "kill", "restart", "power-cut"},
+		Leader:     LeaderSelector,
 		// A server greets every new client connection with INFO.
 		Ping:  &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return string(b) == "INFO " }},
 		Plan:  plan,
