@@ -215,19 +215,6 @@ func (p Plan) HasLink(from, to string) bool {
 	return slices.Contains(p.Links, PlanLink{from, to})
 }
 
-// EtcdPairs reports whether etcd peer links exist per directed pair
-// ("etcd-1->etcd-0"); without them (a single member, provider external)
-// a partition can cut etcd peer traffic only per destination
-// ("etcd-peers->etcd-0").
-func (p Plan) EtcdPairs() bool {
-	for _, l := range p.Links {
-		if p.Kind(l.From) == KindEtcd {
-			return true
-		}
-	}
-	return false
-}
-
 // ReplicasOf counts the replicas of primary.
 func (p Plan) ReplicasOf(primary string) int {
 	k := 0
@@ -237,27 +224,6 @@ func (p Plan) ReplicasOf(primary string) int {
 		}
 	}
 	return k
-}
-
-// etcdOneWay is why EtcdSplit refuses a partition.
-const etcdOneWay = "etcd peer links are proxied per destination only (etcd-peers->etcd-N), so traffic between the groups " +
-	"could be cut in one direction only; put at most one etcd member in each group that faces other etcd members"
-
-// EtcdSplit checks how a partition places etcd members: etcdIn counts the
-// etcd members of each group. Without pair links a group holding two or
-// more members while another group holds any cannot be cut apart (their
-// shared incoming proxy cannot be cut for one sender only); EtcdSplit then
-// says why, else it returns "".
-func (p Plan) EtcdSplit(etcdIn map[int]int) string {
-	if len(etcdIn) < 2 || p.EtcdPairs() {
-		return ""
-	}
-	for g, n := range etcdIn {
-		if n > 1 {
-			return fmt.Sprintf("group %d holds %d etcd members and another group holds etcd members too; %s", g, n, etcdOneWay)
-		}
-	}
-	return ""
 }
 
 // diff returns what differs between the nodes and links c holds and p.

@@ -32,19 +32,20 @@ func TestPlanOf(t *testing.T) {
 		t.Errorf("links %v, want %v", got, want)
 	}
 
-	// etcd pairs exist for local and docker, not for external servers.
-	for _, prov := range []string{cluster.ProviderLocal, cluster.ProviderDocker} {
-		if !cluster.PlanOf(cluster.Spec{Provider: prov, Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}}).EtcdPairs() {
-			t.Errorf("%s etcd plan has no pair links", prov)
+	// etcd's row plans a link per directed pair and etcd-peers links for
+	// local and docker, pair links only for netns, none for external servers.
+	etcd := map[string]cluster.Settings{"etcd": {"nodes": 3}}
+	// (netns keeps its client links, carried by the kernel.)
+	for prov, peers := range map[string]bool{cluster.ProviderLocal: true, cluster.ProviderDocker: true, cluster.ProviderNetns: false} {
+		p := cluster.PlanOf(cluster.Spec{Provider: prov, Backends: etcd, ClientProxies: []string{}})
+		if got := planLinks(p); len(got) != 9 || !slices.Contains(got, "etcd-1->etcd-0") || peers != slices.Contains(got, "etcd-peers->etcd-2") {
+			t.Errorf("%s etcd plan: links %v", prov, got)
 		}
 	}
 	ext := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
 		External: &cluster.ExternalSpec{Table: map[string][]string{"etcd": {"a:1", "b:2", "c:3"}}}})
-	if ext.EtcdPairs() || len(ext.Links) != 3 {
-		t.Errorf("external etcd plan: links %v", planLinks(ext))
-	}
-	if msg := ext.EtcdSplit(map[int]int{0: 2, 1: 1}); msg == "" {
-		t.Error("EtcdSplit accepts two members against one without pair links")
+	if got := planLinks(ext); len(ext.Nodes) != 3 || len(got) != 3 || got[0] != "client-0->etcd-0" {
+		t.Errorf("external etcd plan: nodes %v, links %v", ext.Nodes, got)
 	}
 
 	// ClientProxies keeps every client's link to the servers it names.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,55 +90,70 @@ func (c *Cluster) Links(selector string) ([]*Link, error) {
 }
 
 // matchFrom reports whether a selector's source end matches l's: as
-// matchEnd, and "etcd-peers" also matches an etcd member's link to another
-// member, "redis-peers" a Redis node's link to another.
+// matchEnd, and a fallback source ("redis-peers", "etcd-peers") also
+// matches a link between two nodes of its backend.
 func (c *Cluster) matchFrom(sel string, l *Link) bool {
 	if matchEnd(sel, l.From) {
 		return true
 	}
-	switch sel {
-	case EtcdPeers:
-		return c.isEtcd(l.From) && c.isEtcd(l.To)
-	case RedisPeers:
-		return c.isRedis(l.From) && c.isRedis(l.To)
+	of := FallbackKinds(sel)
+	return of != nil && of(c.kindOf(l.From)) && of(c.kindOf(l.To))
+}
+
+// kindOf is the kind of node name, "" for no node.
+func (c *Cluster) kindOf(name string) string {
+	n, ok := c.Node(name)
+	if !ok {
+		return ""
 	}
-	return false
+	return n.Kind
 }
 
-func (c *Cluster) isEtcd(name string) bool {
-	n, ok := c.Node(name)
-	return ok && n.Kind == KindEtcd
+// FallbackKinds returns, for a fallback link source (RedisPeers, a table
+// backend's Fallback such as EtcdPeers), whether a node kind belongs to
+// the backend whose unnamed peer connections it carries; nil when sel is
+// no fallback source.
+func FallbackKinds(sel string) func(kind string) bool {
+	if sel == RedisPeers {
+		return isRedisKind
+	}
+	for _, b := range Backends() {
+		if b.Fallback == sel {
+			return func(kind string) bool {
+				return slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind })
+			}
+		}
+	}
+	return nil
 }
 
-// isRedis reports whether name is a node of the Redis topology: a
+// IsFallback reports whether name is a fallback link source
+// ("redis-peers", "etcd-peers"): the source of links only, no node.
+func IsFallback(name string) bool { return FallbackKinds(name) != nil }
+
+// isRedisKind reports whether kind is a node kind of a Redis topology: a
 // primary, a replica or a sentinel.
-func (c *Cluster) isRedis(name string) bool {
-	n, ok := c.Node(name)
-	return ok && (n.Kind == KindRedis || n.Kind == KindReplica || n.Kind == KindSentinel)
+func isRedisKind(kind string) bool {
+	return kind == KindRedis || kind == KindReplica || kind == KindSentinel
 }
 
 // pairSenders are the nodes with a peer link to node: the possible senders
 // its fallback link ("etcd-peers->", "redis-peers->") stands in for.
 func (c *Cluster) pairSenders(node string) []string {
 	var out []string
+	to := c.kindOf(node)
 	for _, l := range c.AllLinks() {
-		if l.To == node && (c.isEtcd(l.From) || c.isRedis(l.From)) {
+		if l.To != node {
+			continue
+		}
+		from := c.kindOf(l.From)
+		if isRedisKind(from) && isRedisKind(to) {
+			out = append(out, l.From)
+		} else if b, ok := BackendOfKind(from); ok && b.Fallback != "" && FallbackKinds(b.Fallback)(to) {
 			out = append(out, l.From)
 		}
 	}
 	return out
-}
-
-// etcdPairsTo reports whether member to has peer links per directed pair
-// ("etcd-1->etcd-0"): then its "etcd-peers->" link carries only senders
-// its demultiplexer could not name.
-func (c *Cluster) etcdPairsTo(to string) bool {
-	for _, l := range c.AllLinks() {
-		if l.To == to && c.isEtcd(l.From) {
-			return true
-		}
-	}
-	return false
 }
 
 // hasPairs reports whether node has peer links per directed pair.
@@ -153,10 +169,7 @@ func (c *Cluster) hasPairs(node string) bool { return len(c.pairSenders(node)) >
 // "redis-peers->redis-0"), whose sender is unknown, is cut when every node
 // with a pair link into it is in another group than the node (isolating it
 // from all its peers), and left alone otherwise (it carries next to
-// nothing: see peers.go). Where etcd members have no pair links, that link
-// is shared by all other members, so a group facing other etcd members may
-// hold only one etcd member; otherwise the partition cannot be made and
-// Partition returns an error wrapping ErrUnsupported.
+// nothing: see peers.go).
 func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 	groupOf := func(end string) int {
 		for i, g := range groups {
@@ -172,22 +185,18 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 	for _, n := range c.Nodes() {
 		known[n.Name] = true
 	}
-	etcdGroups := map[int]int{} // group -> etcd members in it
-	for gi, g := range groups {
+	for _, g := range groups {
 		for _, m := range g {
 			if !known[m] && !(isClient(m) && c.clientIndex(m) < c.spec.Clients) {
 				return nil, fmt.Errorf("cluster: partition: unknown node %q", m)
-			}
-			if n, ok := c.Node(m); ok && n.Kind == KindEtcd {
-				etcdGroups[gi]++
 			}
 		}
 	}
 	var out []*Link
 	for _, l := range c.AllLinks() {
 		gt := groupOf(l.To)
-		if (l.From == EtcdPeers || l.From == RedisPeers) && c.hasPairs(l.To) {
-			if gt < 0 {
+		if IsFallback(l.From) {
+			if gt < 0 || !c.hasPairs(l.To) {
 				continue
 			}
 			across := true
@@ -199,26 +208,6 @@ func (c *Cluster) Partition(groups [][]string) ([]*Link, error) {
 			if across {
 				out = append(out, l)
 			}
-			continue
-		}
-		if l.From == EtcdPeers {
-			if gt < 0 {
-				continue
-			}
-			others := 0
-			for gi, k := range etcdGroups {
-				if gi != gt {
-					others += k
-				}
-			}
-			if others == 0 {
-				continue // no etcd member in another group
-			}
-			if etcdGroups[gt] > 1 {
-				return nil, fmt.Errorf("cluster: partition %v: %s is shared by every other etcd member, "+
-					"so only a group with a single etcd member can be cut off: %w", groups, l.Name, ErrUnsupported)
-			}
-			out = append(out, l)
 			continue
 		}
 		gf := groupOf(l.From)
@@ -265,12 +254,6 @@ func (c *Cluster) describeLinks(all []*Link) string {
 func (c *Cluster) selectorHint(sel string) string {
 	a, b, _ := strings.Cut(sel, "->")
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	for _, end := range []string{a, b} {
-		if n, ok := c.Node(end); ok && n.Kind == KindEtcd && b != "" && !c.etcdPairsTo(b) {
-			return "; etcd peer links exist per destination only (etcd-peers->" + b +
-				"): members must agree on each member's peer URL"
-		}
-	}
 	if na, ok := c.Node(a); ok && na.Kind == KindRedis {
 		if nb, ok := c.Node(b); ok && nb.Kind == KindReplica {
 			return "; a server dials another only as its replica: the replication link is " + b + "->" + a +

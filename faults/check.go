@@ -174,7 +174,7 @@ func checkLinkFault(t *topology, f Fault) error {
 		return fmt.Errorf("%q is not a link: write A->B, e.g. clients->redis-0", f.Link)
 	}
 	ka, kb := "", ""
-	if a != cluster.EtcdPeers && a != cluster.RedisPeers {
+	if !cluster.IsFallback(a) {
 		var err error
 		if ka, err = t.known(a); err != nil {
 			return err
@@ -196,9 +196,6 @@ func checkLinkFault(t *topology, f Fault) error {
 			"e.g. %s->%s", f.Link, b, a)
 	case t.Provider == cluster.ProviderExternal:
 		return unsupported("no link %s: with provider external only client links exist", f.Link)
-	case ka == cluster.KindEtcd && kb == cluster.KindEtcd:
-		return unsupported("no link %s: with provider %s etcd peer links are proxied per destination only, since all members "+
-			"must agree on each member's peer URL; use link: %s->%s (connections from every other member)", f.Link, t.Provider, cluster.EtcdPeers, b)
 	case kb == cluster.KindSentinel && ka != cluster.KindSentinel:
 		return unsupported("no link %s: Redis servers never dial sentinels; Sentinel's connections are %s->%s", f.Link, b, a)
 	case ka == cluster.KindRedis && kb == cluster.KindReplica:
@@ -209,7 +206,7 @@ func checkLinkFault(t *topology, f Fault) error {
 		return unsupported("no link %s: redis-peers links exist to the Redis nodes of a topology with replicas or sentinels", f.Link)
 	}
 	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, from a "+
-		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between etcd members)", f.Link)
+		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between the servers of a table backend such as etcd)", f.Link)
 }
 
 // checkServer checks the node of pause, kill, restart, failover and the
@@ -307,7 +304,7 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	if t.Provider == cluster.ProviderExternal {
 		for a, ga := range groupOf {
 			for b, gb := range groupOf {
-				if ka, kb := t.Kind(a), t.Kind(b); a < b && ga != gb && ka == kb && (ka == cluster.KindZooKeeper || ka == cluster.KindEtcd) {
+				if ka, kb := t.Kind(a), t.Kind(b); a < b && ga != gb && ka == kb && peered(ka) {
 					return nil, unsupported("%s and %s are in different groups, but with provider external their peer traffic "+
 						"is not proxied: only client links can be cut", a, b)
 				}
@@ -321,26 +318,11 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 			}
 		}
 	}
-	etcdIn := map[int]int{}
-	for m, gi := range groupOf {
-		if t.Kind(m) == cluster.KindEtcd {
-			etcdIn[gi]++
-		}
-	}
-	if msg := t.EtcdSplit(etcdIn); msg != "" {
-		return nil, unsupported("%s", msg)
-	}
 	cuts := 0
 	for _, l := range t.Links {
 		gf, okf := groupOfEnd(groupOf, l.From)
 		gt, okt := groupOfEnd(groupOf, l.To)
-		if l.From == cluster.EtcdPeers {
-			if okt && len(etcdIn) > 1 {
-				cuts++
-			}
-			continue
-		}
-		if l.From == cluster.RedisPeers {
+		if cluster.IsFallback(l.From) {
 			continue // cut only along with the pair links into the same node
 		}
 		if okf && okt && gf != gt {
@@ -353,6 +335,14 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	return groups, nil
 }
 
+// peered reports whether servers of kind talk to each other: ZooKeeper
+// members, a table backend's servers (with provider external that
+// traffic is not proxied).
+func peered(kind string) bool {
+	_, row := cluster.BackendOfKind(kind)
+	return kind == cluster.KindZooKeeper || row
+}
+
 // members checks the names of a partition's groups as written: each a
 // node (not a link source such as etcd-peers), in one group only.
 func (t *topology) members(groups [][]string) error {
@@ -360,7 +350,7 @@ func (t *topology) members(groups [][]string) error {
 	for gi, g := range groups {
 		for j, m := range g {
 			field := fmt.Sprintf("groups[%d][%d]", gi, j)
-			if m == cluster.EtcdPeers || m == cluster.RedisPeers {
+			if cluster.IsFallback(m) {
 				return fieldError(field, fmt.Errorf("%q is not one of %s, clients, client-N, holder, waiters: it names the source of links only",
 					m, kindPatterns(serverKinds)))
 			}
@@ -380,7 +370,7 @@ func (t *topology) members(groups [][]string) error {
 // "redis-N, redis-N-rM".
 func kindPatterns(kinds []string) string {
 	pattern := map[string]string{cluster.KindRedis: "redis-N", cluster.KindReplica: "redis-N-rM",
-		cluster.KindSentinel: "sentinel-N", cluster.KindZooKeeper: "zk-N", cluster.KindEtcd: "etcd-N"}
+		cluster.KindSentinel: "sentinel-N", cluster.KindZooKeeper: "zk-N"}
 	for _, b := range cluster.Backends() {
 		for _, k := range b.Kinds {
 			pattern[k.Kind] = k.Pattern

@@ -56,9 +56,8 @@ func (clockAction) check(t *topology, f Fault) error {
 	if err != nil {
 		return err
 	}
-	if k == cluster.KindEtcd {
-		return unsupported("%q is an etcd member: etcd is a Go program, which reads the clock from the vDSO without "+
-			"calling glibc, so the clock shim (a preload library) cannot move its clock; clock faults act on Redis and ZooKeeper nodes", f.Node)
+	if b, ok := cluster.BackendOfKind(k); ok && b.NoClock != "" {
+		return unsupported("clock faults cannot act on %q: %s; they act on Redis and ZooKeeper nodes", f.Node, b.NoClock)
 	}
 	if err := checkServer(t, f); err != nil {
 		return err

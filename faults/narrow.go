@@ -69,17 +69,17 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 	return out
 }
 
-// selectorKind maps each selector standing for servers to a kind of the
-// servers it stands for.
-var selectorKind = map[string]string{
-	ZKLeader: cluster.KindZooKeeper, EtcdLeader: cluster.KindEtcd,
-	cluster.EtcdPeers: cluster.KindEtcd, cluster.RedisPeers: cluster.KindRedis,
-}
-
-// selectorKindOf is selectorKind with the table backends' leader selectors.
+// selectorKindOf maps a selector standing for servers to a kind of the
+// servers it stands for: a leader selector's, redis-peers' and each table
+// backend's fallback source's ("etcd-peers").
 func selectorKindOf(sel string) string {
-	if k, ok := selectorKind[sel]; ok {
-		return k
+	if sel == cluster.RedisPeers {
+		return cluster.KindRedis
+	}
+	for _, b := range cluster.Backends() {
+		if b.Fallback != "" && b.Fallback == sel {
+			return b.Kinds[0].Kind
+		}
 	}
 	return leaderKinds()[sel]
 }

@@ -99,8 +99,10 @@ func withBounds(heals bool, extra ...Bound) []Bound {
 	return append(out, extra...)
 }
 
+// serverKinds are the kinds of Redis's and ZooKeeper's nodes; each table
+// backend's row says which server faults act on its own (TableBackend.Faults).
 var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
-	cluster.KindZooKeeper, cluster.KindEtcd}
+	cluster.KindZooKeeper}
 
 // The value fields of the built-in types.
 var (

@@ -134,20 +134,17 @@ func (t *topology) matchEnd(sel, end string) bool {
 	return matchEnd(sel, end)
 }
 
-// matchFrom matches a selector's source end: as matchEnd, and etcd-peers
-// also matches an etcd member's link to another, redis-peers a Redis
-// node's link to another (cluster.Links does the same).
+// matchFrom matches a selector's source end: as matchEnd, and a fallback
+// source (redis-peers, etcd-peers) also matches a link between two nodes
+// of its backend (cluster.Links does the same).
 func (t *topology) matchFrom(sel string, l cluster.PlanLink) bool {
-	kf, kt := t.Kind(l.From), t.Kind(l.To)
-	return t.matchEnd(sel, l.From) ||
-		sel == cluster.EtcdPeers && kf == cluster.KindEtcd && kt == cluster.KindEtcd ||
-		sel == cluster.RedisPeers && isRedisKind(kf) && isRedisKind(kt)
+	if t.matchEnd(sel, l.From) {
+		return true
+	}
+	of := cluster.FallbackKinds(sel)
+	return of != nil && of(t.Kind(l.From)) && of(t.Kind(l.To))
 }
 
-// isRedisKind reports whether kind is a node kind of a Redis topology.
-func isRedisKind(kind string) bool {
-	return kind == cluster.KindRedis || kind == cluster.KindReplica || kind == cluster.KindSentinel
-}
 
 // isolateGroups are the groups of "isolate: x": x against every other
 // server and, unless x is a client, every client.

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 )
@@ -297,7 +298,9 @@ func targetText(t faults.Type) string {
 	case faults.OnLinkOrNode:
 		return "`link: A->B` (one directed link) or `node: N` (every link touching N: a server, `clients`, `client-N` or `holder`)"
 	case faults.OnServer:
-		return "`node:` a server of kind " + strings.Join(mapStrings(t.Kinds, code), ", ")
+		// The backend table's rows say which server faults act on theirs.
+		kinds := append(slices.Clone(t.Kinds), cluster.KindsActedOnBy(t.Name)...)
+		return "`node:` a server of kind " + strings.Join(mapStrings(kinds, code), ", ")
 	case faults.OnPartition:
 		return "`groups: [[...], [...]]` (every proxied link between two groups is cut) or `isolate: N` (N against every other server and the clients)"
 	case faults.OnClient:
