@@ -145,7 +145,6 @@ func (t *topology) matchFrom(sel string, l cluster.PlanLink) bool {
 	return of != nil && of(t.Kind(l.From)) && of(t.Kind(l.To))
 }
 
-
 // isolateGroups are the groups of "isolate: x": x against every other
 // server and, unless x is a client, every client.
 func (t *topology) isolateGroups(x string) [][]string {
