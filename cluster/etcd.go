@@ -85,86 +85,84 @@ func etcdFsync(s Settings) bool {
 // connections the sender opened).
 func buildEtcd(b *Build) (Started, error) {
 	var st Started
-	c, nodes := b.c, b.Nodes
-	free, err := pickPorts(2 * len(nodes))
+	nodes := b.Nodes
+	free, err := b.Ports(2 * len(nodes))
 	if err != nil {
 		return st, err
 	}
-	f := c.prov
 	clientPort := make([]int, len(nodes))
 	peerPort := make([]int, len(nodes))
 	peerURL := make([]string, len(nodes)) // advertised: the demultiplexer, or the member's own
 	setPorts := func(i int, client, peer int) {
-		n := nodes[i]
-		clientPort[i] = f.port(client, etcdClientPort)
-		peerPort[i] = f.port(peer, etcdPeerPort)
-		c.serveAt(n, clientPort[i])
+		clientPort[i] = b.Port(client, etcdClientPort)
+		peerPort[i] = b.Port(peer, etcdPeerPort)
+		b.Serve(nodes[i], clientPort[i])
 	}
-	for i, n := range nodes {
+	peerListen := func(i int) string { return b.ListenAddr(nodes[i], peerPort[i]) }
+	for i := range nodes {
 		setPorts(i, free[2*i], free[2*i+1])
-		peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
+		peerURL[i] = "http://" + peerListen(i)
 	}
 	var peers *etcdPeers
 	if len(nodes) > 1 {
-		peers = &etcdPeers{log: c.log, nodes: nodes, ids: map[string]int{}}
+		peers = &etcdPeers{log: b.Log, nodes: nodes, ids: map[string]int{}}
 		index := map[*Node]int{}
 		for i, n := range nodes {
 			index[n] = i
 		}
-		demux, err := f.frontPeers(peerFront{fallback: EtcdPeers, nodes: nodes,
-			up:       func(n *Node) []string { return []string{f.listenAddr(n, peerPort[index[n]])} },
-			identify: func([]*Node) func(net.Conn) ([]byte, int) { return peers.identify },
+		front, err := b.FrontPeers(PeerFront{Nodes: nodes,
+			Up:       func(n *Node) string { return peerListen(index[n]) },
+			Identify: func([]*Node) func(net.Conn) ([]byte, int) { return peers.identify },
 		})
 		if err != nil {
 			return st, err
 		}
-		if demux != nil {
-			peers.setDemux(demux)
-			for i, d := range demux {
-				peerURL[i] = "http://" + d.addr
+		if front != nil {
+			peers.setFront(front)
+			for i, addr := range front {
+				peerURL[i] = "http://" + addr
 			}
 		} else {
 			peers = nil
 		}
 	}
-	membership := etcdMembership(nodes, peerURL, c.RunID(), !etcdFsync(b.Settings))
-	image := b.Backend.String(b.Settings, ImageField)
+	membership := etcdMembership(nodes, peerURL, b.RunID(), !etcdFsync(b.Settings))
 	for i, n := range nodes {
-		n.cmd = func() (command, error) {
-			client := "http://" + f.listenAddr(n, clientPort[i])
-			cmd := command{path: "etcd", dir: n.dataDir, args: append([]string{
-				"--name", n.Name, "--data-dir", filepath.Join(n.dataDir, "data"),
-				"--listen-client-urls", client, "--advertise-client-urls", client,
-				"--listen-peer-urls", "http://" + f.listenAddr(n, peerPort[i]),
-			}, membership(i)...)}
-			var err error
-			cmd.container, err = f.container(BackendEtcd, image, n, cmd)
-			return cmd, err
-		}
-		etcdChecks(n)
-		// A member whose port was taken before it bound it moves
-		// (provider local; the others give each member its own address).
-		n.rebind = func() error {
-			ports, err := pickPorts(2)
-			if err != nil {
-				return err
-			}
-			setPorts(i, ports[0], ports[1])
-			if peers == nil {
-				peerURL[i] = "http://" + f.listenAddr(n, peerPort[i])
-			}
-			return c.setUpstreamsTo(n.Name, n.Addr(), f.listenAddr(n, peerPort[i]))
-		}
+		b.Configure(n, Setup{
+			Command: func() (Command, error) {
+				client := "http://" + b.ListenAddr(n, clientPort[i])
+				return Command{Path: "etcd", Args: append([]string{
+					"--name", n.Name, "--data-dir", filepath.Join(n.DataDir(), "data"),
+					"--listen-client-urls", client, "--advertise-client-urls", client,
+					"--listen-peer-urls", "http://" + peerListen(i),
+				}, membership(i)...)}, nil
+			},
+			Probe: func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) },
+			Role:  func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) },
+			// A member whose port was taken before it bound it moves
+			// (provider local; the others give each member its own address).
+			Rebind: func() error {
+				ports, err := b.Ports(2)
+				if err != nil {
+					return err
+				}
+				setPorts(i, ports[0], ports[1])
+				if peers == nil {
+					peerURL[i] = "http://" + peerListen(i)
+				}
+				return b.SetUpstreams(n, n.Addr(), peerListen(i))
+			},
+		})
 	}
 	st.Start = func(ctx context.Context) error {
-		if err := startNodes(ctx, nodes, nil); err != nil {
+		if err := b.StartNodes(ctx, nodes, nil); err != nil {
 			return err
 		}
 		if peers != nil {
 			// Member ids name senders by X-Server-From alone; the other
 			// ways to name them work without.
 			if err := peers.learnIDs(ctx, nodes[0].Addr()); err != nil {
-				c.log.Debug("etcd: member ids not read", "err", err)
+				b.Log.Debug("etcd: member ids not read", "err", err)
 			}
 		}
 		return nil
@@ -219,13 +217,6 @@ func etcdVersion(ctx context.Context, addr string) string {
 		return ""
 	}
 	return v.Server
-}
-
-// etcdChecks sets how n's readiness and role are asked: through its client
-// port.
-func etcdChecks(n *Node) {
-	n.probe = func(ctx context.Context) error { return etcdHealth(ctx, n.Addr()) }
-	n.role = func(ctx context.Context) (string, error) { return etcdRole(ctx, n.Addr()) }
 }
 
 func etcdGet(ctx context.Context, addr, path string, v any) error {

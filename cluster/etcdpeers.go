@@ -63,24 +63,25 @@ const (
 	peerHeadTimeout = 2 * time.Second
 )
 
-// etcdPeers is the peer plumbing of one local etcd cluster of 2 or more
-// members: one demultiplexer per member (peers.go), demux[i] in front of
-// member i, whose pairs[j] is the link etcd-j->etcd-i.
+// etcdPeers names the senders of the peer connections of one etcd
+// cluster of 2 or more members, for the demultiplexers in front of them
+// (Build.FrontPeers): front[i] is the address of the one in front of
+// member i.
 type etcdPeers struct {
 	log   *slog.Logger
 	nodes []*Node
-	demux []*peerDemux
+	front []string
 
 	mu  sync.Mutex
 	ids map[string]int // member id as in X-Server-From (hex) -> member index
 }
 
-// setDemux records the demultiplexers in front of the members (the
-// fabric's frontPeers), demux[i] in front of member i.
-func (ps *etcdPeers) setDemux(demux []*peerDemux) {
+// setFront records the addresses of the demultiplexers in front of the
+// members, front[i] in front of member i.
+func (ps *etcdPeers) setFront(front []string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.demux = demux
+	ps.front = front
 }
 
 // learnIDs reads the member list through addr (a member's client address)
@@ -111,13 +112,6 @@ func (ps *etcdPeers) learnIDs(ctx context.Context, addr string) error {
 	return nil
 }
 
-// close stops every demultiplexer and closes the connections they forward.
-func (ps *etcdPeers) close() {
-	for _, d := range ps.demux {
-		d.close()
-	}
-}
-
 // identify reads c's request head (at most peerHeadMax bytes, for at most
 // peerHeadTimeout) and returns what it read and the sender's member index,
 // -1 when unknown.
@@ -144,7 +138,7 @@ func (ps *etcdPeers) identify(c net.Conn) ([]byte, int) {
 		from = ps.senderByHeader(buf[:end])
 	}
 	if from < 0 {
-		from = senderBySocket(ps.nodes, c)
+		from = SenderBySocket(ps.nodes, c)
 	}
 	return buf, from
 }
@@ -169,8 +163,8 @@ func (ps *etcdPeers) senderByHeader(head []byte) int {
 		if err != nil {
 			continue
 		}
-		for j, d := range ps.demux {
-			if d.addr == pu.Host {
+		for j, addr := range ps.front {
+			if addr == pu.Host {
 				byURL = j
 			}
 		}

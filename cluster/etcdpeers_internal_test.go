@@ -60,10 +60,10 @@ func TestSocketInode(t *testing.T) {
 	}
 }
 
-// peersHarness is a 3-member etcdPeers in front of fake members: HTTP
-// servers that answer every request with their own name, and nodes
-// without processes.
-func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
+// peersHarness is 3 demultiplexers naming senders etcdPeers's way, in
+// front of fake members: HTTP servers that answer every request with
+// their own name, and nodes without processes.
+func peersHarness(t *testing.T) (*Cluster, []*peerDemux) {
 	t.Helper()
 	c := &Cluster{log: slog.New(slog.DiscardHandler), nodeByKey: map[string]*Node{}, linkByKey: map[string]*Link{},
 		aliases: map[string][]string{}}
@@ -101,14 +101,26 @@ func peersHarness(t *testing.T) (*Cluster, *etcdPeers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps.setDemux(demux)
+	front := make([]string, len(demux))
+	for i, d := range demux {
+		front[i] = d.addr
+	}
+	ps.setFront(front)
 	t.Cleanup(func() {
-		ps.close()
+		closeDemux(demux)
 		for _, l := range c.AllLinks() {
 			l.close()
 		}
 	})
-	return c, ps
+	return c, demux
+}
+
+// closeDemux stops every demultiplexer and closes the connections they
+// forward.
+func closeDemux(demux []*peerDemux) {
+	for _, d := range demux {
+		d.close()
+	}
 }
 
 // peerGet sends GET / to addr with headers and returns the body, or an
@@ -139,8 +151,8 @@ func peerGet(addr string, headers map[string]string, wait time.Duration) (string
 }
 
 func TestPeerDemux(t *testing.T) {
-	c, ps := peersHarness(t)
-	d0 := ps.demux[0]
+	c, demux := peersHarness(t)
+	d0 := demux[0]
 	link := func(name string) *Link {
 		t.Helper()
 		l, ok := c.link(name)
@@ -149,8 +161,8 @@ func TestPeerDemux(t *testing.T) {
 		}
 		return l
 	}
-	from1 := map[string]string{"X-PeerURLs": "http://" + ps.demux[1].addr, "X-Server-From": "a1"}
-	from2 := map[string]string{"X-PeerURLs": "http://" + ps.demux[2].addr}
+	from1 := map[string]string{"X-PeerURLs": "http://" + demux[1].addr, "X-Server-From": "a1"}
+	from2 := map[string]string{"X-PeerURLs": "http://" + demux[2].addr}
 	byID := map[string]string{"X-Server-From": "a1"} // learned from from1
 	unknown := map[string]string{}
 
@@ -272,7 +284,7 @@ func TestPeerDemux(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		ps.close()
+		closeDemux(demux)
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if _, err := conn.Read(make([]byte, 1)); err == nil || os.IsTimeout(err) {
 			t.Errorf("read after close: %v, want the connection closed", err)
@@ -287,8 +299,8 @@ func TestPeerDemux(t *testing.T) {
 // member does not listen, unless one of its links is cut, and ignores a
 // reading of the sockets older than one it followed.
 func TestPeerDemuxListening(t *testing.T) {
-	_, ps := peersHarness(t)
-	d := ps.demux[0]
+	_, demux := peersHarness(t)
+	d := demux[0]
 	up := d.fallback.upstreams[0]
 	dials := func() bool {
 		conn, err := net.DialTimeout("tcp", d.addr, time.Second)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,7 +307,8 @@ type Command struct {
 
 // Setup is how one node of a table backend runs and is asked.
 type Setup struct {
-	// Addr is the address it serves clients on (Build.ClientAddr).
+	// Addr is the address it serves clients on (Build.ClientAddr); ""
+	// keeps the one Build.Serve set.
 	Addr string
 	// Command is its command line, asked before every launch.
 	Command func() (Command, error)
@@ -315,11 +317,19 @@ type Setup struct {
 	// Role asks its role ("primary", "replica", "leader", ...); nil:
 	// unsupported.
 	Role func(ctx context.Context) (string, error)
+	// Rebind, when set, moves the node to new ports after its server
+	// exited because one of its ports was taken before it bound it
+	// (provider local): Build.Serve and Build.SetUpstreams again, and
+	// the next Command uses them.
+	Rebind func() error
 }
 
 // Configure sets how n runs and is asked.
 func (b *Build) Configure(n *Node, s Setup) {
-	n.setAddr(s.Addr)
+	if s.Addr != "" {
+		n.setAddr(s.Addr)
+	}
+	n.rebind = s.Rebind
 	cmd := s.Command
 	n.cmd = func() (command, error) {
 		c, err := cmd()
@@ -339,6 +349,70 @@ func (b *Build) Configure(n *Node, s Setup) {
 
 // Ports returns n free ports for servers.
 func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
+
+// Port is the port n's server uses where Ports picked picked: picked, or
+// standard under provider netns, where each server has an address of its
+// own and keeps its backend's standard port.
+func (b *Build) Port(picked, standard int) int { return b.c.prov.port(picked, standard) }
+
+// Serve makes n's client address its ClientAddr for port, and its
+// ListenAddr an alias of it where the two differ (provider docker), so
+// that clients that learn the listen address from the servers (a member
+// list) dial their own link to n; it returns the client address.
+func (b *Build) Serve(n *Node, port int) string {
+	b.c.serveAt(n, port)
+	return n.Addr()
+}
+
+// SetUpstreams points every link into n at its new addresses after a
+// rebind: client links at client, peer links' proxies at peer (one per
+// address, as the links were made).
+func (b *Build) SetUpstreams(n *Node, client string, peer ...string) error {
+	return b.c.setUpstreamsTo(n.Name, client, peer...)
+}
+
+// RunID names the run (unique per cluster start under provider docker).
+func (b *Build) RunID() string { return b.c.RunID() }
+
+// PeerFront is what Build.FrontPeers puts in front of a backend's nodes.
+type PeerFront struct {
+	// Nodes are the nodes to front, in order; a pair link from->to is
+	// made where the plan has one, and a link Fallback->to for senders not
+	// named (the row's Fallback).
+	Nodes []*Node
+	// Up is where a node really listens for its peers.
+	Up func(n *Node) string
+	// Identify is how provider local names the sender of a connection to
+	// a node, given the nodes with a pair link to it (indexed as Nodes,
+	// nil where none): what it read of c to do so (forwarded first) and
+	// the sender's index, -1 when unknown. Provider docker names senders
+	// by their container's address instead.
+	Identify func(senders []*Node) func(c net.Conn) ([]byte, int)
+}
+
+// FrontPeers puts a demultiplexer in front of each node of f where the
+// provider proxies peer links (local, docker), for backends whose members
+// must agree on one address per peer (etcd's peer URLs): it tells the
+// senders of connections apart and forwards each through its pair's link.
+// It returns the address each node's peers dial (front[i] for f.Nodes[i]),
+// nil where the kernel carries the links (netns: each node's own address).
+func (b *Build) FrontPeers(f PeerFront) ([]string, error) {
+	demux, err := b.c.prov.frontPeers(peerFront{fallback: b.Backend.Fallback, nodes: f.Nodes,
+		up: func(n *Node) []string { return []string{f.Up(n)} }, identify: f.Identify})
+	if err != nil || demux == nil {
+		return nil, err
+	}
+	out := make([]string, len(demux))
+	for i, d := range demux {
+		out[i] = d.addr
+	}
+	return out, nil
+}
+
+// SenderBySocket names the node whose process opened c (c's remote end a
+// socket of this host): its index in nodes, -1 when none did or the
+// socket is gone. nil entries are skipped. For PeerFront.Identify.
+func SenderBySocket(nodes []*Node, c net.Conn) int { return senderBySocket(nodes, c) }
 
 // ListenAddr is the address n's server listens on for port: 127.0.0.1
 // under provider local, n's own address in its network namespace under
