@@ -20,7 +20,6 @@ import (
 const (
 	BackendRedis     = "redis"
 	BackendZooKeeper = "zookeeper"
-	BackendEtcd      = "etcd"
 )
 
 // Cluster is a started set of servers with a proxy on every client link and

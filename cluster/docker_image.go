@@ -30,7 +30,6 @@ import (
 const (
 	DefaultRedisImage     = "redis:7.2"
 	DefaultZooKeeperImage = "zookeeper:3.9"
-	DefaultEtcdImage      = "gcr.io/etcd-development/etcd:v3.5.17"
 )
 
 // LocalImageRepos are the repositories `make images` (images/build.sh)
@@ -39,7 +38,6 @@ const (
 var LocalImageRepos = map[string]string{
 	BackendRedis:     "locklab/redis",
 	BackendZooKeeper: "locklab/zookeeper",
-	BackendEtcd:      "locklab/etcd",
 }
 
 // image returns the image to run for spec, resolving the default once per

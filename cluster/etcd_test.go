@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/etcd"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -58,7 +59,7 @@ func TestEtcdCluster(t *testing.T) {
 	if len(ep.Table["etcd"]) != 3 {
 		t.Fatalf("endpoints %+v", ep)
 	}
-	if v := c.Info().Versions[cluster.BackendEtcd]; v == "" {
+	if v := c.Info().Versions[etcd.Name]; v == "" {
 		t.Errorf("no version: %+v", c.Info())
 	}
 	for _, n := range c.Nodes() {
@@ -211,9 +212,9 @@ func TestEtcdIsolate(t *testing.T) {
 	used := peerLinkConns(t, c)
 	for _, l := range c.AllLinks() {
 		switch {
-		case l.From == cluster.EtcdPeers && used[l.Name] > 0:
+		case l.From == etcd.Peers && used[l.Name] > 0:
 			t.Errorf("%s carries %d connections: a sender was not identified", l.Name, used[l.Name])
-		case l.From != cluster.EtcdPeers && !strings.HasPrefix(l.From, "client-") && used[l.Name] == 0:
+		case l.From != etcd.Peers && !strings.HasPrefix(l.From, "client-") && used[l.Name] == 0:
 			t.Errorf("%s carries no connection", l.Name)
 		}
 	}

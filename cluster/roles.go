@@ -9,8 +9,8 @@ import (
 )
 
 // Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or KindEtcd), asking every running member its Role at once and returning
-// with the first that says it leads: a member the harness cannot reach
+// or a table backend's, "etcd"), asking every running member its Role at
+// once and returning with the first that says it leads: a member the harness cannot reach
 // (cut off by a partition under provider netns) must not hold up the
 // answer, nor use up the others' time. It fails when no member says it
 // leads (during an election, or without quorum).

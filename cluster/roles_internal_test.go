@@ -13,7 +13,7 @@ import (
 func TestLeaderReturnsWhenNobodyAnswers(t *testing.T) {
 	c := &Cluster{}
 	for _, name := range []string{"etcd-0", "etcd-1", "etcd-2"} {
-		c.nodes = append(c.nodes, &Node{c: c, Name: name, Kind: KindEtcd, role: func(ctx context.Context) (string, error) {
+		c.nodes = append(c.nodes, &Node{c: c, Name: name, Kind: "etcd", role: func(ctx context.Context) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}})
@@ -22,7 +22,7 @@ func TestLeaderReturnsWhenNobodyAnswers(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Leader(ctx, KindEtcd)
+			_, err := c.Leader(ctx, "etcd")
 			done <- err
 		}()
 		select {

@@ -12,16 +12,11 @@ import (
 const (
 	// Clients stands for every client ("clients->redis-0").
 	Clients = "clients"
-	// EtcdPeers is the source of etcd peer links ("etcd-peers->etcd-0"):
-	// connections from any other member. As a selector end it also matches
-	// the directed pairs, so "etcd-peers->etcd-0" names every link into
-	// etcd-0 from another member (see the package doc).
-	EtcdPeers = "etcd-peers"
 	// RedisPeers is the source of a Redis node's fallback peer link
 	// ("redis-peers->redis-0"): connections to the node's peer address
 	// whose sender its demultiplexer could not name (redispeers.go). As a
 	// selector end it also matches every peer link into the node
-	// (replication, sentinels), as EtcdPeers does.
+	// (replication, sentinels), as a table backend's Fallback does.
 	RedisPeers = "redis-peers"
 )
 
@@ -110,7 +105,7 @@ func (c *Cluster) kindOf(name string) string {
 }
 
 // FallbackKinds returns, for a fallback link source (RedisPeers, a table
-// backend's Fallback such as EtcdPeers), whether a node kind belongs to
+// backend's Fallback such as "etcd-peers"), whether a node kind belongs to
 // the backend whose unnamed peer connections it carries; nil when sel is
 // no fallback source.
 func FallbackKinds(sel string) func(kind string) bool {

@@ -48,7 +48,7 @@ func TestRunLeader(t *testing.T) {
 	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2})
 	ctx := ctxT(t, 60*time.Second)
 	env := testEnv(t, c)
-	leader, err := c.Leader(ctx, cluster.KindEtcd)
+	leader, err := c.Leader(ctx, "etcd")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -478,7 +478,7 @@ func parseFromRow(t *testing.T, typ string) {
 	node := "redis-0"
 	if len(ft.Kinds) > 0 {
 		node = map[string]string{cluster.KindRedis: "redis-0", cluster.KindReplica: "redis-0-r0", cluster.KindSentinel: "sentinel-0",
-			cluster.KindZooKeeper: "zk-0", cluster.KindEtcd: "etcd-0"}[ft.Kinds[0]]
+			cluster.KindZooKeeper: "zk-0", "etcd": "etcd-0"}[ft.Kinds[0]]
 	}
 	switch ft.Target {
 	case faults.OnLinkOrNode, faults.OnServer:

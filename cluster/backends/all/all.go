@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "github.com/locklab/locklab/cluster/backends/etcd"     // etcd-0, ...
 	_ "github.com/locklab/locklab/cluster/backends/mariadb"  // mariadb-0
 	_ "github.com/locklab/locklab/cluster/backends/nats"     // nats-0, ...
 	_ "github.com/locklab/locklab/cluster/backends/postgres" // postgres-0, postgres-0-rN

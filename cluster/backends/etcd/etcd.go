@@ -1,4 +1,4 @@
-package cluster
+package etcd
 
 import (
 	"context"
@@ -11,6 +11,28 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Names of etcd's row (contract: they appear in scenario files).
+const (
+	// Name is the backend's name: the section cluster.etcd, the list
+	// cluster.external.etcd and the locks' Backend.
+	Name = "etcd"
+	// Kind is the node kind of every member (etcd-0, etcd-1, ...).
+	Kind = "etcd"
+	// Peers is the source of the links that carry peer connections whose
+	// sender the demultiplexer in front of a member could not name
+	// ("etcd-peers->etcd-0"); as a selector end it also names every
+	// member's link into that member.
+	Peers = "etcd-peers"
+	// LeaderSelector names, in a fault, the member leading when the fault
+	// starts.
+	LeaderSelector = "etcd-leader"
+	// DefaultImage is the official image provider docker runs when it is
+	// present and cluster.etcd.image names none.
+	DefaultImage = "gcr.io/etcd-development/etcd:v3.5.17"
 )
 
 // etcd timing: etcd's own defaults, heartbeats every 100 ms and elections
@@ -24,44 +46,58 @@ const (
 )
 
 // etcdRow is etcd's row of the backend table (registered by init).
-var etcdRow = TableBackend{
-	Name: BackendEtcd,
+var etcdRow = cluster.TableBackend{
+	Name: Name,
 	Doc:  "an etcd cluster (not with provider external)",
-	Fields: []TableField{
+	Fields: []cluster.TableField{
 		{Name: "nodes", Kind: "int", Default: 1, Allowed: []string{"1", "3", "5"}, Example: "3",
 			Doc: "cluster members (etcd-0, etcd-1, ...)"},
 		{Name: "fsync", Kind: "bool", Default: true, Example: "false",
 			Doc: "false runs the members with --unsafe-no-fsync: the WAL is not fsynced, so a power-cut fault can lose acknowledged writes"},
-		{Name: ImageField, Kind: "string", Default: "", Example: DefaultEtcdImage,
-			Doc: "container image, provider docker only (default: " + DefaultEtcdImage + ", or the newest locklab/etcd image when only that exists)"},
+		{Name: cluster.ImageField, Kind: "string", Default: "", Example: DefaultImage,
+			Doc: "container image, provider docker only (default: " + DefaultImage + ", or the newest locklab/etcd image when only that exists)"},
 	},
-	Kinds:      []TableKind{{Kind: KindEtcd, Pattern: "etcd-N"}},
-	Providers:  []string{ProviderLocal, ProviderNetns, ProviderDocker},
+	Kinds:      []cluster.TableKind{{Kind: Kind, Pattern: "etcd-N"}},
+	Providers:  []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 	Binaries:   []string{"etcd"},
 	Packages:   []string{"etcd-server"},
 	ClientPort: etcdClientPort,
-	Leader:     "etcd-leader",
+	Leader:     LeaderSelector,
 	Faults:     []string{"pause", "kill", "restart", "power-cut"},
 	NoClock: "etcd is a Go program, which reads the clock from the vDSO without calling glibc, " +
 		"so the clock shim (a preload library) cannot move its clock",
-	Fallback:        EtcdPeers,
-	DefaultImage:    DefaultEtcdImage,
+	Fallback:        Peers,
+	DefaultImage:    DefaultImage,
 	SyncsEveryWrite: etcdFsync,
 	Ping:            etcdRawPing,
-	Plan: func(s Settings) ([]PlanNode, []PlanLink) {
-		var p Plan
-		n, _ := s["nodes"].(int)
-		members := p.addNumbered("etcd-", KindEtcd, BackendEtcd, max(n, 1))
-		p.pairLinks(members)
-		return p.Nodes, p.Links
-	},
-	Build: buildEtcd,
+	Plan:            plan,
+	Build:           buildEtcd,
 }
 
-func init() { registerRow(etcdRow) }
+func init() { cluster.RegisterBackend(etcdRow) }
+
+// plan is etcd-0 .. etcd-<nodes-1> and, with more than one, a link for
+// every directed pair (etcd-1->etcd-0: what etcd-1 sends etcd-0, whoever
+// opened the connection).
+func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
+	n, _ := s["nodes"].(int)
+	var nodes []cluster.PlanNode
+	for i := range max(n, 1) {
+		nodes = append(nodes, cluster.PlanNode{Name: "etcd-" + strconv.Itoa(i), Kind: Kind})
+	}
+	var links []cluster.PlanLink
+	for _, to := range nodes {
+		for _, from := range nodes {
+			if from != to {
+				links = append(links, cluster.PlanLink{From: from.Name, To: to.Name})
+			}
+		}
+	}
+	return nodes, links
+}
 
 // etcdFsync is cluster.etcd.fsync (default true).
-func etcdFsync(s Settings) bool {
+func etcdFsync(s cluster.Settings) bool {
 	v, ok := s["fsync"].(bool)
 	return v || !ok
 }
@@ -83,8 +119,8 @@ func etcdFsync(s Settings) bool {
 // opened the connections (etcd's raft transport sends a member's messages
 // mostly on streams the peer opened, and pipelines and lease forwarding on
 // connections the sender opened).
-func buildEtcd(b *Build) (Started, error) {
-	var st Started
+func buildEtcd(b *cluster.Build) (cluster.Started, error) {
+	var st cluster.Started
 	nodes := b.Nodes
 	free, err := b.Ports(2 * len(nodes))
 	if err != nil {
@@ -106,13 +142,13 @@ func buildEtcd(b *Build) (Started, error) {
 	var peers *etcdPeers
 	if len(nodes) > 1 {
 		peers = &etcdPeers{log: b.Log, nodes: nodes, ids: map[string]int{}}
-		index := map[*Node]int{}
+		index := map[*cluster.Node]int{}
 		for i, n := range nodes {
 			index[n] = i
 		}
-		front, err := b.FrontPeers(PeerFront{Nodes: nodes,
-			Up:       func(n *Node) string { return peerListen(index[n]) },
-			Identify: func([]*Node) func(net.Conn) ([]byte, int) { return peers.identify },
+		front, err := b.FrontPeers(cluster.PeerFront{Nodes: nodes,
+			Up:       func(n *cluster.Node) string { return peerListen(index[n]) },
+			Identify: func([]*cluster.Node) func(net.Conn) ([]byte, int) { return peers.identify },
 		})
 		if err != nil {
 			return st, err
@@ -128,10 +164,10 @@ func buildEtcd(b *Build) (Started, error) {
 	}
 	membership := etcdMembership(nodes, peerURL, b.RunID(), !etcdFsync(b.Settings))
 	for i, n := range nodes {
-		b.Configure(n, Setup{
-			Command: func() (Command, error) {
+		b.Configure(n, cluster.Setup{
+			Command: func() (cluster.Command, error) {
 				client := "http://" + b.ListenAddr(n, clientPort[i])
-				return Command{Path: "etcd", Args: append([]string{
+				return cluster.Command{Path: "etcd", Args: append([]string{
 					"--name", n.Name, "--data-dir", filepath.Join(n.DataDir(), "data"),
 					"--listen-client-urls", client, "--advertise-client-urls", client,
 					"--listen-peer-urls", "http://" + peerListen(i),
@@ -185,7 +221,7 @@ var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 // arguments every provider gives it: its peer URL, the initial cluster, a
 // token unique to this start, the fast election settings and the log
 // settings.
-func etcdMembership(nodes []*Node, peerURL []string, runID string, noFsync bool) func(i int) []string {
+func etcdMembership(nodes []*cluster.Node, peerURL []string, runID string, noFsync bool) func(i int) []string {
 	token := fmt.Sprintf("locklab-%s-%d", runID, time.Now().UnixNano())
 	return func(i int) []string {
 		initial := make([]string, len(nodes))
@@ -281,4 +317,5 @@ func etcdRole(ctx context.Context, addr string) (string, error) {
 }
 
 // etcdRawPing is GET /version over HTTP/1.0, for PingOf.
-var etcdRawPing = &TablePing{Request: []byte("GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n"), Reply: 7, OK: replyIs("HTTP/1.")}
+var etcdRawPing = &cluster.TablePing{Request: []byte("GET /version HTTP/1.0\r\nHost: etcd\r\n\r\n"), Reply: 7,
+	OK: func(b []byte) bool { return string(b) == "HTTP/1." }}

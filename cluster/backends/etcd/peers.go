@@ -1,4 +1,4 @@
-package cluster
+package etcd
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // etcd peer links per directed pair (local provider).
@@ -69,7 +71,7 @@ const (
 // member i.
 type etcdPeers struct {
 	log   *slog.Logger
-	nodes []*Node
+	nodes []*cluster.Node
 	front []string
 
 	mu  sync.Mutex
@@ -138,7 +140,7 @@ func (ps *etcdPeers) identify(c net.Conn) ([]byte, int) {
 		from = ps.senderByHeader(buf[:end])
 	}
 	if from < 0 {
-		from = SenderBySocket(ps.nodes, c)
+		from = cluster.SenderBySocket(ps.nodes, c)
 	}
 	return buf, from
 }
