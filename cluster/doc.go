@@ -26,15 +26,16 @@
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
-// table whose rows (PostgreSQL, MariaDB, NATS) live in cluster/backends/...
-// (docs/backends.md), redis.go (redis_cluster.go: RedisSpec.Mode
-// RedisCluster, one Redis Cluster of the primaries), zookeeper.go and
-// etcd.go the builders of the other backends, one each for every provider,
+// table whose rows (etcd, PostgreSQL, MariaDB, NATS) live in
+// cluster/backends/... (docs/backends.md), redis.go (redis_cluster.go:
+// RedisSpec.Mode RedisCluster, one Redis Cluster of the primaries) and
+// zookeeper.go the builders of the other backends, one each for every provider,
 // composed from the provider's fabric (fabric.go; netns_fabric.go and
 // docker_fabric.go), external.go the external servers, docker*.go the
 // docker provider (image, network, container, process, watch), netns*.go
 // the netns provider, link.go/gate.go/select.go links and selectors,
-// peers.go/redispeers.go/etcdpeers.go peer demultiplexers.
+// peers.go/redispeers.go peer demultiplexers (etcd's senders are named in
+// cluster/backends/etcd).
 //
 // # Names (contract: docs/faults.md)
 //
@@ -126,7 +127,7 @@
 // each connection's first request head, names the sender (X-PeerURLs or
 // X-Server-From, which etcd's raft transport sets, else the process that
 // opened the socket; with docker, the source address) and forwards the
-// connection through "etcd-1->etcd-0" (etcdpeers.go, peers.go). So any
+// connection through "etcd-1->etcd-0" (cluster/backends/etcd, peers.go). So any
 // partition can be built: [[etcd-0], [etcd-1, etcd-2, clients]] or
 // [[etcd-0, etcd-1], [etcd-2]]. A connection whose sender stays unknown goes
 // through "etcd-peers->etcd-0", cut only when every other member is across.

@@ -31,8 +31,8 @@ import (
 // fallback link ("etcd-peers->etcd-0", "redis-peers->redis-0").
 //
 // How a sender is named depends on the backend and the provider: by the
-// request headers etcd's raft transport sets (etcdpeers.go), by the local
-// process whose file descriptors hold the connecting socket
+// request headers etcd's raft transport sets (cluster/backends/etcd), by
+// the local process whose file descriptors hold the connecting socket
 // (senderBySocket), or, with containers, by the source address, each
 // container's fixed address on the run's network (senderByAddr).
 //

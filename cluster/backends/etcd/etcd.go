@@ -103,7 +103,7 @@ func etcdFsync(s cluster.Settings) bool {
 }
 
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>, under any provider: the
-// provider's fabric (fabric.go) places each member and says where it
+// provider's fabric (cluster.Build) places each member and says where it
 // listens, where clients dial it and where its peers reach it.
 //
 // Every member must agree on every member's peer URL (the cluster id is
@@ -113,7 +113,7 @@ func etcdFsync(s cluster.Settings) bool {
 // local and docker) a demultiplexer there tells the senders apart and
 // forwards each connection through its pair's link, "etcd-1->etcd-0", or
 // through "etcd-peers->etcd-0" when the sender is not named
-// (etcdpeers.go); under netns each member advertises its own address and
+// (peers.go); under netns each member advertises its own address and
 // the kernel carries the links. Cutting "etcd-1->etcd-0" and
 // "etcd-0->etcd-1" stops all traffic between the two, whichever of them
 // opened the connections (etcd's raft transport sends a member's messages

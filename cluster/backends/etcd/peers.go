@@ -50,12 +50,12 @@ import (
 //
 // A connection whose sender is still unknown (the socket was gone before it
 // could be looked up) goes through "etcd-peers->etcd-0", which as a selector
-// also names every pair link into etcd-0 (see Links), so scenarios written
-// for per-destination links keep their meaning.
+// also names every pair link into etcd-0 (cluster.Cluster.Links), so
+// scenarios written for per-destination links keep their meaning.
 //
 // The demultiplexer itself, shared with Redis and the docker provider, is
-// in peers.go; it follows its member's listening state like the proxies do
-// (listen.go).
+// cluster's (Build.FrontPeers); it follows its member's listening state
+// like the proxies do.
 
 // Limits on reading a request head before forwarding a connection. etcd
 // writes the head at once after connecting; a sender that does not
