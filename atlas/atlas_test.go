@@ -240,7 +240,7 @@ func TestRepeats(t *testing.T) {
 // client links, and quorum locks are the registry's (not a name list).
 func TestFamilyScenarios(t *testing.T) {
 	p, err := NewPlan(Config{Runs: 1, Families: []string{"minority-leader", "restart-always", "reset-storm"},
-		Locks: []string{"redis-cad", "redsync", "zk-recipe"}})
+		Locks: []string{"redis-cad", "redsync", "zk-recipe", "etcd-recipe"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,12 +259,14 @@ func TestFamilyScenarios(t *testing.T) {
 	}{
 		{"minority-leader", "redis-cad", []string{"sentinels: 3", "groups: [[redis-0, client-0], [redis-0-r0, sentinel-0, sentinel-1, sentinel-2, client-1, client-2]]"}},
 		{"minority-leader", "zk-recipe", []string{"groups: [[zk-leader], [zk-0, zk-1, zk-2, clients]]"}},
+		{"minority-leader", "etcd-recipe", []string{"etcd: {nodes: 3}", "groups: [[etcd-leader], [etcd-0, etcd-1, etcd-2, clients]]"}},
 		{"minority-leader", "redsync", nil},
 		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, when: holder-inside", "node: redis-0"}},
 		{"restart-always", "redsync", []string{"primaries: 3, persistence: always"}},
 		{"restart-always", "zk-recipe", nil},
 		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2", "when: holder-inside, after_enter: 0ms, for"}},
 		{"reset-storm", "zk-recipe", []string{"link: clients->zk-0", "link: clients->zk-2", "when: holder-inside, after_enter: 0ms, for"}},
+		{"reset-storm", "etcd-recipe", []string{"link: clients->etcd-0", "link: clients->etcd-2"}},
 	} {
 		c := cell(tc.family, tc.lock)
 		if tc.want == nil {

@@ -104,14 +104,16 @@ func servers(l lockInfo) (string, []string) { return serversWith(l, "none") }
 
 // serversWith is servers with the given Redis persistence.
 func serversWith(l lockInfo, persistence string) (string, []string) {
-	if b, ok := cluster.LookupBackend(string(l.Backend)); ok {
-		return tableServers(b)
-	}
 	switch {
 	case l.Backend == locks.ZooKeeper:
 		return "zookeeper: {nodes: 3}", []string{"zk-0", "zk-1", "zk-2"}
 	case l.Backend == locks.Etcd:
 		return "etcd: {nodes: 3}", []string{"etcd-0", "etcd-1", "etcd-2"}
+	}
+	if b, ok := cluster.LookupBackend(string(l.Backend)); ok {
+		return tableServers(b)
+	}
+	switch {
 	case l.Quorum:
 		return "redis: {primaries: 3, persistence: " + persistence + "}", []string{"redis-0", "redis-1", "redis-2"}
 	}
@@ -133,9 +135,15 @@ func tableServers(b cluster.TableBackend) (string, []string) {
 
 // tableFamilies are the families written for every backend of the table:
 // they act on the holder and its links, not on one server's role; the
-// others are not applicable to a table backend's locks yet.
+// others are not applicable to a table backend's locks yet, but for the
+// backends in everyFamily.
 var tableFamilies = map[string]bool{"baseline": true, "pause-holder-short": true, "pause-holder-long": true,
 	"partition-holder": true, "latency-small": true, "reset-storm": true, "packet-loss": true}
+
+// everyFamily are the table's backends whose locks every family is
+// written for (their 3-member topology and leader: servers, leader):
+// ZooKeeper and etcd, which had them before they joined the table.
+var everyFamily = map[locks.Backend]bool{locks.ZooKeeper: true, locks.Etcd: true}
 
 // forTable makes the families not written for the table's backends
 // say so for their locks.
@@ -146,7 +154,7 @@ func forTable(fs []Family) []Family {
 		}
 		fault := f.Fault
 		fs[i].Fault = func(t timing, l lockInfo) (setup, string) {
-			if _, ok := cluster.LookupBackend(string(l.Backend)); ok {
+			if _, ok := cluster.LookupBackend(string(l.Backend)); ok && !everyFamily[l.Backend] {
 				return notApplicable(fmt.Sprintf("%s is not written for %s yet (its locks have the baseline, holder and link families)", f.Name, l.Backend))
 			}
 			return fault(t, l)

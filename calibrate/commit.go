@@ -113,12 +113,12 @@ func measureCommits(ctx context.Context, opts Options, lock string, ops commitOp
 }
 
 func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error) {
-	cl, stop, err := startCluster(ctx, "zookeeper", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: opts.Nodes}, Clients: 4}, opts)
+	cl, stop, err := startCluster(ctx, "zookeeper", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": opts.Nodes}}, Clients: 4}, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	conn, _, err := zk.Connect(cl.Endpoints(0).ZooKeeper, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	conn, _, err := zk.Connect(cl.Endpoints(0).Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
 	if err != nil {
 		return nil, fmt.Errorf("connect zookeeper: %w", err)
 	}

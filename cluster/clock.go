@@ -10,17 +10,23 @@ import (
 )
 
 // Per-process clocks (package clockshim): with providers local and netns,
-// every Redis server, Sentinel and ZooKeeper member runs with the clock
-// shim preloaded and a clock file of its own, holding the real clock until
+// every Redis server, Sentinel and ZooKeeper member (every node of a kind
+// clock faults act on) runs with the clock shim preloaded and a clock file of its own, holding the real clock until
 // a clock fault sets it (Node.SetClock). The file outlives restarts of its
 // node, as a machine's wrong clock outlives a restart of the server on it;
 // Close removes it with the data dirs. etcd is a Go program, which reads
 // the clock from the vDSO without calling glibc: a preload cannot reach
 // it. The docker provider's images do not carry the library.
 
-// ClockKinds are the node kinds whose clock can be set (providers local
-// and netns).
-var ClockKinds = []string{KindRedis, KindReplica, KindSentinel, KindZooKeeper}
+// ClockKinds are the kinds of Redis's nodes, whose clock can be set
+// (providers local and netns); a table backend's row lists the clock
+// faults among its Faults when its nodes' clocks can be set (ZooKeeper's).
+var ClockKinds = []string{KindRedis, KindReplica, KindSentinel}
+
+// clockable reports whether the clock of a node of kind can be set.
+func clockable(kind string) bool {
+	return slices.Contains(ClockKinds, kind) || slices.Contains(KindsActedOnBy("clock-jump"), kind)
+}
 
 // ClockProviders are the providers that run servers with the clock shim.
 var ClockProviders = []string{ProviderLocal, ProviderNetns}
@@ -30,7 +36,7 @@ var ClockProviders = []string{ProviderLocal, ProviderNetns}
 // library cannot be found or built (Node.SetClock then says why). It
 // creates n's clock file on the first launch.
 func (n *Node) clockEnv() []string {
-	if !slices.Contains(ClockKinds, n.Kind) || !slices.Contains(ClockProviders, n.c.spec.Provider) {
+	if !clockable(n.Kind) || !slices.Contains(ClockProviders, n.c.spec.Provider) {
 		return nil
 	}
 	lib, err := clockshim.Library()
@@ -89,9 +95,12 @@ func (n *Node) clockFile() (*clockshim.File, error) {
 	switch {
 	case n.clock != nil:
 		return n.clock, nil
-	case !slices.Contains(ClockKinds, n.Kind):
-		return nil, fmt.Errorf("clock of %s: a %s server reads the clock without glibc (Go reads the vDSO), "+
-			"where the clock shim cannot reach: %w", n.Name, n.Kind, ErrUnsupported)
+	case !clockable(n.Kind):
+		why := "a " + n.Kind + " server's clock is out of the clock shim's reach"
+		if b, ok := BackendOfKind(n.Kind); ok && b.NoClock != "" {
+			why = b.NoClock
+		}
+		return nil, fmt.Errorf("clock of %s: %s: %w", n.Name, why, ErrUnsupported)
 	case !slices.Contains(ClockProviders, n.c.spec.Provider):
 		return nil, fmt.Errorf("clock of %s: provider %s runs servers without the clock shim: %w",
 			n.Name, n.c.spec.Provider, ErrUnsupported)

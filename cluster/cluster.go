@@ -19,7 +19,7 @@ import (
 // Backend names: keys of Info.Versions and Info.Startup.
 const (
 	BackendRedis     = "redis"
-	BackendZooKeeper = "zookeeper"
+	BackendZooKeeper = "zookeeper" // a row of the backend table (zookeeper.go)
 )
 
 // Cluster is a started set of servers with a proxy on every client link and
@@ -170,11 +170,6 @@ func (s Spec) sized() Spec {
 		r.Primaries = 1
 		s.Redis = &r
 	}
-	if s.ZooKeeper != nil && s.ZooKeeper.Nodes <= 0 {
-		z := *s.ZooKeeper
-		z.Nodes = 1
-		s.ZooKeeper = &z
-	}
 	return s
 }
 
@@ -232,11 +227,6 @@ func (s Spec) withDefaults() (Spec, error) {
 		}
 		s.Redis = &r
 	}
-	if s.ZooKeeper != nil {
-		if s.ZooKeeper.Nodes > 255 {
-			return s, errors.New("cluster: zookeeper nodes must be <= 255")
-		}
-	}
 	return s, nil
 }
 
@@ -263,9 +253,6 @@ func (c *Cluster) start(ctx context.Context) error {
 	} else {
 		if c.spec.Redis != nil {
 			add(c.buildRedis(*c.spec.Redis))
-		}
-		if c.spec.ZooKeeper != nil {
-			add(c.buildZooKeeper(*c.spec.ZooKeeper))
 		}
 		tbs, terr := c.buildTable()
 		backends = append(backends, tbs...)

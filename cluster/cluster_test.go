@@ -353,9 +353,8 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	// Every backend, so a server left running by any of them is seen; a
 	// missing binary fails the test in CI (testenv.Cluster).
 	spec := cluster.Spec{
-		Redis:     &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec},
-		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1},
-		Backends:  map[string]cluster.Settings{"etcd": {"nodes": 1}},
+		Redis:    &cluster.RedisSpec{Replicas: 1, Sentinels: 1, Persistence: cluster.PersistEverysec},
+		Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}, "etcd": {"nodes": 1}},
 	}
 	c := testenv.Cluster(t, spec)
 	groups := map[int]bool{}
@@ -831,8 +830,8 @@ func TestStartupTimes(t *testing.T) {
 		{"redis-single", cluster.Spec{Redis: &cluster.RedisSpec{}}, 10 * time.Second},
 		{"redis-3-primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}, 10 * time.Second},
 		{"redis-1+2-replicas+3-sentinels-always", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 2, Sentinels: 3, Persistence: cluster.PersistAlways}}, 20 * time.Second},
-		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}, 20 * time.Second},
-		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}, 30 * time.Second},
+		{"zookeeper-1", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}}, 20 * time.Second},
+		{"zookeeper-5", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 5}}}, 30 * time.Second},
 		{"etcd-1", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}}, 10 * time.Second},
 		{"etcd-5", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 5}}}, 20 * time.Second},
 	} {

@@ -36,8 +36,7 @@ const (
 // tags, per backend; RegisterBackend adds locklab/<name> for each table
 // backend, which has no official default image.
 var LocalImageRepos = map[string]string{
-	BackendRedis:     "locklab/redis",
-	BackendZooKeeper: "locklab/zookeeper",
+	BackendRedis: "locklab/redis",
 }
 
 // image returns the image to run for spec, resolving the default once per
@@ -71,9 +70,6 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 	if s.Redis != nil {
 		specs = append(specs, &containerSpec{backend: BackendRedis, image: s.Redis.Image})
 	}
-	if s.ZooKeeper != nil {
-		specs = append(specs, &containerSpec{backend: BackendZooKeeper, image: s.ZooKeeper.Image})
-	}
 	for name, set := range s.Backends {
 		b, _ := LookupBackend(name)
 		specs = append(specs, &containerSpec{backend: name, image: b.String(set, ImageField)})
@@ -90,8 +86,6 @@ func defaultImage(backend string) string {
 	switch backend {
 	case BackendRedis:
 		return DefaultRedisImage
-	case BackendZooKeeper:
-		return DefaultZooKeeperImage
 	}
 	b, _ := LookupBackend(backend)
 	return b.DefaultImage

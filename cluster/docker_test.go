@@ -448,9 +448,9 @@ func TestDockerHostKill(t *testing.T) {
 }
 
 func TestDockerZooKeeper(t *testing.T) {
-	c := dockerCluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	c := dockerCluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2})
 	ctx := ctxT(t, 2*time.Minute)
-	conn := zkConnect(t, c.Endpoints(0).ZooKeeper)
+	conn := zkConnect(t, c.Endpoints(0).Table["zookeeper"])
 	testenv.Eventually(t, 10*time.Second, "create", func() error {
 		_, err := conn.Create("/locklab", []byte("x"), 0, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
@@ -651,9 +651,9 @@ func BenchmarkStartup(b *testing.B) {
 		{"redis-1", cluster.Spec{Redis: &cluster.RedisSpec{}}},
 		{"redis-3-primaries", cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}}},
 		{"redis-1+1-replica+3-sentinels", cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3, Persistence: cluster.PersistEverysec}}},
-		{"zookeeper-1", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}}},
-		{"zookeeper-3", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}}},
-		{"zookeeper-5", cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 5}}},
+		{"zookeeper-1", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}}},
+		{"zookeeper-3", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}}},
+		{"zookeeper-5", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 5}}}},
 		{"etcd-1", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 1}}}},
 		{"etcd-3", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}}},
 		{"etcd-5", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 5}}}},

@@ -25,7 +25,7 @@ func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	lists := []struct {
 		name  string
 		addrs []string
-	}{{BackendRedis, es.Redis}, {BackendZooKeeper, es.ZooKeeper}}
+	}{{BackendRedis, es.Redis}}
 	for _, tb := range Backends() {
 		lists = append(lists, struct {
 			name  string

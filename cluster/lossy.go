@@ -71,8 +71,6 @@ func (c *Cluster) syncsEveryWrite(n *Node) bool {
 	switch n.Kind {
 	case KindRedis, KindReplica:
 		return c.spec.Redis.Persistence == PersistAlways
-	case KindZooKeeper:
-		return !c.spec.ZooKeeper.NoFsync
 	}
 	if b, ok := LookupBackend(n.backend); ok && b.SyncsEveryWrite != nil {
 		return b.SyncsEveryWrite(c.spec.Backends[b.Name])

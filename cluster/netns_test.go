@@ -90,8 +90,7 @@ func TestNetnsLocks(t *testing.T) {
 		return
 	}
 	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderNetns, Clients: 2,
-		Redis: &cluster.RedisSpec{Primaries: 1}, ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3},
-		Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}})
+		Redis: &cluster.RedisSpec{Primaries: 1}, Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}, "etcd": {"nodes": 3}}})
 	for _, name := range []string{"redis-cad", "zk-recipe", "etcd-recipe"} {
 		t.Run(name, func(t *testing.T) {
 			spec, ok := locks.Lookup(name)
@@ -103,7 +102,7 @@ func TestNetnsLocks(t *testing.T) {
 			var ls []locks.Locker
 			for i := range 2 {
 				e := c.Endpoints(i)
-				for _, a := range append(append(e.Redis, e.ZooKeeper...), e.Table["etcd"]...) {
+				for _, a := range append(append(e.Redis, e.Table["zookeeper"]...), e.Table["etcd"]...) {
 					if !strings.HasPrefix(a, "198.1") {
 						t.Fatalf("client %d dials %s, want a namespace address", i, a)
 					}

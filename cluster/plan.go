@@ -18,7 +18,7 @@ type Plan struct {
 	// (RedisSpec.Mode RedisCluster), which fails over by itself.
 	RedisCluster bool
 	// Nodes in start order: Redis primaries, replicas, sentinels, then
-	// ZooKeeper, then etcd members.
+	// each table backend's by name (etcd, ..., zookeeper).
 	Nodes []PlanNode
 	// Links are every proxied link: peer links per backend, client links
 	// (client-N->node, to the servers of Spec.ClientProxies) last.
@@ -46,7 +46,6 @@ func PlanOf(spec Spec) Plan {
 	if s.Provider == ProviderExternal {
 		if e := s.External; e != nil {
 			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
-			p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, len(e.ZooKeeper))
 			p.planExternalTable(e)
 		}
 	} else if s.Provider == ProviderNetns {
@@ -54,10 +53,6 @@ func PlanOf(spec Spec) Plan {
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
-		}
-		if z := s.ZooKeeper; z != nil {
-			zk := p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes)
-			p.pairLinks(zk)
 		}
 		p.planTable(s)
 	}
@@ -275,9 +270,6 @@ func (p *Plan) planNetns(s Spec) {
 			}
 			p.pairLinks(names)
 		}
-	}
-	if z := s.ZooKeeper; z != nil {
-		p.pairLinks(p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, z.Nodes))
 	}
 	p.planTable(s)
 }

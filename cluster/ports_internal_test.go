@@ -26,7 +26,7 @@ func TestPortTaken(t *testing.T) {
 		{"redis", "redis-server", Spec{Redis: &RedisSpec{Replicas: 1}}, false},
 		{"redis-held-by-a-redis", "redis-server", Spec{Redis: &RedisSpec{Replicas: 1, Sentinels: 1}}, true},
 		{"etcd", "etcd", Spec{Backends: map[string]Settings{"etcd": {"nodes": 3}}}, false},
-		{"zookeeper", "java", Spec{ZooKeeper: &ZooKeeperSpec{Nodes: 3}}, false},
+		{"zookeeper", "java", Spec{Backends: map[string]Settings{"zookeeper": {"nodes": 3}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if testing.Short() {

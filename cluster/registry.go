@@ -248,8 +248,6 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 		case KindSentinel:
 			e.Sentinels = append(e.Sentinels, addr)
 			sentinels = true
-		case KindZooKeeper:
-			e.ZooKeeper = append(e.ZooKeeper, addr)
 		default:
 			if _, ok := LookupBackend(n.backend); ok {
 				if e.Table == nil {

@@ -60,20 +60,9 @@ type RedisSpec struct {
 	Image       string // docker provider only
 }
 
-// ZooKeeperSpec is a ZooKeeper ensemble of Nodes members (zk-0..).
-type ZooKeeperSpec struct {
-	Nodes int
-	// NoFsync runs the members with forceSync=no: the transaction log is
-	// never forced to disk (cluster.zookeeper.fsync: false). Default:
-	// false, ZooKeeper's own default of forcing every commit.
-	NoFsync bool
-	Image   string
-}
-
 // ExternalSpec lists servers the user already runs (provider external).
 type ExternalSpec struct {
-	Redis     []string
-	ZooKeeper []string
+	Redis []string
 	// Table lists the servers of table backends by backend name
 	// (cluster.external.etcd, cluster.external.postgres, ...).
 	Table map[string][]string
@@ -81,10 +70,9 @@ type ExternalSpec struct {
 
 // Spec is everything Start needs. Nil backend specs are not started.
 type Spec struct {
-	Provider  string // default ProviderLocal
-	Redis     *RedisSpec
-	ZooKeeper *ZooKeeperSpec
-	External  *ExternalSpec
+	Provider string // default ProviderLocal
+	Redis    *RedisSpec
+	External *ExternalSpec
 	// Backends are the sections of table backends (table.go) by backend
 	// name: cluster.etcd, cluster.postgres, ... A backend without an
 	// entry is not started.

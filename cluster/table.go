@@ -24,8 +24,8 @@ import (
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
-// about one server kind. etcd's row is in this package (etcd.go); Redis
-// and ZooKeeper predate the table and are not in it yet.
+// about one server kind. ZooKeeper's row is still in this package
+// (zookeeper.go); Redis predates the table and is not in it yet.
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -48,7 +48,9 @@ type TableBackend struct {
 	// Binaries are the programs the local provider runs (absolute paths or
 	// names on PATH): what `make deps` installs and tests require.
 	Binaries []string
-	// Packages are the Debian packages holding Binaries.
+	// Files are other files the local provider needs (ZooKeeper's jar).
+	Files []string
+	// Packages are the Debian packages holding Binaries and Files.
 	Packages []string
 	// ClientPort is the port its servers serve clients on by default
 	// (etcd 2379), for examples of cluster.external.<Name>.
@@ -144,7 +146,7 @@ var table = struct {
 // RegisterBackend adds a row to the backend table; backend packages call
 // it from init. It panics on a duplicate or incomplete row.
 func RegisterBackend(b TableBackend) {
-	if b.Name == BackendRedis || b.Name == BackendZooKeeper {
+	if b.Name == BackendRedis {
 		panic("cluster: duplicate backend " + b.Name)
 	}
 	registerRow(b)
@@ -177,13 +179,11 @@ const ImageField = "image"
 
 // PingOf returns the raw round trip that shows a server of kind answers,
 // for the evidence of link faults: a table backend's Ping, or PING for
-// Redis and Sentinel, srvr for ZooKeeper; nil for a kind without one.
+// Redis and Sentinel; nil for a kind without one.
 func PingOf(kind string) *TablePing {
 	switch kind {
 	case KindRedis, KindReplica, KindSentinel:
 		return redisRawPing
-	case KindZooKeeper:
-		return zkRawPing
 	}
 	if b, ok := BackendOfKind(kind); ok {
 		return b.Ping
@@ -485,11 +485,11 @@ func (p *Plan) planTable(s Spec) {
 	}
 }
 
-// planExternalTable adds the nodes of the table backends' external lists:
-// <name>-0, <name>-1, ... of the backend's first kind.
+// planExternalTable adds the nodes of the table backends' external lists,
+// named by the first kind's pattern: zk-0, zk-1, ...; postgres-0, ...
 func (p *Plan) planExternalTable(e *ExternalSpec) {
 	for _, b := range Backends() {
-		p.addNumbered(b.Name+"-", b.Kinds[0].Kind, b.Name, len(e.Table[b.Name]))
+		p.addNumbered(strings.TrimRight(b.Kinds[0].Pattern, "N0123456789"), b.Kinds[0].Kind, b.Name, len(e.Table[b.Name]))
 	}
 }
 
@@ -507,6 +507,11 @@ func checkTable(s Spec) error {
 		}
 		if err := b.Runs(s.Provider); err != nil {
 			return fmt.Errorf("cluster: %w", err)
+		}
+		if b.Check != nil {
+			if field, msg := b.Check(s.Backends[name]); msg != "" {
+				return fmt.Errorf("cluster: %s %s: %s", name, field, msg)
+			}
 		}
 	}
 	return nil

@@ -97,6 +97,50 @@ const (
 	zkElectionPort = 3888
 )
 
+// zkRow is ZooKeeper's row of the backend table (registered by init). Its
+// builder still uses the package's internals (the election address
+// rewrite on the links' proxies, the start order), so it lives here and
+// not below cluster/backends.
+var zkRow = TableBackend{
+	Name: BackendZooKeeper,
+	Doc:  "a ZooKeeper ensemble (not with provider external)",
+	Fields: []TableField{
+		{Name: "nodes", Kind: "int", Default: 1, Allowed: []string{"1", "3", "5"}, Example: "3",
+			Doc: "ensemble members (zk-0, zk-1, ...)"},
+		{Name: "fsync", Kind: "bool", Default: true, Example: "false",
+			Doc: "false runs the members with forceSync=no: the transaction log is not forced to disk, so a power-cut fault can lose acknowledged writes"},
+		{Name: ImageField, Kind: "string", Default: "", Example: DefaultZooKeeperImage,
+			Doc: "container image, provider docker only (default: " + DefaultZooKeeperImage + ", or the newest locklab/zookeeper image when only that exists)"},
+	},
+	Kinds:      []TableKind{{Kind: KindZooKeeper, Pattern: "zk-N"}},
+	Providers:  []string{ProviderLocal, ProviderNetns, ProviderDocker},
+	Binaries:   []string{"java"},
+	Files:      []string{ZooKeeperJar},
+	Packages:   []string{"zookeeper"},
+	ClientPort: zkClientPort,
+	Leader:     "zk-leader",
+	Faults: []string{"pause", "kill", "restart", "power-cut",
+		"clock-jump", "clock-drift", "clock-strobe"},
+	DefaultImage:    DefaultZooKeeperImage,
+	SyncsEveryWrite: zkFsync,
+	Ping:            zkRawPing,
+	Plan: func(s Settings) ([]PlanNode, []PlanLink) {
+		var p Plan
+		n, _ := s["nodes"].(int)
+		p.pairLinks(p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, max(n, 1)))
+		return p.Nodes, p.Links
+	},
+	Build: buildZooKeeper,
+}
+
+func init() { registerRow(zkRow) }
+
+// zkFsync is cluster.zookeeper.fsync (default true).
+func zkFsync(s Settings) bool {
+	v, ok := s["fsync"].(bool)
+	return v || !ok
+}
+
 // buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n), under any
 // provider, from its fabric (fabric.go).
 //
@@ -112,12 +156,10 @@ const (
 // address on the way to the election proxy of higher->lower (zkelection.go).
 // Under netns every member is named by its own address, and the kernel
 // carries the links.
-func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
-	b := backend{name: BackendZooKeeper}
-	nodes, err := c.addPlanned(BackendZooKeeper)
-	if err != nil {
-		return b, err
-	}
+func buildZooKeeper(tb *Build) (Started, error) {
+	var b Started
+	c, nodes := tb.c, tb.Nodes
+	fsync, image := zkFsync(tb.Settings), tb.Backend.String(tb.Settings, ImageField)
 	f := c.prov
 	free, err := pickPorts(3 * len(nodes))
 	if err != nil {
@@ -129,10 +171,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 		ports[i] = zkPorts{f.port(p.client, zkClientPort), f.port(p.quorum, zkQuorumPort), f.port(p.election, zkElectionPort)}
 		c.serveAt(n, ports[i].client)
 	}
-	for i, n := range nodes {
-		if err := f.place(n); err != nil {
-			return b, err
-		}
+	for i := range nodes {
 		setPorts(i, zkPorts{free[3*i], free[3*i+1], free[3*i+2]})
 	}
 	listen := func(i, port int) string { return f.listenAddr(nodes[i], port) }
@@ -169,11 +208,11 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	for i, n := range nodes {
 		conf := filepath.Join(n.dataDir, "zoo.cfg")
 		n.cmd = func() (command, error) {
-			if err := writeZooKeeperFiles(n, zs, i, ports[i], listen, peerAddrs[i]); err != nil {
+			if err := writeZooKeeperFiles(n, fsync, i, ports[i], listen, peerAddrs[i]); err != nil {
 				return command{}, err
 			}
 			cmd := zkCommand(n.dataDir, conf, false)
-			spec, err := f.container(BackendZooKeeper, zs.Image, n, cmd)
+			spec, err := f.container(BackendZooKeeper, image, n, cmd)
 			if spec != nil {
 				cmd = zkCommand(n.dataDir, conf, true)
 				cmd.container = spec
@@ -197,7 +236,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 	// higher, and the first leader then waits initLimit (5 s) for followers
 	// that never come. (Container starts are staggered, which made that
 	// race likely under docker.)
-	b.start = func(ctx context.Context) error {
+	b.Start = func(ctx context.Context) error {
 		for i := len(nodes) - 1; i >= 0; i-- {
 			if err := nodes[i].spawn(ctx); err != nil {
 				return err
@@ -205,7 +244,7 @@ func (c *Cluster) buildZooKeeper(zs ZooKeeperSpec) (backend, error) {
 		}
 		return each(nodes, func(n *Node) error { return n.waitServing(ctx, true) })
 	}
-	b.version = func(ctx context.Context) string {
+	b.Version = func(ctx context.Context) string {
 		_, v, _ := zkSrvr(ctx, nodes[0].Addr())
 		return v
 	}
@@ -225,7 +264,7 @@ func writeMyID(n *Node, self int) (string, error) {
 // writeZooKeeperFiles writes member self's myid and zoo.cfg: its own
 // ports at listen, every other member j at peers[j] (its quorum and
 // election addresses as self dials them).
-func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, own zkPorts, listen func(i, port int) string, peers [][]string) error {
+func writeZooKeeperFiles(n *Node, fsync bool, self int, own zkPorts, listen func(i, port int) string, peers [][]string) error {
 	data, err := writeMyID(n, self)
 	if err != nil {
 		return err
@@ -235,7 +274,7 @@ func writeZooKeeperFiles(n *Node, zs ZooKeeperSpec, self int, own zkPorts, liste
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, own.client, host)
 	fmt.Fprintf(&cfg, "minSessionTimeout=%d\nmaxSessionTimeout=%d\n", 2*zkTickTime.Milliseconds(), zkMaxSessionTimeout.Milliseconds())
-	cfg.WriteString(zkServerConf(zs))
+	cfg.WriteString(zkServerConf(fsync))
 	if len(peers) > 1 {
 		for j := range peers {
 			q, e := listen(self, own.quorum), listen(self, own.election)
@@ -327,11 +366,11 @@ func (l *Link) rewriteElectionAddr(addr string) error {
 
 // zkServerConf is the part of zoo.cfg every provider writes alike: no
 // admin server, every four-letter word, no connection limit, and
-// forceSync=no when the spec turns fsync off (cluster.zookeeper.fsync:
-// false: the transaction log is written, never forced to disk).
-func zkServerConf(zs ZooKeeperSpec) string {
+// forceSync=no without fsync (cluster.zookeeper.fsync: false: the
+// transaction log is written, never forced to disk).
+func zkServerConf(fsync bool) string {
 	conf := "admin.enableServer=false\n4lw.commands.whitelist=*\nmaxClientCnxns=0\n"
-	if zs.NoFsync {
+	if !fsync {
 		conf += "forceSync=no\n"
 	}
 	return conf

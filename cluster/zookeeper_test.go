@@ -30,17 +30,17 @@ func (zkQuiet) Printf(string, ...any) {}
 
 func TestZooKeeperEnsemble(t *testing.T) {
 	t0 := time.Now()
-	c := testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2})
 	t.Logf("zookeeper 3 nodes ready in %v", time.Since(t0))
 	ctx := ctxT(t, 60*time.Second)
 	ep := c.Endpoints(0)
-	if len(ep.ZooKeeper) != 3 {
+	if len(ep.Table["zookeeper"]) != 3 {
 		t.Fatalf("endpoints %+v", ep)
 	}
 	if v := c.Info().Versions[cluster.BackendZooKeeper]; v == "" {
 		t.Errorf("no version: %+v", c.Info())
 	}
-	conn := zkConnect(t, ep.ZooKeeper)
+	conn := zkConnect(t, ep.Table["zookeeper"])
 	testenv.Eventually(t, 10*time.Second, "create", func() error {
 		_, err := conn.Create("/locklab", []byte("x"), 0, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {

@@ -164,13 +164,10 @@ func (g Generator) applicable(s Schedule) []string {
 // table backend's section (drawTableSettings).
 func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 	switch spec.Backend {
-	case locks.ZooKeeper:
-		s.ZooKeeper = 3
-		return
-	case locks.Etcd:
-		// Always 3 members (drawn as before etcd joined the table, so a
+	case locks.ZooKeeper, locks.Etcd:
+		// Always 3 members (drawn as before they joined the table, so a
 		// seed draws the same runs).
-		s.Backend, s.Settings = string(locks.Etcd), map[string]int{"nodes": 3}
+		s.Backend, s.Settings = string(spec.Backend), map[string]int{"nodes": 3}
 		return
 	}
 	if b, ok := cluster.LookupBackend(string(spec.Backend)); ok {
@@ -251,7 +248,7 @@ func clusterSpec(s Schedule) cluster.Spec {
 	cs := cluster.Spec{Provider: cluster.ProviderLocal, Clients: s.Clients}
 	switch {
 	case s.ZooKeeper > 0:
-		cs.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: s.ZooKeeper}
+		cs.Backends = map[string]cluster.Settings{"zookeeper": {"nodes": s.ZooKeeper}}
 	case s.Etcd > 0:
 		cs.Backends = map[string]cluster.Settings{"etcd": {"nodes": s.Etcd}}
 	case s.Backend != "":

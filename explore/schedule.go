@@ -31,10 +31,11 @@ type Schedule struct {
 	// RedisMode is "cluster" for a Redis Cluster of the primaries (each
 	// with its replicas), "" for standalone primaries.
 	RedisMode string `json:"redis_mode,omitempty"`
-	ZooKeeper int    `json:"zookeeper,omitempty"`
-	// Etcd is the etcd members of a schedule written before etcd joined
-	// the backend table (Backend "etcd" since); read, never drawn.
-	Etcd int `json:"etcd,omitempty"`
+	// ZooKeeper and Etcd are the members of a schedule written before
+	// they joined the backend table (Backend "zookeeper" or "etcd"
+	// since); read, never drawn.
+	ZooKeeper int `json:"zookeeper,omitempty"`
+	Etcd      int `json:"etcd,omitempty"`
 	// Backend is a table backend's name (postgres, nats, ...) when the
 	// lock runs on one, with its section's int fields in Settings.
 	Backend  string         `json:"backend,omitempty"`

@@ -335,12 +335,12 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	return groups, nil
 }
 
-// peered reports whether servers of kind talk to each other: ZooKeeper
-// members, a table backend's servers (with provider external that
-// traffic is not proxied).
+// peered reports whether servers of kind talk to each other: a table
+// backend's servers (ZooKeeper members, etcd members, ...; with provider
+// external that traffic is not proxied).
 func peered(kind string) bool {
 	_, row := cluster.BackendOfKind(kind)
-	return kind == cluster.KindZooKeeper || row
+	return row
 }
 
 // members checks the names of a partition's groups as written: each a
@@ -370,7 +370,7 @@ func (t *topology) members(groups [][]string) error {
 // "redis-N, redis-N-rM".
 func kindPatterns(kinds []string) string {
 	pattern := map[string]string{cluster.KindRedis: "redis-N", cluster.KindReplica: "redis-N-rM",
-		cluster.KindSentinel: "sentinel-N", cluster.KindZooKeeper: "zk-N"}
+		cluster.KindSentinel: "sentinel-N"}
 	for _, b := range cluster.Backends() {
 		for _, k := range b.Kinds {
 			pattern[k.Kind] = k.Pattern

@@ -15,7 +15,7 @@ func TestCheck(t *testing.T) {
 	plain := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 4}
 	etcd := cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2}
 	etcd2 := cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 2}}, Clients: 2}
-	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
+	zk := cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2}
 	dockerEtcd := cluster.Spec{Provider: cluster.ProviderDocker, Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2}
 	dockerSentinel := cluster.Spec{Provider: cluster.ProviderDocker, Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 3}, Clients: 2}
 	primaries := cluster.Spec{Redis: &cluster.RedisSpec{Primaries: 3}, Clients: 2}
@@ -212,9 +212,9 @@ func TestCheckJoinsErrors(t *testing.T) {
 // TestCheckFields: each problem names the field at fault as a scenario
 // file writes it, so a parser can point at its line.
 func TestCheckFields(t *testing.T) {
-	zk := cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	zk := cluster.PlanOf(cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2})
 	external := cluster.PlanOf(cluster.Spec{Provider: cluster.ProviderExternal,
-		External: &cluster.ExternalSpec{ZooKeeper: []string{"a:2181", "b:2181"}}, Clients: 2})
+		External: &cluster.ExternalSpec{Table: map[string][]string{"zookeeper": {"a:2181", "b:2181"}}}, Clients: 2})
 	for _, tc := range []struct {
 		name  string
 		plan  cluster.Plan
@@ -237,7 +237,7 @@ func TestCheckFields(t *testing.T) {
 		{"server fault, external", external, Fault{Type: Kill, Node: "zk-0"}, "type"},
 		{"peers apart, external", external, Fault{Type: Partition, Groups: [][]string{{"zk-0"}, {"zk-1", "clients"}}}, "groups"},
 		{"client index", zk, Fault{Type: PauseClient, Client: "5"}, "client"},
-		{"waiters alone", cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 1}),
+		{"waiters alone", cluster.PlanOf(cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 1}),
 			Fault{Type: Partition, Groups: [][]string{{"waiters"}, {"zk-0"}}}, "groups"},
 		{"waiters in a link", zk, Fault{Type: Latency, Latency: time.Second, Link: "waiters->zk-0"}, "link"},
 	} {

@@ -154,7 +154,7 @@ func TestClockStrobe(t *testing.T) {
 // but sessions are timed on the monotonic clock, so an ephemeral node's
 // session survives.
 func TestClockJumpZooKeeperLeader(t *testing.T) {
-	c := testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 1})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 1})
 	ctx := ctxT(t, 90*time.Second)
 	var addrs []string
 	for _, n := range c.Nodes() {
@@ -231,7 +231,7 @@ func TestClockJumpNetns(t *testing.T) {
 		return
 	}
 	c := testenv.Cluster(t, cluster.Spec{Provider: cluster.ProviderNetns, Redis: &cluster.RedisSpec{},
-		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 1})
+		Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}, Clients: 1})
 	ctx := ctxT(t, 60*time.Second)
 	r0 := direct(t, c, "redis-0")
 	if err := r0.Set(ctx, "lock", "me", time.Minute).Err(); err != nil {

@@ -10,17 +10,17 @@ import (
 )
 
 // Leader selectors (node names, contract): the member of a ZooKeeper
-// ensemble or etcd cluster that leads when the fault starts. etcd's is its
+// ensemble or etcd cluster that leads when the fault starts. Each is its
 // row's (cluster.TableBackend.Leader), as every table backend's is.
 const (
 	ZKLeader   = "zk-leader"
 	EtcdLeader = "etcd-leader"
 )
 
-// leaderKinds maps each leader selector to the kind of node it names:
-// zk-leader and the table backends' (cluster.TableBackend.Leader).
+// leaderKinds maps each leader selector to the kind of node it names: the
+// table backends' (cluster.TableBackend.Leader).
 func leaderKinds() map[string]string {
-	out := map[string]string{ZKLeader: cluster.KindZooKeeper}
+	out := map[string]string{}
 	for _, b := range cluster.Backends() {
 		if b.Leader != "" {
 			out[b.Leader] = b.Kinds[0].Kind
@@ -29,10 +29,10 @@ func leaderKinds() map[string]string {
 	return out
 }
 
-// leaderNames are the leader selectors in a stable order: zk-leader, then
-// the table backends' by backend name (etcd-leader first).
+// leaderNames are the leader selectors in the order of the table
+// backends' names (etcd-leader, nats-leader, zk-leader).
 func leaderNames() []string {
-	out := []string{ZKLeader}
+	var out []string
 	for _, b := range cluster.Backends() {
 		if b.Leader != "" {
 			out = append(out, b.Leader)

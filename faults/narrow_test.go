@@ -8,7 +8,7 @@ import (
 )
 
 func TestNarrow(t *testing.T) {
-	zk := cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 3})
+	zk := cluster.PlanOf(cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 3})
 	part := Fault{Type: "partition", Groups: [][]string{{"holder"}, {"zk-0", "zk-1", "zk-2", "etcd-0", "etcd-1", "etcd-2"}}}
 	for _, tc := range []struct {
 		name    string

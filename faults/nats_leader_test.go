@@ -18,7 +18,7 @@ func TestNATSLeaderSelector(t *testing.T) {
 		t.Errorf("partition isolating nats-leader: %v", err)
 	}
 	natsPlan := natsPlanOf()
-	zkPlan := cluster.PlanOf(cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2})
+	zkPlan := cluster.PlanOf(cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2})
 	f := Fault{Type: "partition", Isolate: "nats-leader"}
 	if n := Narrow(f, natsPlan); len(n.Dropped) != 0 || n.NotApplicable != "" {
 		t.Errorf("on a nats plan: dropped %v, not applicable %q", n.Dropped, n.NotApplicable)

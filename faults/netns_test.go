@@ -13,7 +13,7 @@ import (
 // only there, proxy faults never there, no single client.
 func TestCheckNetns(t *testing.T) {
 	netns := cluster.Spec{Provider: cluster.ProviderNetns, Redis: &cluster.RedisSpec{Replicas: 1},
-		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
+		Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2}
 	local := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1}, Clients: 2}
 	for _, tc := range []struct {
 		name string

@@ -202,9 +202,8 @@ func TestPartitionHolderEvidence(t *testing.T) {
 // (Redis primary, replica and Sentinel, ZooKeeper, etcd).
 func TestRoundTripEveryKind(t *testing.T) {
 	c := testenv.Cluster(t, cluster.Spec{
-		Redis:     &cluster.RedisSpec{Replicas: 1, Sentinels: 1},
-		ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1},
-		Backends:  map[string]cluster.Settings{"etcd": {"nodes": 1}},
+		Redis:    &cluster.RedisSpec{Replicas: 1, Sentinels: 1},
+		Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}, "etcd": {"nodes": 1}},
 	})
 	ctx := ctxT(t, 30*time.Second)
 	for _, name := range []string{"redis-0", "redis-0-r0", "sentinel-0", "zk-0", "etcd-0"} {

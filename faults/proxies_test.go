@@ -13,7 +13,7 @@ import (
 // way (a server left out would fail it).
 func TestClientProxies(t *testing.T) {
 	sentinel := cluster.Spec{Redis: &cluster.RedisSpec{Replicas: 1, Sentinels: 1}, Clients: 3}
-	zk := cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 3}, Clients: 2}
+	zk := cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2}
 	etcd := cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": 3}}, Clients: 2}
 	s := time.Second
 	for _, tc := range []struct {

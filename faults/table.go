@@ -99,10 +99,9 @@ func withBounds(heals bool, extra ...Bound) []Bound {
 	return append(out, extra...)
 }
 
-// serverKinds are the kinds of Redis's and ZooKeeper's nodes; each table
-// backend's row says which server faults act on its own (TableBackend.Faults).
-var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel,
-	cluster.KindZooKeeper}
+// serverKinds are the kinds of Redis's nodes; each table backend's row
+// says which server faults act on its own (TableBackend.Faults).
+var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel}
 
 // The value fields of the built-in types.
 var (

@@ -20,11 +20,9 @@ type Endpoints struct {
 	// a client follows its slot map and redirects, dialing each address
 	// the cluster announces through Dial.
 	RedisCluster bool `json:",omitempty"`
-	// ZooKeeper are the ensemble members' client addresses.
-	ZooKeeper []string
 	// Table holds the client addresses of the table backends' servers
-	// (etcd, postgres, mariadb, ...) by backend name, in the order of
-	// their nodes (etcd-0, etcd-1, ...; postgres-0, postgres-0-r0, ...).
+	// (zookeeper, etcd, postgres, mariadb, ...) by backend name, in the
+	// order of their nodes (zk-0, zk-1, ...; postgres-0, postgres-0-r0, ...).
 	// A lock of a table backend reads Table[string(its Backend)].
 	Table map[string][]string `json:",omitempty"`
 	// Redirect maps a server's real address to this client's proxied address
@@ -53,7 +51,7 @@ func (e Endpoints) Dial(addr string) string {
 func (e Endpoints) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Any("redis", e.Redis), slog.Bool("redis_cluster", e.RedisCluster), slog.Any("sentinels", e.Sentinels),
-		slog.Any("master_names", e.MasterNames), slog.Any("zookeeper", e.ZooKeeper),
+		slog.Any("master_names", e.MasterNames),
 		slog.Any("table", e.Table), slog.Any("redirect", e.Redirect),
 		slog.String("auth", e.Auth.String()),
 	)

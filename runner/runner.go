@@ -154,9 +154,6 @@ func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend,
 	if backend != locks.Redis {
 		cs.Redis = nil
 	}
-	if backend != locks.ZooKeeper {
-		cs.ZooKeeper = nil
-	}
 	return cs.KeepBackend(string(backend))
 }
 
@@ -171,9 +168,6 @@ func describe(cs cluster.Spec) string {
 			s += fmt.Sprintf(" + %d sentinel", r.Sentinels)
 		}
 		parts = append(parts, s)
-	}
-	if cs.ZooKeeper != nil {
-		parts = append(parts, fmt.Sprintf("zookeeper x%d", cs.ZooKeeper.Nodes))
 	}
 	parts = append(parts, cs.TableParts()...)
 	if len(parts) == 0 {

@@ -29,10 +29,6 @@ func (p *parser) cluster(e entry) {
 		}
 	}
 	section("redis", func(x entry) { c.Redis = p.redis(x) })
-	section("zookeeper", func(x entry) {
-		n, image, fsync := p.ensemble(x, "cluster.zookeeper")
-		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: n, Image: image, NoFsync: !fsync}
-	})
 	for _, b := range cluster.Backends() {
 		section(b.Name, func(x entry) {
 			if c.Backends == nil {
@@ -47,7 +43,7 @@ func (p *parser) cluster(e entry) {
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
-		for _, name := range append([]string{"redis", "zookeeper"}, tableNames()...) {
+		for _, name := range append([]string{"redis"}, tableNames()...) {
 			if x, ok := f[name]; ok {
 				p.add(x.key.Line, "cluster."+name, "not used with provider external: list the servers under cluster.external.%s", name)
 			}
@@ -109,38 +105,13 @@ func (p *parser) redisClusterMode(e, x entry, f map[string]entry, r *cluster.Red
 	}
 }
 
-// ensemble reads a ZooKeeper section: its size (default 1),
-// image and fsync (default true).
-func (p *parser) ensemble(e entry, path string) (nodes int, image string, fsync bool) {
-	nodes, fsync = 1, true
-	f, _ := p.fields(e.val, path, fieldNames(path))
-	if x, ok := f["nodes"]; ok {
-		if v, ok := get(p, x, join(path, "nodes"), asInt); ok {
-			if v == 1 || v == 3 || v == 5 {
-				nodes = v
-			} else {
-				p.add(x.line(), join(path, "nodes"), "must be 1, 3 or 5 (got %d)", v)
-			}
-		}
-	}
-	if x, ok := f["image"]; ok {
-		image, _ = get(p, x, join(path, "image"), asString)
-	}
-	if x, ok := f["fsync"]; ok {
-		if v, ok := get(p, x, join(path, "fsync"), asBool); ok {
-			fsync = v
-		}
-	}
-	return nodes, image, fsync
-}
-
 func (p *parser) external(e entry) *cluster.ExternalSpec {
 	x := &cluster.ExternalSpec{}
 	f, _ := p.fields(e.val, "cluster.external", externalFields)
 	for _, b := range []struct {
 		name string
 		dst  *[]string
-	}{{"redis", &x.Redis}, {"zookeeper", &x.ZooKeeper}} {
+	}{{"redis", &x.Redis}} {
 		fe, ok := f[b.name]
 		if !ok {
 			continue
@@ -218,7 +189,7 @@ func (p *parser) clusterDefaults() {
 			backend locks.Backend
 			field   string
 			list    []string
-		}{{locks.Redis, "redis", x.Redis}, {locks.ZooKeeper, "zookeeper", x.ZooKeeper}}
+		}{{locks.Redis, "redis", x.Redis}}
 		for _, name := range tableNames() {
 			lists = append(lists, struct {
 				backend locks.Backend
@@ -267,9 +238,6 @@ func (p *parser) clusterDefaults() {
 				p.add(l.Line, p.locks[i].path+".wait_replicas", "not supported on a Redis Cluster (cluster.redis.mode: cluster): WAIT would not count the replicas of the lock key's writes")
 			}
 		}
-	}
-	if _, ok := need[locks.ZooKeeper]; ok && c.ZooKeeper == nil {
-		c.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
 	}
 	for _, name := range tableNames() {
 		if lock, ok := need[locks.Backend(name)]; ok && c.Backends[name] == nil {

@@ -24,7 +24,7 @@ workload: {clients: 2, duration: 1s}
 		t.Errorf("exec entry: %+v", l)
 	}
 	// The entry's backend decides the cluster: ZooKeeper is added.
-	if sc.Cluster.ZooKeeper == nil {
+	if sc.Cluster.Backends["zookeeper"] == nil {
 		t.Errorf("exec with backend zookeeper: no zookeeper cluster section (%+v)", sc.Cluster)
 	}
 	if spec, _ := locks.Lookup("exec"); spec.Backend != "" {

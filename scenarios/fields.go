@@ -90,7 +90,6 @@ var fieldTable = withBackendTable([]Field{
 	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external", "netns"}, Example: "local",
 		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run; netns: each server in its own network namespace, faults as dropped packets (root)"},
 	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
-	{Path: "cluster.zookeeper", Kind: KindSection, Doc: "a ZooKeeper ensemble (not with provider external)"},
 	{Path: "cluster.external", Kind: KindSection, Doc: "the servers of every backend the locks use, with provider external only"},
 
 	{Path: "cluster.redis.primaries", Kind: KindInt, Min: atLeast(1), Default: "the most any lock needs (at least 1)", Example: "3",
@@ -106,17 +105,8 @@ var fieldTable = withBackendTable([]Field{
 	{Path: "cluster.redis.image", Kind: KindString, Default: "redis:7.2 (locklab/redis:7.0 when only that exists)", Example: "redis:7.2",
 		Doc: "container image, provider docker only"},
 
-	{Path: "cluster.zookeeper.nodes", Kind: KindInt, Default: "1", Allowed: []string{"1", "3", "5"}, Example: "3",
-		Doc: "ensemble members (zk-0, zk-1, ...)"},
-	{Path: "cluster.zookeeper.fsync", Kind: KindBool, Default: "true", Example: "false",
-		Doc: "false runs the members with forceSync=no: the transaction log is not forced to disk, so a power-cut fault can lose acknowledged writes"},
-	{Path: "cluster.zookeeper.image", Kind: KindString, Default: "zookeeper:3.9 (locklab/zookeeper:3.8 when only that exists)", Example: "zookeeper:3.9",
-		Doc: "container image, provider docker only"},
-
 	{Path: "cluster.external.redis", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[10.0.0.5:6379]",
 		Doc: "Redis servers (as many as the locks need primaries)"},
-	{Path: "cluster.external.zookeeper", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[zk1:2181, zk2:2181, zk3:2181]",
-		Doc: "ZooKeeper ensemble members"},
 
 	{Path: "locks[].name", Kind: KindString, Required: true, Example: "redis-cad",
 		Doc: "a registered lock (see the [lock catalogue](#lock-catalogue))"},
@@ -330,8 +320,8 @@ func ExpectFields() []string {
 }
 
 // withBackendTable adds the rows of the cluster's backend table to base:
-// each backend's section and its fields after ZooKeeper's, its external
-// list after cluster.external.zookeeper.
+// each backend's section and its fields after Redis's, its external list
+// after cluster.external.redis.
 func withBackendTable(base []Field) []Field {
 	var sections, fields, external []Field
 	for _, b := range cluster.Backends() {
@@ -351,7 +341,7 @@ func withBackendTable(base []Field) []Field {
 		i := slices.IndexFunc(rows, func(f Field) bool { return f.Path == path })
 		return slices.Insert(rows, i+1, add...)
 	}
-	base = insertAfter(base, "cluster.zookeeper", sections)
-	base = insertAfter(base, "cluster.zookeeper.image", fields)
-	return insertAfter(base, "cluster.external.zookeeper", external)
+	base = insertAfter(base, "cluster.redis", sections)
+	base = insertAfter(base, "cluster.redis.image", fields)
+	return insertAfter(base, "cluster.external.redis", external)
 }

@@ -240,7 +240,7 @@ func TestBadFaultNode(t *testing.T) {
 		{"waiters of one client", "name: t\nlocks: [test-lock]\nworkload: {clients: 1}\nfaults:\n  - {type: partition, at: 1s, groups: [[waiters], [redis-0]]}\n",
 			"x.yaml:5: faults[0].groups: ", "waiters needs a second client: workload.clients is 1"},
 		{"kill a client", head + "  - {type: kill, at: 1s, node: clients}\n",
-			"x.yaml:5: faults[0].node: ", `"clients" is not one of redis-N, redis-N-rM, sentinel-N, zk-N (a kill fault acts on`},
+			"x.yaml:5: faults[0].node: ", `"clients" is not one of redis-N, redis-N-rM, sentinel-N (a kill fault acts on`},
 		{"clock-jump on etcd", "name: t\nlocks: [test-lock, test-etcd]\nfaults:\n  - {type: clock-jump, at: 1s, node: etcd-0, offset: 5s}\n",
 			"x.yaml:4: faults[0].node: ", `clock faults cannot act on "etcd-0": etcd is a Go program`},
 		{"clock-drift rate 1", "name: t\nlocks: [test-lock]\nfaults:\n  - {type: clock-drift, at: 1s, node: redis-0, rate: 1}\n",
@@ -618,7 +618,8 @@ func TestBackendDefaults(t *testing.T) {
 		check func(*Scenario) string
 	}{
 		{"zookeeper lock adds a single node", "name: t\nlocks: [test-zk]\n", func(s *Scenario) string {
-			if s.Cluster.ZooKeeper == nil || s.Cluster.ZooKeeper.Nodes != 1 || s.Cluster.Redis != nil {
+			zk, _ := cluster.LookupBackend("zookeeper")
+			if set, ok := s.Cluster.Backends["zookeeper"]; !ok || zk.Int(set, "nodes") != 1 || s.Cluster.Redis != nil {
 				return fmt.Sprintf("cluster %+v", s.Cluster)
 			}
 			return ""

@@ -91,10 +91,6 @@ func (s *Scenario) clone() *Scenario {
 		x := *r
 		c.Cluster.Redis = &x
 	}
-	if z := s.Cluster.ZooKeeper; z != nil {
-		x := *z
-		c.Cluster.ZooKeeper = &x
-	}
 	if s.Cluster.Backends != nil {
 		c.Cluster.Backends = map[string]cluster.Settings{}
 		for name, set := range s.Cluster.Backends {
@@ -103,8 +99,7 @@ func (s *Scenario) clone() *Scenario {
 	}
 	if e := s.Cluster.External; e != nil {
 		c.Cluster.External = &cluster.ExternalSpec{
-			Redis:     append([]string(nil), e.Redis...),
-			ZooKeeper: append([]string(nil), e.ZooKeeper...),
+			Redis: append([]string(nil), e.Redis...),
 		}
 		for name, addrs := range e.Table {
 			if c.Cluster.External.Table == nil {

@@ -30,16 +30,13 @@ func Cluster(t testing.TB, spec cluster.Spec) *cluster.Cluster {
 				bins = append(bins, "redis-sentinel")
 			}
 		}
-		if spec.ZooKeeper != nil {
-			bins = append(bins, "java")
-			RequireFiles(t, cluster.ZooKeeperJar)
-		}
 		for name := range spec.Backends {
 			b, ok := cluster.LookupBackend(name)
 			if !ok {
 				t.Fatalf("no backend %q in the table", name)
 			}
 			bins = append(bins, b.Binaries...)
+			RequireFiles(t, b.Files...)
 		}
 	}
 	RequireBinaries(t, bins...)

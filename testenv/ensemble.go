@@ -14,22 +14,17 @@ type Ensemble struct {
 	C *cluster.Cluster
 }
 
-// NewEnsemble starts a real 3-node ZooKeeper ensemble, or 3 nodes of a
-// table backend (etcd, nats, ...), for clients
+// NewEnsemble starts 3 nodes of a table backend (a ZooKeeper ensemble,
+// an etcd cluster, nats, ...) for clients
 // clients, every client with its own proxied links (Cluster: skipped under
 // -short, fails in CI when a binary is missing).
 func NewEnsemble(t testing.TB, backend locks.Backend, clients int) *Ensemble {
 	t.Helper()
 	spec := cluster.Spec{Clients: clients}
-	switch backend {
-	case locks.ZooKeeper:
-		spec.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 3}
-	default:
-		if _, ok := cluster.LookupBackend(string(backend)); !ok {
-			t.Fatalf("no test ensemble for backend %q", backend)
-		}
-		spec.Backends = map[string]cluster.Settings{string(backend): {"nodes": 3}}
+	if _, ok := cluster.LookupBackend(string(backend)); !ok {
+		t.Fatalf("no test ensemble for backend %q", backend)
 	}
+	spec.Backends = map[string]cluster.Settings{string(backend): {"nodes": 3}}
 	return &Ensemble{C: Cluster(t, spec)}
 }
 

@@ -68,14 +68,14 @@ type ProgramEndpoints struct {
 	Redis       []string `json:"redis,omitempty"`
 	Sentinels   []string `json:"sentinels,omitempty"`
 	MasterNames []string `json:"master_names,omitempty"`
-	ZooKeeper   []string `json:"zookeeper,omitempty"`
 	// Redirect maps an address a server reports (a Sentinel's master, a
 	// ZooKeeper or etcd member list) to the program's proxied address for
 	// it, as locks.Endpoints.Redirect does for Go clients.
 	Redirect map[string]string `json:"redirect,omitempty"`
 	// Table holds the client addresses of the table backends' servers
-	// (etcd, postgres, mariadb, nats) by backend name; each is a key of
-	// its own on the wire ("etcd": [...]) beside the fields above.
+	// (zookeeper, etcd, postgres, mariadb, nats) by backend name; each is
+	// a key of its own on the wire ("zookeeper": [...]) beside the fields
+	// above.
 	Table map[string][]string `json:"-"`
 }
 
@@ -105,7 +105,7 @@ func (e ProgramEndpoints) MarshalJSON() ([]byte, error) {
 // ProgramEndpointsOf are the addresses of e a program receives.
 func ProgramEndpointsOf(e locks.Endpoints) ProgramEndpoints {
 	return ProgramEndpoints{Redis: e.Redis, Sentinels: e.Sentinels, MasterNames: e.MasterNames,
-		ZooKeeper: e.ZooKeeper, Redirect: e.Redirect, Table: e.Table}
+		Redirect: e.Redirect, Table: e.Table}
 }
 
 // program is one running client program.

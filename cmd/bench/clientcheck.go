@@ -80,19 +80,18 @@ func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// serverSpec is a one-server cluster of backend (redis, zookeeper or a
-// row of the backend table: etcd, ...) with two clients reaching it directly (no
+// serverSpec is a one-server cluster of backend (redis or a row of the
+// backend table: zookeeper, etcd, ...) with two clients reaching it directly (no
 // fault acts on them).
 func serverSpec(backend string) (cluster.Spec, error) {
 	s := cluster.Spec{Clients: 2, ClientProxies: []string{}}
 	switch backend {
 	case "redis":
 		s.Redis = &cluster.RedisSpec{Primaries: 1}
-	case "zookeeper":
-		s.ZooKeeper = &cluster.ZooKeeperSpec{Nodes: 1}
 	default:
 		// A table backend: its section with every field at its default
-		// (one server: etcd x1, postgres without replicas, mariadb, nats x1).
+		// (one server: zookeeper x1, etcd x1, postgres without replicas,
+		// mariadb, nats x1).
 		if _, ok := cluster.LookupBackend(backend); !ok {
 			return s, fmt.Errorf("must be %s (got %q)", locks.ServerBackendList(), backend)
 		}

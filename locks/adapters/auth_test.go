@@ -141,7 +141,7 @@ func TestAuthEtcdMutex(t *testing.T) {
 
 func TestAuthZKLib(t *testing.T) {
 	const digest = "alice:s3cret-alice"
-	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 3})}
+	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}, Clients: 3})}
 	with := func(i int) locks.Endpoints {
 		ep := e.Endpoints(i)
 		ep.Auth = locks.Auth{ZooKeeperDigest: digest}
@@ -150,7 +150,7 @@ func TestAuthZKLib(t *testing.T) {
 	// While the first client holds: its node belongs to alice, and nobody
 	// else can delete it.
 	hold := func() {
-		conn, _, err := zk.Connect(e.Endpoints(2).ZooKeeper, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}))
+		conn, _, err := zk.Connect(e.Endpoints(2).Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestAuthZKLib(t *testing.T) {
 		if want := zk.DigestACL(zk.PermAll, "alice", "s3cret-alice"); err != nil || len(acl) != 1 || acl[0] != want[0] {
 			t.Errorf("ACL of %s: %v %v, want %v", node, acl, err, want)
 		}
-		other, _, err := zk.Connect(e.Endpoints(2).ZooKeeper, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}))
+		other, _, err := zk.Connect(e.Endpoints(2).Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(zkQuiet{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestLockKindPrograms(t *testing.T) {
 	if out, err := exec.Command(external.Python(), "-c", "from kazoo.recipe.lock import ReadLock, WriteLock, Semaphore").CombinedOutput(); err != nil {
 		testenv.Unavailable(t, "kazoo's ReadLock/WriteLock/Semaphore are missing (python3-kazoo, make deps): %s", strings.TrimSpace(string(out)))
 	}
-	c := testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 3})
+	c := testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}, Clients: 3})
 	for _, tc := range []struct {
 		lock string
 		test func(t *testing.T, a, b, c *program)
@@ -65,7 +65,7 @@ func TestLockKindPrograms(t *testing.T) {
 			var ps [3]*program
 			done := make(chan error, len(ps))
 			for i := range ps {
-				ps[i] = startProgram(t, tc.lock, i, c.Endpoints(i).ZooKeeper, opts)
+				ps[i] = startProgram(t, tc.lock, i, c.Endpoints(i).Table["zookeeper"], opts)
 			}
 			for _, p := range ps {
 				go func() { done <- p.ready() }()

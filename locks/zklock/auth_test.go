@@ -49,7 +49,7 @@ func connectAs(t *testing.T, e *testenv.Ensemble, i int, name, digest string) *z
 // the holder's node, read the queue, nor queue behind it; the identity
 // survives a reconnection.
 func TestAuthDigest(t *testing.T) {
-	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{ZooKeeper: &cluster.ZooKeeperSpec{Nodes: 1}, Clients: 3})}
+	e := &testenv.Ensemble{C: testenv.Cluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 1}}, Clients: 3})}
 	for _, name := range []string{zklock.NameRecipe, zklock.NameHerd} {
 		t.Run(name, func(t *testing.T) {
 			lock := locktest.Name(t)

@@ -17,7 +17,7 @@ func Example() {
 	ctx := context.Background()
 	spec, _ := locks.Lookup("zk-recipe")
 	client, err := spec.New(ctx, locks.Config{
-		Endpoints: locks.Endpoints{ZooKeeper: []string{"127.0.0.1:2181"}},
+		Endpoints: locks.Endpoints{Table: map[string][]string{"zookeeper": {"127.0.0.1:2181"}}},
 		Options:   map[string]string{"session_timeout": "10s"},
 	})
 	if err != nil {

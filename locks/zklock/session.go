@@ -82,9 +82,9 @@ func SessionTimeout(cfg locks.Config) (time.Duration, error) {
 	return DefaultSessionTimeout, nil
 }
 
-// Dial connects to the ensemble in cfg.Endpoints.ZooKeeper and waits, within
-// ctx, until a session is established. The library's log lines go to
-// cfg.Log() at debug level.
+// Dial connects to the ensemble in cfg.Endpoints (Table["zookeeper"]) and
+// waits, within ctx, until a session is established. The library's log
+// lines go to cfg.Log() at debug level.
 //
 // With Endpoints.Auth.ZooKeeperDigest ("user:password") the session adds
 // that digest identity before Dial returns (the library sends it again on
@@ -94,7 +94,8 @@ func SessionTimeout(cfg locks.Config) (time.Duration, error) {
 // ZooKeeper accepts any digest, so a wrong password shows later, as
 // zk.ErrNoAuth on nodes created under the right one.
 func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
-	if len(cfg.Endpoints.ZooKeeper) == 0 {
+	members := cfg.Endpoints.Table[string(locks.ZooKeeper)]
+	if len(members) == 0 {
 		return nil, errors.New("zklock: no zookeeper endpoints")
 	}
 	timeout, err := SessionTimeout(cfg)
@@ -114,8 +115,8 @@ func Dial(ctx context.Context, cfg locks.Config) (*Session, error) {
 	if digest {
 		s.acl = zk.DigestACL(zk.PermAll, user, password)
 	}
-	servers := make([]string, len(cfg.Endpoints.ZooKeeper))
-	for i, a := range cfg.Endpoints.ZooKeeper {
+	servers := make([]string, len(members))
+	for i, a := range members {
 		servers[i] = cfg.Endpoints.Dial(a)
 	}
 	conn, events, err := zk.Connect(servers, timeout,

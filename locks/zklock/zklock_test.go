@@ -41,7 +41,7 @@ func connectSession(t testing.TB, e *testenv.Ensemble, i int, name string, sessi
 // admin connects a plain go-zookeeper connection through client i's links.
 func admin(t testing.TB, e *testenv.Ensemble, i int) *zk.Conn {
 	t.Helper()
-	conn, _, err := zk.Connect(e.Endpoints(i).ZooKeeper, 10*time.Second, zk.WithLogInfo(false),
+	conn, _, err := zk.Connect(e.Endpoints(i).Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false),
 		zk.WithLogger(discard{}))
 	if err != nil {
 		t.Fatal(err)
