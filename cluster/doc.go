@@ -27,10 +27,10 @@
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
 // table whose rows (etcd, PostgreSQL, MariaDB, NATS) live in
-// cluster/backends/... (docs/backends.md), redis.go (redis_cluster.go:
-// RedisSpec.Mode RedisCluster, one Redis Cluster of the primaries) and
-// zookeeper.go the builders of the other backends, one each for every provider,
-// composed from the provider's fabric (fabric.go; netns_fabric.go and
+// cluster/backends/... (docs/backends.md), zookeeper.go ZooKeeper's row,
+// redis.go (redis_cluster.go: RedisSpec.Mode RedisCluster, one Redis
+// Cluster of the primaries) the builder of Redis; each backend builds for
+// every provider, composed from the provider's fabric (fabric.go; netns_fabric.go and
 // docker_fabric.go), external.go the external servers, docker*.go the
 // docker provider (image, network, container, process, watch), netns*.go
 // the netns provider, link.go/gate.go/select.go links and selectors,
