@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/locklab/locklab/locks"
 )
@@ -69,6 +70,11 @@ type TableBackend struct {
 	// NoClock, when set, says why clock faults cannot act on its nodes,
 	// for the message refusing one.
 	NoClock string
+	// ReadClock, for a backend whose Faults hold clock faults, reads a
+	// node's own wall clock, the evidence a clock fault bit; ClockSource
+	// says what it asks ("the log timestamp of srvr").
+	ReadClock   func(ctx context.Context, n *Node) (ClockReading, error)
+	ClockSource string
 	// Fallback, when set, is the source of a link into each node
 	// (Fallback->node) for peer connections whose sender the provider's
 	// demultiplexer cannot name; planned, with more than one node, where
@@ -82,8 +88,10 @@ type TableBackend struct {
 	// then goes without the kernel's writeback cache. nil: never.
 	SyncsEveryWrite func(Settings) bool
 	// Ping is a raw round trip that shows a server answers, for the
-	// evidence of link faults (latency, drop); nil: none.
-	Ping *TablePing
+	// evidence of link faults (latency, drop); nil: none. NoPeerPing:
+	// only on client links (its peer ports speak another protocol).
+	Ping       *TablePing
+	NoPeerPing bool
 	// Plan returns its nodes in start order (Name and Kind) and its
 	// proxied peer links for a section's settings.
 	Plan func(Settings) ([]PlanNode, []PlanLink)
@@ -91,6 +99,15 @@ type TableBackend struct {
 	// address, command, readiness probe and role per node, and returns how
 	// to start them.
 	Build func(b *Build) (Started, error)
+}
+
+// ClockReading is a server's own wall clock as one query read it: T, the
+// server's clock, at some moment between Sent and Received (the
+// harness's clock around the query), give or take Unsure beyond that (a
+// timestamp's resolution).
+type ClockReading struct {
+	T, Sent, Received time.Time
+	Unsure            time.Duration
 }
 
 // TableKind is one node kind of a table backend.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -121,6 +122,9 @@ var zkRow = TableBackend{
 	Leader:     "zk-leader",
 	Faults: []string{"pause", "kill", "restart", "power-cut",
 		"clock-jump", "clock-drift", "clock-strobe"},
+	ReadClock:       zkClock,
+	ClockSource:     "the log timestamp of srvr",
+	NoPeerPing:      true, // a peer port speaks no four-letter words
 	DefaultImage:    DefaultZooKeeperImage,
 	SyncsEveryWrite: zkFsync,
 	Ping:            zkRawPing,
@@ -378,3 +382,78 @@ func zkServerConf(fsync bool) string {
 
 // zkRawPing is the srvr four-letter word, for PingOf.
 var zkRawPing = &TablePing{Request: []byte("srvr"), Reply: 17, OK: replyIs("Zookeeper version")}
+
+// zkLogTime is the layout of the timestamps of ZooKeeper's console log
+// (log4j's ISO8601 in the server's local time zone, which the harness
+// shares).
+const zkLogTime = "2006-01-02 15:04:05,000"
+
+// zkClockTimeout bounds the srvr of zkClock and the wait for its log line.
+const zkClockTimeout = time.Second
+
+// zkClock sends srvr to a ZooKeeper member and finds the line its log
+// wrote for it ("Processing srvr command from /ADDR"), whose timestamp is
+// the member's wall clock when it processed the command (milliseconds:
+// half of one is uncertainty).
+func zkClock(ctx context.Context, n *Node) (ClockReading, error) {
+	var size int64
+	if st, err := os.Stat(n.LogPath()); err == nil {
+		size = st.Size()
+	}
+	d := net.Dialer{Timeout: zkClockTimeout}
+	r := ClockReading{Sent: time.Now(), Unsure: time.Millisecond}
+	c, err := d.DialContext(ctx, "tcp", n.Addr())
+	if err != nil {
+		return r, fmt.Errorf("srvr to %s: %w", n.Name, err)
+	}
+	from := c.LocalAddr().String()
+	c.SetDeadline(time.Now().Add(zkClockTimeout))
+	_, err = c.Write([]byte("srvr"))
+	if err == nil {
+		_, err = io.Copy(io.Discard, c)
+	}
+	c.Close()
+	r.Received = time.Now()
+	if err != nil {
+		return r, fmt.Errorf("srvr to %s: %w", n.Name, err)
+	}
+	want := "Processing srvr command from /" + from
+	deadline := time.Now().Add(zkClockTimeout)
+	for {
+		if line, ok := findFrom(n.LogPath(), size, want); ok {
+			if len(line) < len(zkLogTime) {
+				return r, fmt.Errorf("%s log: no timestamp in %q", n.Name, line)
+			}
+			r.T, err = time.ParseInLocation(zkLogTime, line[:len(zkLogTime)], time.Local)
+			if err != nil {
+				return r, fmt.Errorf("%s log: %w", n.Name, err)
+			}
+			return r, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return r, fmt.Errorf("%s log %s: no line %q", n.Name, n.LogPath(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// findFrom returns the first line of the file at path after offset that
+// contains want.
+func findFrom(path string, offset int64, want string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return "", false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, want) {
+			return line, true
+		}
+	}
+	return "", false
+}

@@ -1,13 +1,9 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -210,11 +206,11 @@ func signed(d time.Duration) string {
 
 // clockSource names what readClock asks n.
 func clockSource(n *cluster.Node) string {
-	switch n.Kind {
-	case cluster.KindSentinel:
+	if b, ok := cluster.BackendOfKind(n.Kind); ok && b.ReadClock != nil {
+		return b.ClockSource + " on " + n.Name
+	}
+	if n.Kind == cluster.KindSentinel {
 		return "INFO server_time_usec on " + n.Name
-	case cluster.KindZooKeeper:
-		return "the log timestamp of srvr on " + n.Name
 	}
 	return "TIME on " + n.Name
 }
@@ -225,10 +221,17 @@ func readClock(ctx context.Context, n *cluster.Node) (skew, error) {
 		t   time.Time
 		err error
 	)
+	if b, ok := cluster.BackendOfKind(n.Kind); ok && b.ReadClock != nil {
+		r, err := b.ReadClock(ctx, n)
+		if err != nil {
+			return skew{}, err
+		}
+		k := measured(r.T, r.Sent, r.Received)
+		k.unsure += r.Unsure
+		return k, nil
+	}
 	t0 := time.Now()
 	switch n.Kind {
-	case cluster.KindZooKeeper:
-		return zkClock(ctx, n)
 	case cluster.KindSentinel:
 		err = probeRedis(ctx, n.Addr(), func(ctx context.Context, rc *redis.Client) error {
 			info, err := rc.Info(ctx, "server").Result()
@@ -269,78 +272,4 @@ func infoValue(info, field string) string {
 		}
 	}
 	return ""
-}
-
-// zkLogTime is the layout of the timestamps of ZooKeeper's console log
-// (log4j's ISO8601 in the server's local time zone, which the harness
-// shares).
-const zkLogTime = "2006-01-02 15:04:05,000"
-
-// zkClock sends srvr to a ZooKeeper member and finds the line its log
-// wrote for it ("Processing srvr command from /ADDR"), whose timestamp is
-// the member's wall clock when it processed the command.
-func zkClock(ctx context.Context, n *cluster.Node) (skew, error) {
-	var size int64
-	if st, err := os.Stat(n.LogPath()); err == nil {
-		size = st.Size()
-	}
-	d := net.Dialer{Timeout: probeTimeout}
-	t0 := time.Now()
-	c, err := d.DialContext(ctx, "tcp", n.Addr())
-	if err != nil {
-		return skew{}, fmt.Errorf("srvr to %s: %w", n.Name, err)
-	}
-	from := c.LocalAddr().String()
-	c.SetDeadline(time.Now().Add(probeTimeout))
-	_, err = c.Write([]byte("srvr"))
-	if err == nil {
-		_, err = io.Copy(io.Discard, c)
-	}
-	c.Close()
-	t1 := time.Now()
-	if err != nil {
-		return skew{}, fmt.Errorf("srvr to %s: %w", n.Name, err)
-	}
-	want := "Processing srvr command from /" + from
-	deadline := time.Now().Add(probeTimeout)
-	for {
-		if line, ok := findFrom(n.LogPath(), size, want); ok {
-			if len(line) < len(zkLogTime) {
-				return skew{}, fmt.Errorf("%s log: no timestamp in %q", n.Name, line)
-			}
-			t, err := time.ParseInLocation(zkLogTime, line[:len(zkLogTime)], time.Local)
-			if err != nil {
-				return skew{}, fmt.Errorf("%s log: %w", n.Name, err)
-			}
-			// The timestamp has milliseconds: half of one is uncertainty.
-			k := measured(t, t0, t1)
-			k.unsure += time.Millisecond
-			return k, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return skew{}, fmt.Errorf("%s log %s: no line %q", n.Name, n.LogPath(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// findFrom returns the first line of the file at path after offset that
-// contains want.
-func findFrom(path string, offset int64, want string) (string, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return "", false
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); strings.Contains(line, want) {
-			return line, true
-		}
-	}
-	return "", false
 }

@@ -119,6 +119,13 @@ func applyToxic(ctx context.Context, env Env, f Fault, probe bool, add func(*clu
 // probedLinks is how many links of a fault a round-trip probe measures.
 const probedLinks = 2
 
+// noPeerPing reports whether a server of kind answers its Ping on client
+// links only (a ZooKeeper peer port speaks no four-letter word).
+func noPeerPing(kind string) bool {
+	b, ok := cluster.BackendOfKind(kind)
+	return ok && b.NoPeerPing
+}
+
 // roundTrips measures the round trip through up to probedLinks of ls
 // whose server it can ask (roundTrip), waiting up to wait longer than a
 // plain probe.
@@ -129,8 +136,8 @@ func roundTrips(ctx context.Context, env Env, ls []*cluster.Link, wait time.Dura
 			break
 		}
 		n, ok := env.Cluster.Node(l.To)
-		if !ok || (n.Kind == cluster.KindZooKeeper && !strings.HasPrefix(l.From, "client")) {
-			continue // a ZooKeeper peer port speaks no 4lw
+		if !ok || (noPeerPing(n.Kind) && !strings.HasPrefix(l.From, "client")) {
+			continue
 		}
 		if d, answered, _, _ := fastestRoundTrip(ctx, l.Addr(), n.Kind, wait); answered {
 			out[l] = d
@@ -263,7 +270,7 @@ func (resetAction) observe(ctx context.Context, env Env, f Fault, eff effect) ev
 	}
 	for _, l := range eff.links {
 		n, ok := env.Cluster.Node(l.To)
-		if !ok || (n.Kind == cluster.KindZooKeeper && !strings.HasPrefix(l.From, "client")) {
+		if !ok || (noPeerPing(n.Kind) && !strings.HasPrefix(l.From, "client")) {
 			continue
 		}
 		_, ok, err := roundTrip(ctx, l.Addr(), n.Kind, 0)
