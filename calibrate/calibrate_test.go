@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -168,7 +168,7 @@ func TestSummarizeCommits(t *testing.T) {
 
 func TestZooKeeper(t *testing.T) {
 	testenv.RequireBinaries(t, "java")
-	testenv.RequireFiles(t, cluster.ZooKeeperJar)
+	testenv.RequireFiles(t, zookeeper.Jar)
 	checkCommit(t, "zk-recipe", run(t, Options{Backends: []string{"zookeeper"}, Rounds: 2, Duration: 2 * time.Second}).ZooKeeper)
 }
 

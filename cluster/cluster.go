@@ -16,11 +16,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Backend names: keys of Info.Versions and Info.Startup.
-const (
-	BackendRedis     = "redis"
-	BackendZooKeeper = "zookeeper" // a row of the backend table (zookeeper.go)
-)
+// BackendRedis is Redis's backend name, a key of Info.Versions and
+// Info.Startup as each table backend's name is.
+const BackendRedis = "redis"
 
 // Cluster is a started set of servers with a proxy on every client link and
 // on the peer links the backends allow. Start returns it ready; Close stops

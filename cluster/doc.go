@@ -26,11 +26,11 @@
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
-// table whose rows (etcd, PostgreSQL, MariaDB, NATS) live in
-// cluster/backends/... (docs/backends.md), zookeeper.go ZooKeeper's row,
-// redis.go (redis_cluster.go: RedisSpec.Mode RedisCluster, one Redis
-// Cluster of the primaries) the builder of Redis; each backend builds for
-// every provider, composed from the provider's fabric (fabric.go; netns_fabric.go and
+// table whose rows (ZooKeeper, etcd, PostgreSQL, MariaDB, NATS) live in
+// cluster/backends/... (docs/backends.md), redis.go (redis_cluster.go:
+// RedisSpec.Mode RedisCluster, one Redis Cluster of the primaries) the
+// builder of Redis; each backend builds for every provider, composed from
+// the provider's fabric (fabric.go; netns_fabric.go and
 // docker_fabric.go), external.go the external servers, docker*.go the
 // docker provider (image, network, container, process, watch), netns*.go
 // the netns provider, link.go/gate.go/select.go links and selectors,
@@ -118,7 +118,7 @@
 // ports and, for every other member, the proxies of that pair; and since a
 // member dials back the election address a peer announces, the election
 // proxies rewrite that announcement to the proxy of the reverse pair
-// (zkelection.go). Tests check that no member holds a connection to
+// (cluster/backends/zookeeper). Tests check that no member holds a connection to
 // another member's real address.
 //
 // etcd, per directed pair: every member must agree on every member's peer

@@ -20,21 +20,20 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// Default images of the docker provider: the official images. When one is
-// not present locally and an image built by `make images` is
-// (locklab/redis, locklab/zookeeper, locklab/etcd, any tag), that one is
-// used instead and the run log says so. When neither is present, the
-// official image is pulled if a registry answers, else the locklab/*
-// images are built on first use (EnsureLocalImages). Scenario files choose
-// others with cluster.<backend>.image.
-const (
-	DefaultRedisImage     = "redis:7.2"
-	DefaultZooKeeperImage = "zookeeper:3.9"
-)
+// DefaultRedisImage is the docker provider's default Redis image, the
+// official one (a table backend's row says its own: TableBackend.
+// DefaultImage). When the default is not present locally and an image
+// built by `make images` is (locklab/redis, locklab/zookeeper,
+// locklab/etcd, any tag), that one is used instead and the run log says
+// so. When neither is present, the official image is pulled if a registry
+// answers, else the locklab/* images are built on first use
+// (EnsureLocalImages). Scenario files choose others with
+// cluster.<backend>.image.
+const DefaultRedisImage = "redis:7.2"
 
 // LocalImageRepos are the repositories `make images` (images/build.sh)
 // tags, per backend; RegisterBackend adds locklab/<name> for each table
-// backend, which has no official default image.
+// backend.
 var LocalImageRepos = map[string]string{
 	BackendRedis: "locklab/redis",
 }

@@ -37,7 +37,7 @@ const DefaultStopGrace = 10 * time.Second
 // (Start, Stop, Kill, Restart) are serialised per node.
 type Node struct {
 	Name string // redis-0, redis-0-r0, sentinel-0, zk-0, etcd-0
-	Kind string // KindRedis, KindReplica, KindSentinel, KindZooKeeper, or a table backend's ("etcd", ...)
+	Kind string // KindRedis, KindReplica, KindSentinel, or a table backend's ("zookeeper", "etcd", ...)
 
 	c       *Cluster
 	backend string      // the backend it belongs to (PlanNode.Backend)

@@ -8,8 +8,8 @@ import (
 	"fmt"
 )
 
-// Leader returns the current leader among the nodes of kind (KindZooKeeper
-// or a table backend's, "etcd"), asking every running member its Role at
+// Leader returns the current leader among the nodes of kind (a table
+// backend's: "zookeeper", "etcd"), asking every running member its Role at
 // once and returning with the first that says it leads: a member the harness cannot reach
 // (cut off by a partition under provider netns) must not hold up the
 // answer, nor use up the others' time. It fails when no member says it

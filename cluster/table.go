@@ -6,7 +6,9 @@ package cluster
 // environments, `bench list`) iterates the table instead of naming them.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,8 +27,7 @@ import (
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
-// about one server kind. ZooKeeper's row is still in this package
-// (zookeeper.go); Redis predates the table and is not in it yet.
+// about one server kind. Redis predates the table and is not in it yet.
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -459,6 +460,55 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 		return "", err
 	}
 	return addrs[0], nil
+}
+
+// PeerLinks is PeerLinkTo for a link with one proxy per address, labels
+// naming them in logs (a ZooKeeper link's quorum and election ports): the
+// address from dials for each.
+func (b *Build) PeerLinks(from, to *Node, addrs, labels []string) ([]string, error) {
+	return b.c.prov.peerLink(from, to, addrs, labels)
+}
+
+// AddToxic puts a toxic of type typ (registered with toxiproxy's
+// toxics.Register by the backend) with attributes attrs on proxy i of the
+// link from->to, acting on what from sends: a rewrite of what the sender
+// writes (ZooKeeper's announced election address). It reports false when
+// that link has no such proxy (provider netns: the kernel carries links).
+func (b *Build) AddToxic(from, to *Node, i int, typ string, attrs any) (bool, error) {
+	l, ok := b.c.link(from.Name + "->" + to.Name)
+	if !ok || i >= len(l.proxies) {
+		return false, nil
+	}
+	body, err := json.Marshal(map[string]any{"name": "locklab-" + typ, "type": typ, "stream": "upstream",
+		"toxicity": 1, "attributes": attrs})
+	if err != nil {
+		return false, err
+	}
+	if _, err := l.proxies[i].Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+		return false, fmt.Errorf("link %s: %w", l.Name, err)
+	}
+	return true, nil
+}
+
+// InContainer reports whether the provider runs the servers in containers
+// (docker): a command may then need another form (the image's paths).
+func (b *Build) InContainer() bool { return b.c.spec.Provider == ProviderDocker }
+
+// WriteFile writes path and fsyncs it, so that a power cut of a node
+// whose data dir holds it keeps it (configuration written before a
+// launch).
+func (b *Build) WriteFile(path string, data []byte) error { return writeDurable(path, data) }
+
+// StartInOrder launches nodes one after another in the order given,
+// without waiting for each to serve, then waits until every one serves
+// (its Probe). ZooKeeper starts its highest myid first.
+func (b *Build) StartInOrder(ctx context.Context, nodes []*Node) error {
+	for _, n := range nodes {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+	}
+	return each(nodes, func(n *Node) error { return n.waitServing(ctx, true) })
 }
 
 // StartNodes launches nodes side by side and returns once each serves

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestZooKeeperEnsemble(t *testing.T) {
 	if len(ep.Table["zookeeper"]) != 3 {
 		t.Fatalf("endpoints %+v", ep)
 	}
-	if v := c.Info().Versions[cluster.BackendZooKeeper]; v == "" {
+	if v := c.Info().Versions[zookeeper.Name]; v == "" {
 		t.Errorf("no version: %+v", c.Info())
 	}
 	conn := zkConnect(t, ep.Table["zookeeper"])

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/checker"
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/report"
@@ -28,7 +28,7 @@ var libraryLocks = []string{"redis-py", "kazoo", "etcd3-py", "tooz-redis", "tooz
 func requireLibraries(t *testing.T) {
 	t.Helper()
 	testenv.RequireBinaries(t, "redis-server", "etcd", "java", "javac")
-	jars := []string{cluster.ZooKeeperJar}
+	jars := []string{zookeeper.Jar}
 	for _, j := range external.CuratorJars {
 		jars = append(jars, "/usr/share/java/"+j+".jar")
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all" // the locks the built-in scenarios use
@@ -478,7 +479,7 @@ func parseFromRow(t *testing.T, typ string) {
 	node := "redis-0"
 	if len(ft.Kinds) > 0 {
 		node = map[string]string{cluster.KindRedis: "redis-0", cluster.KindReplica: "redis-0-r0", cluster.KindSentinel: "sentinel-0",
-			cluster.KindZooKeeper: "zk-0", "etcd": "etcd-0"}[ft.Kinds[0]]
+			zookeeper.Kind: "zk-0", "etcd": "etcd-0"}[ft.Kinds[0]]
 	}
 	switch ft.Target {
 	case faults.OnLinkOrNode, faults.OnServer:

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -19,7 +19,7 @@ import (
 func requireLibraries(t *testing.T) {
 	t.Helper()
 	testenv.RequireBinaries(t, "redis-server", "etcd", "java", "javac")
-	jars := []string{cluster.ZooKeeperJar}
+	jars := []string{zookeeper.Jar}
 	for _, j := range external.CuratorJars {
 		jars = append(jars, "/usr/share/java/"+j+".jar")
 	}

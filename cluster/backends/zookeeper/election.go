@@ -1,4 +1,4 @@
-package cluster
+package zookeeper
 
 import (
 	"encoding/binary"
@@ -16,11 +16,12 @@ import (
 // local, its container's address under docker), so the dial-back would
 // bypass the proxies. The election proxies therefore rewrite the announced
 // address, in the opening message of each connection from lower to higher,
-// to the election proxy of the pair higher->lower (buildZooKeeper).
+// to the election proxy of the pair higher->lower (buildZooKeeper, with
+// cluster.Build.AddToxic).
 
-const zkElectionToxicType = "locklab_zk_election"
+const electionToxicType = "locklab_zk_election"
 
-func init() { toxics.Register(zkElectionToxicType, new(zkElectionToxic)) }
+func init() { toxics.Register(electionToxicType, new(zkElectionToxic)) }
 
 // Protocol versions of the election InitialMessage that carry an address.
 const (

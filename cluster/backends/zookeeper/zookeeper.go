@@ -1,4 +1,4 @@
-package cluster
+package zookeeper
 
 import (
 	"bufio"
@@ -13,17 +13,34 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
 )
 
-// ZooKeeperJar is the ZooKeeper server jar the local provider runs (Debian's
+// Names of ZooKeeper's row (contract: they appear in scenario files).
+const (
+	// Name is the backend's name: the section cluster.zookeeper, the list
+	// cluster.external.zookeeper and the locks' Backend.
+	Name = "zookeeper"
+	// Kind is the node kind of every member (zk-0, zk-1, ...).
+	Kind = "zookeeper"
+	// LeaderSelector names, in a fault, the member leading when the fault
+	// starts.
+	LeaderSelector = "zk-leader"
+	// DefaultImage is the official image provider docker runs when it is
+	// present and cluster.zookeeper.image names none.
+	DefaultImage = "zookeeper:3.9"
+)
+
+// Jar is the ZooKeeper server jar the local provider runs (Debian's
 // zookeeper package).
-const ZooKeeperJar = "/usr/share/java/zookeeper.jar"
+const Jar = "/usr/share/java/zookeeper.jar"
 
 // zkClasspath is the server's classpath on Debian: the conf dir for
 // log4j.properties, the server and its logging binding. zookeeper.jar's
 // manifest brings the rest (jute, netty, ...).
 var zkClasspath = strings.Join([]string{
-	"/etc/zookeeper/conf", ZooKeeperJar,
+	"/etc/zookeeper/conf", Jar,
 	"/usr/share/java/slf4j-log4j12.jar", "/usr/share/java/log4j-1.2.jar",
 }, ":")
 
@@ -67,12 +84,12 @@ var zkJVM = []string{"-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopA
 // file conf: java with Debian's classpath, or in a container (whose image
 // may be Debian's packages or the official distribution) a shell that
 // finds the classpath first (zkContainerScript).
-func zkCommand(dir, conf string, inContainer bool) command {
+func zkCommand(dir, conf string, inContainer bool) cluster.Command {
 	if inContainer {
-		return command{path: "sh", dir: dir,
-			args: append([]string{"-c", zkContainerScript + " " + conf, "zookeeper"}, zkJVM...)}
+		return cluster.Command{Path: "sh", Dir: dir,
+			Args: append([]string{"-c", zkContainerScript + " " + conf, "zookeeper"}, zkJVM...)}
 	}
-	return command{path: "java", dir: dir, args: append(slices.Clone(zkJVM),
+	return cluster.Command{Path: "java", Dir: dir, Args: append(slices.Clone(zkJVM),
 		"-cp", zkClasspath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", conf)}
 }
 
@@ -98,49 +115,73 @@ const (
 	zkElectionPort = 3888
 )
 
-// zkRow is ZooKeeper's row of the backend table (registered by init). Its
-// builder still uses the package's internals (the election address
-// rewrite on the links' proxies, the start order), so it lives here and
-// not below cluster/backends.
-var zkRow = TableBackend{
-	Name: BackendZooKeeper,
+// zkRow is ZooKeeper's row of the backend table (registered by init).
+var zkRow = cluster.TableBackend{
+	Name: Name,
 	Doc:  "a ZooKeeper ensemble (not with provider external)",
-	Fields: []TableField{
+	Fields: []cluster.TableField{
 		{Name: "nodes", Kind: "int", Default: 1, Allowed: []string{"1", "3", "5"}, Example: "3",
 			Doc: "ensemble members (zk-0, zk-1, ...)"},
 		{Name: "fsync", Kind: "bool", Default: true, Example: "false",
 			Doc: "false runs the members with forceSync=no: the transaction log is not forced to disk, so a power-cut fault can lose acknowledged writes"},
-		{Name: ImageField, Kind: "string", Default: "", Example: DefaultZooKeeperImage,
-			Doc: "container image, provider docker only (default: " + DefaultZooKeeperImage + ", or the newest locklab/zookeeper image when only that exists)"},
+		{Name: cluster.ImageField, Kind: "string", Default: "", Example: DefaultImage,
+			Doc: "container image, provider docker only (default: " + DefaultImage + ", or the newest locklab/zookeeper image when only that exists)"},
 	},
-	Kinds:      []TableKind{{Kind: KindZooKeeper, Pattern: "zk-N"}},
-	Providers:  []string{ProviderLocal, ProviderNetns, ProviderDocker},
+	Kinds:      []cluster.TableKind{{Kind: Kind, Pattern: "zk-N"}},
+	Providers:  []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 	Binaries:   []string{"java"},
-	Files:      []string{ZooKeeperJar},
+	Files:      []string{Jar},
 	Packages:   []string{"zookeeper"},
 	ClientPort: zkClientPort,
-	Leader:     "zk-leader",
+	Leader:     LeaderSelector,
 	Faults: []string{"pause", "kill", "restart", "power-cut",
 		"clock-jump", "clock-drift", "clock-strobe"},
 	ReadClock:       zkClock,
 	ClockSource:     "the log timestamp of srvr",
 	NoPeerPing:      true, // a peer port speaks no four-letter words
-	DefaultImage:    DefaultZooKeeperImage,
+	DefaultImage:    DefaultImage,
 	SyncsEveryWrite: zkFsync,
 	Ping:            zkRawPing,
-	Plan: func(s Settings) ([]PlanNode, []PlanLink) {
-		var p Plan
-		n, _ := s["nodes"].(int)
-		p.pairLinks(p.addNumbered("zk-", KindZooKeeper, BackendZooKeeper, max(n, 1)))
-		return p.Nodes, p.Links
-	},
-	Build: buildZooKeeper,
+	Plan:            plan,
+	Build:           buildZooKeeper,
 }
 
-func init() { registerRow(zkRow) }
+func init() { cluster.RegisterBackend(zkRow) }
+
+// plan is zk-0 .. zk-<nodes-1> and, with more than one, a link for every
+// directed pair (zk-1->zk-0: the quorum and election connections zk-1
+// opens to zk-0).
+func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
+	n, _ := s["nodes"].(int)
+	var nodes []cluster.PlanNode
+	for i := range max(n, 1) {
+		nodes = append(nodes, cluster.PlanNode{Name: NodeName(i), Kind: Kind})
+	}
+	var links []cluster.PlanLink
+	for _, to := range nodes {
+		for _, from := range nodes {
+			if from != to {
+				links = append(links, cluster.PlanLink{From: from.Name, To: to.Name})
+			}
+		}
+	}
+	return nodes, links
+}
+
+// NodeName is the name of member i (myid i+1): zk-<i>.
+func NodeName(i int) string { return "zk-" + strconv.Itoa(i) }
+
+// hostPort splits addr at its last colon.
+func hostPort(addr string) (string, string) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return addr, ""
+	}
+	return addr[:i], addr[i+1:]
+}
 
 // zkFsync is cluster.zookeeper.fsync (default true).
-func zkFsync(s Settings) bool {
+func zkFsync(s cluster.Settings) bool {
 	v, ok := s["fsync"].(bool)
 	return v || !ok
 }
@@ -160,25 +201,23 @@ func zkFsync(s Settings) bool {
 // address on the way to the election proxy of higher->lower (zkelection.go).
 // Under netns every member is named by its own address, and the kernel
 // carries the links.
-func buildZooKeeper(tb *Build) (Started, error) {
-	var b Started
-	c, nodes := tb.c, tb.Nodes
-	fsync, image := zkFsync(tb.Settings), tb.Backend.String(tb.Settings, ImageField)
-	f := c.prov
-	free, err := pickPorts(3 * len(nodes))
+func buildZooKeeper(b *cluster.Build) (cluster.Started, error) {
+	var st cluster.Started
+	nodes := b.Nodes
+	fsync := zkFsync(b.Settings)
+	free, err := b.Ports(3 * len(nodes))
 	if err != nil {
-		return b, err
+		return st, err
 	}
 	ports := make([]zkPorts, len(nodes))
 	setPorts := func(i int, p zkPorts) {
-		n := nodes[i]
-		ports[i] = zkPorts{f.port(p.client, zkClientPort), f.port(p.quorum, zkQuorumPort), f.port(p.election, zkElectionPort)}
-		c.serveAt(n, ports[i].client)
+		ports[i] = zkPorts{b.Port(p.client, zkClientPort), b.Port(p.quorum, zkQuorumPort), b.Port(p.election, zkElectionPort)}
+		b.Serve(nodes[i], ports[i].client)
 	}
 	for i := range nodes {
 		setPorts(i, zkPorts{free[3*i], free[3*i+1], free[3*i+2]})
 	}
-	listen := func(i, port int) string { return f.listenAddr(nodes[i], port) }
+	listen := func(i, port int) string { return b.ListenAddr(nodes[i], port) }
 
 	// peerAddrs[i][j]: the quorum and election addresses member i dials
 	// for j.
@@ -189,10 +228,10 @@ func buildZooKeeper(tb *Build) (Started, error) {
 			if from == to {
 				continue
 			}
-			addrs, err := f.peerLink(nodes[from], nodes[to],
+			addrs, err := b.PeerLinks(nodes[from], nodes[to],
 				[]string{listen(to, ports[to].quorum), listen(to, ports[to].election)}, []string{"quorum", "election"})
 			if err != nil {
-				return b, err
+				return st, err
 			}
 			peerAddrs[from][to] = addrs
 		}
@@ -201,79 +240,84 @@ func buildZooKeeper(tb *Build) (Started, error) {
 		for to := from + 1; to < len(nodes); to++ {
 			// to dials back what from announces: make it the election
 			// proxy of to->from.
-			if l, ok := c.link(nodes[from].Name + "->" + nodes[to].Name); ok && len(l.proxies) == 2 {
-				if err := l.rewriteElectionAddr(peerAddrs[to][from][1]); err != nil {
-					return b, err
-				}
+			if _, err := b.AddToxic(nodes[from], nodes[to], 1, electionToxicType,
+				map[string]string{"addr": peerAddrs[to][from][1]}); err != nil {
+				return st, err
 			}
 		}
 	}
 
 	for i, n := range nodes {
-		conf := filepath.Join(n.dataDir, "zoo.cfg")
-		n.cmd = func() (command, error) {
-			if err := writeZooKeeperFiles(n, fsync, i, ports[i], listen, peerAddrs[i]); err != nil {
-				return command{}, err
-			}
-			cmd := zkCommand(n.dataDir, conf, false)
-			spec, err := f.container(BackendZooKeeper, image, n, cmd)
-			if spec != nil {
-				cmd = zkCommand(n.dataDir, conf, true)
-				cmd.container = spec
-			}
-			return cmd, err
-		}
-		zkChecks(n)
-		// A member whose port was taken before it bound it moves: only its
-		// own zoo.cfg and the links into it name its real ports.
-		n.rebind = func() error {
-			p, err := pickPorts(3)
-			if err != nil {
-				return err
-			}
-			setPorts(i, zkPorts{p[0], p[1], p[2]})
-			return c.setUpstreamsTo(n.Name, n.Addr(), listen(i, ports[i].quorum), listen(i, ports[i].election))
-		}
+		conf := filepath.Join(n.DataDir(), "zoo.cfg")
+		b.Configure(n, cluster.Setup{
+			Command: func() (cluster.Command, error) {
+				if err := writeZooKeeperFiles(b, n, fsync, i, ports[i], listen, peerAddrs[i]); err != nil {
+					return cluster.Command{}, err
+				}
+				return zkCommand(n.DataDir(), conf, b.InContainer()), nil
+			},
+			Probe: func(ctx context.Context) error {
+				mode, _, err := zkSrvr(ctx, n.Addr())
+				if err != nil {
+					return err
+				}
+				if mode != "leader" && mode != "follower" && mode != "standalone" {
+					return fmt.Errorf("mode %q", mode)
+				}
+				return nil
+			},
+			Role: func(ctx context.Context) (string, error) {
+				mode, _, err := zkSrvr(ctx, n.Addr())
+				return mode, err
+			},
+			// A member whose port was taken before it bound it moves: only
+			// its own zoo.cfg and the links into it name its real ports.
+			Rebind: func() error {
+				p, err := b.Ports(3)
+				if err != nil {
+					return err
+				}
+				setPorts(i, zkPorts{p[0], p[1], p[2]})
+				return b.SetUpstreams(n, n.Addr(), listen(i, ports[i].quorum), listen(i, ports[i].election))
+			},
+		})
 	}
 	// Members start highest myid first: a member whose JVM comes up after
 	// the others elected a leader among themselves takes over if its id is
 	// higher, and the first leader then waits initLimit (5 s) for followers
 	// that never come. (Container starts are staggered, which made that
 	// race likely under docker.)
-	b.Start = func(ctx context.Context) error {
-		for i := len(nodes) - 1; i >= 0; i-- {
-			if err := nodes[i].spawn(ctx); err != nil {
-				return err
-			}
-		}
-		return each(nodes, func(n *Node) error { return n.waitServing(ctx, true) })
+	st.Start = func(ctx context.Context) error {
+		highestFirst := slices.Clone(nodes)
+		slices.Reverse(highestFirst)
+		return b.StartInOrder(ctx, highestFirst)
 	}
-	b.Version = func(ctx context.Context) string {
+	st.Version = func(ctx context.Context) string {
 		_, v, _ := zkSrvr(ctx, nodes[0].Addr())
 		return v
 	}
-	return b, nil
+	return st, nil
 }
 
 // writeMyID creates member self's data directory under n's and writes
 // its myid (self+1) there; it returns the data directory.
-func writeMyID(n *Node, self int) (string, error) {
-	data := filepath.Join(n.dataDir, "data")
+func writeMyID(b *cluster.Build, n *cluster.Node, self int) (string, error) {
+	data := filepath.Join(n.DataDir(), "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return "", err
 	}
-	return data, writeDurable(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"))
+	return data, b.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(self+1)+"\n"))
 }
 
 // writeZooKeeperFiles writes member self's myid and zoo.cfg: its own
 // ports at listen, every other member j at peers[j] (its quorum and
 // election addresses as self dials them).
-func writeZooKeeperFiles(n *Node, fsync bool, self int, own zkPorts, listen func(i, port int) string, peers [][]string) error {
-	data, err := writeMyID(n, self)
+func writeZooKeeperFiles(b *cluster.Build, n *cluster.Node, fsync bool, self int, own zkPorts, listen func(i, port int) string, peers [][]string) error {
+	data, err := writeMyID(b, n, self)
 	if err != nil {
 		return err
 	}
-	host, _ := splitHostPort(listen(self, own.client))
+	host, _ := hostPort(listen(self, own.client))
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, own.client, host)
@@ -285,34 +329,15 @@ func writeZooKeeperFiles(n *Node, fsync bool, self int, own zkPorts, listen func
 			if j != self {
 				q, e = peers[j][0], peers[j][1]
 			}
-			qh, qp := splitHostPort(q)
-			_, ep := splitHostPort(e)
-			if eh, _ := splitHostPort(e); eh != qh {
+			qh, qp := hostPort(q)
+			_, ep := hostPort(e)
+			if eh, _ := hostPort(e); eh != qh {
 				return fmt.Errorf("zookeeper %s: member %d's quorum and election addresses differ in host (%s, %s)", n.Name, j+1, q, e)
 			}
 			fmt.Fprintf(&cfg, "server.%d=%s:%s:%s\n", j+1, qh, qp, ep)
 		}
 	}
-	return writeDurable(filepath.Join(n.dataDir, "zoo.cfg"), []byte(cfg.String()))
-}
-
-// zkChecks sets how n's role and readiness are asked: srvr on its client
-// port; it is ready once it leads, follows or runs standalone.
-func zkChecks(n *Node) {
-	n.role = func(ctx context.Context) (string, error) {
-		mode, _, err := zkSrvr(ctx, n.Addr())
-		return mode, err
-	}
-	n.probe = func(ctx context.Context) error {
-		mode, _, err := zkSrvr(ctx, n.Addr())
-		if err != nil {
-			return err
-		}
-		if mode != "leader" && mode != "follower" && mode != "standalone" {
-			return fmt.Errorf("mode %q", mode)
-		}
-		return nil
-	}
+	return b.WriteFile(filepath.Join(n.DataDir(), "zoo.cfg"), []byte(cfg.String()))
 }
 
 // zkSrvr runs the srvr four-letter command and returns the member's mode
@@ -357,17 +382,6 @@ func zk4lw(ctx context.Context, addr, cmd string) (string, error) {
 	return string(b), nil
 }
 
-// rewriteElectionAddr installs the election-address rewrite (zkelection.go)
-// on the link's election proxy, upstream.
-func (l *Link) rewriteElectionAddr(addr string) error {
-	body := fmt.Sprintf(`{"name":"locklab-zk-election","type":%q,"stream":"upstream","toxicity":1,"attributes":{"addr":%q}}`,
-		zkElectionToxicType, addr)
-	if _, err := l.proxies[1].Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
-		return fmt.Errorf("link %s: %w", l.Name, err)
-	}
-	return nil
-}
-
 // zkServerConf is the part of zoo.cfg every provider writes alike: no
 // admin server, every four-letter word, no connection limit, and
 // forceSync=no without fsync (cluster.zookeeper.fsync: false: the
@@ -381,7 +395,8 @@ func zkServerConf(fsync bool) string {
 }
 
 // zkRawPing is the srvr four-letter word, for PingOf.
-var zkRawPing = &TablePing{Request: []byte("srvr"), Reply: 17, OK: replyIs("Zookeeper version")}
+var zkRawPing = &cluster.TablePing{Request: []byte("srvr"), Reply: 17,
+	OK: func(b []byte) bool { return string(b) == "Zookeeper version" }}
 
 // zkLogTime is the layout of the timestamps of ZooKeeper's console log
 // (log4j's ISO8601 in the server's local time zone, which the harness
@@ -395,13 +410,13 @@ const zkClockTimeout = time.Second
 // wrote for it ("Processing srvr command from /ADDR"), whose timestamp is
 // the member's wall clock when it processed the command (milliseconds:
 // half of one is uncertainty).
-func zkClock(ctx context.Context, n *Node) (ClockReading, error) {
+func zkClock(ctx context.Context, n *cluster.Node) (cluster.ClockReading, error) {
 	var size int64
 	if st, err := os.Stat(n.LogPath()); err == nil {
 		size = st.Size()
 	}
 	d := net.Dialer{Timeout: zkClockTimeout}
-	r := ClockReading{Sent: time.Now(), Unsure: time.Millisecond}
+	r := cluster.ClockReading{Sent: time.Now(), Unsure: time.Millisecond}
 	c, err := d.DialContext(ctx, "tcp", n.Addr())
 	if err != nil {
 		return r, fmt.Errorf("srvr to %s: %w", n.Name, err)
