@@ -1,3 +1,10 @@
+// Package etcd is etcd's row of the cluster's backend table: members
+// etcd-0, etcd-1, ... (cluster.etcd: {nodes, fsync, image}) under every
+// provider, their membership and command line, health and role through the
+// client port, and the senders of peer connections named for the
+// demultiplexers in front of the members (peers.go).
+//
+// Of locklab it imports only cluster.
 package etcd
 
 import (

@@ -1,3 +1,11 @@
+// Package zookeeper is ZooKeeper's row of the cluster's backend table:
+// members zk-0, zk-1, ... with myid 1, 2, ... (cluster.zookeeper: {nodes,
+// fsync, image}) under every provider, their zoo.cfg and JVM command line,
+// srvr for readiness, role and version, the election-address rewrite on
+// the election proxies of their links (election.go), and each member's
+// own clock read from its log, the evidence of clock faults.
+//
+// Of locklab it imports only cluster.
 package zookeeper
 
 import (
