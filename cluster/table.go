@@ -140,6 +140,42 @@ type TableField struct {
 // default.
 type Settings map[string]any
 
+// BoolOr is the bool field name of s, def when absent (for a row's funcs
+// that cannot reach the row's defaults).
+func (s Settings) BoolOr(name string, def bool) bool {
+	if v, ok := s[name].(bool); ok {
+		return v
+	}
+	return def
+}
+
+// IntOr is the int field name of s, def when absent.
+func (s Settings) IntOr(name string, def int) int {
+	if v, ok := s[name].(int); ok {
+		return v
+	}
+	return def
+}
+
+// Members is the plan of a backend whose nodes are alike members
+// prefix0 .. prefix<n-1> of kind (at least one), with a link for every
+// directed pair, grouped by destination (zk-1->zk-0, zk-2->zk-0, ...).
+func Members(prefix, kind string, n int) ([]PlanNode, []PlanLink) {
+	var nodes []PlanNode
+	for i := range max(n, 1) {
+		nodes = append(nodes, PlanNode{Name: prefix + strconv.Itoa(i), Kind: kind})
+	}
+	var links []PlanLink
+	for _, to := range nodes {
+		for _, from := range nodes {
+			if from != to {
+				links = append(links, PlanLink{From: from.Name, To: to.Name})
+			}
+		}
+	}
+	return nodes, links
+}
+
 // Started is what a table backend's Build returns.
 type Started struct {
 	// Start launches its nodes (Build.StartNodes) in its order and

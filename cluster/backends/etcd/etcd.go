@@ -87,27 +87,11 @@ func init() { cluster.RegisterBackend(etcdRow) }
 // every directed pair (etcd-1->etcd-0: what etcd-1 sends etcd-0, whoever
 // opened the connection).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	n, _ := s["nodes"].(int)
-	var nodes []cluster.PlanNode
-	for i := range max(n, 1) {
-		nodes = append(nodes, cluster.PlanNode{Name: "etcd-" + strconv.Itoa(i), Kind: Kind})
-	}
-	var links []cluster.PlanLink
-	for _, to := range nodes {
-		for _, from := range nodes {
-			if from != to {
-				links = append(links, cluster.PlanLink{From: from.Name, To: to.Name})
-			}
-		}
-	}
-	return nodes, links
+	return cluster.Members("etcd-", Kind, s.IntOr("nodes", 1))
 }
 
 // etcdFsync is cluster.etcd.fsync (default true).
-func etcdFsync(s cluster.Settings) bool {
-	v, ok := s["fsync"].(bool)
-	return v || !ok
-}
+func etcdFsync(s cluster.Settings) bool { return s.BoolOr("fsync", true) }
 
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>, under any provider: the
 // provider's fabric (cluster.Build) places each member and says where it

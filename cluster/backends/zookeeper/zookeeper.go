@@ -160,24 +160,8 @@ func init() { cluster.RegisterBackend(zkRow) }
 // directed pair (zk-1->zk-0: the quorum and election connections zk-1
 // opens to zk-0).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	n, _ := s["nodes"].(int)
-	var nodes []cluster.PlanNode
-	for i := range max(n, 1) {
-		nodes = append(nodes, cluster.PlanNode{Name: NodeName(i), Kind: Kind})
-	}
-	var links []cluster.PlanLink
-	for _, to := range nodes {
-		for _, from := range nodes {
-			if from != to {
-				links = append(links, cluster.PlanLink{From: from.Name, To: to.Name})
-			}
-		}
-	}
-	return nodes, links
+	return cluster.Members("zk-", Kind, s.IntOr("nodes", 1))
 }
-
-// NodeName is the name of member i (myid i+1): zk-<i>.
-func NodeName(i int) string { return "zk-" + strconv.Itoa(i) }
 
 // hostPort splits addr at its last colon.
 func hostPort(addr string) (string, string) {
@@ -189,13 +173,10 @@ func hostPort(addr string) (string, string) {
 }
 
 // zkFsync is cluster.zookeeper.fsync (default true).
-func zkFsync(s cluster.Settings) bool {
-	v, ok := s["fsync"].(bool)
-	return v || !ok
-}
+func zkFsync(s cluster.Settings) bool { return s.BoolOr("fsync", true) }
 
 // buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n), under any
-// provider, from its fabric (fabric.go).
+// provider, from its fabric (cluster.Build).
 //
 // Peer links are per directed pair ("zk-1->zk-0"), each a proxy for the
 // quorum port and one for the election port where links are proxies
@@ -206,7 +187,7 @@ func zkFsync(s cluster.Settings) bool {
 // lower one connects first, its opening message announces its own election
 // address and the higher one dials that back, which would bypass the
 // proxies; the election proxy of each lower->higher link rewrites that
-// address on the way to the election proxy of higher->lower (zkelection.go).
+// address on the way to the election proxy of higher->lower (election.go).
 // Under netns every member is named by its own address, and the kernel
 // carries the links.
 func buildZooKeeper(b *cluster.Build) (cluster.Started, error) {
