@@ -27,7 +27,8 @@
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
 // table whose rows (ZooKeeper, etcd, PostgreSQL, MariaDB, NATS) live in
-// cluster/backends/... (docs/backends.md), redis.go (redis_cluster.go:
+// cluster/backends/... (docs/backends.md) and build with build.go's API
+// (cluster.Build), redis.go (redis_cluster.go:
 // RedisSpec.Mode RedisCluster, one Redis Cluster of the primaries) the
 // builder of Redis; each backend builds for every provider, composed from
 // the provider's fabric (fabric.go; netns_fabric.go and
