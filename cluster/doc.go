@@ -28,15 +28,14 @@
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
 // table whose rows (ZooKeeper, etcd, PostgreSQL, MariaDB, NATS) live in
 // cluster/backends/... (docs/backends.md) and build with build.go's API
-// (cluster.Build), redis.go (redis_cluster.go:
-// RedisSpec.Mode RedisCluster, one Redis Cluster of the primaries) the
-// builder of Redis; each backend builds for every provider, composed from
-// the provider's fabric (fabric.go; netns_fabric.go and
-// docker_fabric.go), external.go the external servers, docker*.go the
-// docker provider (image, network, container, process, watch), netns*.go
-// the netns provider, link.go/gate.go/select.go links and selectors,
-// peers.go/redispeers.go peer demultiplexers (etcd's senders are named in
-// cluster/backends/etcd).
+// (cluster.Build), redis.go (redis_cluster.go: RedisSpec.Mode RedisCluster,
+// one Redis Cluster of the primaries) the builder of Redis; each backend
+// builds for every provider, composed from the provider's fabric
+// (fabric.go; netns_fabric.go and docker_fabric.go), external.go the
+// external servers, docker*.go the docker provider (image, network,
+// container, process, watch), netns*.go the netns provider,
+// link.go/gate.go/select.go links and selectors, peers.go/redispeers.go
+// peer demultiplexers (etcd's senders are named in cluster/backends/etcd).
 //
 // # Names (contract: docs/faults.md)
 //
