@@ -206,7 +206,7 @@ func checkLinkFault(t *topology, f Fault) error {
 		return unsupported("no link %s: redis-peers links exist to the Redis nodes of a topology with replicas or sentinels", f.Link)
 	}
 	return unsupported("no link %s (links run from a client to a server, from a replica to its primary, from a "+
-		"sentinel to a Redis server or another sentinel, between ZooKeeper members, and between the servers of a table backend such as etcd)", f.Link)
+		"sentinel to a Redis server or another sentinel, and between the servers of a table backend: ZooKeeper's, etcd's, ...)", f.Link)
 }
 
 // checkServer checks the node of pause, kill, restart, failover and the
@@ -335,6 +335,17 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	return groups, nil
 }
 
+// allServerKinds are Redis's node kinds and every table backend's.
+func allServerKinds() []string {
+	out := slices.Clone(serverKinds)
+	for _, b := range cluster.Backends() {
+		for _, k := range b.Kinds {
+			out = append(out, k.Kind)
+		}
+	}
+	return out
+}
+
 // peered reports whether servers of kind talk to each other: a table
 // backend's servers (ZooKeeper members, etcd members, ...; with provider
 // external that traffic is not proxied).
@@ -352,7 +363,7 @@ func (t *topology) members(groups [][]string) error {
 			field := fmt.Sprintf("groups[%d][%d]", gi, j)
 			if cluster.IsFallback(m) {
 				return fieldError(field, fmt.Errorf("%q is not one of %s, clients, client-N, holder, waiters: it names the source of links only",
-					m, kindPatterns(serverKinds)))
+					m, kindPatterns(allServerKinds())))
 			}
 			if _, err := t.known(m); err != nil {
 				return fieldError(field, err)
