@@ -11,12 +11,13 @@ import (
 
 // Per-process clocks (package clockshim): with providers local and netns,
 // every Redis server, Sentinel and ZooKeeper member (every node of a kind
-// clock faults act on) runs with the clock shim preloaded and a clock file of its own, holding the real clock until
-// a clock fault sets it (Node.SetClock). The file outlives restarts of its
-// node, as a machine's wrong clock outlives a restart of the server on it;
-// Close removes it with the data dirs. etcd is a Go program, which reads
-// the clock from the vDSO without calling glibc: a preload cannot reach
-// it. The docker provider's images do not carry the library.
+// clock faults act on) runs with the clock shim preloaded and a clock file
+// of its own, holding the real clock until a clock fault sets it
+// (Node.SetClock). The file outlives restarts of its node, as a machine's
+// wrong clock outlives a restart of the server on it; Close removes it with
+// the data dirs. etcd is a Go program, which reads the clock from the vDSO
+// without calling glibc: a preload cannot reach it (its row's NoClock). The
+// docker provider's images do not carry the library.
 
 // ClockKinds are the kinds of Redis's nodes, whose clock can be set
 // (providers local and netns); a table backend's row lists the clock
