@@ -41,9 +41,9 @@ func leaderNames() []string {
 	return out
 }
 
-// LeaderNames returns the leader selectors (zk-leader, etcd-leader, then
-// the table backends' by backend name), for callers outside the package
-// that draw faults.
+// LeaderNames returns the leader selectors (the table backends', by
+// backend name: etcd-leader, nats-leader, zk-leader), for callers outside
+// the package that draw faults.
 func LeaderNames() []string { return leaderNames() }
 
 // LeaderKind returns the kind of node the leader selector sel names, ""
