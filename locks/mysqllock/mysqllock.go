@@ -53,21 +53,30 @@ type Client struct {
 	db  *sql.DB
 }
 
-// New opens a pool to the first server in cfg.Endpoints.Table["mariadb"]
-// and creates the fencing table (database locklab) when missing.
-func New(ctx context.Context, cfg locks.Config) (*Client, error) {
-	addrs := cfg.Endpoints.Table[string(locks.MariaDB)]
+// DSN is the go-sql-driver/mysql data source name of the first server in
+// e.Table["mariadb"], logged in as user (root when empty).
+func DSN(e locks.Endpoints, user string) (string, error) {
+	addrs := e.Table[string(locks.MariaDB)]
 	if len(addrs) == 0 {
-		return nil, errors.New("mysqllock: no mariadb servers in the endpoints")
+		return "", errors.New("mysqllock: no mariadb servers in the endpoints")
 	}
-	user := cfg.Options["user"]
 	if user == "" {
 		user = "root"
 	}
 	mc := mysql.NewConfig()
 	mc.User, mc.Net, mc.Addr = user, "tcp", addrs[0]
 	mc.Timeout = 5 * time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
+	return mc.FormatDSN(), nil
+}
+
+// New opens a pool to the first server in cfg.Endpoints.Table["mariadb"]
+// and creates the fencing table (database locklab) when missing.
+func New(ctx context.Context, cfg locks.Config) (*Client, error) {
+	dsn, err := DSN(cfg.Endpoints, cfg.Options["user"])
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysqllock: %w", err)
 	}

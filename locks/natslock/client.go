@@ -271,6 +271,10 @@ func (c *Client) Locker(name string) locks.Locker {
 	return &Locker{c: c, key: Key(name)}
 }
 
+// KeyValue is the lock bucket as the client opened it, for a caller
+// timing the bare client's own requests on it (package calibrate).
+func (c *Client) KeyValue() jetstream.KeyValue { return c.kv }
+
 // Counters reports "requests" (KV and bucket calls sent) and
 // "watch_events" (notifications a blocked Acquire received).
 func (c *Client) Counters() map[string]int64 {
