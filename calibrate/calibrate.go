@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,23 +26,25 @@ type Options struct {
 	// rate measurements and redis-benchmark's connections. Default 16.
 	Clients int
 	// Duration is the length of each harness measurement. Default 5s. The
-	// Redis rates and the consensus backends' hand-offs split it (and
+	// Redis rates and the table backends' hand-offs split it (and
 	// Requests, Samples) over their Rounds.
 	Duration time.Duration
 	// Requests is redis-benchmark's request count per command. Default 200000.
 	Requests int
 	// Rounds is the number of interleaved rounds of the Redis rates
 	// (redis-benchmark, harness and bare client, each in turn) and of the
-	// ZooKeeper and etcd figures (raw write, delete and read, then the
-	// recipe's hand-off). Default 5.
+	// table backends' figures (raw write, delete and read, then the
+	// lock's hand-off). Default 5.
 	Rounds int
-	// Samples is the number of raw writes timed on ZooKeeper and etcd (and
+	// Samples is the number of raw writes timed on each table backend (and
 	// of round trips on each backend). Default 1000.
 	Samples int
-	// Nodes is the size of the ZooKeeper ensemble and etcd cluster. Default 3.
+	// Nodes is the size of the ZooKeeper ensemble, the etcd cluster and
+	// the NATS cluster (1, 3 or 5); PostgreSQL and MariaDB run one server.
+	// Default 3.
 	Nodes int
-	// Backends limits the run to these of "mem", "redis", "zookeeper",
-	// "etcd" (in that order). Default all.
+	// Backends is what the run measures, of the package's Backends (in
+	// that order). Default all.
 	Backends []string
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
@@ -66,13 +70,16 @@ func (o Options) withDefaults() Options {
 		o.Nodes = 3
 	}
 	if len(o.Backends) == 0 {
-		o.Backends = []string{"mem", "redis", "zookeeper", "etcd"}
+		o.Backends = Backends
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
+
+// Backends are the names Run accepts, in the order it measures them.
+var Backends = []string{"mem", "redis", "zookeeper", "etcd", "postgres", "mariadb", "nats"}
 
 // Figures is everything one calibration run measured; absent sections were
 // not asked for.
@@ -82,6 +89,9 @@ type Figures struct {
 	Redis     *RedisFigures  `json:"redis,omitempty"`
 	ZooKeeper *CommitFigures `json:"zookeeper,omitempty"`
 	Etcd      *CommitFigures `json:"etcd,omitempty"`
+	Postgres  *CommitFigures `json:"postgres,omitempty"`
+	MariaDB   *CommitFigures `json:"mariadb,omitempty"`
+	NATS      *CommitFigures `json:"nats,omitempty"`
 }
 
 // MemFigures is the harness's ceiling: the mem lock with zero critical
@@ -102,13 +112,20 @@ type MemFigures struct {
 func Run(ctx context.Context, opts Options) (*Figures, error) {
 	opts = opts.withDefaults()
 	f := &Figures{DurationS: opts.Duration.Seconds()}
+	tables := tableCalibrations(opts)
 	for _, b := range opts.Backends {
-		switch b {
-		case "mem", "redis", "zookeeper", "etcd":
-		default:
-			return nil, fmt.Errorf("calibrate: unknown backend %q (allowed: mem, redis, zookeeper, etcd)", b)
+		if !slices.Contains(Backends, b) {
+			return nil, fmt.Errorf("calibrate: unknown backend %q (allowed: %s)", b, strings.Join(Backends, ", "))
+		}
+		// Settings a backend refuses (nats: nodes other than 1, 3 or 5)
+		// fail before anything is measured.
+		if t, ok := tables[b]; ok {
+			if err := t.spec().CheckBackends(); err != nil {
+				return nil, fmt.Errorf("calibrate: %w", err)
+			}
 		}
 	}
+	commits := map[string]**CommitFigures{"zookeeper": &f.ZooKeeper, "etcd": &f.Etcd, "postgres": &f.Postgres, "mariadb": &f.MariaDB, "nats": &f.NATS}
 	for _, b := range opts.Backends {
 		var err error
 		switch b {
@@ -116,10 +133,8 @@ func Run(ctx context.Context, opts Options) (*Figures, error) {
 			f.Mem, err = measureMem(ctx, opts)
 		case "redis":
 			f.Redis, err = measureRedis(ctx, opts)
-		case "zookeeper":
-			f.ZooKeeper, err = measureZooKeeper(ctx, opts)
-		case "etcd":
-			f.Etcd, err = measureEtcd(ctx, opts)
+		default:
+			*commits[b], err = measureTable(ctx, opts, tables[b])
 		}
 		if err != nil {
 			return f, fmt.Errorf("calibrate %s: %w", b, err)
@@ -138,7 +153,7 @@ func measureMem(ctx context.Context, opts Options) (*MemFigures, error) {
 	}
 	cfg := workload.Config{Clients: MemClients, Keys: MemClients, KeyPerClient: true, Duration: opts.Duration}
 	cpu0 := cpuTime()
-	run, err := measure(ctx, spec, cfg, func(int) locks.Endpoints { return locks.Endpoints{} })
+	run, err := measure(ctx, spec, cfg, func(int) locks.Endpoints { return locks.Endpoints{} }, nil)
 	cpu := cpuTime() - cpu0
 	if err != nil {
 		return nil, err
@@ -151,18 +166,21 @@ func measureMem(ctx context.Context, opts Options) (*MemFigures, error) {
 	return m, nil
 }
 
+// lockTTL is the TTL of every lock the calibration takes.
+const lockTTL = 10 * time.Second
+
 // measurements numbers the measurements of this process.
 var measurements atomic.Int64
 
 // measure runs spec through runner.Measure with endpoints ep(i) for client
-// i, and fails when the resource saw a violation: a calibration of a
-// broken run would mislead.
-func measure(ctx context.Context, spec locks.Spec, cfg workload.Config, ep func(int) locks.Endpoints) (report.Run, error) {
+// i and the lock's options, and fails when the resource saw a violation: a
+// calibration of a broken run would mislead.
+func measure(ctx context.Context, spec locks.Spec, cfg workload.Config, ep func(int) locks.Endpoints, options map[string]string) (report.Run, error) {
 	// A prefix of its own per measurement: a client cut off at the end of
 	// the previous one may have left its key behind for a TTL.
 	prefix := fmt.Sprintf("calibrate:%s:%d:", spec.Name, measurements.Add(1))
 	run, err := runner.Measure(ctx, spec, cfg, func(i int) locks.Config {
-		return locks.Config{Endpoints: ep(i), TTL: 10 * time.Second, Prefix: prefix, Seed: int64(i)}
+		return locks.Config{Endpoints: ep(i), TTL: lockTTL, Prefix: prefix, Seed: int64(i), Options: options}
 	})
 	if err != nil {
 		return run, err

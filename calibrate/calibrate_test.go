@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/testenv"
 )
@@ -177,20 +178,58 @@ func TestEtcd(t *testing.T) {
 	checkCommit(t, "etcd-recipe", run(t, Options{Backends: []string{"etcd"}, Rounds: 2, Duration: 2 * time.Second}).Etcd)
 }
 
+// TestTables: PostgreSQL, MariaDB and NATS, each on its own real server,
+// with their locks' hand-offs in units of their own clients' raw writes.
+func TestTables(t *testing.T) {
+	for _, c := range []struct {
+		backend, lock string
+		figures       func(*Figures) *CommitFigures
+	}{
+		{"postgres", "pg-advisory", func(f *Figures) *CommitFigures { return f.Postgres }},
+		{"mariadb", "mariadb-get-lock", func(f *Figures) *CommitFigures { return f.MariaDB }},
+		{"nats", "nats-kv", func(f *Figures) *CommitFigures { return f.NATS }},
+	} {
+		t.Run(c.backend, func(t *testing.T) {
+			row, ok := cluster.LookupBackend(c.backend)
+			if !ok {
+				t.Fatalf("no %s row in the backend table", c.backend)
+			}
+			testenv.RequireBinaries(t, row.Binaries...)
+			checkCommit(t, c.lock, c.figures(run(t, Options{Backends: []string{c.backend}, Rounds: 2, Duration: 2 * time.Second})))
+		})
+	}
+}
+
 func TestUnknownBackend(t *testing.T) {
 	_, err := Run(context.Background(), Options{Backends: []string{"consul"}})
 	if err == nil || !strings.Contains(err.Error(), `unknown backend "consul"`) {
 		t.Fatalf("Run = %v, want unknown backend", err)
 	}
+	for _, b := range Backends {
+		if !strings.Contains(err.Error(), b) {
+			t.Errorf("%v does not list %s", err, b)
+		}
+	}
+}
+
+// TestRefusedSettings: settings a backend's row refuses (NATS on 2 nodes)
+// fail the run before anything is measured.
+func TestRefusedSettings(t *testing.T) {
+	f, err := Run(context.Background(), Options{Backends: []string{"mem", "nats"}, Nodes: 2, Duration: time.Second})
+	if f != nil || err == nil || !strings.Contains(err.Error(), "nats nodes") {
+		t.Fatalf("Run = %+v, %v; want nats nodes refused before mem ran", f, err)
+	}
+	t.Log(err)
 }
 
 func TestJSONNames(t *testing.T) {
-	b, err := json.Marshal(&Figures{Mem: &MemFigures{}, Redis: &RedisFigures{}, Etcd: &CommitFigures{Handoff: Handoff{Commits: 1.5, Beyond: 2}}})
+	b, err := json.Marshal(&Figures{Mem: &MemFigures{}, Redis: &RedisFigures{}, Etcd: &CommitFigures{Handoff: Handoff{Commits: 1.5, Beyond: 2}},
+		Postgres: &CommitFigures{}, MariaDB: &CommitFigures{}, NATS: &CommitFigures{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{`"ops_per_s"`, `"wall_ns_per_op"`, `"direct_ratio"`, `"proxied_ratio"`, `"raw_cycle_per_s"`, `"bare_direct_ratio"`, `"direct_of_bare"`, `"rounds"`,
-		`"write_p50_ms"`, `"round_trips_beyond_commit"`} {
+		`"write_p50_ms"`, `"round_trips_beyond_commit"`, `"postgres"`, `"mariadb"`, `"nats"`} {
 		if !bytes.Contains(b, []byte(k)) {
 			t.Errorf("JSON %s has no %s", b, k)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -11,21 +12,32 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/mysqllock"
+	"github.com/locklab/locklab/locks/natslock"
+	"github.com/locklab/locklab/locks/pglock"
 	"github.com/locklab/locklab/workload"
 )
 
-// CommitFigures are a consensus backend's raw costs through a client
-// proxy and its recipe's hand-off in those units. Like the Redis rates
+// CommitFigures are a table backend's raw costs through a client proxy,
+// sent by its own Go client, and its built-in lock's hand-off in those
+// units. Like the Redis rates
 // they are measured in interleaved rounds (raw costs, then hand-off), so a
 // slow spell of the machine falls on a round's commit and hand-off alike:
 // each figure is the median over the rounds, and each ratio the median of
 // the ratios taken within a round.
 type CommitFigures struct {
+	// Nodes is the number of servers.
 	Nodes int `json:"nodes"`
-	// WriteMs is the p50 of one lock-relevant write (ZooKeeper: create of
-	// an ephemeral node; etcd: put with a lease): one commit. DeleteMs is
-	// the p50 of the delete that follows it; ReadMs the p50 of a read
-	// served without consensus (an idle round trip).
+	// WriteMs is the p50 of what the lock does to be granted, without
+	// waiting: ZooKeeper: create of an ephemeral node, one commit; etcd:
+	// put with a lease, one commit; PostgreSQL: pg_try_advisory_lock and
+	// MariaDB: GET_LOCK(name, 0), a grant in the server's memory and no
+	// consensus write; NATS: KV create on a deleted key, three requests to
+	// a stream of one replica (bareNATS). DeleteMs is the p50 of the
+	// release that follows it (delete, pg_advisory_unlock, RELEASE_LOCK,
+	// KV delete); ReadMs the p50 of a read served without consensus (an
+	// idle round trip: ZooKeeper exists, etcd serializable get, SELECT 1,
+	// KV get).
 	WriteMs  float64       `json:"write_p50_ms"`
 	DeleteMs float64       `json:"delete_p50_ms"`
 	ReadMs   float64       `json:"read_p50_ms"`
@@ -33,7 +45,7 @@ type CommitFigures struct {
 	Rounds   []CommitRound `json:"rounds"`
 }
 
-// CommitRound is one round of a consensus backend's figures, measured one
+// CommitRound is one round of a table backend's figures, measured one
 // after the other in the order of the fields.
 type CommitRound struct {
 	WriteMs   float64 `json:"write_p50_ms"`
@@ -60,8 +72,9 @@ func (c *CommitFigures) summarize(lock string) {
 	c.Handoff = h
 }
 
-// commitOps are the raw operations timed on a consensus backend: a write
-// and the delete of what it wrote, and a read served without consensus.
+// commitOps are the raw operations timed on a table backend: the lock's
+// write and the delete of what it wrote, and a read served without
+// consensus.
 type commitOps struct {
 	write, del, read func() error
 }
@@ -87,9 +100,10 @@ func retryOnce(op func() error, transient, after func(error) bool) func() error 
 }
 
 // measureCommits runs opts.Rounds rounds of the raw costs of ops
-// (Samples/Rounds each) and lock's hand-off (Duration/Rounds each).
-func measureCommits(ctx context.Context, opts Options, lock string, ops commitOps, ep func(int) locks.Endpoints) (*CommitFigures, error) {
-	f := &CommitFigures{Nodes: opts.Nodes}
+// (Samples/Rounds each) and lock's hand-off with its options
+// (Duration/Rounds each) on nodes servers.
+func measureCommits(ctx context.Context, opts Options, nodes int, lock string, options map[string]string, ops commitOps, ep func(int) locks.Endpoints) (*CommitFigures, error) {
+	f := &CommitFigures{Nodes: nodes}
 	samples := max(1, opts.Samples/opts.Rounds)
 	d := opts.Duration / time.Duration(opts.Rounds)
 	for n := range opts.Rounds {
@@ -101,7 +115,7 @@ func measureCommits(ctx context.Context, opts Options, lock string, ops commitOp
 		if r.ReadMs, err = p50(samples, ops.read); err != nil {
 			return nil, fmt.Errorf("round %d, read: %w", n+1, err)
 		}
-		h, err := handoff(ctx, lock, ep, d)
+		h, err := handoff(ctx, lock, options, ep, d)
 		if err != nil {
 			return nil, fmt.Errorf("round %d: %w", n+1, err)
 		}
@@ -112,58 +126,102 @@ func measureCommits(ctx context.Context, opts Options, lock string, ops commitOp
 	return f, nil
 }
 
-func measureZooKeeper(ctx context.Context, opts Options) (*CommitFigures, error) {
-	cl, stop, err := startCluster(ctx, "zookeeper", cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": opts.Nodes}}, Clients: 4}, opts)
+// tableCalibration is how one table backend is calibrated: its cluster,
+// its built-in lock and its own Go client's raw operations.
+type tableCalibration struct {
+	backend  string            // the cluster's backend name, its Endpoints.Table key
+	settings cluster.Settings  // the backend's cluster settings
+	lock     string            // the lock whose hand-off is measured
+	options  map[string]string // the lock's options, the bare client's too
+	// bare connects the backend's own client as cfg says (client 0's
+	// proxied endpoints, the calibration's TTL, options) and returns its
+	// raw operations and what closes it.
+	bare func(ctx context.Context, cfg locks.Config) (commitOps, func(), error)
+}
+
+// tableCalibrations are the table backends' calibrations by backend name.
+func tableCalibrations(opts Options) map[string]tableCalibration {
+	nodes := cluster.Settings{"nodes": opts.Nodes}
+	return map[string]tableCalibration{
+		"zookeeper": {backend: "zookeeper", settings: nodes, lock: "zk-recipe", bare: bareZooKeeper},
+		"etcd":      {backend: "etcd", settings: nodes, lock: "etcd-recipe", bare: bareEtcd},
+		"postgres":  {backend: "postgres", settings: cluster.Settings{}, lock: pglock.NameSession, bare: barePostgres},
+		"mariadb":   {backend: "mariadb", settings: cluster.Settings{}, lock: mysqllock.Name, bare: bareMariaDB},
+		"nats": {backend: "nats", settings: nodes, lock: natslock.Name, bare: bareNATS,
+			options: map[string]string{"replicas": strconv.Itoa(natsReplicas)}},
+	}
+}
+
+// spec is t's cluster: its backend for 4 clients, each with its own
+// proxied links.
+func (t tableCalibration) spec() cluster.Spec {
+	return cluster.Spec{Backends: map[string]cluster.Settings{t.backend: t.settings}, Clients: 4}
+}
+
+// measureTable starts t's servers for 4 clients and measures t's raw
+// costs and hand-off on them (measureCommits).
+func measureTable(ctx context.Context, opts Options, t tableCalibration) (*CommitFigures, error) {
+	cl, stop, err := startCluster(ctx, t.backend, t.spec(), opts)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	conn, _, err := zk.Connect(cl.Endpoints(0).Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	cfg := locks.Config{Endpoints: cl.Endpoints(0), TTL: lockTTL, Options: t.options}
+	ops, closeBare, err := t.bare(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect zookeeper: %w", err)
+		return nil, err
 	}
-	defer conn.Close()
+	defer closeBare()
+	return measureCommits(ctx, opts, len(cfg.Endpoints.Table[t.backend]), t.lock, t.options, ops, proxiedEndpoints(cl))
+}
+
+// bareZooKeeper times the create of an ephemeral node (one commit), its
+// delete, and an exists of it (a read the server answers alone).
+func bareZooKeeper(_ context.Context, cfg locks.Config) (commitOps, func(), error) {
+	conn, _, err := zk.Connect(cfg.Endpoints.Table["zookeeper"], 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLogger{}))
+	if err != nil {
+		return commitOps{}, nil, fmt.Errorf("connect zookeeper: %w", err)
+	}
 	// The first request waits for the session: keep it out of the samples.
 	if _, _, err := conn.Exists("/"); err != nil {
-		return nil, fmt.Errorf("zookeeper session: %w", err)
+		conn.Close()
+		return commitOps{}, nil, fmt.Errorf("zookeeper session: %w", err)
 	}
 	const path = "/locklab-calibrate"
 	acl := zk.WorldACL(zk.PermAll)
 	dropped := func(err error) bool { return errors.Is(err, zk.ErrConnectionClosed) }
 	is := func(want error) func(error) bool { return func(err error) bool { return errors.Is(err, want) } }
-	return measureCommits(ctx, opts, "zk-recipe", commitOps{
+	return commitOps{
 		write: retryOnce(func() error { _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); return err }, dropped, is(zk.ErrNodeExists)),
 		del:   retryOnce(func() error { return conn.Delete(path, -1) }, dropped, is(zk.ErrNoNode)),
 		read:  retryOnce(func() error { _, _, err := conn.Exists(path); return err }, dropped, nil),
-	}, proxiedEndpoints(cl))
+	}, conn.Close, nil
 }
 
-func measureEtcd(ctx context.Context, opts Options) (*CommitFigures, error) {
-	cl, stop, err := startCluster(ctx, "etcd", cluster.Spec{Backends: map[string]cluster.Settings{"etcd": {"nodes": opts.Nodes}}, Clients: 4}, opts)
+// bareEtcd times a put with a lease (one commit), its delete, and a
+// serializable get (answered by the member without consensus).
+func bareEtcd(ctx context.Context, cfg locks.Config) (commitOps, func(), error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints.Table["etcd"][:1], DialTimeout: 10 * time.Second, Logger: nopZap()})
 	if err != nil {
-		return nil, err
+		return commitOps{}, nil, fmt.Errorf("etcd client: %w", err)
 	}
-	defer stop()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cl.Endpoints(0).Table["etcd"][:1], DialTimeout: 10 * time.Second, Logger: nopZap()})
-	if err != nil {
-		return nil, fmt.Errorf("etcd client: %w", err)
-	}
-	defer cli.Close()
 	lease, err := cli.Grant(ctx, 60)
 	if err != nil {
-		return nil, fmt.Errorf("etcd lease: %w", err)
+		cli.Close()
+		return commitOps{}, nil, fmt.Errorf("etcd lease: %w", err)
 	}
 	kctx, stop := context.WithCancel(ctx)
-	defer stop()
+	closeAll := func() { stop(); cli.Close() }
 	if _, err := cli.KeepAlive(kctx, lease.ID); err != nil {
-		return nil, fmt.Errorf("etcd lease keep-alive: %w", err)
+		closeAll()
+		return commitOps{}, nil, fmt.Errorf("etcd lease keep-alive: %w", err)
 	}
 	const key = "locklab-calibrate"
-	return measureCommits(ctx, opts, "etcd-recipe", commitOps{
+	return commitOps{
 		write: func() error { _, err := cli.Put(ctx, key, "x", clientv3.WithLease(lease.ID)); return err },
 		del:   func() error { _, err := cli.Delete(ctx, key); return err },
 		read:  func() error { _, err := cli.Get(ctx, key, clientv3.WithSerializable()); return err },
-	}, proxiedEndpoints(cl))
+	}, closeAll, nil
 }
 
 // pair times n rounds of write then del and returns each one's p50 in ms.

@@ -10,12 +10,21 @@
 //   - ZooKeeper and etcd: the raw cost of one lock-relevant write (create
 //     and delete of an ephemeral node; put and delete with a lease) through
 //     the client proxies, and zk-recipe's and etcd-recipe's hand-off in
-//     units of that commit latency.
+//     units of that commit latency;
+//   - PostgreSQL, MariaDB and NATS JetStream KV: likewise, with what their
+//     locks do to be granted and to release (pg_try_advisory_lock and
+//     pg_advisory_unlock; GET_LOCK(name, 0) and RELEASE_LOCK; a KV create
+//     and a conditional delete) sent by pgx, go-sql-driver/mysql and
+//     nats.go, and the hand-offs of pg-advisory, mariadb-get-lock and
+//     nats-kv in those units. The databases' grants are no consensus
+//     writes, and NATS's bucket has one replica: a replicated one grants
+//     twice on NATS before 2.9.21 (Debian's is 2.9.10).
 //
 // Every harness figure comes from runner.Measure, the runner's own
 // connect -> drive -> collect path. The package starts its servers with
 // cluster and never imports scenarios.
 // Of locklab it imports only cluster, internal/resp, locks, locks/all,
-// locks/memlock, locks/redislock, report, runner and workload; it never
+// locks/memlock, locks/mysqllock, locks/natslock, locks/pglock,
+// locks/redislock, report, runner and workload; it never
 // imports atlas, cmd/internal/cli or the commands (docs/architecture.md).
 package calibrate

@@ -79,11 +79,12 @@ type Handoff struct {
 	Count int64   `json:"count"`
 	// RoundTrips is P50Ms in idle round trips of the backend.
 	RoundTrips float64 `json:"round_trips"`
-	// Commits is P50Ms in the backend's own commit latency (ZooKeeper and
-	// etcd: one write); Beyond is what is left after one commit, in round
-	// trips (target: at most 2). For ZooKeeper and etcd, P50Ms is the
-	// median over the rounds and each ratio the median of the ratios taken
-	// within a round (see CommitFigures).
+	// Commits is P50Ms in units of the backend's raw write
+	// (CommitFigures.WriteMs: a consensus commit on ZooKeeper and etcd
+	// only); Beyond is what is left after one write, in round trips
+	// (target: at most 2). For the table backends, P50Ms is the median
+	// over the rounds and each ratio the median of the ratios taken within
+	// a round (see CommitFigures).
 	Commits float64 `json:"commits,omitempty"`
 	Beyond  float64 `json:"round_trips_beyond_commit,omitempty"`
 }
@@ -117,7 +118,7 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 	d := opts.Duration / time.Duration(opts.Rounds)
 	rates := workload.Config{Clients: opts.Clients, Keys: opts.Clients, KeyPerClient: true, Duration: d}
 	harness := func(addr func(int) string) (float64, error) {
-		run, err := measure(ctx, cad, rates, func(i int) locks.Endpoints { return locks.Endpoints{Redis: []string{addr(i)}} })
+		run, err := measure(ctx, cad, rates, func(i int) locks.Endpoints { return locks.Endpoints{Redis: []string{addr(i)}} }, nil)
 		return run.Throughput, err
 	}
 	f := &RedisFigures{Clients: opts.Clients}
@@ -159,7 +160,7 @@ func measureRedis(ctx context.Context, opts Options) (*RedisFigures, error) {
 		return nil, err
 	}
 	for _, name := range []string{string(redislock.Reentrant), string(redislock.CAD)} {
-		h, err := handoff(ctx, name, proxiedEndpoints(cl), opts.Duration)
+		h, err := handoff(ctx, name, nil, proxiedEndpoints(cl), opts.Duration)
 		if err != nil {
 			return nil, err
 		}
@@ -221,14 +222,14 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// handoff measures lock name's hand-off on one key contended by 4 clients
-// holding it 1ms each.
-func handoff(ctx context.Context, name string, ep func(int) locks.Endpoints, d time.Duration) (Handoff, error) {
+// handoff measures lock name's hand-off (with the lock's options) on one
+// key contended by 4 clients holding it 1ms each.
+func handoff(ctx context.Context, name string, options map[string]string, ep func(int) locks.Endpoints, d time.Duration) (Handoff, error) {
 	spec, err := lookup(name)
 	if err != nil {
 		return Handoff{}, err
 	}
-	run, err := measure(ctx, spec, workload.Config{Clients: 4, Keys: 1, Duration: d, CriticalSection: time.Millisecond}, ep)
+	run, err := measure(ctx, spec, workload.Config{Clients: 4, Keys: 1, Duration: d, CriticalSection: time.Millisecond}, ep, options)
 	if err != nil {
 		return Handoff{}, err
 	}

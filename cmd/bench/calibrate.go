@@ -25,18 +25,26 @@ Measures in one run, each backend on freshly started local servers:
   zookeeper  create+delete of an ephemeral node (one commit) and zk-recipe's
              hand-off in commits and round trips (interleaved rounds, each
              ratio taken within its round, medians);
-  etcd       put+delete with a lease and etcd-recipe's hand-off likewise.
+  etcd       put+delete with a lease and etcd-recipe's hand-off likewise;
+  postgres   pg_try_advisory_lock+pg_advisory_unlock (a grant in server memory,
+             not a consensus write) and pg-advisory's hand-off in those units
+             and in SELECT 1 round trips (one server, likewise);
+  mariadb    GET_LOCK(name, 0)+RELEASE_LOCK (not a consensus write either) and
+             mariadb-get-lock's hand-off likewise (one server);
+  nats       KV create+conditional delete in a bucket of one replica (a
+             replicated one grants twice on NATS before 2.9.21) and nats-kv's
+             hand-off likewise.
 `)
 	var o calibrate.Options
 	var backends string
 	var asJSON bool
 	fs.IntVar(&o.Clients, "clients", 16, "clients and keys of the Redis rates (one key per client); redis-benchmark connections")
-	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates and the hand-offs of zookeeper and etcd split it over their rounds)")
-	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the zookeeper and etcd figures; medians are reported")
+	fs.DurationVar(&o.Duration, "duration", 5*time.Second, "length of each harness measurement (the Redis rates and the other backends' hand-offs split it over their rounds)")
+	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the other backends' figures; medians are reported")
 	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
-	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds for zookeeper and etcd)")
-	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble and etcd cluster size")
-	fs.StringVar(&backends, "backends", "mem,redis,zookeeper,etcd", "what to measure (comma-separated)")
+	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds of all but redis)")
+	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble, etcd cluster and NATS cluster size (postgres and mariadb: one server)")
+	fs.StringVar(&backends, "backends", strings.Join(calibrate.Backends, ","), "what to measure (comma-separated)")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
 	if _, err := cli.ParseFlags(fs, args); err != nil {
 		return err
