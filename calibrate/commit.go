@@ -20,11 +20,10 @@ import (
 
 // CommitFigures are a table backend's raw costs through a client proxy,
 // sent by its own Go client, and its built-in lock's hand-off in those
-// units. Like the Redis rates
-// they are measured in interleaved rounds (raw costs, then hand-off), so a
-// slow spell of the machine falls on a round's commit and hand-off alike:
-// each figure is the median over the rounds, and each ratio the median of
-// the ratios taken within a round.
+// units. Like the Redis rates they are measured in interleaved rounds (raw
+// costs, then hand-off), so a slow spell of the machine falls on a round's
+// commit and hand-off alike: each figure is the median over the rounds,
+// and each ratio the median of the ratios taken within a round.
 type CommitFigures struct {
 	// Nodes is the number of servers.
 	Nodes int `json:"nodes"`
