@@ -125,7 +125,7 @@ func serversWith(l lockInfo, persistence string) (string, []string) {
 func tableServers(b cluster.TableBackend) (string, []string) {
 	var names []string
 	if b.Plan != nil {
-		nodes, _ := b.Plan(cluster.Settings{})
+		nodes, _ := b.Plan(b.Settle(cluster.Settings{}))
 		for _, n := range nodes {
 			names = append(names, n.Name)
 		}

@@ -73,7 +73,7 @@ func (c *Cluster) syncsEveryWrite(n *Node) bool {
 		return c.spec.Redis.Persistence == PersistAlways
 	}
 	if b, ok := LookupBackend(n.backend); ok && b.SyncsEveryWrite != nil {
-		return b.SyncsEveryWrite(c.spec.Backends[b.Name])
+		return b.SyncsEveryWrite(b.Settle(c.spec.Backends[b.Name]))
 	}
 	return false
 }

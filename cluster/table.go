@@ -132,22 +132,13 @@ type TableField struct {
 // default.
 type Settings map[string]any
 
-// BoolOr is the bool field name of s, def when absent (for a row's funcs
-// that cannot reach the row's defaults).
-func (s Settings) BoolOr(name string, def bool) bool {
-	if v, ok := s[name].(bool); ok {
-		return v
-	}
-	return def
-}
+// Int is the int field name of s (0 when absent). A row's Plan, Check,
+// SyncsEveryWrite and Build get settings with every default filled in
+// (TableBackend.Settle), so they read fields this way.
+func (s Settings) Int(name string) int { v, _ := s[name].(int); return v }
 
-// IntOr is the int field name of s, def when absent.
-func (s Settings) IntOr(name string, def int) int {
-	if v, ok := s[name].(int); ok {
-		return v
-	}
-	return def
-}
+// Bool is the bool field name of s (false when absent).
+func (s Settings) Bool(name string) bool { v, _ := s[name].(bool); return v }
 
 // Members is the plan of a backend whose nodes are alike members
 // prefix0 .. prefix<n-1> of kind (at least one), with a link for every
@@ -309,6 +300,21 @@ func (b TableBackend) Bool(s Settings, name string) bool {
 	return v
 }
 
+// Settle returns a copy of s with each of b's fields that s lacks at its
+// default: what the cluster hands the row's funcs.
+func (b TableBackend) Settle(s Settings) Settings {
+	out := Settings{}
+	for _, f := range b.Fields {
+		if f.Default != nil {
+			out[f.Name] = f.Default
+		}
+	}
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
 func (b TableBackend) value(s Settings, name string) any {
 	if v, ok := s[name]; ok {
 		return v
@@ -329,7 +335,7 @@ func (p *Plan) planTable(s Spec) {
 		if !ok {
 			continue
 		}
-		nodes, links := b.Plan(set)
+		nodes, links := b.Plan(b.Settle(set))
 		for _, n := range nodes {
 			n.Backend = b.Name
 			p.Nodes = append(p.Nodes, n)
@@ -365,7 +371,7 @@ func checkTable(s Spec) error {
 			return fmt.Errorf("cluster: %w", err)
 		}
 		if b.Check != nil {
-			if field, msg := b.Check(s.Backends[name]); msg != "" {
+			if field, msg := b.Check(b.Settle(s.Backends[name])); msg != "" {
 				return fmt.Errorf("cluster: %s %s: %s", name, field, msg)
 			}
 		}
@@ -390,7 +396,7 @@ func (c *Cluster) buildTable() ([]backend, error) {
 				return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
 			}
 		}
-		b := &Build{c: c, Backend: tb, Settings: set, Nodes: nodes, Log: c.log.With("backend", tb.Name)}
+		b := &Build{c: c, Backend: tb, Settings: tb.Settle(set), Nodes: nodes, Log: c.log.With("backend", tb.Name)}
 		st, err := tb.Build(b)
 		if st.Close != nil {
 			c.addCloser(st.Close)
@@ -448,7 +454,7 @@ func (s Spec) TableParts() []string {
 	var out []string
 	for _, b := range Backends() {
 		if _, ok := s.Backends[b.Name]; ok {
-			nodes, _ := b.Plan(s.Backends[b.Name])
+			nodes, _ := b.Plan(b.Settle(s.Backends[b.Name]))
 			out = append(out, b.Name+" x"+strconv.Itoa(len(nodes)))
 		}
 	}

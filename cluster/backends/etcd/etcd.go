@@ -87,11 +87,11 @@ func init() { cluster.RegisterBackend(etcdRow) }
 // every directed pair (etcd-1->etcd-0: what etcd-1 sends etcd-0, whoever
 // opened the connection).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	return cluster.Members("etcd-", Kind, s.IntOr("nodes", 1))
+	return cluster.Members("etcd-", Kind, s.Int("nodes"))
 }
 
-// etcdFsync is cluster.etcd.fsync (default true).
-func etcdFsync(s cluster.Settings) bool { return s.BoolOr("fsync", true) }
+// etcdFsync is cluster.etcd.fsync.
+func etcdFsync(s cluster.Settings) bool { return s.Bool("fsync") }
 
 // buildEtcd creates a cluster etcd-0..etcd-<n-1>, under any provider: the
 // provider's fabric (cluster.Build) places each member and says where it

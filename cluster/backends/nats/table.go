@@ -53,12 +53,8 @@ func init() {
 // plan is nats-0 .. nats-<nodes-1> and, with more than one, a route link
 // for every directed pair (nats-1->nats-0: the routes nats-1 dials).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	n, ok := s["nodes"].(int)
-	if !ok || n < 1 {
-		n = 1
-	}
 	var nodes []cluster.PlanNode
-	for _, name := range Names(n) {
+	for _, name := range Names(max(s.Int("nodes"), 1)) {
 		nodes = append(nodes, cluster.PlanNode{Name: name, Kind: Kind})
 	}
 	var links []cluster.PlanLink

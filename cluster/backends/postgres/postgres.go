@@ -84,7 +84,7 @@ func init() {
 }
 
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	replicas, _ := s["replicas"].(int)
+	replicas := s.Int("replicas")
 	nodes := []cluster.PlanNode{{Name: "postgres-0", Kind: KindPrimary}}
 	var links []cluster.PlanLink
 	for j := range replicas {

@@ -160,20 +160,11 @@ func init() { cluster.RegisterBackend(zkRow) }
 // directed pair (zk-1->zk-0: the quorum and election connections zk-1
 // opens to zk-0).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	return cluster.Members("zk-", Kind, s.IntOr("nodes", 1))
+	return cluster.Members("zk-", Kind, s.Int("nodes"))
 }
 
-// hostPort splits addr at its last colon.
-func hostPort(addr string) (string, string) {
-	i := strings.LastIndexByte(addr, ':')
-	if i < 0 {
-		return addr, ""
-	}
-	return addr[:i], addr[i+1:]
-}
-
-// zkFsync is cluster.zookeeper.fsync (default true).
-func zkFsync(s cluster.Settings) bool { return s.BoolOr("fsync", true) }
+// zkFsync is cluster.zookeeper.fsync.
+func zkFsync(s cluster.Settings) bool { return s.Bool("fsync") }
 
 // buildZooKeeper creates an ensemble zk-0..zk-<n-1> (myid 1..n), under any
 // provider, from its fabric (cluster.Build).
@@ -306,7 +297,10 @@ func writeZooKeeperFiles(b *cluster.Build, n *cluster.Node, fsync bool, self int
 	if err != nil {
 		return err
 	}
-	host, _ := hostPort(listen(self, own.client))
+	host, _, err := net.SplitHostPort(listen(self, own.client))
+	if err != nil {
+		return fmt.Errorf("zookeeper %s: client address: %w", n.Name, err)
+	}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "tickTime=%d\ninitLimit=%d\nsyncLimit=%d\n", zkTickTime.Milliseconds(), zkInitLimit, zkSyncLimit)
 	fmt.Fprintf(&cfg, "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n", data, own.client, host)
@@ -318,9 +312,15 @@ func writeZooKeeperFiles(b *cluster.Build, n *cluster.Node, fsync bool, self int
 			if j != self {
 				q, e = peers[j][0], peers[j][1]
 			}
-			qh, qp := hostPort(q)
-			_, ep := hostPort(e)
-			if eh, _ := hostPort(e); eh != qh {
+			qh, qp, err := net.SplitHostPort(q)
+			if err != nil {
+				return fmt.Errorf("zookeeper %s: member %d's quorum address: %w", n.Name, j+1, err)
+			}
+			eh, ep, err := net.SplitHostPort(e)
+			if err != nil {
+				return fmt.Errorf("zookeeper %s: member %d's election address: %w", n.Name, j+1, err)
+			}
+			if eh != qh {
 				return fmt.Errorf("zookeeper %s: member %d's quorum and election addresses differ in host (%s, %s)", n.Name, j+1, q, e)
 			}
 			fmt.Fprintf(&cfg, "server.%d=%s:%s:%s\n", j+1, qh, qp, ep)
