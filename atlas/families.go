@@ -104,13 +104,10 @@ func servers(l lockInfo) (string, []string) { return serversWith(l, "none") }
 
 // serversWith is servers with the given Redis persistence.
 func serversWith(l lockInfo, persistence string) (string, []string) {
-	switch {
-	case l.Backend == locks.ZooKeeper:
-		return "zookeeper: {nodes: 3}", []string{"zk-0", "zk-1", "zk-2"}
-	case l.Backend == locks.Etcd:
-		return "etcd: {nodes: 3}", []string{"etcd-0", "etcd-1", "etcd-2"}
-	}
 	if b, ok := cluster.LookupBackend(string(l.Backend)); ok {
+		if everyFamily[l.Backend] {
+			return b.Name + ": {nodes: 3}", planNames(b, cluster.Settings{"nodes": 3})
+		}
 		return tableServers(b)
 	}
 	switch {
@@ -123,14 +120,19 @@ func serversWith(l lockInfo, persistence string) (string, []string) {
 // tableServers is the usual topology of a lock on a backend of the
 // table: its section with every default, and the nodes of its plan.
 func tableServers(b cluster.TableBackend) (string, []string) {
+	return b.Name + ": {}", planNames(b, cluster.Settings{})
+}
+
+// planNames are the nodes b plans for its section set.
+func planNames(b cluster.TableBackend, set cluster.Settings) []string {
 	var names []string
 	if b.Plan != nil {
-		nodes, _ := b.Plan(b.Settle(cluster.Settings{}))
+		nodes, _ := b.Plan(b.Settle(set))
 		for _, n := range nodes {
 			names = append(names, n.Name)
 		}
 	}
-	return b.Name + ": {}", names
+	return names
 }
 
 // tableFamilies are the families written for every backend of the table:
@@ -141,8 +143,9 @@ var tableFamilies = map[string]bool{"baseline": true, "pause-holder-short": true
 	"partition-holder": true, "latency-small": true, "reset-storm": true, "packet-loss": true}
 
 // everyFamily are the table's backends whose locks every family is
-// written for (their 3-member topology and leader: servers, leader):
-// ZooKeeper and etcd, which had them before they joined the table.
+// written for, on 3 members and aimed at their row's leader selector
+// (servers, leader): ZooKeeper and etcd, which had them before they
+// joined the table.
 var everyFamily = map[locks.Backend]bool{locks.ZooKeeper: true, locks.Etcd: true}
 
 // forTable makes the families not written for the table's backends
@@ -166,11 +169,8 @@ func forTable(fs []Family) []Family {
 // leader is the node a leader fault acts on: the ZooKeeper or etcd leader
 // when the fault starts, the single Redis primary, one Redlock node.
 func leader(l lockInfo) string {
-	switch l.Backend {
-	case locks.ZooKeeper:
-		return "zk-leader"
-	case locks.Etcd:
-		return "etcd-leader"
+	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.Leader != "" {
+		return b.Leader
 	}
 	return "redis-0"
 }
