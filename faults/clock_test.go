@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -169,7 +170,7 @@ func TestClockJumpZooKeeperLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	session := conn.SessionID()
-	ws := runOnly(t, testEnv(t, c), []Fault{{Type: ClockJump, Node: ZKLeader, Offset: 120 * time.Second, For: 5 * time.Second}}, 8*time.Second)
+	ws := runOnly(t, testEnv(t, c), []Fault{{Type: ClockJump, Node: zookeeper.LeaderSelector, Offset: 120 * time.Second, For: 5 * time.Second}}, 8*time.Second)
 	wantBit(t, ws[0], true, "the log timestamp of srvr on zk-")
 	if !strings.HasPrefix(ws[0].Target, "zk-leader=zk-") || ws[0].Method != MethodReal {
 		t.Errorf("window %+v", ws[0])

@@ -9,14 +9,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 )
 
-// Leader selectors (node names, contract): the member of a ZooKeeper
-// ensemble or etcd cluster that leads when the fault starts. Each is its
-// row's (cluster.TableBackend.Leader), as every table backend's is.
-const (
-	ZKLeader   = "zk-leader"
-	EtcdLeader = "etcd-leader"
-)
-
 // leaderKinds maps each leader selector to the kind of node it names: the
 // table backends' (cluster.TableBackend.Leader).
 func leaderKinds() map[string]string {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/etcd"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -18,23 +20,23 @@ func TestWithLeaders(t *testing.T) {
 		leader string
 		want   string // Target of the result
 	}{
-		{"isolate", Fault{Isolate: ZKLeader}, "zk-3", "zk-3"},
-		{"node", Fault{Node: ZKLeader}, "zk-3", "zk-3"},
+		{"isolate", Fault{Isolate: zookeeper.LeaderSelector}, "zk-3", "zk-3"},
+		{"node", Fault{Node: zookeeper.LeaderSelector}, "zk-3", "zk-3"},
 		{"link", Fault{Link: "clients->zk-leader"}, "zk-1", "clients->zk-1"},
-		{"leader alone", Fault{Groups: [][]string{{ZKLeader}, rest}}, "zk-4",
+		{"leader alone", Fault{Groups: [][]string{{zookeeper.LeaderSelector}, rest}}, "zk-4",
 			"[zk-4] | [zk-0 zk-1 zk-2 zk-3 clients]"},
-		{"leader and zk-0", Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-4",
+		{"leader and zk-0", Fault{Groups: [][]string{{zookeeper.LeaderSelector, "zk-0"}, rest[1:]}}, "zk-4",
 			"[zk-4 zk-0] | [zk-1 zk-2 zk-3 clients]"},
-		{"leader is zk-0", Fault{Groups: [][]string{{ZKLeader, "zk-0"}, rest[1:]}}, "zk-0",
+		{"leader is zk-0", Fault{Groups: [][]string{{zookeeper.LeaderSelector, "zk-0"}, rest[1:]}}, "zk-0",
 			"[zk-0] | [zk-1 zk-2 zk-3 zk-4 clients]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := leaderChoice{ZKLeader: tc.leader}
+			a := leaderChoice{zookeeper.LeaderSelector: tc.leader}
 			if got := withLeaders(tc.f, a, nil).Target(); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 			shown := withLeaders(tc.f, a, func(sel, n string) string { return sel + "=" + n }).Target()
-			if !strings.Contains(shown, ZKLeader+"="+tc.leader) {
+			if !strings.Contains(shown, zookeeper.LeaderSelector+"="+tc.leader) {
 				t.Errorf("shown as %s", shown)
 			}
 		})
@@ -52,7 +54,7 @@ func TestRunLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := []Fault{{Type: Partition, Isolate: EtcdLeader, For: time.Second}}
+	fs := []Fault{{Type: Partition, Isolate: etcd.LeaderSelector, For: time.Second}}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var during []string
@@ -83,7 +85,7 @@ func TestRunLeader(t *testing.T) {
 	}
 	w := ws[0]
 	t.Logf("%+v", w)
-	if want := EtcdLeader + "=" + leader.Name; w.Target != want {
+	if want := etcd.LeaderSelector + "=" + leader.Name; w.Target != want {
 		t.Errorf("target %q, want %q", w.Target, want)
 	}
 	if !strings.Contains(w.Detail, "etcd-leader was "+leader.Name) {

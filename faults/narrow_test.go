@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/backends/etcd"
 )
 
 func TestNarrow(t *testing.T) {
@@ -20,7 +21,7 @@ func TestNarrow(t *testing.T) {
 		{"partition keeps its own backend", part, [][]string{{"holder"}, {"zk-0", "zk-1", "zk-2"}}, []string{"etcd-0", "etcd-1", "etcd-2"}, false},
 		{"partition of another backend only", Fault{Type: "partition", Groups: [][]string{{"holder"}, {"etcd-0", "etcd-1"}}}, [][]string{{"holder"}}, []string{"etcd-0", "etcd-1"}, true},
 		{"node of another backend", Fault{Type: "pause", Node: "etcd-1"}, nil, []string{"etcd-1"}, true},
-		{"leader selector of another backend", Fault{Type: "kill", Node: EtcdLeader}, nil, []string{EtcdLeader}, true},
+		{"leader selector of another backend", Fault{Type: "kill", Node: etcd.LeaderSelector}, nil, []string{etcd.LeaderSelector}, true},
 		{"own node", Fault{Type: "pause", Node: "zk-1"}, nil, nil, false},
 		{"client fault", Fault{Type: "pause-client", Client: Holder}, nil, nil, false},
 	} {

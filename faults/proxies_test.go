@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	etcdrow "github.com/locklab/locklab/cluster/backends/etcd"
+	"github.com/locklab/locklab/cluster/backends/zookeeper"
 )
 
 // TestClientProxies resolves each fault to the servers whose client links
@@ -36,8 +38,8 @@ func TestClientProxies(t *testing.T) {
 		{"restart", sentinel, false, []Fault{{Type: Restart, At: s, Node: "redis-0-r0"}}, []string{"redis-0-r0"}},
 		{"servers only partition", zk, false, []Fault{{Type: Partition, At: s, Groups: [][]string{{"zk-0"}, {"zk-1", "zk-2"}}}}, []string{}},
 		{"leader partition", zk, false, []Fault{{Type: Partition, At: s,
-			Groups: [][]string{{ZKLeader}, {"zk-0", "zk-1", "zk-2", cluster.Clients}}}}, []string{"zk-0", "zk-1", "zk-2"}},
-		{"leader link", etcd, false, []Fault{{Type: Latency, At: s, Link: "clients->" + EtcdLeader, Latency: s}},
+			Groups: [][]string{{zookeeper.LeaderSelector}, {"zk-0", "zk-1", "zk-2", cluster.Clients}}}}, []string{"zk-0", "zk-1", "zk-2"}},
+		{"leader link", etcd, false, []Fault{{Type: Latency, At: s, Link: "clients->" + etcdrow.LeaderSelector, Latency: s}},
 			[]string{"etcd-0", "etcd-1", "etcd-2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
