@@ -40,6 +40,15 @@ type Command struct {
 	// User runs the server as this system user (servers that refuse to
 	// run as root: postgres, mariadbd); "" is the harness's own.
 	User string
+	// Container is how a provider with containers runs the command: what
+	// its Fabric.Container made, which only that provider reads. Build
+	// sets it; a row leaves it nil.
+	Container any
+}
+
+// String is the command line, space-separated.
+func (c Command) String() string {
+	return strings.Join(append([]string{c.Path}, c.Args...), " ")
 }
 
 // Setup is how one node of a table backend runs and is asked.
@@ -68,17 +77,16 @@ func (b *Build) Configure(n *Node, s Setup) {
 	}
 	n.rebind = s.Rebind
 	cmd := s.Command
-	n.cmd = func() (command, error) {
+	n.cmd = func() (Command, error) {
 		c, err := cmd()
 		if err != nil {
-			return command{}, err
+			return Command{}, err
 		}
 		if c.Dir == "" {
 			c.Dir = n.dataDir
 		}
-		out := command{path: c.Path, args: c.Args, env: c.Env, dir: c.Dir, user: c.User}
-		out.container, err = b.c.prov.container(b.Backend.Name, b.Backend.String(b.Settings, ImageField), n, out)
-		return out, err
+		c.Container, err = b.c.prov.Container(b.Backend.Name, b.Backend.String(b.Settings, ImageField), n, c)
+		return c, err
 	}
 	n.probe = s.Probe
 	n.role = s.Role
@@ -90,7 +98,7 @@ func (b *Build) Ports(n int) ([]int, error) { return pickPorts(n) }
 // Port is the port n's server uses where Ports picked picked: picked, or
 // standard under provider netns, where each server has an address of its
 // own and keeps its backend's standard port.
-func (b *Build) Port(picked, standard int) int { return b.c.prov.port(picked, standard) }
+func (b *Build) Port(picked, standard int) int { return b.c.prov.Port(picked, standard) }
 
 // Serve makes n's client address its ClientAddr for port, and its
 // ListenAddr an alias of it where the two differ (provider docker), so
@@ -134,8 +142,8 @@ type PeerFront struct {
 // It returns the address each node's peers dial (front[i] for f.Nodes[i]),
 // nil where the kernel carries the links (netns: each node's own address).
 func (b *Build) FrontPeers(f PeerFront) ([]string, error) {
-	demux, err := b.c.prov.frontPeers(peerFront{fallback: b.Backend.Fallback, nodes: f.Nodes,
-		up: func(n *Node) []string { return []string{f.Up(n)} }, identify: f.Identify})
+	demux, err := b.c.prov.FrontPeers(Front{Fallback: b.Backend.Fallback, Nodes: f.Nodes,
+		Up: func(n *Node) []string { return []string{f.Up(n)} }, Identify: f.Identify})
 	if err != nil || demux == nil {
 		return nil, err
 	}
@@ -154,14 +162,14 @@ func SenderBySocket(nodes []*Node, c net.Conn) int { return senderBySocket(nodes
 // ListenAddr is the address n's server listens on for port: 127.0.0.1
 // under provider local, n's own address in its network namespace under
 // netns, its container's address on the run's network under docker.
-func (b *Build) ListenAddr(n *Node, port int) string { return b.c.prov.listenAddr(n, port) }
+func (b *Build) ListenAddr(n *Node, port int) string { return b.c.prov.ListenAddr(n, port) }
 
 // ClientAddr is the address the harness (probes, role queries) and the
 // clients dial for n's port: its ListenAddr under providers local and
 // netns; under docker 127.0.0.1:port, where the container's port is
 // published (the port numbers of Ports are free on the host). Peers dial
 // the address PeerLink returns.
-func (b *Build) ClientAddr(n *Node, port int) string { return b.c.prov.clientAddr(n, port) }
+func (b *Build) ClientAddr(n *Node, port int) string { return b.c.prov.ClientAddr(n, port) }
 
 // PeerLink is the address from dials to reach to's client port: under
 // provider local the proxy of the plan's link from->to, which it creates;
@@ -174,7 +182,7 @@ func (b *Build) PeerLink(from, to *Node) (string, error) {
 // PeerLinkTo is PeerLink to addr, a port of to other than the one it
 // serves clients on (a cluster or route port).
 func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
-	addrs, err := b.c.prov.peerLink(from, to, []string{addr}, nil)
+	addrs, err := b.c.prov.PeerLink(from, to, []string{addr}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +193,7 @@ func (b *Build) PeerLinkTo(from, to *Node, addr string) (string, error) {
 // naming them in logs (a ZooKeeper link's quorum and election ports): the
 // address from dials for each.
 func (b *Build) PeerLinks(from, to *Node, addrs, labels []string) ([]string, error) {
-	return b.c.prov.peerLink(from, to, addrs, labels)
+	return b.c.prov.PeerLink(from, to, addrs, labels)
 }
 
 // AddToxic puts a toxic of type typ (registered with toxiproxy's

@@ -29,7 +29,7 @@ type Cluster struct {
 	log     *slog.Logger
 	dir     string
 	dataDir string
-	prov    provider
+	prov    Provider
 	netns   *netnsProvider // the provider when it is netns
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
@@ -48,7 +48,7 @@ type Cluster struct {
 	watchStop chan struct{} // closed by Close: stops watchListeners
 	watchDone chan struct{}
 
-	demux []*peerDemux // local peer demultiplexers (peers.go); guarded by mu
+	demux []*PeerDemux // local peer demultiplexers (peers.go); guarded by mu
 
 	// Table backends' failovers by backend, and what their builds made
 	// outside the data dirs (table.go); guarded by mu.
@@ -330,7 +330,7 @@ func (c *Cluster) Dir() string { return c.dir }
 // LabelRun label on the cluster's containers and network (Spec.RunID plus a
 // random suffix); otherwise Spec.RunID.
 func (c *Cluster) RunID() string {
-	if id := c.prov.runID(); id != "" {
+	if id := c.prov.RunID(); id != "" {
 		return id
 	}
 	return c.spec.RunID
@@ -384,7 +384,7 @@ func (c *Cluster) close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.shutdown(); err != nil {
+			if err := p.Shutdown(); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("kill %s: %w", n.Name, err))
 				mu.Unlock()
@@ -392,10 +392,10 @@ func (c *Cluster) close() error {
 			t := time.NewTimer(30 * time.Second)
 			defer t.Stop()
 			select {
-			case <-p.done():
+			case <-p.Done():
 			case <-t.C:
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("kill %s: pid %d did not exit", n.Name, p.pid()))
+				errs = append(errs, fmt.Errorf("kill %s: pid %d did not exit", n.Name, p.Pid()))
 				mu.Unlock()
 			}
 		}()
@@ -414,7 +414,7 @@ func (c *Cluster) close() error {
 		<-c.watchDone
 	}
 	for _, d := range c.peerDemuxes() {
-		d.close()
+		d.Close()
 	}
 	c.mu.Lock()
 	links := append([]*Link(nil), c.links...)
@@ -422,7 +422,7 @@ func (c *Cluster) close() error {
 	for _, l := range links {
 		l.close()
 	}
-	if err := c.prov.close(context.Background()); err != nil {
+	if err := c.prov.Close(context.Background()); err != nil {
 		errs = append(errs, err)
 	}
 	c.mu.Lock()

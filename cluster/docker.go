@@ -176,7 +176,7 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if err := p.createNetwork(ctx); err != nil {
-		p.close(context.WithoutCancel(ctx))
+		p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("cluster: docker network %s: %w", p.netName, err)
 	}
 	p.watch = newDockerWatch(p)
@@ -184,10 +184,10 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 	return p, nil
 }
 
-// close removes every container of the run (found by label, so that one
+// Close removes every container of the run (found by label, so that one
 // created by a request whose answer was lost to a cancelled ctx goes too)
 // and the network.
-func (p *dockerProvider) close(ctx context.Context) error {
+func (p *dockerProvider) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()

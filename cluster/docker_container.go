@@ -45,15 +45,15 @@ func (p *dockerProvider) containerName(n *Node) string {
 	return "locklab-" + p.run + "-" + n.Name
 }
 
-func commandKey(img string, hostPort string, c command) string {
-	return img + "\x00" + hostPort + "\x00" + c.String() + "\x00" + strings.Join(c.env, "\x00")
+func commandKey(img string, hostPort string, c Command) string {
+	return img + "\x00" + hostPort + "\x00" + c.String() + "\x00" + strings.Join(c.Env, "\x00")
 }
 
 // ensure returns n's container for cmd, creating it (or recreating it when
 // the command changed) without starting it.
-func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd command) (*dockerContainer, error) {
-	spec := cmd.container
-	if spec == nil {
+func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd Command) (*dockerContainer, error) {
+	spec, ok := cmd.Container.(*containerSpec)
+	if !ok || spec == nil {
 		return nil, fmt.Errorf("docker: node %s has no container spec", n.Name)
 	}
 	img, err := p.image(ctx, spec)
@@ -87,8 +87,8 @@ func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd command) (*doc
 	return dc, nil
 }
 
-func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, hostPort, key string) (*dockerContainer, error) {
-	spec := cmd.container
+func (p *dockerProvider) create(ctx context.Context, n *Node, cmd Command, img, hostPort, key string) (*dockerContainer, error) {
+	spec := cmd.Container.(*containerSpec) // ensure checked it
 	port := network.MustParsePort(strconv.Itoa(spec.port) + "/tcp")
 	exposed := []string{port.String()}
 	bindings := network.PortMap{port: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
@@ -105,7 +105,7 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 		mounts = append(mounts, m+":"+m)
 	}
 	env := map[string]string{}
-	for _, kv := range cmd.env {
+	for _, kv := range cmd.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -118,8 +118,8 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:          img,
-			Entrypoint:     []string{cmd.path},
-			Cmd:            cmd.args,
+			Entrypoint:     []string{cmd.Path},
+			Cmd:            cmd.Args,
 			Env:            env,
 			Labels:         labels,
 			Name:           name,
@@ -128,7 +128,7 @@ func (p *dockerProvider) create(ctx context.Context, n *Node, cmd command, img, 
 			NetworkAliases: map[string][]string{p.netName: {n.Name}},
 			ConfigModifier: func(c *container.Config) {
 				c.Hostname = n.Name
-				c.WorkingDir = cmd.dir
+				c.WorkingDir = cmd.Dir
 				c.User = spec.user
 			},
 			HostConfigModifier: func(h *container.HostConfig) {
@@ -173,7 +173,7 @@ func isPortConflict(err error) bool {
 	return strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use")
 }
 
-func (p *dockerProvider) launch(ctx context.Context, n *Node, cmd command) (process, error) {
+func (p *dockerProvider) Launch(ctx context.Context, n *Node, cmd Command) (Process, error) {
 	for attempt := 0; ; attempt++ {
 		proc, err := p.launchOnce(ctx, n, cmd)
 		if err == nil || attempt >= 3 || !isPortConflict(err) {
@@ -198,7 +198,7 @@ func (p *dockerProvider) launch(ctx context.Context, n *Node, cmd command) (proc
 	}
 }
 
-func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd command) (process, error) {
+func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd Command) (Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -210,9 +210,10 @@ func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd command) (
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
-	img, _ := p.image(ctx, cmd.container)
+	spec := cmd.Container.(*containerSpec) // ensure checked it
+	img, _ := p.image(ctx, spec)
 	fmt.Fprintf(f, "\n=== locklab %s: start container %s (%s, %s): %s\n",
-		time.Now().Format(time.RFC3339Nano), dc.name, img, p.containerAddr(n.Name, cmd.container.port), cmd)
+		time.Now().Format(time.RFC3339Nano), dc.name, img, p.containerAddr(n.Name, spec.port), cmd)
 	// Docker keeps every launch's output; follow this launch's only. A
 	// second of margin for the daemon's clock: its log timestamps and ours
 	// come from the same host clock, but the since filter has second
@@ -233,7 +234,7 @@ func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd command) (
 		pr.hostPid = st.Pid
 		pr.started = st.StartedAt
 	}
-	p.watch.add(n, pr, cmd.container.port)
+	p.watch.add(n, pr, spec.port)
 	go pr.run(f, since)
 	return pr, nil
 }

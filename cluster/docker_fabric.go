@@ -10,23 +10,23 @@ import (
 	"strconv"
 )
 
-func (p *dockerProvider) place(*Node) error { return nil }
+func (p *dockerProvider) Place(*Node) error { return nil }
 
-// listenAddr is n's container address on the run's network.
-func (p *dockerProvider) listenAddr(n *Node, port int) string {
+// ListenAddr is n's container address on the run's network.
+func (p *dockerProvider) ListenAddr(n *Node, port int) string {
 	return p.containerAddr(n.Name, port)
 }
 
-// clientAddr publishes the container's port on 127.0.0.1 at the same
+// ClientAddr publishes the container's port on 127.0.0.1 at the same
 // number (the port numbers of Build.Ports are free on the host).
-func (p *dockerProvider) clientAddr(n *Node, port int) string {
+func (p *dockerProvider) ClientAddr(n *Node, port int) string {
 	p.publish(n.Name, port)
 	return hostPort(port)
 }
 
-// peerLink is the link's proxies on the network's gateway, dialing to's
+// PeerLink is the link's proxies on the network's gateway, dialing to's
 // container at each address's port.
-func (p *dockerProvider) peerLink(from, to *Node, addrs, labels []string) ([]string, error) {
+func (p *dockerProvider) PeerLink(from, to *Node, addrs, labels []string) ([]string, error) {
 	ups := make([]string, len(addrs))
 	listens := make([]string, len(addrs))
 	for i, addr := range addrs {
@@ -60,13 +60,13 @@ func (p *dockerProvider) publish(node string, port int) {
 	}
 }
 
-// container is the container of node n for cmd: image ("" the
+// Container is the Container of node n for cmd: image ("" the
 // backend's default, docs/providers.md), n's client port (its Addr) and
 // every other port clientAddr published, the command's directory and n's
 // data dir mounted at their own paths (so the paths in the command line
-// hold inside the container), and the command's user as the host's uid
+// hold inside the Container), and the command's user as the host's uid
 // and gid, which own those directories (root without one).
-func (p *dockerProvider) container(backend, image string, n *Node, cmd command) (*containerSpec, error) {
+func (p *dockerProvider) Container(backend, image string, n *Node, cmd Command) (any, error) {
 	_, port := splitHostPort(n.Addr())
 	pn, err := strconv.Atoi(port)
 	if err != nil {
@@ -76,15 +76,15 @@ func (p *dockerProvider) container(backend, image string, n *Node, cmd command) 
 	pub := slices.Clone(p.published[n.Name])
 	p.mu.Unlock()
 	spec := &containerSpec{backend: backend, image: image, port: pn, publish: pub, mounts: []string{n.dataDir}}
-	if cmd.dir != "" && cmd.dir != n.dataDir {
-		spec.mounts = append(spec.mounts, cmd.dir)
+	if cmd.Dir != "" && cmd.Dir != n.dataDir {
+		spec.mounts = append(spec.mounts, cmd.Dir)
 	}
 	// Without a user of its own the server runs as root, whatever user
 	// its image names: the host directories it writes are the harness's
 	// (an official image may name a user of its own that could not).
 	spec.user = "0:0"
-	if cmd.user != "" {
-		cred, err := credentialOf(cmd.user)
+	if cmd.User != "" {
+		cred, err := credentialOf(cmd.User)
 		if err != nil {
 			return nil, err
 		}
@@ -93,16 +93,16 @@ func (p *dockerProvider) container(backend, image string, n *Node, cmd command) 
 	return spec, nil
 }
 
-func (p *dockerProvider) port(picked, _ int) int { return picked }
+func (p *dockerProvider) Port(picked, _ int) int { return picked }
 
-// frontPeers: demultiplexers on the network's gateway. Connections come
+// FrontPeers: demultiplexers on the network's gateway. Connections come
 // straight from the containers over the bridge, so the source address of
 // each is its sender's container address (senderByAddr): no header needs
 // to be read (f.identify is not used), and every request a node sends
 // another one goes through its pair's link.
-func (p *dockerProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
+func (p *dockerProvider) FrontPeers(f Front) ([]*PeerDemux, error) {
 	byIP := map[netip.Addr]int{}
-	for i, n := range f.nodes {
+	for i, n := range f.Nodes {
 		byIP[p.assignIP(n.Name)] = i
 	}
 	byAddr := func([]*Node) func(net.Conn) ([]byte, int) {
@@ -111,21 +111,21 @@ func (p *dockerProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
 	return p.c.frontPeersOn(f, p.gatewayListen(), byAddr, p.watch.addDemux)
 }
 
-// runID is the value of the LabelRun label on the cluster's containers and
+// RunID is the value of the LabelRun label on the cluster's containers and
 // network (Spec.RunID plus a random suffix).
-func (p *dockerProvider) runID() string { return p.run }
+func (p *dockerProvider) RunID() string { return p.run }
 
-// linkAdded: a link made once the watch follows the containers joins it,
+// LinkAdded: a link made once the watch follows the containers joins it,
 // from its next round on (docker_watch.go).
-func (p *dockerProvider) linkAdded(l *Link) {
+func (p *dockerProvider) LinkAdded(l *Link) {
 	if p.watch.following() {
 		p.watch.linkAdded(l)
 		l.watch = true
 	}
 }
 
-// syncListening runs a round of the watch at once.
-func (p *dockerProvider) syncListening() bool {
+// SyncListening runs a round of the watch at once.
+func (p *dockerProvider) SyncListening() bool {
 	p.watch.sync()
 	return true
 }

@@ -39,9 +39,9 @@ type dockerProcess struct {
 	err error
 }
 
-// pid is the host pid of the container's init process (docker-init), 0
+// Pid is the host Pid of the container's init process (docker-init), 0
 // when the engine does not say.
-func (pr *dockerProcess) pid() int { return pr.hostPid }
+func (pr *dockerProcess) Pid() int { return pr.hostPid }
 
 func opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
@@ -69,7 +69,7 @@ func (pr *dockerProcess) ignoreStopped(err error) error {
 	return err
 }
 
-func (pr *dockerProcess) pause() error {
+func (pr *dockerProcess) Pause() error {
 	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := pr.p.cli.ContainerPause(ctx, pr.id, client.ContainerPauseOptions{})
@@ -79,7 +79,7 @@ func (pr *dockerProcess) pause() error {
 	return pr.ignoreStopped(err)
 }
 
-func (pr *dockerProcess) resume() error {
+func (pr *dockerProcess) Resume() error {
 	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := pr.p.cli.ContainerUnpause(ctx, pr.id, client.ContainerUnpauseOptions{})
@@ -96,10 +96,10 @@ func (pr *dockerProcess) signal(sig string) error {
 	return pr.ignoreStopped(err)
 }
 
-// kill is docker kill. The engine kills a paused container too (SIGKILL
+// Kill is docker Kill. The engine kills a paused container too (SIGKILL
 // needs no unfreezing), so a paused server never runs again before it dies.
-// An engine's kill that fails leaves the container to wait's fallback.
-func (pr *dockerProcess) kill() error {
+// An engine's Kill that fails leaves the container to wait's fallback.
+func (pr *dockerProcess) Kill() error {
 	err := pr.signal("SIGKILL")
 	pr.killedOnce.Do(func() { close(pr.killed) })
 	if err != nil {
@@ -112,19 +112,19 @@ func (pr *dockerProcess) kill() error {
 	return err
 }
 
-func (pr *dockerProcess) terminate() error {
+func (pr *dockerProcess) Terminate() error {
 	if err := pr.signal("SIGTERM"); err != nil {
 		return err
 	}
 	// A frozen server cannot act on SIGTERM.
-	return pr.resume()
+	return pr.Resume()
 }
 
-func (pr *dockerProcess) shutdown() error { return pr.kill() }
+func (pr *dockerProcess) Shutdown() error { return pr.Kill() }
 
-func (pr *dockerProcess) done() <-chan struct{} { return pr.doneCh }
+func (pr *dockerProcess) Done() <-chan struct{} { return pr.doneCh }
 
-func (pr *dockerProcess) exitErr() error {
+func (pr *dockerProcess) ExitErr() error {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	return pr.err

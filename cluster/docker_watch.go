@@ -34,7 +34,7 @@ type dockerWatch struct {
 	mu    sync.Mutex
 	procs map[*dockerProcess]watched
 	born  map[*Link]time.Time
-	demux []*peerDemux // peer demultiplexers (peers.go)
+	demux []*PeerDemux // peer demultiplexers (peers.go)
 	off   bool
 }
 
@@ -76,7 +76,7 @@ func (w *dockerWatch) linkAdded(l *Link) {
 }
 
 // addDemux has d follow its node's listening state too; stop closes it.
-func (w *dockerWatch) addDemux(d *peerDemux) {
+func (w *dockerWatch) addDemux(d *PeerDemux) {
 	w.mu.Lock()
 	w.demux = append(w.demux, d)
 	w.mu.Unlock()
@@ -104,7 +104,7 @@ func (w *dockerWatch) stop() {
 	demux := w.demux
 	w.mu.Unlock()
 	for _, d := range demux {
-		d.close()
+		d.Close()
 	}
 }
 
@@ -160,11 +160,11 @@ func (w *dockerWatch) sync() {
 	for l, t := range w.born {
 		born[l] = t
 	}
-	demux := append([]*peerDemux(nil), w.demux...)
+	demux := append([]*PeerDemux(nil), w.demux...)
 	w.mu.Unlock()
 	for _, d := range demux {
-		if !d.cut() {
-			d.setListening(ls[d.upstream()], 0)
+		if !d.Cut() {
+			d.SetListening(ls[d.Upstream()], 0)
 		}
 	}
 	for _, l := range w.p.c.AllLinks() {
@@ -199,7 +199,7 @@ func (w *dockerWatch) disable(err error) {
 	demux := w.demux
 	w.mu.Unlock()
 	for _, d := range demux {
-		d.setListening(true, 0)
+		d.SetListening(true, 0)
 	}
 	w.p.log.Warn("cluster: proxies cannot follow the containers' listening state", "err", err)
 	w.p.c.stopWatching()

@@ -11,30 +11,30 @@ import (
 	"slices"
 )
 
-// fabric is the part of a provider that places nodes and wires their
+// Fabric is the part of a provider that places nodes and wires their
 // peers. Every provider implements it.
-type fabric interface {
-	// place prepares n before its addresses are asked (netns: its
+type Fabric interface {
+	// Place prepares n before its addresses are asked (netns: its
 	// namespace, plugged into the bridge).
-	place(n *Node) error
-	// listenAddr is the address n's server listens on for port.
-	listenAddr(n *Node, port int) string
-	// clientAddr is the address the harness and clients dial for n's
+	Place(n *Node) error
+	// ListenAddr is the address n's server listens on for port.
+	ListenAddr(n *Node, port int) string
+	// ClientAddr is the address the harness and clients dial for n's
 	// port.
-	clientAddr(n *Node, port int) string
-	// peerLink returns the addresses from dials to reach addrs, ports of
+	ClientAddr(n *Node, port int) string
+	// PeerLink returns the addresses from dials to reach addrs, ports of
 	// to: the proxies of the link from->to (one per address, named by
 	// labels when there are several), or addrs themselves where the
 	// kernel carries the link.
-	peerLink(from, to *Node, addrs, labels []string) ([]string, error)
-	// container is how n runs cmd in a container of backend's image
+	PeerLink(from, to *Node, addrs, labels []string) ([]string, error)
+	// Container is how n runs cmd in a Container of backend's image
 	// ("" the newest built locally); nil for providers without containers.
-	container(backend, image string, n *Node, cmd command) (*containerSpec, error)
-	// port is the port a server listens on: standard, the server's usual
+	Container(backend, image string, n *Node, cmd Command) (any, error)
+	// Port is the Port a server listens on: standard, the server's usual
 	// one, where each node has an address of its own (netns), else picked
-	// (a free port of the host).
-	port(picked, standard int) int
-	// frontPeers puts before each node of f one address every node that
+	// (a free Port of the host).
+	Port(picked, standard int) int
+	// FrontPeers puts before each node of f one address every node that
 	// dials it uses (a backend whose members must agree on each other's
 	// addresses: etcd's peer URLs, Redis's replicaof and Sentinel's
 	// monitored addresses): a demultiplexer that names each connection's
@@ -43,7 +43,7 @@ type fabric interface {
 	// returns the demultiplexers in the order of f.nodes; nil, nil where
 	// the kernel carries the links (netns): nodes are dialed at their own
 	// addresses.
-	frontPeers(f peerFront) ([]*peerDemux, error)
+	FrontPeers(f Front) ([]*PeerDemux, error)
 }
 
 // serveAt gives n the client port port: its address is where the harness
@@ -52,19 +52,19 @@ type fabric interface {
 // maps to a client's proxy (clients learn it from the servers: a member
 // list, a Sentinel).
 func (c *Cluster) serveAt(n *Node, port int) {
-	n.setAddr(c.prov.clientAddr(n, port))
-	if own := c.prov.listenAddr(n, port); own != n.Addr() {
+	n.setAddr(c.prov.ClientAddr(n, port))
+	if own := c.prov.ListenAddr(n, port); own != n.Addr() {
 		c.addAlias(n.Name, own)
 	}
 }
 
 // Provider local: every server on 127.0.0.1, peers through proxies.
 
-func (localProvider) place(*Node) error                   { return nil }
-func (localProvider) listenAddr(_ *Node, port int) string { return hostPort(port) }
-func (localProvider) clientAddr(_ *Node, port int) string { return hostPort(port) }
+func (localProvider) Place(*Node) error                   { return nil }
+func (localProvider) ListenAddr(_ *Node, port int) string { return hostPort(port) }
+func (localProvider) ClientAddr(_ *Node, port int) string { return hostPort(port) }
 
-func (p localProvider) peerLink(from, to *Node, addrs, labels []string) ([]string, error) {
+func (p localProvider) PeerLink(from, to *Node, addrs, labels []string) ([]string, error) {
 	l, err := p.c.addLink(from.Name, to.Name, addrs, labels)
 	if err != nil {
 		return nil, err
@@ -72,76 +72,76 @@ func (p localProvider) peerLink(from, to *Node, addrs, labels []string) ([]strin
 	return slices.Clone(l.addrs), nil
 }
 
-func (localProvider) container(string, string, *Node, command) (*containerSpec, error) {
+func (localProvider) Container(string, string, *Node, Command) (any, error) {
 	return nil, nil
 }
 
-func (localProvider) port(picked, _ int) int { return picked }
+func (localProvider) Port(picked, _ int) int { return picked }
 
-// frontPeers: demultiplexers on 127.0.0.1 that name senders f.identify's
+// FrontPeers: demultiplexers on 127.0.0.1 that name senders f.identify's
 // way (every connection comes from 127.0.0.1).
-func (p localProvider) frontPeers(f peerFront) ([]*peerDemux, error) {
-	return p.c.frontPeersOn(f, "127.0.0.1:0", f.identify, p.c.addPeerDemux)
+func (p localProvider) FrontPeers(f Front) ([]*PeerDemux, error) {
+	return p.c.frontPeersOn(f, "127.0.0.1:0", f.Identify, p.c.addPeerDemux)
 }
 
-// peerFront is what a backend asks of fabric.frontPeers.
-type peerFront struct {
-	// fallback begins the name of the link for senders not named
+// Front is what a backend asks of Fabric.FrontPeers.
+type Front struct {
+	// Fallback begins the name of the link for senders not named
 	// ("etcd-peers": etcd-peers->etcd-0).
-	fallback string
-	// nodes are the nodes to front, in order; a pair link from->to is made
+	Fallback string
+	// Nodes are the nodes to front, in order; a pair link from->to is made
 	// where the plan has one.
-	nodes []*Node
-	// up is where a node really listens for its peers: one proxy per
+	Nodes []*Node
+	// Up is where a node really listens for its peers: one proxy per
 	// address, named by labels when there are several.
-	up     func(n *Node) []string
-	labels []string
-	// identify is how provider local names the sender of a connection to
+	Up     func(n *Node) []string
+	Labels []string
+	// Identify is how provider local names the sender of a connection to
 	// a node, given the nodes with a pair link to it (indexed as nodes,
 	// nil where none); provider docker names senders by their container's
 	// address instead.
-	identify func(senders []*Node) func(net.Conn) ([]byte, int)
+	Identify func(senders []*Node) func(net.Conn) ([]byte, int)
 }
 
 // frontPeersOn makes f's links and demultiplexers, listening on listen
 // (port 0: a free one) and naming senders sender's way; register makes
 // each follow its node's listening state and be closed with the cluster,
 // once all of them listen. On error what was made is removed.
-func (c *Cluster) frontPeersOn(f peerFront, listen string, sender func([]*Node) func(net.Conn) ([]byte, int), register func(*peerDemux)) ([]*peerDemux, error) {
-	var out []*peerDemux
+func (c *Cluster) frontPeersOn(f Front, listen string, sender func([]*Node) func(net.Conn) ([]byte, int), register func(*PeerDemux)) ([]*PeerDemux, error) {
+	var out []*PeerDemux
 	var links []*Link
-	fail := func(err error) ([]*peerDemux, error) {
+	fail := func(err error) ([]*PeerDemux, error) {
 		for _, d := range out {
-			d.close()
+			d.Close()
 		}
 		c.removeLinks(links)
 		return nil, err
 	}
-	for _, to := range f.nodes {
-		senders := make([]*Node, len(f.nodes))
-		pairs := make([]*Link, len(f.nodes))
-		for j, from := range f.nodes {
+	for _, to := range f.Nodes {
+		senders := make([]*Node, len(f.Nodes))
+		pairs := make([]*Link, len(f.Nodes))
+		for j, from := range f.Nodes {
 			if !c.plan.HasLink(from.Name, to.Name) {
 				continue
 			}
-			l, err := c.addLink(from.Name, to.Name, f.up(to), f.labels)
+			l, err := c.addLink(from.Name, to.Name, f.Up(to), f.Labels)
 			if err != nil {
 				return fail(err)
 			}
 			links = append(links, l)
 			senders[j], pairs[j] = from, l
 		}
-		fallback, err := c.addLink(f.fallback, to.Name, f.up(to), f.labels)
+		fallback, err := c.addLink(f.Fallback, to.Name, f.Up(to), f.Labels)
 		if err != nil {
 			return fail(err)
 		}
 		links = append(links, fallback)
-		d := newPeerDemux(c.log, to.Name, fallback, len(f.nodes))
+		d := newPeerDemux(c.log, to.Name, fallback, len(f.Nodes))
 		d.pairs = pairs
 		d.sender = sender(senders)
 		out = append(out, d)
 		if err := d.listen(listen); err != nil {
-			return fail(fmt.Errorf("cluster: %s listener for %s: %w", f.fallback, to.Name, err))
+			return fail(fmt.Errorf("cluster: %s listener for %s: %w", f.Fallback, to.Name, err))
 		}
 	}
 	for _, d := range out {

@@ -209,7 +209,7 @@ func (l *Link) syncListeningAt(ls map[string]bool, seq uint64) {
 // syncListening brings every link up to date at once (after a node
 // operation, so callers need not wait for the next round).
 func (c *Cluster) syncListening() {
-	if c.prov.syncListening() {
+	if c.prov.SyncListening() {
 		return
 	}
 	if c.watchStop == nil {
@@ -266,6 +266,6 @@ func (c *Cluster) stopWatching() {
 		l.mu.Unlock()
 	}
 	for _, d := range c.peerDemuxes() {
-		d.setListening(true, ^uint64(0))
+		d.SetListening(true, ^uint64(0))
 	}
 }

@@ -85,7 +85,7 @@ func newNetnsProvider(ctx context.Context, c *Cluster) (*netnsProvider, error) {
 	p.host = "ll" + p.id[len(p.id)-8:]
 	t0 := time.Now()
 	if err := p.setup(); err != nil {
-		p.close(context.WithoutCancel(ctx))
+		p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("cluster: provider netns: %w", err)
 	}
 	c.log.Info("netns bridge ready", "subnet", p.subnet, "harness", p.client, "took", time.Since(t0))
@@ -266,27 +266,27 @@ func (p *netnsProvider) addrOf(end string) (netip.Addr, bool) {
 	return a, ok
 }
 
-// launch starts the server from a thread inside the node's namespace, so
+// Launch starts the server from a thread inside the node's namespace, so
 // the server is born there; otherwise as the local provider does.
-func (p *netnsProvider) launch(ctx context.Context, n *Node, c command) (process, error) {
+func (p *netnsProvider) Launch(ctx context.Context, n *Node, c Command) (Process, error) {
 	p.mu.Lock()
 	ns, ok := p.ns[n.Name]
 	p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("node %s has no namespace", n.Name)
 	}
-	var proc process
+	var proc Process
 	err := inNetns(ns, func() error {
 		var err error
-		proc, err = localProvider{}.launch(ctx, n, c)
+		proc, err = localProvider{}.Launch(ctx, n, c)
 		return err
 	})
 	return proc, err
 }
 
-// close removes the rules, the veth link in the harness's namespace and
+// Close removes the rules, the veth link in the harness's namespace and
 // every namespace of the cluster, killing what still runs there.
-func (p *netnsProvider) close(context.Context) error {
+func (p *netnsProvider) Close(context.Context) error {
 	var errs []error
 	p.rules.closeAll()
 	p.mu.Lock()

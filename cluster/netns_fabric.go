@@ -11,12 +11,12 @@ import (
 // carries every link; faults are rules in the namespaces), so no peer
 // proxy or demultiplexer is needed.
 
-func (p *netnsProvider) place(n *Node) error {
+func (p *netnsProvider) Place(n *Node) error {
 	_, err := p.addNode(n.Name)
 	return err
 }
 
-func (p *netnsProvider) listenAddr(n *Node, port int) string {
+func (p *netnsProvider) ListenAddr(n *Node, port int) string {
 	host := "127.0.0.1"
 	if ip, ok := p.addrOf(n.Name); ok {
 		host = ip.String()
@@ -24,18 +24,18 @@ func (p *netnsProvider) listenAddr(n *Node, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
-func (p *netnsProvider) clientAddr(n *Node, port int) string { return p.listenAddr(n, port) }
+func (p *netnsProvider) ClientAddr(n *Node, port int) string { return p.ListenAddr(n, port) }
 
-func (p *netnsProvider) peerLink(_, _ *Node, addrs, _ []string) ([]string, error) { return addrs, nil }
+func (p *netnsProvider) PeerLink(_, _ *Node, addrs, _ []string) ([]string, error) { return addrs, nil }
 
-func (p *netnsProvider) container(string, string, *Node, command) (*containerSpec, error) {
+func (p *netnsProvider) Container(string, string, *Node, Command) (any, error) {
 	return nil, nil
 }
 
-func (p *netnsProvider) port(_, standard int) int { return standard }
+func (p *netnsProvider) Port(_, standard int) int { return standard }
 
-func (p *netnsProvider) frontPeers(peerFront) ([]*peerDemux, error) { return nil, nil }
+func (p *netnsProvider) FrontPeers(Front) ([]*PeerDemux, error) { return nil, nil }
 
-func (p *netnsProvider) runID() string       { return "" }
-func (p *netnsProvider) linkAdded(*Link)     {}
-func (p *netnsProvider) syncListening() bool { return false }
+func (p *netnsProvider) RunID() string       { return "" }
+func (p *netnsProvider) LinkAdded(*Link)     {}
+func (p *netnsProvider) SyncListening() bool { return false }

@@ -48,7 +48,7 @@ type Node struct {
 	clientFacing bool
 
 	// Set by the topology builder.
-	cmd func() (command, error) // command line for the next launch
+	cmd func() (Command, error) // command line for the next launch
 	// probe checks once whether the server serves (PING, srvr, /health);
 	// nil means it does.
 	probe func(ctx context.Context) error
@@ -62,7 +62,7 @@ type Node struct {
 
 	mu       sync.Mutex
 	addr     string // real client address
-	proc     process
+	proc     Process
 	logStart int64 // log size at the last launch, to read that launch's output
 	// clock is the node's clock file (clock.go); clockErr why it has none.
 	clock    *clockshim.File
@@ -95,7 +95,7 @@ func (n *Node) Pid() int {
 	if p == nil {
 		return 0
 	}
-	return p.pid()
+	return p.Pid()
 }
 
 // Alive reports whether the node's server process is running (a paused
@@ -106,20 +106,20 @@ func (n *Node) Alive() bool {
 		return false
 	}
 	select {
-	case <-p.done():
+	case <-p.Done():
 		return false
 	default:
 		return true
 	}
 }
 
-func (n *Node) process() process {
+func (n *Node) process() Process {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.proc
 }
 
-func (n *Node) running() (process, error) {
+func (n *Node) running() (Process, error) {
 	if n.c.isClosed() {
 		return nil, ErrClosed
 	}
@@ -131,7 +131,7 @@ func (n *Node) running() (process, error) {
 		return nil, fmt.Errorf("%s: %w", n.Name, ErrNotRunning)
 	}
 	select {
-	case <-p.done():
+	case <-p.Done():
 		return nil, fmt.Errorf("%s: %w", n.Name, ErrNotRunning)
 	default:
 		return p, nil
@@ -160,13 +160,13 @@ func (n *Node) Role(ctx context.Context) (string, error) {
 // Pause freezes the server (SIGSTOP to its process group and its other
 // descendants; docker: docker pause): it keeps its sockets but answers
 // nothing, like a long GC or VM pause. Resume undoes it.
-func (n *Node) Pause(ctx context.Context) error { return n.signal("pause", process.pause) }
+func (n *Node) Pause(ctx context.Context) error { return n.signal("pause", Process.Pause) }
 
 // Resume lets a paused server run again (SIGCONT).
-func (n *Node) Resume(ctx context.Context) error { return n.signal("resume", process.resume) }
+func (n *Node) Resume(ctx context.Context) error { return n.signal("resume", Process.Resume) }
 
 // signal runs op (what: "pause" or "resume") on the running server.
-func (n *Node) signal(what string, op func(process) error) error {
+func (n *Node) signal(what string, op func(Process) error) error {
 	p, err := n.running()
 	if err != nil {
 		return err
@@ -198,11 +198,11 @@ func (n *Node) kill(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	if err := p.kill(); err != nil {
+	if err := p.Kill(); err != nil {
 		return fmt.Errorf("kill %s: %w", n.Name, err)
 	}
 	select {
-	case <-p.done():
+	case <-p.Done():
 		n.c.syncListening()
 		n.c.log.Info("node killed", "node", n.Name)
 		return nil
@@ -229,20 +229,20 @@ func (n *Node) Stop(ctx context.Context) error {
 		return nil
 	}
 	defer n.c.syncListening()
-	if err := p.terminate(); err != nil {
+	if err := p.Terminate(); err != nil {
 		return fmt.Errorf("stop %s: %w", n.Name, err)
 	}
 	t := time.NewTimer(DefaultStopGrace)
 	defer t.Stop()
 	select {
-	case <-p.done():
+	case <-p.Done():
 		n.c.log.Info("node stopped", "node", n.Name)
 		return nil
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	_ = p.kill()
-	<-p.done() // SIGKILL cannot be ignored; the wait goroutine reaps it
+	_ = p.Kill()
+	<-p.Done() // SIGKILL cannot be ignored; the wait goroutine reaps it
 	n.c.log.Info("node stopped (killed after grace)", "node", n.Name)
 	return ctx.Err()
 }
@@ -306,13 +306,13 @@ func (n *Node) spawn(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", n.Name, err)
 	}
-	cmd.env = append(cmd.env, n.clockEnv()...)
+	cmd.Env = append(cmd.Env, n.clockEnv()...)
 	var size int64
 	if st, err := os.Stat(n.logPath); err == nil {
 		size = st.Size()
 	}
 	n.c.log.Debug("node launch", "node", n.Name, "cmd", cmd.String())
-	p, err := n.c.prov.launch(ctx, n, cmd)
+	p, err := n.c.prov.Launch(ctx, n, cmd)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", n.Name, err)
 	}
@@ -366,9 +366,9 @@ func (n *Node) pollServing(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-p.done():
+		case <-p.Done():
 			return fmt.Errorf("start %s: %w: %v; log %s:\n%s", n.Name, errExited,
-				exitString(p.exitErr()), n.logPath, n.logTail(2000))
+				exitString(p.ExitErr()), n.logPath, n.logTail(2000))
 		case <-ctx.Done():
 			return fmt.Errorf("start %s: not serving (last probe: %v): %w", n.Name, last, ctx.Err())
 		case <-tick.C:

@@ -44,8 +44,8 @@ import (
 // peerDialTimeout bounds dialing a pair link's proxy.
 const peerDialTimeout = 2 * time.Second
 
-// peerDemux fronts one node's peer port at addr, its peer address.
-type peerDemux struct {
+// PeerDemux fronts one node's peer port at addr, its peer address.
+type PeerDemux struct {
 	log      *slog.Logger
 	node     string  // the node it fronts (logs)
 	addr     string  // where it listens
@@ -66,8 +66,8 @@ type peerDemux struct {
 	wg     sync.WaitGroup
 }
 
-func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *peerDemux {
-	return &peerDemux{log: log, node: node, fallback: fallback, pairs: make([]*Link, senders),
+func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *PeerDemux {
+	return &PeerDemux{log: log, node: node, fallback: fallback, pairs: make([]*Link, senders),
 		conns: map[net.Conn]struct{}{}}
 }
 
@@ -75,7 +75,7 @@ func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *p
 // same links and naming senders the same way, that forwards through
 // proxy i of each link (label names it in logs): a Redis Cluster node's
 // bus beside its port (redis_cluster.go).
-func (d *peerDemux) through(i int, label string) *peerDemux {
+func (d *PeerDemux) through(i int, label string) *PeerDemux {
 	t := newPeerDemux(d.log, d.node+" "+label, d.fallback, len(d.pairs))
 	copy(t.pairs, d.pairs)
 	t.sender, t.proxy = d.sender, i
@@ -84,7 +84,7 @@ func (d *peerDemux) through(i int, label string) *peerDemux {
 
 // listen starts d listening on listenAddr (port 0: a free one); d.addr is
 // then the address it listens on, kept when it stops and starts again.
-func (d *peerDemux) listen(listenAddr string) error {
+func (d *PeerDemux) listen(listenAddr string) error {
 	ln, err := listen(listenAddr) // ports.go: port 0 is never a port picked for a server
 	if err != nil {
 		return err
@@ -94,16 +94,16 @@ func (d *peerDemux) listen(listenAddr string) error {
 	return nil
 }
 
-// upstream is the address d's links forward to: the node's real peer
+// Upstream is the address d's links forward to: the node's real peer
 // address.
-func (d *peerDemux) upstream() string {
+func (d *PeerDemux) Upstream() string {
 	d.fallback.mu.Lock()
 	defer d.fallback.mu.Unlock()
 	return d.fallback.upstreams[d.proxy]
 }
 
-// cut reports whether any link of d is cut.
-func (d *peerDemux) cut() bool {
+// Cut reports whether any link of d is Cut.
+func (d *PeerDemux) Cut() bool {
 	if d.fallback.IsCut() {
 		return true
 	}
@@ -119,16 +119,16 @@ func (d *peerDemux) cut() bool {
 // connections when it does not, unless one of d's links is cut. seq orders
 // socket readings (readListening): an older one than already applied is
 // ignored.
-func (d *peerDemux) syncListening(ls map[string]bool, seq uint64) {
-	if d.cut() {
+func (d *PeerDemux) syncListening(ls map[string]bool, seq uint64) {
+	if d.Cut() {
 		return
 	}
-	d.setListening(upstreamListens(ls, d.upstream()), seq)
+	d.SetListening(upstreamListens(ls, d.Upstream()), seq)
 }
 
-// setListening makes d listen or not. seq orders the calls as in
+// SetListening makes d listen or not. seq orders the calls as in
 // syncListening; 0 orders nothing and is always applied.
-func (d *peerDemux) setListening(want bool, seq uint64) {
+func (d *PeerDemux) SetListening(want bool, seq uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -156,7 +156,7 @@ func (d *peerDemux) setListening(want bool, seq uint64) {
 }
 
 // serve starts accepting on ln (d.mu not held).
-func (d *peerDemux) serve(ln net.Listener) {
+func (d *PeerDemux) serve(ln net.Listener) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ln = ln
@@ -164,7 +164,7 @@ func (d *peerDemux) serve(ln net.Listener) {
 	go d.accept(ln)
 }
 
-func (d *peerDemux) accept(ln net.Listener) {
+func (d *PeerDemux) accept(ln net.Listener) {
 	defer d.wg.Done()
 	for {
 		c, err := ln.Accept()
@@ -192,7 +192,7 @@ func (d *peerDemux) accept(ln net.Listener) {
 }
 
 // track registers a live connection; false when d is closed.
-func (d *peerDemux) track(c net.Conn) bool {
+func (d *PeerDemux) track(c net.Conn) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -202,7 +202,7 @@ func (d *peerDemux) track(c net.Conn) bool {
 	return true
 }
 
-func (d *peerDemux) untrack(cs ...net.Conn) {
+func (d *PeerDemux) untrack(cs ...net.Conn) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, c := range cs {
@@ -212,7 +212,7 @@ func (d *peerDemux) untrack(cs ...net.Conn) {
 }
 
 // link is the link a connection from sender from goes through.
-func (d *peerDemux) link(from int) *Link {
+func (d *PeerDemux) link(from int) *Link {
 	if from >= 0 && from < len(d.pairs) && d.pairs[from] != nil {
 		return d.pairs[from]
 	}
@@ -221,7 +221,7 @@ func (d *peerDemux) link(from int) *Link {
 
 // forward names c's sender and splices c with a connection through the
 // sender's link.
-func (d *peerDemux) forward(c net.Conn) {
+func (d *PeerDemux) forward(c net.Conn) {
 	head, from := d.sender(c)
 	l := d.link(from)
 	if l == d.fallback && d.log != nil {
@@ -249,8 +249,8 @@ func (d *peerDemux) forward(c net.Conn) {
 	splice(c, up)
 }
 
-// close stops accepting and closes every live connection.
-func (d *peerDemux) close() {
+// Close stops accepting and closes every live connection.
+func (d *PeerDemux) Close() {
 	d.mu.Lock()
 	d.closed = true
 	if d.ln != nil {
@@ -339,17 +339,17 @@ func splice(a, b net.Conn) {
 
 // addPeerDemux registers a local demultiplexer: it follows its node's
 // listening state (listen.go) and Close closes it.
-func (c *Cluster) addPeerDemux(d *peerDemux) {
+func (c *Cluster) addPeerDemux(d *PeerDemux) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.demux = append(c.demux, d)
 }
 
 // peerDemuxes are the cluster's local demultiplexers.
-func (c *Cluster) peerDemuxes() []*peerDemux {
+func (c *Cluster) peerDemuxes() []*PeerDemux {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]*peerDemux(nil), c.demux...)
+	return append([]*PeerDemux(nil), c.demux...)
 }
 
 // setUpstreamsTo points every link into node at its new addresses (the

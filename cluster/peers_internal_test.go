@@ -64,7 +64,7 @@ func TestSocketInode(t *testing.T) {
 // peersHarness is 3 demultiplexers in front of fake etcd members (HTTP
 // servers that answer every request with their own name, and nodes
 // without processes), naming senders by headerSender.
-func peersHarness(t *testing.T) (*Cluster, []*peerDemux) {
+func peersHarness(t *testing.T) (*Cluster, []*PeerDemux) {
 	t.Helper()
 	if _, ok := LookupBackend("etcd"); !ok {
 		t.Fatal("etcd's row is not in the table: an external test of this package must import cluster/backends/all (through testenv)")
@@ -97,9 +97,9 @@ func peersHarness(t *testing.T) (*Cluster, []*peerDemux) {
 	for i, n := range nodes {
 		upstream[n] = addrs[i]
 	}
-	demux, err := localProvider{c: c}.frontPeers(peerFront{fallback: "etcd-peers", nodes: nodes,
-		up:       func(n *Node) []string { return []string{upstream[n]} },
-		identify: func([]*Node) func(net.Conn) ([]byte, int) { return headerSender(nodes) },
+	demux, err := localProvider{c: c}.FrontPeers(Front{Fallback: "etcd-peers", Nodes: nodes,
+		Up:       func(n *Node) []string { return []string{upstream[n]} },
+		Identify: func([]*Node) func(net.Conn) ([]byte, int) { return headerSender(nodes) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,9 +143,9 @@ func headerSender(nodes []*Node) func(c net.Conn) ([]byte, int) {
 
 // closeDemux stops every demultiplexer and closes the connections they
 // forward.
-func closeDemux(demux []*peerDemux) {
+func closeDemux(demux []*PeerDemux) {
 	for _, d := range demux {
-		d.close()
+		d.Close()
 	}
 }
 
@@ -376,11 +376,11 @@ func sortedNames(ls []*Link) []string {
 // selfProcess is a process whose pid is the test's own.
 type selfProcess struct{}
 
-func (selfProcess) pid() int              { return os.Getpid() }
-func (selfProcess) pause() error          { return nil }
-func (selfProcess) resume() error         { return nil }
-func (selfProcess) terminate() error      { return nil }
-func (selfProcess) kill() error           { return nil }
-func (selfProcess) shutdown() error       { return nil }
-func (selfProcess) done() <-chan struct{} { return nil }
-func (selfProcess) exitErr() error        { return nil }
+func (selfProcess) Pid() int              { return os.Getpid() }
+func (selfProcess) Pause() error          { return nil }
+func (selfProcess) Resume() error         { return nil }
+func (selfProcess) Terminate() error      { return nil }
+func (selfProcess) Kill() error           { return nil }
+func (selfProcess) Shutdown() error       { return nil }
+func (selfProcess) Done() <-chan struct{} { return nil }
+func (selfProcess) ExitErr() error        { return nil }

@@ -15,79 +15,62 @@ import (
 	"time"
 )
 
-// provider runs the servers of one node. It is the seam where a docker
-// provider plugs in: everything provider-specific about starting a server and
-// acting on it lives behind provider and process. Node names and the plan of
+// Provider runs the servers of one node. It is the seam where a docker
+// Provider plugs in: everything Provider-specific about starting a server and
+// acting on it lives behind Provider and process. Node names and the plan of
 // nodes and links (PlanOf) are the same for local and docker; each
-// backend's builder differs per provider in how it wires peer links (the
-// addresses proxies listen on and dial), and provider external has no peer
+// backend's builder differs per Provider in how it wires peer links (the
+// addresses proxies listen on and dial), and Provider external has no peer
 // links at all.
-type provider interface {
-	// launch starts the server described by cmd for node n and returns once
+type Provider interface {
+	// Launch starts the server described by cmd for node n and returns once
 	// the server was started (not when it is ready). Output goes to logPath.
-	launch(ctx context.Context, n *Node, cmd command) (process, error)
-	// close releases what the provider holds for the cluster (the docker
+	Launch(ctx context.Context, n *Node, cmd Command) (Process, error)
+	// Close releases what the provider holds for the cluster (the docker
 	// provider's containers and network). Cluster.Close calls it once, after
 	// every server ended.
-	close(ctx context.Context) error
+	Close(ctx context.Context) error
 	// fabric places nodes on the network and wires their peers
 	// (fabric.go).
-	fabric
-	// runID is the run's id as the provider labels what it made ("":
+	Fabric
+	// RunID is the run's id as the provider labels what it made ("":
 	// Spec.RunID).
-	runID() string
-	// linkAdded tells the provider of a link made after its start (docker:
+	RunID() string
+	// LinkAdded tells the provider of a link made after its start (docker:
 	// its proxies then follow the containers' listening sockets).
-	linkAdded(l *Link)
-	// syncListening brings every link's proxies up to date with their
+	LinkAdded(l *Link)
+	// SyncListening brings every link's proxies up to date with their
 	// servers' listening state at once; false where the harness reads it
 	// itself (local), or nothing listens behind a proxy (netns).
-	syncListening() bool
+	SyncListening() bool
 }
 
-// process is one running server. Every method is safe for concurrent use.
-type process interface {
-	pid() int
-	pause() error     // freeze every process of the server (SIGSTOP)
-	resume() error    // unfreeze (SIGCONT)
-	terminate() error // ask to exit (SIGTERM the group; also resumes it)
-	kill() error      // end at once (SIGKILL the group)
-	// shutdown ends the server for good and leaves no orphan behind; it
+// Process is one running server. Every method is safe for concurrent use.
+type Process interface {
+	Pid() int
+	Pause() error     // freeze every process of the server (SIGSTOP)
+	Resume() error    // unfreeze (SIGCONT)
+	Terminate() error // ask to exit (SIGTERM the group; also resumes it)
+	Kill() error      // end at once (SIGKILL the group)
+	// Shutdown ends the server for good and leaves no orphan behind; it
 	// may take a little longer than kill.
-	shutdown() error
-	// done is closed once the server exited and was reaped; exitErr is then
+	Shutdown() error
+	// Done is closed once the server exited and was reaped; exitErr is then
 	// its exit status.
-	done() <-chan struct{}
-	exitErr() error
-}
-
-// command is a server's command line, rebuilt for every launch from the
-// node's current ports and files.
-type command struct {
-	path string
-	args []string
-	env  []string // added to the harness's environment (docker: the image's)
-	dir  string   // working directory
-	user string   // run as this system user (local provider); "" the harness's
-	// container says how the docker provider runs the command; the local
-	// provider ignores it. Every docker node's command has one.
-	container *containerSpec
-}
-
-func (c command) String() string {
-	return strings.Join(append([]string{c.path}, c.args...), " ")
+	Done() <-chan struct{}
+	ExitErr() error
 }
 
 // localProvider runs servers as child processes of the harness, on
 // 127.0.0.1 (fabric.go). c is the cluster whose peer links it adds.
 type localProvider struct{ c *Cluster }
 
-func (localProvider) close(context.Context) error { return nil }
-func (localProvider) runID() string               { return "" }
-func (localProvider) linkAdded(*Link)             {}
-func (localProvider) syncListening() bool         { return false }
+func (localProvider) Close(context.Context) error { return nil }
+func (localProvider) RunID() string               { return "" }
+func (localProvider) LinkAdded(*Link)             {}
+func (localProvider) SyncListening() bool         { return false }
 
-func (localProvider) launch(ctx context.Context, n *Node, c command) (process, error) {
+func (localProvider) Launch(ctx context.Context, n *Node, c Command) (Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -96,16 +79,16 @@ func (localProvider) launch(ctx context.Context, n *Node, c command) (process, e
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	fmt.Fprintf(f, "\n=== locklab %s: start %s\n", time.Now().Format(time.RFC3339Nano), c)
-	cmd := exec.Command(c.path, c.args...)
-	cmd.Dir = c.dir
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
 	if n.LossyDisk() {
 		// Never chdir into a lossy (FUSE) mount between fork and exec: the
 		// child then waits on this process's FUSE server while this
 		// process waits on the child's exec (a deadlock seen in the
 		// atlas). Every server takes its data dir as an absolute path.
-		cmd.Dir = filepath.Dir(c.dir)
+		cmd.Dir = filepath.Dir(c.Dir)
 	}
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = append(os.Environ(), c.Env...)
 	// A *os.File as Stdout/Stderr is handed to the child directly: no copy
 	// goroutine, so Wait returns as soon as the server exits even when a
 	// grandchild (a Redis fork) still holds the file.
@@ -114,8 +97,8 @@ func (localProvider) launch(ctx context.Context, n *Node, c command) (process, e
 		Setpgid:   true,            // own group: signals reach forks and threads alike
 		Pdeathsig: syscall.SIGKILL, // die with the harness, even on its SIGKILL
 	}
-	if c.user != "" {
-		cred, err := credentialOf(c.user)
+	if c.User != "" {
+		cred, err := credentialOf(c.User)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -124,7 +107,7 @@ func (localProvider) launch(ctx context.Context, n *Node, c command) (process, e
 	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("start %s: %w", c.path, err)
+		return nil, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	p := &localProcess{cmd: cmd, doneCh: make(chan struct{})}
 	// PID 1 on these machines does not reap orphans: every process is
@@ -155,7 +138,7 @@ type localProcess struct {
 	err    error
 }
 
-func (p *localProcess) pid() int { return p.cmd.Process.Pid }
+func (p *localProcess) Pid() int { return p.cmd.Process.Pid }
 
 // signal signals the whole process group (the group id is the server's pid,
 // thanks to Setpgid). After the server was reaped its pid may be reused, but
@@ -174,26 +157,26 @@ func (p *localProcess) signal(sig syscall.Signal) error {
 	return err
 }
 
-// pause stops the group, then every other descendant: a server's child may
+// Pause stops the group, then every other descendant: a server's child may
 // lead a group of its own (each PostgreSQL backend calls setsid), and a
 // stopped server forks no new one.
-func (p *localProcess) pause() error {
+func (p *localProcess) Pause() error {
 	if err := p.signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
-	signalAll(descendants(p.pid()), syscall.SIGSTOP)
+	signalAll(descendants(p.Pid()), syscall.SIGSTOP)
 	return nil
 }
 
-func (p *localProcess) resume() error {
-	signalAll(descendants(p.pid()), syscall.SIGCONT)
+func (p *localProcess) Resume() error {
+	signalAll(descendants(p.Pid()), syscall.SIGCONT)
 	return p.signal(syscall.SIGCONT)
 }
 
-// kill kills the group and resumes the other descendants, which a pause
+// Kill kills the group and resumes the other descendants, which a pause
 // stopped: they then see their parent die and exit on their own.
-func (p *localProcess) kill() error {
-	others := descendants(p.pid())
+func (p *localProcess) Kill() error {
+	others := descendants(p.Pid())
 	err := p.signal(syscall.SIGKILL)
 	signalAll(others, syscall.SIGCONT)
 	return err
@@ -225,13 +208,13 @@ func signalAll(pids []int, sig syscall.Signal) {
 	}
 }
 
-// shutdown kills the server's helper processes (Redis forks for AOF
+// Shutdown kills the server's helper processes (Redis forks for AOF
 // rewrites and replica syncs) first and gives the server a moment to reap
 // them before killing the group: a fork killed together with its parent is
 // orphaned to PID 1, which on these machines reaps late or never.
-func (p *localProcess) shutdown() error {
-	pid := p.pid()
-	_ = p.resume() // a stopped server cannot reap
+func (p *localProcess) Shutdown() error {
+	pid := p.Pid()
+	_ = p.Resume() // a stopped server cannot reap
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
 		others := groupMembers(pid)
@@ -243,7 +226,7 @@ func (p *localProcess) shutdown() error {
 		}
 		time.Sleep(10 * time.Millisecond) // poll: the server reaps on its own schedule
 	}
-	return p.kill()
+	return p.Kill()
 }
 
 // groupMembers lists the live or unreaped processes of process group pgid
@@ -287,17 +270,17 @@ func pids(keep func(pid int) bool) []int {
 	return out
 }
 
-func (p *localProcess) terminate() error {
+func (p *localProcess) Terminate() error {
 	if err := p.signal(syscall.SIGTERM); err != nil {
 		return err
 	}
 	// A stopped process keeps SIGTERM pending until it runs again.
-	return p.resume()
+	return p.Resume()
 }
 
-func (p *localProcess) done() <-chan struct{} { return p.doneCh }
+func (p *localProcess) Done() <-chan struct{} { return p.doneCh }
 
-func (p *localProcess) exitErr() error {
+func (p *localProcess) ExitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err

@@ -49,16 +49,16 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		if n.Kind == KindSentinel {
 			standard = sentinelPort
 		}
-		port[n] = f.port(picked, standard)
+		port[n] = f.Port(picked, standard)
 		c.serveAt(n, port[n])
 	}
 	for i, n := range all {
-		if err := f.place(n); err != nil {
+		if err := f.Place(n); err != nil {
 			return b, err
 		}
 		setPort(n, free[i])
 	}
-	listen := func(n *Node) string { return f.listenAddr(n, port[n]) }
+	listen := func(n *Node) string { return f.ListenAddr(n, port[n]) }
 
 	// Peer addresses, fixed for the cluster's life; the links behind them
 	// follow their node when it moves ports (rebind).
@@ -71,9 +71,9 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		}
 		up, labels = func(n *Node) []string { return []string{n.Addr(), bus[n]} }, clusterProxyLabels
 	}
-	var demux []*peerDemux // in the order of all
+	var demux []*PeerDemux // in the order of all
 	if len(replicas) > 0 || len(sentinels) > 0 || rs.Mode == RedisCluster {
-		if demux, err = f.frontPeers(redisFront(all, up, labels)); err != nil {
+		if demux, err = f.FrontPeers(redisFront(all, up, labels)); err != nil {
 			return b, err
 		}
 		for i, n := range demux {
@@ -98,7 +98,7 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 	// server is a Redis server's command. What its primary lists in INFO
 	// replication, hence where Sentinel looks for it when it is a
 	// replica, is its peer address, not the address it connects from.
-	server := func(n *Node, extra ...string) (command, error) {
+	server := func(n *Node, extra ...string) (Command, error) {
 		if a := peer[n]; a != "" {
 			host, port := splitHostPort(a)
 			extra = append([]string{"--replica-announce-ip", host, "--replica-announce-port", port}, extra...)
@@ -106,14 +106,14 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 		host, _ := splitHostPort(listen(n))
 		cmd := redisCommand(strconv.Itoa(port[n]), host, n.dataDir, rs.Persistence, extra)
 		var err error
-		cmd.container, err = f.container(BackendRedis, rs.Image, n, cmd)
+		cmd.Container, err = f.Container(BackendRedis, rs.Image, n, cmd)
 		return cmd, err
 	}
 	for _, n := range primaries {
-		n.cmd = func() (command, error) { return server(n) }
+		n.cmd = func() (Command, error) { return server(n) }
 	}
 	for _, n := range replicas {
-		n.cmd = func() (command, error) {
+		n.cmd = func() (Command, error) {
 			host, port := splitHostPort(peerOr(peer, primaryOf(primaries, n)))
 			return server(n, "--replicaof", host, port)
 		}
@@ -129,12 +129,12 @@ func (c *Cluster) buildRedis(rs RedisSpec) (backend, error) {
 			host, _ := splitHostPort(listen(n))
 			return sentinelConf(n, strconv.Itoa(port[n]), n.dataDir, host, primaries, peer, quorum)
 		})
-		n.cmd = func() (command, error) {
+		n.cmd = func() (Command, error) {
 			cmd, err := conf()
 			if err != nil {
 				return cmd, err
 			}
-			cmd.container, err = f.container(BackendRedis, rs.Image, n, cmd)
+			cmd.Container, err = f.Container(BackendRedis, rs.Image, n, cmd)
 			return cmd, err
 		}
 		n.probe = redisProbe(n)
@@ -236,23 +236,23 @@ func redisPersistArgs(p string) []string {
 	}
 }
 
-func redisCommand(port, bind, dir, persistence string, extra []string) command {
+func redisCommand(port, bind, dir, persistence string, extra []string) Command {
 	args := []string{
 		"--port", port, "--bind", bind, "--dir", dir,
 		"--daemonize", "no", "--logfile", "", "--protected-mode", "no",
 		// Full syncs start at once instead of waiting 5 s for more
 		// replicas to join the same diskless transfer.
 		"--repl-diskless-sync-delay", "0",
-		"--enable-debug-command", "local",
+		"--enable-debug-Command", "local",
 	}
 	args = append(args, redisPersistArgs(persistence)...)
 	args = append(args, extra...)
-	return command{path: "redis-server", args: args, dir: dir}
+	return Command{Path: "redis-server", Args: args, Dir: dir}
 }
 
 // localRedis is a local server's command: on its own port of 127.0.0.1
 // (taken when it starts: a rebind moves it), data in its data dir.
-func localRedis(n *Node, persistence string, extra []string) command {
+func localRedis(n *Node, persistence string, extra []string) Command {
 	_, port := splitHostPort(n.Addr())
 	return redisCommand(port, "127.0.0.1", n.dataDir, persistence, extra)
 }
@@ -264,15 +264,15 @@ func sentinelConfPath(n *Node) string { return filepath.Join(n.dataDir, "sentine
 // rewrites its file (ids, discovered replicas and sentinels, failovers),
 // so conf's text is written on the first launch only: a restarted sentinel
 // keeps what it learned, as in production.
-func sentinelCommand(n *Node, conf func() string) func() (command, error) {
-	return func() (command, error) {
+func sentinelCommand(n *Node, conf func() string) func() (Command, error) {
+	return func() (Command, error) {
 		path := sentinelConfPath(n)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			if err := writeDurable(path, []byte(conf())); err != nil {
-				return command{}, err
+				return Command{}, err
 			}
 		}
-		return command{path: "redis-sentinel", args: []string{path}, dir: n.dataDir}, nil
+		return Command{Path: "redis-sentinel", Args: []string{path}, Dir: n.dataDir}, nil
 	}
 }
 

@@ -79,7 +79,7 @@ func pickBusPorts(nodes []*Node) (map[*Node]string, error) {
 // between servers have a second proxy to it, clusterProxyLabels), demux
 // the peer demultiplexers (in the order of rn.all), rebind moves a node to
 // a new port.
-func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, demux []*peerDemux, rs RedisSpec,
+func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, demux []*PeerDemux, rs RedisSpec,
 	rebind func(*Node) func() error) (backend, error) {
 	// A second demultiplexer per node fronts its bus: the address every
 	// node announces for its bus, forwarding through the pair links' bus
@@ -95,7 +95,7 @@ func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Nod
 		busPeer[to] = bd.addr
 	}
 	for _, n := range rn.servers {
-		n.cmd = func() (command, error) {
+		n.cmd = func() (Command, error) {
 			return localRedis(n, rs.Persistence, clusterArgs(n, peer[n], bus[n], busPeer[n])), nil
 		}
 		n.probe = redisProbe(n)

@@ -47,9 +47,9 @@ import "net"
 // with upstreams up(n) (labelled by labels when there are several); under
 // provider local senders are named by the process that owns the
 // connecting socket.
-func redisFront(nodes []*Node, up func(*Node) []string, labels []string) peerFront {
-	return peerFront{fallback: RedisPeers, nodes: nodes, up: up, labels: labels,
-		identify: func(senders []*Node) func(net.Conn) ([]byte, int) {
+func redisFront(nodes []*Node, up func(*Node) []string, labels []string) Front {
+	return Front{Fallback: RedisPeers, Nodes: nodes, Up: up, Labels: labels,
+		Identify: func(senders []*Node) func(net.Conn) ([]byte, int) {
 			return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
 		}}
 }

@@ -110,7 +110,7 @@ func (c *Cluster) addLinkAt(from, to string, upstreams, listens, labels []string
 			l.syncListeningAt(ls, seq)
 		}
 	}
-	c.prov.linkAdded(l)
+	c.prov.LinkAdded(l)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.linkByKey[name]; ok {

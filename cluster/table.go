@@ -392,7 +392,7 @@ func (c *Cluster) buildTable() ([]backend, error) {
 			return out, err
 		}
 		for _, n := range nodes {
-			if err := c.prov.place(n); err != nil {
+			if err := c.prov.Place(n); err != nil {
 				return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
 			}
 		}
