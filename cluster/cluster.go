@@ -109,12 +109,6 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		}
 		c.creds = creds
 		c.log.Info("external servers", "credentials", creds.String())
-	case ProviderDocker:
-		dp, err := newDockerProvider(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		c.prov = dp
 	case ProviderNetns:
 		np, err := newNetnsProvider(ctx, c)
 		if err != nil {
@@ -122,7 +116,11 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		}
 		c.prov, c.netns = np, np
 	default:
-		return nil, fmt.Errorf("cluster: provider %q: %w", spec.Provider, ErrUnsupported)
+		p, err := openProvider(ctx, c, spec.Provider)
+		if err != nil {
+			return nil, err
+		}
+		c.prov = p
 	}
 	c.tp = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	if spec.Provider == ProviderLocal {

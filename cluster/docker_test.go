@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/docker"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -426,27 +427,6 @@ func TestDockerRedisPersistenceAcrossRestart(t *testing.T) {
 	}
 }
 
-// TestDockerHostKill: the fallback for an engine that does not report a
-// killed container's exit kills the right process, the container's init,
-// and the engine then sees the container stop.
-func TestDockerHostKill(t *testing.T) {
-	c := dockerCluster(t, cluster.Spec{Redis: &cluster.RedisSpec{}})
-	n := mustNode(t, c, "redis-0")
-	if !cluster.HostKill(n) {
-		t.Fatal("redis-0 is not a container")
-	}
-	testenv.Eventually(t, 10*time.Second, "redis-0 stopped", func() error {
-		if n.Alive() {
-			return errors.New("still running")
-		}
-		return nil
-	})
-	ctx := ctxT(t, time.Minute)
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestDockerZooKeeper(t *testing.T) {
 	c := dockerCluster(t, cluster.Spec{Backends: map[string]cluster.Settings{"zookeeper": {"nodes": 3}}, Clients: 2})
 	ctx := ctxT(t, 2*time.Minute)
@@ -694,7 +674,7 @@ func TestDockerCleanup(t *testing.T) {
 		t.Fatalf("running cluster: %v", left)
 	}
 	// The cluster's harness (this process) is alive: a plain cleanup keeps it.
-	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{})
+	res, err := docker.Cleanup(ctx, docker.CleanupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -703,7 +683,7 @@ func TestDockerCleanup(t *testing.T) {
 	}
 	// --all, limited to this test's run: other locklab runs on this
 	// machine (another test suite, a user's run) must not lose theirs.
-	res, err = cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: true, Run: run})
+	res, err = docker.Cleanup(ctx, docker.CleanupOptions{All: true, Run: run})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func netnsName(id, role string) string { return NetnsPrefix + id + "-" + role }
 // netnsID is a fresh run id for namespace names: this process's pid and a
 // random part.
 func netnsID() string {
-	r := newRunID("")
+	r := NewRunID("")
 	return strconv.Itoa(os.Getpid()) + "-" + r
 }
 

@@ -386,17 +386,6 @@ func redisProbe(n *Node) func(ctx context.Context) error {
 	}
 }
 
-// rebindSimple gives a node whose port is referenced by nothing else a new
-// port.
-func (c *Cluster) rebindSimple(n *Node) error {
-	ports, err := pickPorts(1)
-	if err != nil {
-		return err
-	}
-	n.setAddr(hostPort(ports[0]))
-	return nil
-}
-
 func splitHostPort(addr string) (string, string) {
 	i := strings.LastIndexByte(addr, ':')
 	if i < 0 {

@@ -197,7 +197,6 @@ func RegisterBackend(b TableBackend) {
 			Doc:     "provider docker only: the image of its servers (default: the newest locklab/" + b.Name + " tag `make images` built)"})
 	}
 	table.rows[b.Name] = b
-	LocalImageRepos[b.Name] = "locklab/" + b.Name
 	locks.RegisterTableBackend(locks.Backend(b.Name))
 }
 

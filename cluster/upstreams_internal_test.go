@@ -46,7 +46,7 @@ func TestSetUpstreamsTo(t *testing.T) {
 		{peer, []string{"127.0.0.1:2002", "127.0.0.1:2003"}},
 		{other, []string{"127.0.0.1:1004", "127.0.0.1:1005"}},
 	} {
-		if got := linkUpstreams(w.l); !slices.Equal(got, w.want) {
+		if got := w.l.Upstreams(); !slices.Equal(got, w.want) {
 			t.Errorf("%s: upstreams %v, want %v", w.l.Name, got, w.want)
 		}
 	}

@@ -13,7 +13,8 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
-	_ "github.com/locklab/locklab/cluster/backends/all" // the backend table's rows
+	_ "github.com/locklab/locklab/cluster/backends/all"     // the backend table's rows
+	_ "github.com/locklab/locklab/cluster/providers/docker" // provider docker
 	"github.com/locklab/locklab/faults"
 )
 

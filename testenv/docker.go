@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/docker"
 )
 
 // RequireDocker skips the test under -short and checks that a Docker engine
@@ -25,7 +25,7 @@ func RequireDocker(t testing.TB) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := cluster.DockerAvailable(ctx); err != nil {
+	if err := docker.Available(ctx); err != nil {
 		t.Skipf("SKIPPED: no Docker engine answers (%v); the docker provider is untested on this machine", err)
 	}
 }
@@ -40,7 +40,7 @@ var (
 // locklab/postgres, locklab/mariadb, locklab/nats):
 // when they are missing it builds them once per test binary, as `make
 // images` does and as the provider does on first use
-// (cluster.EnsureLocalImages, bounded by images.DefaultTimeout; a few
+// (docker.EnsureLocalImages, bounded by images.DefaultTimeout; a few
 // minutes), logging the build's progress. A failed build fails the test.
 // With an official image present locally (redis:7.2, ...) the provider uses
 // that one instead; the build is then still done, so that both paths stay
@@ -50,7 +50,7 @@ func RequireDockerImages(t testing.TB) {
 	RequireDocker(t)
 	imagesOnce.Do(func() {
 		var out strings.Builder
-		imagesErr = cluster.EnsureLocalImages(context.Background(), &out)
+		imagesErr = docker.EnsureLocalImages(context.Background(), &out)
 		if out.Len() > 0 {
 			t.Logf("docker images were missing: %s", out.String())
 		}
@@ -61,13 +61,13 @@ func RequireDockerImages(t testing.TB) {
 }
 
 // DockerLeftovers lists the containers and networks labelled with run
-// (cluster.LabelRun; "" means every locklab run) that still exist, as
+// (docker.LabelRun; "" means every locklab run) that still exist, as
 // "container NAME" and "network NAME".
 func DockerLeftovers(t testing.TB, run string) []string {
 	t.Helper()
-	label := cluster.LabelLocklab + "=1"
+	label := docker.LabelLocklab + "=1"
 	if run != "" {
-		label = cluster.LabelRun + "=" + run
+		label = docker.LabelRun + "=" + run
 	}
 	var out []string
 	for _, kind := range []string{"container", "network"} {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/docker"
 )
 
 // Cleanup is the `cleanup` verb of bench and chaos: it removes the Docker
@@ -23,7 +24,7 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 		"namespaces named %s* (with the processes still in them) that runs with\n"+
 		"--provider netns left, and the lossy filesystems (FUSE, for power-cut faults) of\n"+
 		"runs killed before they unmounted them. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
-		"whose harness is still running are kept unless --all.\n", cmd, cluster.LabelLocklab, cluster.NetnsPrefix)
+		"whose harness is still running are kept unless --all.\n", cmd, docker.LabelLocklab, cluster.NetnsPrefix)
 	all := fs.Bool("all", false, "also remove the containers of runs whose harness is still running")
 	dry := fs.Bool("n", false, "dry run: list what would be removed")
 	verbose := fs.Bool("v", false, "a line per removal on stderr")
@@ -63,7 +64,7 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	if merr != nil {
 		fmt.Fprintf(stderr, "lossy mounts: %v\n", merr)
 	}
-	res, err := cluster.DockerCleanup(ctx, cluster.DockerCleanupOptions{All: *all, DryRun: *dry, Logger: log})
+	res, err := docker.Cleanup(ctx, docker.CleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	fmt.Fprintf(stdout, "%s %d container(s), %d network(s)\n", verb, len(res.Containers), len(res.Networks))
 	for _, c := range res.Containers {
 		fmt.Fprintf(stdout, "  container %s\n", c)

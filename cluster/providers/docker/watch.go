@@ -1,8 +1,9 @@
-package cluster
+package docker
 
 import (
 	"bufio"
 	"bytes"
+	"github.com/locklab/locklab/cluster"
 	"net/netip"
 	"os"
 	"strconv"
@@ -33,20 +34,20 @@ type dockerWatch struct {
 
 	mu    sync.Mutex
 	procs map[*dockerProcess]watched
-	born  map[*Link]time.Time
-	demux []*PeerDemux // peer demultiplexers (peers.go)
+	born  map[*cluster.Link]time.Time
+	demux []*cluster.PeerDemux // peer demultiplexers (peers.go)
 	off   bool
 }
 
 type watched struct {
-	n          *Node
+	n          *cluster.Node
 	ip         string
 	clientPort int
 }
 
 func newDockerWatch(p *dockerProvider) *dockerWatch {
 	w := &dockerWatch{p: p, stopCh: make(chan struct{}), doneCh: make(chan struct{}),
-		procs: map[*dockerProcess]watched{}, born: map[*Link]time.Time{}}
+		procs: map[*dockerProcess]watched{}, born: map[*cluster.Link]time.Time{}}
 	go func() {
 		defer close(w.doneCh)
 		w.loop()
@@ -69,20 +70,20 @@ func (w *dockerWatch) following() bool {
 // listen, and the round that read the sockets just before the server
 // listened, and was slow to apply what it read, would stop them and close
 // the connections clients had just opened.)
-func (w *dockerWatch) linkAdded(l *Link) {
+func (w *dockerWatch) linkAdded(l *cluster.Link) {
 	w.mu.Lock()
 	w.born[l] = time.Now()
 	w.mu.Unlock()
 }
 
 // addDemux has d follow its node's listening state too; stop closes it.
-func (w *dockerWatch) addDemux(d *PeerDemux) {
+func (w *dockerWatch) addDemux(d *cluster.PeerDemux) {
 	w.mu.Lock()
 	w.demux = append(w.demux, d)
 	w.mu.Unlock()
 }
 
-func (w *dockerWatch) add(n *Node, pr *dockerProcess, clientPort int) {
+func (w *dockerWatch) add(n *cluster.Node, pr *dockerProcess, clientPort int) {
 	w.mu.Lock()
 	w.procs[pr] = watched{n: n, ip: w.p.assignIP(n.Name).String(), clientPort: clientPort}
 	w.mu.Unlock()
@@ -109,7 +110,7 @@ func (w *dockerWatch) stop() {
 }
 
 func (w *dockerWatch) loop() {
-	t := time.NewTicker(watchEvery)
+	t := time.NewTicker(cluster.WatchEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -156,11 +157,11 @@ func (w *dockerWatch) sync() {
 		}
 	}
 	w.mu.Lock()
-	born := make(map[*Link]time.Time, len(w.born))
+	born := make(map[*cluster.Link]time.Time, len(w.born))
 	for l, t := range w.born {
 		born[l] = t
 	}
-	demux := append([]*PeerDemux(nil), w.demux...)
+	demux := append([]*cluster.PeerDemux(nil), w.demux...)
 	w.mu.Unlock()
 	for _, d := range demux {
 		if !d.Cut() {
@@ -171,26 +172,12 @@ func (w *dockerWatch) sync() {
 		if t, ok := born[l]; ok && t.After(read) {
 			continue
 		}
-		before := linkUp(l)
-		l.syncListening(ls)
-		if after := linkUp(l); after != before {
+		before := l.Listening()
+		l.SyncListening(ls)
+		if after := l.Listening(); after != before {
 			w.p.log.Debug("proxies follow their upstream", "link", l.Name, "listening", after)
 		}
 	}
-}
-
-// linkUp says which of l's proxies listen ("10": the first one).
-func linkUp(l *Link) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := make([]byte, len(l.up))
-	for i, up := range l.up {
-		b[i] = '0'
-		if up {
-			b[i] = '1'
-		}
-	}
-	return string(b)
 }
 
 func (w *dockerWatch) disable(err error) {
@@ -202,7 +189,7 @@ func (w *dockerWatch) disable(err error) {
 		d.SetListening(true, 0)
 	}
 	w.p.log.Warn("cluster: proxies cannot follow the containers' listening state", "err", err)
-	w.p.c.stopWatching()
+	w.p.c.StopWatching()
 }
 
 // netnsListening returns the ports on which some socket listens on a

@@ -1,4 +1,4 @@
-package cluster_test
+package docker_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/docker"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -18,20 +18,20 @@ func TestEnsureLocalImages(t *testing.T) {
 	testenv.RequireDocker(t)
 	ctx := context.Background()
 	var first strings.Builder
-	if err := cluster.EnsureLocalImages(ctx, &first); err != nil {
+	if err := docker.EnsureLocalImages(ctx, &first); err != nil {
 		t.Fatalf("EnsureLocalImages: %v\n%s", err, first.String())
 	}
 	if first.Len() > 0 {
 		t.Logf("built:\n%s", first.String())
 	}
-	for backend, repo := range cluster.LocalImageRepos {
+	for backend, repo := range docker.LocalImageRepos() {
 		out, err := exec.Command("docker", "images", "-q", "--filter", "reference="+repo+":*").Output()
 		if err != nil || len(strings.TrimSpace(string(out))) == 0 {
 			t.Errorf("%s: no %s image after EnsureLocalImages (%v)", backend, repo, err)
 		}
 	}
 	var second strings.Builder
-	if err := cluster.EnsureLocalImages(ctx, &second); err != nil || second.Len() > 0 {
+	if err := docker.EnsureLocalImages(ctx, &second); err != nil || second.Len() > 0 {
 		t.Errorf("second call: %v, output %q; want nothing to do", err, second.String())
 	}
 }

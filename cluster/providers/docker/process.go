@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 // Docker provider: a running container as a process (pause, kill, wait, logs).
 
@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"io"
 	"os"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 // dockerProcess is one launch of a node's container.
 type dockerProcess struct {
 	p       *dockerProvider
-	n       *Node
+	n       *cluster.Node
 	id      string
 	name    string
 	hostPid int
@@ -168,13 +169,6 @@ func (pr *dockerProcess) run(f *os.File, since time.Time) {
 	close(pr.doneCh)
 }
 
-// linkUpstreams are the upstreams of l's proxies.
-func linkUpstreams(l *Link) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.upstreams...)
-}
-
 // wait returns when the container is not running any more (or was
 // removed), with its exit status. The engine's wait is the answer; once
 // the container was killed, its state is polled too, since an engine
@@ -253,6 +247,14 @@ func (pr *dockerProcess) hostKill() {
 		return
 	}
 	if err := syscall.Kill(pr.hostPid, syscall.SIGKILL); err == nil && pr.n != nil {
-		pr.n.c.log.Warn("docker: the engine did not report a killed container's exit in time: killed its init from the host", "node", pr.n.Name, "pid", pr.hostPid)
+		pr.p.log.Warn("docker: the engine did not report a killed container's exit in time: killed its init from the host", "node", pr.n.Name, "pid", pr.hostPid)
 	}
+}
+
+// exitString is how a launch's end is logged.
+func exitString(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	return err.Error()
 }

@@ -1,32 +1,33 @@
-package cluster
+package docker
 
 // Docker provider: the fabric (fabric.go) and the container of a node.
 
 import (
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"net"
 	"net/netip"
 	"slices"
 	"strconv"
 )
 
-func (p *dockerProvider) Place(*Node) error { return nil }
+func (p *dockerProvider) Place(*cluster.Node) error { return nil }
 
 // ListenAddr is n's container address on the run's network.
-func (p *dockerProvider) ListenAddr(n *Node, port int) string {
+func (p *dockerProvider) ListenAddr(n *cluster.Node, port int) string {
 	return p.containerAddr(n.Name, port)
 }
 
 // ClientAddr publishes the container's port on 127.0.0.1 at the same
 // number (the port numbers of Build.Ports are free on the host).
-func (p *dockerProvider) ClientAddr(n *Node, port int) string {
+func (p *dockerProvider) ClientAddr(n *cluster.Node, port int) string {
 	p.publish(n.Name, port)
-	return hostPort(port)
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // PeerLink is the link's proxies on the network's gateway, dialing to's
 // container at each address's port.
-func (p *dockerProvider) PeerLink(from, to *Node, addrs, labels []string) ([]string, error) {
+func (p *dockerProvider) PeerLink(from, to *cluster.Node, addrs, labels []string) ([]string, error) {
 	ups := make([]string, len(addrs))
 	listens := make([]string, len(addrs))
 	for i, addr := range addrs {
@@ -40,11 +41,11 @@ func (p *dockerProvider) PeerLink(from, to *Node, addrs, labels []string) ([]str
 		}
 		ups[i], listens[i] = p.containerAddr(to.Name, pn), p.gatewayListen()
 	}
-	l, err := p.c.addLinkAt(from.Name, to.Name, ups, listens, labels)
+	l, err := p.c.AddLinkAt(from.Name, to.Name, ups, listens, labels)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(l.addrs), nil
+	return l.Addrs(), nil
 }
 
 // publish records that n's container publishes its port on 127.0.0.1 at
@@ -66,8 +67,8 @@ func (p *dockerProvider) publish(node string, port int) {
 // data dir mounted at their own paths (so the paths in the command line
 // hold inside the Container), and the command's user as the host's uid
 // and gid, which own those directories (root without one).
-func (p *dockerProvider) Container(backend, image string, n *Node, cmd Command) (any, error) {
-	_, port := splitHostPort(n.Addr())
+func (p *dockerProvider) Container(backend, image string, n *cluster.Node, cmd cluster.Command) (any, error) {
+	_, port, _ := net.SplitHostPort(n.Addr())
 	pn, err := strconv.Atoi(port)
 	if err != nil {
 		return nil, err
@@ -75,8 +76,8 @@ func (p *dockerProvider) Container(backend, image string, n *Node, cmd Command) 
 	p.mu.Lock()
 	pub := slices.Clone(p.published[n.Name])
 	p.mu.Unlock()
-	spec := &containerSpec{backend: backend, image: image, port: pn, publish: pub, mounts: []string{n.dataDir}}
-	if cmd.Dir != "" && cmd.Dir != n.dataDir {
+	spec := &containerSpec{backend: backend, image: image, port: pn, publish: pub, mounts: []string{n.DataDir()}}
+	if cmd.Dir != "" && cmd.Dir != n.DataDir() {
 		spec.mounts = append(spec.mounts, cmd.Dir)
 	}
 	// Without a user of its own the server runs as root, whatever user
@@ -84,7 +85,7 @@ func (p *dockerProvider) Container(backend, image string, n *Node, cmd Command) 
 	// (an official image may name a user of its own that could not).
 	spec.user = "0:0"
 	if cmd.User != "" {
-		cred, err := credentialOf(cmd.User)
+		cred, err := cluster.UserCredential(cmd.User)
 		if err != nil {
 			return nil, err
 		}
@@ -100,15 +101,15 @@ func (p *dockerProvider) Port(picked, _ int) int { return picked }
 // each is its sender's container address (senderByAddr): no header needs
 // to be read (f.identify is not used), and every request a node sends
 // another one goes through its pair's link.
-func (p *dockerProvider) FrontPeers(f Front) ([]*PeerDemux, error) {
+func (p *dockerProvider) FrontPeers(f cluster.Front) ([]*cluster.PeerDemux, error) {
 	byIP := map[netip.Addr]int{}
 	for i, n := range f.Nodes {
 		byIP[p.assignIP(n.Name)] = i
 	}
-	byAddr := func([]*Node) func(net.Conn) ([]byte, int) {
-		return func(conn net.Conn) ([]byte, int) { return nil, senderByAddr(byIP, conn) }
+	byAddr := func([]*cluster.Node) func(net.Conn) ([]byte, int) {
+		return func(conn net.Conn) ([]byte, int) { return nil, cluster.SenderByAddr(byIP, conn) }
 	}
-	return p.c.frontPeersOn(f, p.gatewayListen(), byAddr, p.watch.addDemux)
+	return p.c.FrontPeersOn(f, p.gatewayListen(), byAddr, p.watch.addDemux)
 }
 
 // RunID is the value of the LabelRun label on the cluster's containers and
@@ -117,10 +118,10 @@ func (p *dockerProvider) RunID() string { return p.run }
 
 // LinkAdded: a link made once the watch follows the containers joins it,
 // from its next round on (docker_watch.go).
-func (p *dockerProvider) LinkAdded(l *Link) {
+func (p *dockerProvider) LinkAdded(l *cluster.Link) {
 	if p.watch.following() {
 		p.watch.linkAdded(l)
-		l.watch = true
+		l.FollowListening()
 	}
 }
 

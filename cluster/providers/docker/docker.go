@@ -1,15 +1,13 @@
-package cluster
+package docker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"log/slog"
 	"net/netip"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,7 +41,7 @@ import (
 //
 // Containers and the network carry the labels LabelLocklab=1 and
 // LabelRun=<run id> (plus the node name and the harness's host and pid), so
-// DockerCleanup can remove what an interrupted run left behind.
+// Cleanup can remove what an interrupted run left behind.
 
 // Labels on the docker provider's containers and networks.
 const (
@@ -57,7 +55,7 @@ const (
 
 // dockerProvider is the provider of one cluster's containers.
 type dockerProvider struct {
-	c       *Cluster
+	c       *cluster.Cluster
 	log     *slog.Logger
 	cli     *testcontainers.DockerClient
 	run     string // the LabelRun label of what it made
@@ -128,8 +126,8 @@ func dockerClient(ctx context.Context, log *slog.Logger) (*testcontainers.Docker
 	return cli, nil
 }
 
-// DockerAvailable reports whether a Docker engine answers.
-func DockerAvailable(ctx context.Context) error {
+// Available reports whether a Docker engine answers.
+func Available(ctx context.Context) error {
 	cli, err := dockerClient(ctx, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
@@ -137,32 +135,24 @@ func DockerAvailable(ctx context.Context) error {
 	return cli.Close()
 }
 
-var runIDChars = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// newRunID is the cluster's label and name: the run's id made safe for
-// container names, plus a random suffix so that clusters of the same run
-// (one per lock) and parallel runs never collide.
-func newRunID(base string) string {
-	b := make([]byte, 4)
-	rand.Read(b)
-	base = strings.Trim(runIDChars.ReplaceAllString(strings.ToLower(base), "-"), "-")
-	if len(base) > 40 {
-		base = base[:40]
-	}
-	if base == "" {
-		return hex.EncodeToString(b)
-	}
-	return base + "-" + hex.EncodeToString(b)
+func init() {
+	cluster.RegisterProvider(cluster.ProviderDocker, func(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
+		p, err := newDockerProvider(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
 }
 
-func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error) {
+func newDockerProvider(ctx context.Context, c *cluster.Cluster) (*dockerProvider, error) {
 	t0 := time.Now()
-	cli, err := dockerClient(ctx, c.log)
+	cli, err := dockerClient(ctx, c.Logger())
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	p := &dockerProvider{
-		c: c, log: c.log, cli: cli, run: newRunID(c.spec.RunID),
+		c: c, log: c.Logger(), cli: cli, run: cluster.NewRunID(c.Spec().RunID),
 		ips: map[string]netip.Addr{}, ctrs: map[string]*dockerContainer{}, images: map[string]string{},
 	}
 	host, _ := os.Hostname()
@@ -180,7 +170,7 @@ func newDockerProvider(ctx context.Context, c *Cluster) (*dockerProvider, error)
 		return nil, fmt.Errorf("cluster: docker network %s: %w", p.netName, err)
 	}
 	p.watch = newDockerWatch(p)
-	c.log.Info("docker network ready", "network", p.netName, "gateway", p.gateway, "took", time.Since(t0))
+	p.log.Info("docker network ready", "network", p.netName, "gateway", p.gateway, "took", time.Since(t0))
 	return p, nil
 }
 

@@ -1,10 +1,12 @@
-package cluster
+package docker
 
 // Docker provider: creating and launching a node's container.
 
 import (
 	"context"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
+	"net"
 	"net/netip"
 	"os"
 	"strconv"
@@ -41,17 +43,17 @@ type dockerContainer struct {
 }
 
 // containerName is the container's name: unique per run and node.
-func (p *dockerProvider) containerName(n *Node) string {
+func (p *dockerProvider) containerName(n *cluster.Node) string {
 	return "locklab-" + p.run + "-" + n.Name
 }
 
-func commandKey(img string, hostPort string, c Command) string {
+func commandKey(img string, hostPort string, c cluster.Command) string {
 	return img + "\x00" + hostPort + "\x00" + c.String() + "\x00" + strings.Join(c.Env, "\x00")
 }
 
 // ensure returns n's container for cmd, creating it (or recreating it when
 // the command changed) without starting it.
-func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd Command) (*dockerContainer, error) {
+func (p *dockerProvider) ensure(ctx context.Context, n *cluster.Node, cmd cluster.Command) (*dockerContainer, error) {
 	spec, ok := cmd.Container.(*containerSpec)
 	if !ok || spec == nil {
 		return nil, fmt.Errorf("docker: node %s has no container spec", n.Name)
@@ -60,14 +62,14 @@ func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd Command) (*doc
 	if err != nil {
 		return nil, err
 	}
-	_, hp := splitHostPort(n.Addr())
+	_, hp, _ := net.SplitHostPort(n.Addr())
 	key := commandKey(img, hp, cmd)
 	p.mu.Lock()
 	old := p.ctrs[n.Name]
 	closing := p.closing
 	p.mu.Unlock()
 	if closing {
-		return nil, ErrClosed
+		return nil, cluster.ErrClosed
 	}
 	if old != nil {
 		if old.key == key {
@@ -87,7 +89,7 @@ func (p *dockerProvider) ensure(ctx context.Context, n *Node, cmd Command) (*doc
 	return dc, nil
 }
 
-func (p *dockerProvider) create(ctx context.Context, n *Node, cmd Command, img, hostPort, key string) (*dockerContainer, error) {
+func (p *dockerProvider) create(ctx context.Context, n *cluster.Node, cmd cluster.Command, img, hostPort, key string) (*dockerContainer, error) {
 	spec := cmd.Container.(*containerSpec) // ensure checked it
 	port := network.MustParsePort(strconv.Itoa(spec.port) + "/tcp")
 	exposed := []string{port.String()}
@@ -173,7 +175,7 @@ func isPortConflict(err error) bool {
 	return strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use")
 }
 
-func (p *dockerProvider) Launch(ctx context.Context, n *Node, cmd Command) (Process, error) {
+func (p *dockerProvider) Launch(ctx context.Context, n *cluster.Node, cmd cluster.Command) (cluster.Process, error) {
 	for attempt := 0; ; attempt++ {
 		proc, err := p.launchOnce(ctx, n, cmd)
 		if err == nil || attempt >= 3 || !isPortConflict(err) {
@@ -181,24 +183,15 @@ func (p *dockerProvider) Launch(ctx context.Context, n *Node, cmd Command) (Proc
 		}
 		// Another process took the node's host port since it was chosen:
 		// move the node (and the proxies that dial it) to a new one.
-		old := n.Addr()
-		if err := p.c.rebindSimple(n); err != nil {
+		old, err := p.c.MoveToFreePort(n)
+		if err != nil {
 			return nil, err
 		}
 		p.log.Warn("docker: host port taken, publishing on a new one", "node", n.Name, "old", old, "new", n.Addr())
-		for _, l := range p.c.AllLinks() {
-			for i, up := range linkUpstreams(l) {
-				if up == old {
-					if err := setUpstream(l, i, n.Addr()); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
 	}
 }
 
-func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd Command) (Process, error) {
+func (p *dockerProvider) launchOnce(ctx context.Context, n *cluster.Node, cmd cluster.Command) (cluster.Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -206,7 +199,7 @@ func (p *dockerProvider) launchOnce(ctx context.Context, n *Node, cmd Command) (
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}

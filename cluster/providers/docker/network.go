@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 // Docker provider: the cluster's network and its containers' fixed addresses.
 

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// DockerCleanupOptions select what DockerCleanup removes.
-type DockerCleanupOptions struct {
+// CleanupOptions select what Cleanup removes.
+type CleanupOptions struct {
 	// All removes the containers and networks of every locklab run,
 	// including runs whose harness is still running. By default a run is
 	// kept when its harness process (LabelHost, LabelPid, LabelStart) is
@@ -30,21 +30,21 @@ type DockerCleanupOptions struct {
 	Logger *slog.Logger
 }
 
-// DockerCleanupResult lists what DockerCleanup found.
-type DockerCleanupResult struct {
+// CleanupResult lists what Cleanup found.
+type CleanupResult struct {
 	Containers []string // names of the containers removed
 	Networks   []string // names of the networks removed
 	Kept       []string // runs kept, each "RUN (why)"
 }
 
-// DockerCleanup removes what interrupted runs of the docker provider left
+// Cleanup removes what interrupted runs of the docker provider left
 // behind: containers (with their anonymous volumes) and networks labelled
 // LabelLocklab=1. A run closed normally leaves nothing; one whose harness
 // was killed (SIGKILL, a second Ctrl-C, a crash) leaves its containers
 // running. It returns what was removed; errors of single removals are
 // joined.
-func DockerCleanup(ctx context.Context, opts DockerCleanupOptions) (DockerCleanupResult, error) {
-	var res DockerCleanupResult
+func Cleanup(ctx context.Context, opts CleanupOptions) (CleanupResult, error) {
+	var res CleanupResult
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 // Docker provider: which image runs each backend.
 
@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,10 +34,16 @@ import (
 const DefaultRedisImage = "redis:7.2"
 
 // LocalImageRepos are the repositories `make images` (images/build.sh)
-// tags, per backend; RegisterBackend adds locklab/<name> for each table
-// backend.
-var LocalImageRepos = map[string]string{
-	BackendRedis: "locklab/redis",
+// tags, per backend: locklab/<name> for Redis and for each table backend
+// that runs under provider docker.
+func LocalImageRepos() map[string]string {
+	repos := map[string]string{cluster.BackendRedis: "locklab/" + cluster.BackendRedis}
+	for _, b := range cluster.Backends() {
+		if slices.Contains(b.Providers, cluster.ProviderDocker) {
+			repos[b.Name] = "locklab/" + b.Name
+		}
+	}
+	return repos
 }
 
 // image returns the image to run for spec, resolving the default once per
@@ -64,14 +72,14 @@ func (p *dockerProvider) image(ctx context.Context, spec *containerSpec) (string
 // before Start's deadline (DefaultStartTimeout) begins: pulling a missing
 // default, or building the locklab/* images on first use, takes minutes.
 func (p *dockerProvider) prepareImages(ctx context.Context) error {
-	s := p.c.spec
+	s := p.c.Spec()
 	var specs []*containerSpec
 	if s.Redis != nil {
-		specs = append(specs, &containerSpec{backend: BackendRedis, image: s.Redis.Image})
+		specs = append(specs, &containerSpec{backend: cluster.BackendRedis, image: s.Redis.Image})
 	}
 	for name, set := range s.Backends {
-		b, _ := LookupBackend(name)
-		specs = append(specs, &containerSpec{backend: name, image: b.String(set, ImageField)})
+		b, _ := cluster.LookupBackend(name)
+		specs = append(specs, &containerSpec{backend: name, image: b.String(set, cluster.ImageField)})
 	}
 	for _, cs := range specs {
 		if _, err := p.image(ctx, cs); err != nil {
@@ -83,10 +91,10 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 
 func defaultImage(backend string) string {
 	switch backend {
-	case BackendRedis:
+	case cluster.BackendRedis:
 		return DefaultRedisImage
 	}
-	b, _ := LookupBackend(backend)
+	b, _ := cluster.LookupBackend(backend)
 	return b.DefaultImage
 }
 
@@ -130,14 +138,14 @@ func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *sl
 		}
 		fmt.Fprintf(ImageBuildOutput, "docker: image %s is not present locally and could not be pulled (%v)\n", def, perr)
 	} else {
-		def = LocalImageRepos[backend]
+		def = LocalImageRepos()[backend]
 	}
 	if err := EnsureLocalImages(ctx, ImageBuildOutput); err != nil {
 		return "", fmt.Errorf("docker: image %s is not present locally, could not be pulled (%v), and building the locklab/* images failed: %w", def, perr, err)
 	}
 	best, err = newestLocal(ctx, cli, backend)
 	if err == nil && best == "" {
-		err = fmt.Errorf("docker: images/build.sh finished but no %s image exists", LocalImageRepos[backend])
+		err = fmt.Errorf("docker: images/build.sh finished but no %s image exists", LocalImageRepos()[backend])
 	}
 	return best, err
 }
@@ -145,7 +153,7 @@ func resolveImage(ctx context.Context, cli *testcontainers.DockerClient, log *sl
 // newestLocal is the newest-versioned tag of the locklab/<backend> image
 // present locally, "" when there is none.
 func newestLocal(ctx context.Context, cli *testcontainers.DockerClient, backend string) (string, error) {
-	repo := LocalImageRepos[backend]
+	repo := LocalImageRepos()[backend]
 	res, err := cli.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
 	if err != nil {
 		return "", fmt.Errorf("list images: %w", err)
@@ -224,13 +232,13 @@ func EnsureLocalImages(ctx context.Context, w io.Writer) error {
 // missingLocal lists the locklab image repositories without any tag.
 func missingLocal(ctx context.Context, cli *testcontainers.DockerClient) ([]string, error) {
 	var missing []string
-	for b := range LocalImageRepos {
+	for b, repo := range LocalImageRepos() {
 		best, err := newestLocal(ctx, cli, b)
 		if err != nil {
 			return nil, err
 		}
 		if best == "" {
-			missing = append(missing, LocalImageRepos[b])
+			missing = append(missing, repo)
 		}
 	}
 	sort.Strings(missing)

@@ -1,0 +1,194 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Providers other than local and external (which are the core's own) live
+// in packages of their own below cluster/providers and register here: the
+// core knows them only by name, through the Provider and Fabric they
+// return.
+
+// OpenProvider makes the provider of cluster c, which Start is building:
+// it may read c's spec, logger and directories, and make what the
+// provider needs for the whole cluster (a network, namespaces). Start
+// calls it once, before any node is built.
+type OpenProvider func(ctx context.Context, c *Cluster) (Provider, error)
+
+var providers struct {
+	mu   sync.Mutex
+	open map[string]OpenProvider
+}
+
+// RegisterProvider adds provider name (a Spec.Provider value) to those
+// Start knows. Its package calls it from init; a second registration of
+// a name panics.
+func RegisterProvider(name string, open OpenProvider) {
+	providers.mu.Lock()
+	defer providers.mu.Unlock()
+	if providers.open == nil {
+		providers.open = map[string]OpenProvider{}
+	}
+	if _, dup := providers.open[name]; dup || name == ProviderLocal || name == ProviderExternal {
+		panic("cluster: duplicate provider " + name)
+	}
+	providers.open[name] = open
+}
+
+// openProvider makes the registered provider name for c.
+func openProvider(ctx context.Context, c *Cluster, name string) (Provider, error) {
+	providers.mu.Lock()
+	open := providers.open[name]
+	known := make([]string, 0, len(providers.open))
+	for n := range providers.open {
+		known = append(known, n)
+	}
+	providers.mu.Unlock()
+	if open == nil {
+		slices.Sort(known)
+		return nil, fmt.Errorf("cluster: provider %q is not registered (registered: %s; import its package, cluster/providers/...): %w",
+			name, strings.Join(known, ", "), ErrUnsupported)
+	}
+	return open(ctx, c)
+}
+
+var runIDChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// NewRunID is a name for what a provider makes for one cluster: base (the
+// run's id) made safe for container and namespace names, plus a random
+// suffix so that clusters of the same run (one per lock) and parallel
+// runs never collide.
+func NewRunID(base string) string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	base = strings.Trim(runIDChars.ReplaceAllString(strings.ToLower(base), "-"), "-")
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	if base == "" {
+		return hex.EncodeToString(b)
+	}
+	return base + "-" + hex.EncodeToString(b)
+}
+
+// What a provider package uses of the core beyond Node's and Link's
+// public methods.
+
+// Spec is the spec the cluster was started with, defaults filled in.
+func (c *Cluster) Spec() Spec { return c.spec }
+
+// Logger is the cluster's logger.
+func (c *Cluster) Logger() *slog.Logger { return c.log }
+
+// AddLinkAt makes the link from->to with one proxy per upstream, each
+// listening on the matching listens address (":0"-style for a free
+// port), named by labels when there are several.
+func (c *Cluster) AddLinkAt(from, to string, upstreams, listens, labels []string) (*Link, error) {
+	return c.addLinkAt(from, to, upstreams, listens, labels)
+}
+
+// FrontPeersOn makes f's links and demultiplexers, listening on listen
+// and naming each connection's sender sender's way; register makes each
+// follow its node's listening state and be closed with the cluster. It is
+// Fabric.FrontPeers for a provider whose peer links are proxies.
+func (c *Cluster) FrontPeersOn(f Front, listen string, sender func([]*Node) func(net.Conn) ([]byte, int), register func(*PeerDemux)) ([]*PeerDemux, error) {
+	return c.frontPeersOn(f, listen, sender, register)
+}
+
+// MoveToFreePort gives n a free port of the host as its address and
+// points every link's proxy that dialed the old address at the new one:
+// what a provider does when another process took n's port before its
+// server bound it. It returns the old address.
+func (c *Cluster) MoveToFreePort(n *Node) (string, error) {
+	old := n.Addr()
+	ports, err := pickPorts(1)
+	if err != nil {
+		return old, err
+	}
+	n.setAddr(hostPort(ports[0]))
+	for _, l := range c.AllLinks() {
+		for i, up := range l.Upstreams() {
+			if up == old {
+				if err := setUpstream(l, i, n.Addr()); err != nil {
+					return old, err
+				}
+			}
+		}
+	}
+	return old, nil
+}
+
+// StopWatching makes every link's proxies listen for good: for a provider
+// that can no longer read its servers' listening state.
+func (c *Cluster) StopWatching() { c.stopWatching() }
+
+// WatchEvery is how often proxies follow their upstreams' listening
+// state; a provider that reads that state itself does so as often.
+const WatchEvery = watchEvery
+
+// SenderByAddr names the sender of c by its source address: byIP maps
+// each possible sender's fixed address to its index; -1 for any other.
+// For a provider whose nodes have addresses of their own.
+func SenderByAddr(byIP map[netip.Addr]int, c net.Conn) int { return senderByAddr(byIP, c) }
+
+// UserCredential is the uid and gid of the system user name, for servers
+// that refuse to run as root.
+func UserCredential(name string) (*syscall.Credential, error) { return credentialOf(name) }
+
+// Upstreams are the addresses l's proxies dial, one per proxy.
+func (l *Link) Upstreams() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.upstreams)
+}
+
+// Addrs are the addresses l's proxies listen on, one per proxy.
+func (l *Link) Addrs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.addrs)
+}
+
+// FollowListening makes l's proxies follow their upstreams' listening
+// state from now on (SyncListening), as every link's do under provider
+// local.
+func (l *Link) FollowListening() {
+	l.mu.Lock()
+	l.watch = true
+	l.mu.Unlock()
+}
+
+// SyncListening starts or stops l's proxies to match their upstreams in
+// ls (addresses that listen), unless l is cut or does not follow
+// (FollowListening).
+func (l *Link) SyncListening(ls map[string]bool) { l.syncListening(ls) }
+
+// Listening says which of l's proxies listen, one character per proxy
+// ("10": the first one).
+func (l *Link) Listening() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := make([]byte, len(l.up))
+	for i, up := range l.up {
+		b[i] = '0'
+		if up {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// Process is n's server as its provider launched it last (nil before the
+// first launch).
+func (n *Node) Process() Process { return n.process() }
