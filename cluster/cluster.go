@@ -30,7 +30,6 @@ type Cluster struct {
 	dir     string
 	dataDir string
 	prov    Provider
-	netns   *netnsProvider // the provider when it is netns
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -109,12 +108,6 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		}
 		c.creds = creds
 		c.log.Info("external servers", "credentials", creds.String())
-	case ProviderNetns:
-		np, err := newNetnsProvider(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		c.prov, c.netns = np, np
 	default:
 		p, err := openProvider(ctx, c, spec.Provider)
 		if err != nil {
@@ -293,8 +286,8 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 
 	// Provider netns: every link is the kernel's, with packet rules for
-	// faults (netns_link.go).
-	if c.netns != nil {
+	// faults (kernel_link.go).
+	if c.namespaces() != nil {
 		for _, l := range c.plan.Links {
 			if err := c.addKernelLink(l.From, l.To); err != nil {
 				return err
@@ -303,7 +296,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	// Client links, now that every node has its final address.
 	for _, l := range c.plan.Links {
-		if c.netns != nil {
+		if c.namespaces() != nil {
 			break
 		}
 		if !isClient(l.From) {

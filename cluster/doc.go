@@ -31,11 +31,12 @@
 // (cluster.Build), redis.go (redis_cluster.go: RedisSpec.Mode RedisCluster,
 // one Redis Cluster of the primaries) the builder of Redis; each backend
 // builds for every provider, composed from the provider's fabric
-// (fabric.go; netns_fabric.go, and cluster/providers/docker's own),
-// external.go the external servers, providers.go the seam a provider in a
-// package of its own plugs into (RegisterProvider; provider docker is
-// cluster/providers/docker), netns*.go the netns provider,
-// link.go/gate.go/select.go links and selectors, peers.go/redispeers.go
+// (fabric.go), external.go the external servers, providers.go the seam a
+// provider in a package of its own plugs into (RegisterProvider; provider
+// docker is cluster/providers/docker, provider netns
+// cluster/providers/netns, whose links are kernel_link.go's and whose
+// faults are packets.go's rules), link.go/gate.go/select.go links and
+// selectors, peers.go/redispeers.go
 // peer demultiplexers (etcd's senders are named in cluster/backends/etcd).
 //
 // # Names (contract: docs/faults.md)
@@ -181,6 +182,12 @@
 //
 // Package cluster/providers/docker runs the same topologies, node names
 // and links as containers; it registers itself (RegisterProvider) when
+// imported, as package scenarios does.
+//
+// # Provider netns
+//
+// Package cluster/providers/netns runs every server in a network namespace
+// of its own, links carried by the kernel; it registers itself when
 // imported, as package scenarios does.
 //
 // # Provider external

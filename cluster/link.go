@@ -71,7 +71,7 @@ type Link struct {
 	gate    *gate
 	watch   bool // proxies follow their upstreams' listening state (listen.go)
 	// kernel replaces the proxies on links of provider netns
-	// (netns_link.go): Cut, Heal and IsCut act on packet rules.
+	// (kernel_link.go): Cut, Heal and IsCut act on packet rules.
 	kernel *kernelLink
 
 	mu        sync.Mutex

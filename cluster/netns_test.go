@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/netns"
 	"github.com/locklab/locklab/locks"
 	_ "github.com/locklab/locklab/locks/all"
 	"github.com/locklab/locklab/testenv"
@@ -250,10 +251,10 @@ func TestNetnsBlackholeAndReset(t *testing.T) {
 // no namespace, veth link or server process behind.
 func TestNetnsCleanupAfterKill(t *testing.T) {
 	if os.Getenv("LOCKLAB_NETNS_HOLD") != "" {
-		if !cluster.InNetnsHarness() {
+		if !netns.InHarness() {
 			// The helper harness: like bench run, it starts itself again
 			// in a namespace of the run, its output passed through.
-			code, err := cluster.RunInNetns(context.Background(), os.Args, nil)
+			code, err := netns.Run(context.Background(), os.Args, nil)
 			if err != nil || code != 0 {
 				t.Fatalf("harness in netns: exit %d, %v", code, err)
 			}
@@ -267,7 +268,7 @@ func TestNetnsCleanupAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("provider netns: skipped under -short")
 	}
-	if err := cluster.NetnsAvailable(); err != nil {
+	if err := netns.Available(); err != nil {
 		testenv.Unavailable(t, "%v", err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestNetnsCleanupAfterKill$", "-test.count=1", "-test.v")
@@ -307,8 +308,8 @@ func TestNetnsCleanupAfterKill(t *testing.T) {
 		b, _ := exec.Command("ip", "netns", "list").Output()
 		var out []string
 		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) > 0 && (strings.HasPrefix(f[0], cluster.NetnsPrefix+strconv.Itoa(pid)+"-") ||
-				strings.HasPrefix(f[0], cluster.NetnsPrefix+strconv.Itoa(inner)+"-")) {
+			if f := strings.Fields(l); len(f) > 0 && (strings.HasPrefix(f[0], netns.Prefix+strconv.Itoa(pid)+"-") ||
+				strings.HasPrefix(f[0], netns.Prefix+strconv.Itoa(inner)+"-")) {
 				out = append(out, f[0])
 			}
 		}
@@ -329,7 +330,7 @@ func TestNetnsCleanupAfterKill(t *testing.T) {
 		return nil
 	})
 	t.Logf("left after SIGKILL: %v", before)
-	res, err := cluster.NetnsCleanup(cluster.NetnsCleanupOptions{})
+	res, err := netns.Cleanup(netns.CleanupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestNetnsClientNamespace(t *testing.T) {
 	names, _ := os.ReadDir("/run/netns")
 	var mine string
 	for _, e := range names {
-		if strings.HasPrefix(e.Name(), cluster.NetnsPrefix+strconv.Itoa(os.Getpid())+"-") && strings.HasSuffix(e.Name(), "-client-0") {
+		if strings.HasPrefix(e.Name(), netns.Prefix+strconv.Itoa(os.Getpid())+"-") && strings.HasSuffix(e.Name(), "-client-0") {
 			mine = e.Name()
 		}
 	}

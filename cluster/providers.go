@@ -192,3 +192,14 @@ func (l *Link) Listening() string {
 // Process is n's server as its provider launched it last (nil before the
 // first launch).
 func (n *Node) Process() Process { return n.process() }
+
+// LaunchLocal starts cmd for n as a child process of the harness, as
+// provider local does (in its own process group, dying with the
+// harness): for a provider that runs servers on this host in a context of
+// its own (a namespace entered around the call).
+func LaunchLocal(ctx context.Context, n *Node, cmd Command) (Process, error) {
+	return localProvider{}.Launch(ctx, n, cmd)
+}
+
+// IsClient reports whether end names one client ("client-N").
+func IsClient(end string) bool { return isClient(end) }

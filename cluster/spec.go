@@ -15,6 +15,9 @@ const (
 	ProviderLocal    = "local"
 	ProviderDocker   = "docker"
 	ProviderExternal = "external"
+	// ProviderNetns runs every server as a child process in a network
+	// namespace of its own.
+	ProviderNetns = "netns"
 )
 
 // Persistence values for Redis (contract).

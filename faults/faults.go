@@ -162,7 +162,7 @@ type effect struct {
 	rtt   map[*cluster.Link]time.Duration
 	links []*cluster.Link
 	// filters are the packet rules of a fault under provider netns.
-	filters []*cluster.PacketFilter
+	filters []cluster.PacketFilter
 	// late, when set, is the fault's own evidence read at its end instead
 	// of right after it applied: packet rules' counters only count once
 	// traffic met them.

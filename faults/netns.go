@@ -103,8 +103,8 @@ func cutWays(direction string, l *cluster.Link, group func(string) int) (forward
 
 // addPacketRules installs rules(l) for every link and returns a heal
 // removing them; on error those already added are removed.
-func addPacketRules(env Env, ls []*cluster.Link, rules func(*cluster.Link) []cluster.PacketRule) (func(context.Context) error, []*cluster.PacketFilter, error) {
-	var added []*cluster.PacketFilter
+func addPacketRules(env Env, ls []*cluster.Link, rules func(*cluster.Link) []cluster.PacketRule) (func(context.Context) error, []cluster.PacketFilter, error) {
+	var added []cluster.PacketFilter
 	remove := func(context.Context) error {
 		var errs []error
 		for _, f := range added {
@@ -150,7 +150,7 @@ func bothWays(l *cluster.Link, a cluster.PacketAction, percent int) []cluster.Pa
 
 // matched is the evidence of packet rules: bit when they acted on a
 // packet.
-func matched(fs []*cluster.PacketFilter, what string) evidence {
+func matched(fs []cluster.PacketFilter, what string) evidence {
 	var n uint64
 	var errs []string
 	for _, f := range fs {

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	_ "github.com/locklab/locklab/cluster/backends/all"     // the backend table's rows
 	_ "github.com/locklab/locklab/cluster/providers/docker" // provider docker
+	_ "github.com/locklab/locklab/cluster/providers/netns"  // provider netns
 	"github.com/locklab/locklab/faults"
 )
 

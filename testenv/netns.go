@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/netns"
 )
 
 // Netns reports whether the calling top-level test runs inside a network
 // namespace of the run, where provider netns clusters can start (see
-// cluster.RunInNetns). Outside one it runs the test again, alone, in a
+// netns.Run). Outside one it runs the test again, alone, in a
 // child test process inside a fresh namespace, logs the child's output,
 // fails when the child failed, and returns false: the caller returns at
 // once. Without root or nftables the test is Unavailable (fails in CI).
@@ -23,13 +23,13 @@ import (
 //	}
 func Netns(t *testing.T) bool {
 	t.Helper()
-	if cluster.InNetnsHarness() {
+	if netns.InHarness() {
 		return true
 	}
 	if testing.Short() {
 		t.Skip("provider netns: skipped under -short")
 	}
-	if err := cluster.NetnsAvailable(); err != nil {
+	if err := netns.Available(); err != nil {
 		Unavailable(t, "%v", err)
 	}
 	args := []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1", "-test.v"}
@@ -62,7 +62,7 @@ func runChild(args []string, out *bytes.Buffer) (int, error) {
 		defer close(done)
 		out.ReadFrom(r)
 	}()
-	code, err := cluster.RunInNetnsWith(context.Background(), args, nil, w)
+	code, err := netns.RunWith(context.Background(), args, nil, w)
 	w.Close()
 	<-done
 	r.Close()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/nftables"
 
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/netns"
 	"github.com/locklab/locklab/cmd/internal/cli"
 	"github.com/locklab/locklab/testenv"
 )
@@ -32,13 +32,13 @@ func init() {
 // TestNetnsInterrupts interrupts 20 short netns runs (clients in processes
 // of their own, each in its own namespace, one of them partitioned) at
 // seeded random moments between 0.2 s and 2 s, half by SIGINT, half by
-// SIGKILL followed by cluster.NetnsCleanup (what `chaos cleanup` runs),
+// SIGKILL followed by netns.Cleanup (what `chaos cleanup` runs),
 // and checks nothing of those runs is left: no namespace named after one
 // of their processes, no process of theirs, no nftables table in the
 // machine's namespace.
 func TestNetnsInterrupts(t *testing.T) {
 	testenv.RequireBinaries(t, "redis-server")
-	if err := cluster.NetnsAvailable(); err != nil {
+	if err := netns.Available(); err != nil {
 		testenv.Unavailable(t, "%v", err)
 	}
 	dir := t.TempDir()
@@ -68,7 +68,7 @@ func TestNetnsInterrupts(t *testing.T) {
 		log.Close()
 		if kill {
 			waitDead(tree, 10*time.Second)
-			res, err := cluster.NetnsCleanup(cluster.NetnsCleanupOptions{})
+			res, err := netns.Cleanup(netns.CleanupOptions{})
 			if err != nil {
 				t.Fatalf("run %d: cleanup: %v", i, err)
 			}
@@ -90,7 +90,7 @@ func TestNetnsInterrupts(t *testing.T) {
 		}
 		for _, n := range names {
 			for pid := range tree {
-				if strings.HasPrefix(n.Name(), cluster.NetnsPrefix+strconv.Itoa(pid)+"-") {
+				if strings.HasPrefix(n.Name(), netns.Prefix+strconv.Itoa(pid)+"-") {
 					t.Errorf("run %d (%v): namespace %s left", i, signalOf(kill), n.Name())
 				}
 			}

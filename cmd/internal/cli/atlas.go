@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/atlas"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/netns"
 )
 
 const atlasUsage = `Usage:
@@ -121,7 +122,7 @@ func Atlas(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if plan.Config.Provider == cluster.ProviderNetns && !cluster.InNetnsHarness() {
+	if plan.Config.Provider == cluster.ProviderNetns && !netns.InHarness() {
 		return runInNetns(ctx)
 	}
 	// A resumed atlas keeps its plan's --slim; --resume --slim turns it on

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/providers/docker"
+	"github.com/locklab/locklab/cluster/providers/netns"
 )
 
 // Cleanup is the `cleanup` verb of bench and chaos: it removes the Docker
@@ -24,7 +25,7 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 		"namespaces named %s* (with the processes still in them) that runs with\n"+
 		"--provider netns left, and the lossy filesystems (FUSE, for power-cut faults) of\n"+
 		"runs killed before they unmounted them. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
-		"whose harness is still running are kept unless --all.\n", cmd, docker.LabelLocklab, cluster.NetnsPrefix)
+		"whose harness is still running are kept unless --all.\n", cmd, docker.LabelLocklab, netns.Prefix)
 	all := fs.Bool("all", false, "also remove the containers of runs whose harness is still running")
 	dry := fs.Bool("n", false, "dry run: list what would be removed")
 	verbose := fs.Bool("v", false, "a line per removal on stderr")
@@ -42,7 +43,7 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	if *dry {
 		verb = "would remove"
 	}
-	nres, nerr := cluster.NetnsCleanup(cluster.NetnsCleanupOptions{All: *all, DryRun: *dry, Logger: log})
+	nres, nerr := netns.Cleanup(netns.CleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	fmt.Fprintf(stdout, "%s %d network namespace(s), %d process(es)\n", verb, len(nres.Namespaces), len(nres.Processes))
 	for _, n := range nres.Namespaces {
 		fmt.Fprintf(stdout, "  netns %s\n", n)

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/atlas"
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/providers/netns"
 	"github.com/locklab/locklab/report"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -175,7 +176,7 @@ func RunCommand(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return &UsageError{Err: planError(sc, err)}
 		}
 	}
-	if needsNetns(scs, opts) && !cluster.InNetnsHarness() {
+	if needsNetns(scs, opts) && !netns.InHarness() {
 		return runInNetns(ctx)
 	}
 	// Only the chosen format goes to stdout: with json or benchstat, the
@@ -342,10 +343,10 @@ func needsNetns(scs []*scenarios.Scenario, opts runner.Options) bool {
 // addresses are, and nothing may be added to the machine's namespace) and
 // ends with its exit code.
 func runInNetns(ctx context.Context) error {
-	if err := cluster.NetnsAvailable(); err != nil {
+	if err := netns.Available(); err != nil {
 		return err
 	}
-	code, err := cluster.RunInNetns(ctx, os.Args, nil)
+	code, err := netns.Run(ctx, os.Args, nil)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,10 @@
-package cluster
+package netns
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"strconv"
 	"sync"
 
@@ -19,55 +20,9 @@ import (
 // deleting its chain and overlapping faults never touch each other's
 // rules. The counter says whether the rule bit.
 
-// PacketAction is what a PacketRule does to the packets it matches.
-type PacketAction int
-
-// Packet actions.
-const (
-	// PacketDrop drops the packets (a partition: senders retransmit, a new
-	// connection times out).
-	PacketDrop PacketAction = iota
-	// PacketDropSYN drops TCP connection requests only: connections that
-	// exist carry on, new ones time out (a blackhole).
-	PacketDropSYN
-	// PacketReset answers TCP packets with a reset (the connection breaks
-	// at once, a new one is refused).
-	PacketReset
-)
-
-func (a PacketAction) String() string {
-	switch a {
-	case PacketDrop:
-		return "drop"
-	case PacketDropSYN:
-		return "drop-syn"
-	case PacketReset:
-		return "reset"
-	}
-	return "action-" + strconv.Itoa(int(a))
-}
-
-// PacketRule selects the packets sent From one end To another (node names,
-// or "clients" / "client-N" for the harness's clients, which all share one
-// address) and what happens to them. Percent in 1..99 acts on that share
-// of the packets at random (nftables numgen); 0 or 100 on every one.
-type PacketRule struct {
-	From, To string
-	Action   PacketAction
-	Percent  int
-}
-
-func (r PacketRule) String() string {
-	s := r.Action.String() + " " + r.From + "->" + r.To
-	if r.Percent > 0 && r.Percent < 100 {
-		s += " " + strconv.Itoa(r.Percent) + "%"
-	}
-	return s
-}
-
-// PacketFilter is one installed PacketRule.
-type PacketFilter struct {
-	Rule    PacketRule
+// packetFilter is one installed cluster.PacketRule.
+type packetFilter struct {
+	Rule    cluster.PacketRule
 	rules   *nftRules
 	node    string // whose namespace holds it
 	chain   *nftables.Chain
@@ -83,20 +38,20 @@ type nftRules struct {
 	p   *netnsProvider
 	mu  sync.Mutex
 	seq int
-	all map[*PacketFilter]bool
+	all map[*packetFilter]bool
 }
 
 func newNftRules(p *netnsProvider) *nftRules {
-	return &nftRules{p: p, all: map[*PacketFilter]bool{}}
+	return &nftRules{p: p, all: map[*packetFilter]bool{}}
 }
 
-// AddPacketRule installs r (provider netns only; ErrUnsupported
-// otherwise) and returns it; Remove undoes it.
-func (c *Cluster) AddPacketRule(r PacketRule) (*PacketFilter, error) {
-	if c.netns == nil {
-		return nil, fmt.Errorf("cluster: packet rule %s: only provider netns: %w", r, ErrUnsupported)
+// AddPacketRule installs r (cluster.Namespaces).
+func (p *netnsProvider) AddPacketRule(r cluster.PacketRule) (cluster.PacketFilter, error) {
+	f, err := p.rules.add(r)
+	if err != nil {
+		return nil, err
 	}
-	return c.netns.rules.add(r)
+	return f, nil
 }
 
 // conn opens an nftables connection in node's namespace.
@@ -110,7 +65,7 @@ func (rs *nftRules) conn(node string) (*nftables.Conn, error) {
 	return nftables.New(nftables.WithNetNSFd(int(ns)))
 }
 
-func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
+func (rs *nftRules) add(r cluster.PacketRule) (*packetFilter, error) {
 	from, ok := rs.p.addrOf(r.From)
 	if !ok {
 		return nil, fmt.Errorf("cluster: packet rule %s: unknown end %q", r, r.From)
@@ -122,8 +77,8 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 	// In the receiver's namespace, on input, by source address; when the
 	// receiver is the harness (clients), in the sender's, on output.
 	node, hook, offset, peer := r.To, nftables.ChainHookInput, uint32(12), from
-	if isClient(r.To) || r.To == Clients {
-		if isClient(r.From) || r.From == Clients {
+	if cluster.IsClient(r.To) || r.To == cluster.Clients {
+		if cluster.IsClient(r.From) || r.From == cluster.Clients {
 			return nil, fmt.Errorf("cluster: packet rule %s: clients to clients", r)
 		}
 		node, hook, offset, peer = r.From, nftables.ChainHookOutput, 16, to
@@ -146,12 +101,12 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: ip[:]},
 	}
-	if r.Action != PacketDrop {
+	if r.Action != cluster.PacketDrop {
 		exprs = append(exprs,
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 9, Len: 1},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}})
 	}
-	if r.Action == PacketReset {
+	if r.Action == cluster.PacketReset {
 		// tcp flags & rst == 0: a reset passes. The reset this rule sends
 		// leaves through the namespace's output hook, where the rule of the
 		// other direction (reset both ways) would otherwise drop it: the
@@ -162,7 +117,7 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0x04}, Xor: []byte{0}},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0x00}})
 	}
-	if r.Action == PacketDropSYN {
+	if r.Action == cluster.PacketDropSYN {
 		// tcp flags & (syn|ack) == syn: a connection request.
 		exprs = append(exprs,
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 13, Len: 1},
@@ -178,7 +133,7 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 			&expr.Cmp{Op: expr.CmpOpLt, Register: 1, Data: binary.BigEndian.AppendUint32(nil, uint32(r.Percent))})
 	}
 	exprs = append(exprs, &expr.Counter{})
-	if r.Action == PacketReset {
+	if r.Action == cluster.PacketReset {
 		exprs = append(exprs, &expr.Reject{Type: unix.NFT_REJECT_TCP_RST})
 	} else {
 		exprs = append(exprs, &expr.Verdict{Kind: expr.VerdictDrop})
@@ -187,7 +142,7 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 	if err := conn.Flush(); err != nil {
 		return nil, fmt.Errorf("cluster: packet rule %s in %s: nftables: %w", r, node, err)
 	}
-	f := &PacketFilter{Rule: r, rules: rs, node: node, chain: chain}
+	f := &packetFilter{Rule: r, rules: rs, node: node, chain: chain}
 	rs.mu.Lock()
 	rs.all[f] = true
 	rs.mu.Unlock()
@@ -196,7 +151,7 @@ func (rs *nftRules) add(r PacketRule) (*PacketFilter, error) {
 }
 
 // Remove deletes the rule; removing it again does nothing.
-func (f *PacketFilter) Remove() error {
+func (f *packetFilter) Remove() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.removed {
@@ -220,7 +175,7 @@ func (f *PacketFilter) Remove() error {
 }
 
 // Matched is how many packets the rule acted on so far (its counter).
-func (f *PacketFilter) Matched() (uint64, error) {
+func (f *packetFilter) Matched() (uint64, error) {
 	conn, err := f.rules.conn(f.node)
 	if err != nil {
 		return 0, err
@@ -250,7 +205,7 @@ func (rs *nftRules) closeAll() {
 		f.removed = true
 		f.mu.Unlock()
 	}
-	rs.all = map[*PacketFilter]bool{}
+	rs.all = map[*packetFilter]bool{}
 }
 
 // nftProbe adds and deletes a table in the named namespace: whether

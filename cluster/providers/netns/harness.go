@@ -1,4 +1,4 @@
-package cluster
+package netns
 
 import (
 	"context"
@@ -18,28 +18,28 @@ import (
 // be in a namespace that reaches the servers' 198.18.0.0/15 addresses,
 // and nothing may be added to the machine's own namespace. A Go process
 // cannot move all its threads into another namespace, so the harness
-// starts itself again inside a fresh namespace (RunInNetns) from an OS
+// starts itself again inside a fresh namespace (Run) from an OS
 // thread that entered it: the child and everything it starts are born
 // there. Each cluster then joins that namespace to its bridge with one
 // veth link.
 
 // NetnsHarnessEnv is set, to the name of its namespace, in a harness that
-// RunInNetns started.
+// Run started.
 const NetnsHarnessEnv = "LOCKLAB_NETNS_HARNESS"
 
-// InNetnsHarness reports whether this process is a harness that
-// RunInNetns started inside a namespace of the run (and still lives
+// InHarness reports whether this process is a harness that
+// Run started inside a namespace of the run (and still lives
 // there).
-func InNetnsHarness() bool {
+func InHarness() bool {
 	name := os.Getenv(NetnsHarnessEnv)
 	return name != "" && namedNetnsInode(name) != 0 && namedNetnsInode(name) == netnsInode("self")
 }
 
-// NetnsAvailable reports why provider netns cannot run here, or nil: it
+// Available reports why provider netns cannot run here, or nil: it
 // needs root and a kernel that creates network namespaces with nftables.
-func NetnsAvailable() error {
+func Available() error {
 	if os.Geteuid() != 0 {
-		return ErrNetnsNeedsRoot
+		return ErrNeedsRoot
 	}
 	name := netnsName(netnsID(), "probe")
 	h, err := newNamedNetns(name)
@@ -54,7 +54,7 @@ func NetnsAvailable() error {
 	return nil
 }
 
-// RunInNetns runs argv (usually this program again, os.Args) inside a new
+// Run runs argv (usually this program again, os.Args) inside a new
 // network namespace of the run, with NetnsHarnessEnv set, its standard
 // files those of this process, and returns its exit code once it ended.
 // The namespace has only loopback until a cluster joins it to its
@@ -63,15 +63,15 @@ func NetnsAvailable() error {
 // results as a run in the machine's namespace would; it dies with this
 // process (SIGKILL). Afterwards every process left in the namespace is
 // killed and the namespace removed.
-func RunInNetns(ctx context.Context, argv []string, env []string) (int, error) {
-	return RunInNetnsWith(ctx, argv, env, nil)
+func Run(ctx context.Context, argv []string, env []string) (int, error) {
+	return RunWith(ctx, argv, env, nil)
 }
 
-// RunInNetnsWith is RunInNetns with the child's stdout and stderr going to
+// RunWith is Run with the child's stdout and stderr going to
 // out (nil: this process's).
-func RunInNetnsWith(ctx context.Context, argv []string, env []string, out *os.File) (int, error) {
+func RunWith(ctx context.Context, argv []string, env []string, out *os.File) (int, error) {
 	if os.Geteuid() != 0 {
-		return 0, ErrNetnsNeedsRoot
+		return 0, ErrNeedsRoot
 	}
 	name := netnsName(netnsID(), "harness")
 	ns, err := newNamedNetns(name)

@@ -12,7 +12,7 @@ import (
 type kernelLink struct {
 	c       *Cluster
 	mu      sync.Mutex
-	filters []*PacketFilter
+	filters []PacketFilter
 }
 
 // addKernelLink registers the link from->to of provider netns; its Addr is

@@ -1,4 +1,4 @@
-package cluster
+package netns
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// NetnsCleanupOptions select what NetnsCleanup removes.
-type NetnsCleanupOptions struct {
+// CleanupOptions select what Cleanup removes.
+type CleanupOptions struct {
 	// All removes the namespaces of every locklab run, including runs
 	// whose harness (the pid in the namespace's name) is still running.
 	All bool
@@ -23,30 +23,30 @@ type NetnsCleanupOptions struct {
 	Logger *slog.Logger
 }
 
-// NetnsCleanupResult lists what NetnsCleanup found.
-type NetnsCleanupResult struct {
+// CleanupResult lists what Cleanup found.
+type CleanupResult struct {
 	Namespaces []string // names of the namespaces removed
 	Processes  []int    // pids killed in them
 	Kept       []string // namespaces kept, each "NAME (why)"
 }
 
-// NetnsCleanup removes what killed runs of provider netns left: the
-// network namespaces named NetnsPrefix<pid>-... (with the veth links, the
+// Cleanup removes what killed runs of provider netns left: the
+// network namespaces named Prefix<pid>-... (with the veth links, the
 // bridge and the nftables rules inside them) and the processes still
 // running in them. A run closed normally, or by Ctrl-C, leaves nothing.
 // Errors of single removals are joined.
-func NetnsCleanup(opts NetnsCleanupOptions) (NetnsCleanupResult, error) {
-	var res NetnsCleanupResult
+func Cleanup(opts CleanupOptions) (CleanupResult, error) {
+	var res CleanupResult
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	names, err := listNetns(NetnsPrefix)
+	names, err := listNetns(Prefix)
 	if err != nil {
 		return res, fmt.Errorf("cluster: netns cleanup: %w", err)
 	}
 	if len(names) > 0 && os.Geteuid() != 0 {
-		return res, fmt.Errorf("cluster: netns cleanup: %d namespaces %s* to remove: %w", len(names), NetnsPrefix, ErrNetnsNeedsRoot)
+		return res, fmt.Errorf("cluster: netns cleanup: %d namespaces %s* to remove: %w", len(names), Prefix, ErrNeedsRoot)
 	}
 	sort.Strings(names)
 	var errs []error
@@ -80,7 +80,7 @@ func NetnsCleanup(opts NetnsCleanupOptions) (NetnsCleanupResult, error) {
 
 // netnsOwner is the harness pid in a namespace's name; 0 when it has none.
 func netnsOwner(name string) int {
-	rest := strings.TrimPrefix(name, NetnsPrefix)
+	rest := strings.TrimPrefix(name, Prefix)
 	p, _, _ := strings.Cut(rest, "-")
 	pid, err := strconv.Atoi(p)
 	if err != nil {

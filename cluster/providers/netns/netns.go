@@ -1,9 +1,10 @@
-package cluster
+package netns
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -16,32 +17,9 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// ProviderNetns runs every server as a child process in a network
-// namespace of its own (contract: cluster.provider: netns).
-const ProviderNetns = "netns"
-
-// The netns provider runs every server in its own network namespace with
-// its own address from 198.18.0.0/15 (the range RFC 2544 sets aside for
-// benchmarks), on the server's standard port:
-//
-//   - one /24 of that range per cluster, picked at random among those the
-//     harness's namespace does not use yet: the harness (clients) is .1,
-//     the nodes .2, .3, ... in plan order;
-//   - a bridge in a namespace of its own ("<id>-br") joins one veth link
-//     per node and one to the harness's namespace, so nothing is added to
-//     the machine's namespace (the harness itself runs in a namespace of
-//     the run: netns_harness.go);
-//   - links are not proxied: every plan link is a pair of addresses, and
-//     faults on it are nftables rules in the namespace of its server end
-//     (netns_rules.go), so a cut link drops packets — a new connection
-//     times out, as across a real partition;
-//   - Close kills the servers, removes the veth link from the harness's
-//     namespace and deletes the run's namespaces (which removes their
-//     links, bridge and rules).
-
 // netnsProvider is the provider of one cluster's namespaces.
 type netnsProvider struct {
-	c      *Cluster
+	c      *cluster.Cluster
 	log    *slog.Logger
 	id     string // run id in the namespaces' names
 	subnet netip.Prefix
@@ -54,7 +32,7 @@ type netnsProvider struct {
 	ns     map[string]netns.NsHandle // node -> its namespace
 	nsName map[string]string         // node -> its namespace's name
 	ip     map[string]netip.Addr     // node -> its address
-	// clients started in namespaces of their own (netns_client.go)
+	// clients started in namespaces of their own (client.go)
 	clientNs map[string]netns.NsHandle // "client-N" -> its namespace
 	clientIP map[string]netip.Addr     // "client-N" -> its address
 	rules    *nftRules
@@ -63,16 +41,26 @@ type netnsProvider struct {
 // netnsBridge is the name of the bridge in the bridge namespace.
 const netnsBridge = "br0"
 
-func newNetnsProvider(ctx context.Context, c *Cluster) (*netnsProvider, error) {
+func init() {
+	cluster.RegisterProvider(cluster.ProviderNetns, func(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
+		p, err := newNetnsProvider(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
+}
+
+func newNetnsProvider(ctx context.Context, c *cluster.Cluster) (*netnsProvider, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !InNetnsHarness() {
+	if !InHarness() {
 		return nil, errors.New("cluster: provider netns: the harness runs in the machine's own network " +
 			"namespace, where nothing may be added; bench and chaos start themselves again inside a namespace " +
-			"of the run (cluster.RunInNetns), tests use testenv.Netns")
+			"of the run (cluster.Run), tests use testenv.Netns")
 	}
-	p := &netnsProvider{c: c, log: c.log, id: netnsID(), ns: map[string]netns.NsHandle{},
+	p := &netnsProvider{c: c, log: c.Logger(), id: netnsID(), ns: map[string]netns.NsHandle{},
 		nsName: map[string]string{}, ip: map[string]netip.Addr{},
 		clientNs: map[string]netns.NsHandle{}, clientIP: map[string]netip.Addr{}}
 	p.rules = newNftRules(p)
@@ -88,7 +76,7 @@ func newNetnsProvider(ctx context.Context, c *Cluster) (*netnsProvider, error) {
 		p.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("cluster: provider netns: %w", err)
 	}
-	c.log.Info("netns bridge ready", "subnet", p.subnet, "harness", p.client, "took", time.Since(t0))
+	c.Logger().Info("netns bridge ready", "subnet", p.subnet, "harness", p.client, "took", time.Since(t0))
 	return p, nil
 }
 
@@ -259,7 +247,7 @@ func (p *netnsProvider) addrOf(end string) (netip.Addr, bool) {
 	if a, ok := p.clientIP[end]; ok {
 		return a, true
 	}
-	if isClient(end) || end == Clients {
+	if cluster.IsClient(end) || end == cluster.Clients {
 		return p.client, true
 	}
 	a, ok := p.ip[end]
@@ -268,17 +256,17 @@ func (p *netnsProvider) addrOf(end string) (netip.Addr, bool) {
 
 // Launch starts the server from a thread inside the node's namespace, so
 // the server is born there; otherwise as the local provider does.
-func (p *netnsProvider) Launch(ctx context.Context, n *Node, c Command) (Process, error) {
+func (p *netnsProvider) Launch(ctx context.Context, n *cluster.Node, c cluster.Command) (cluster.Process, error) {
 	p.mu.Lock()
 	ns, ok := p.ns[n.Name]
 	p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("node %s has no namespace", n.Name)
 	}
-	var proc Process
+	var proc cluster.Process
 	err := inNetns(ns, func() error {
 		var err error
-		proc, err = localProvider{}.Launch(ctx, n, c)
+		proc, err = cluster.LaunchLocal(ctx, n, c)
 		return err
 	})
 	return proc, err

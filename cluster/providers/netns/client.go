@@ -1,4 +1,4 @@
-package cluster
+package netns
 
 import (
 	"fmt"
@@ -18,17 +18,12 @@ import (
 // fault can single one client out (a partition of the holder). Clients in
 // the harness's process share its address (.1).
 
-// ClientStarter returns, under provider netns, a function that runs start
-// (an exec.Cmd's Start) on a thread inside client's own namespace, which
-// it creates and plugs into the bridge the first time: the process is
-// born there and so is everything it starts. Other providers: nil (start
-// the process as usual).
-func (c *Cluster) ClientStarter(client int) func(start func() error) error {
-	if c.netns == nil {
-		return nil
-	}
+// ClientStarter runs start on a thread inside client's own namespace,
+// created and plugged into the bridge the first time
+// (cluster.Namespaces).
+func (p *netnsProvider) ClientStarter(client int) func(start func() error) error {
 	return func(start func() error) error {
-		ns, err := c.netns.clientNetns(client)
+		ns, err := p.clientNetns(client)
 		if err != nil {
 			return fmt.Errorf("cluster: client-%d: %w", client, err)
 		}
@@ -36,26 +31,15 @@ func (c *Cluster) ClientStarter(client int) func(start func() error) error {
 	}
 }
 
-// HarnessAddr is the address at which processes of the clients reach a
-// socket of the harness: 127.0.0.1, or under provider netns the harness's
-// address on the cluster's bridge (a client in a namespace of its own has
-// a loopback of its own).
-func (c *Cluster) HarnessAddr() string {
-	if c.netns == nil {
-		return "127.0.0.1"
-	}
-	return c.netns.client.String()
-}
+// HarnessAddr is the harness's address on the cluster's bridge.
+func (p *netnsProvider) HarnessAddr() string { return p.client.String() }
 
-// OwnClientAddress reports whether client (a name "client-N") has an
-// address of its own, that packet rules can tell from the other clients'.
-func (c *Cluster) OwnClientAddress(client string) bool {
-	if c.netns == nil {
-		return false
-	}
-	c.netns.mu.Lock()
-	defer c.netns.mu.Unlock()
-	_, ok := c.netns.clientIP[client]
+// OwnClientAddress reports whether client has a namespace and address
+// of its own.
+func (p *netnsProvider) OwnClientAddress(client string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.clientIP[client]
 	return ok
 }
 

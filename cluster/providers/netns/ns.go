@@ -1,8 +1,9 @@
-package cluster
+package netns
 
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,27 +14,27 @@ import (
 )
 
 // Network namespaces of provider netns: creating, entering and finding
-// them. Every namespace a run creates is named NetnsPrefix + the pid of
+// them. Every namespace a run creates is named Prefix + the pid of
 // the harness that created it + "-" + a random id + "-" + a role (a node
 // name, "br" for the bridge, "harness" for the harness itself), and is
 // bound under /run/netns like `ip netns add` does, so `ip netns list`
-// shows it and NetnsCleanup finds what a killed run left.
+// shows it and Cleanup finds what a killed run left.
 
-// NetnsPrefix starts the name of every network namespace locklab creates.
-const NetnsPrefix = "locklab-"
+// Prefix starts the name of every network namespace locklab creates.
+const Prefix = "locklab-"
 
-// ErrNetnsNeedsRoot means provider netns was asked for by a process that
+// ErrNeedsRoot means provider netns was asked for by a process that
 // cannot create network namespaces.
-var ErrNetnsNeedsRoot = errors.New("cluster: provider netns needs root (network namespaces, veth links and nftables rules); run as root or use provider local")
+var ErrNeedsRoot = errors.New("cluster: provider netns needs root (network namespaces, veth links and nftables rules); run as root or use provider local")
 
 // netnsName is the name of a namespace of run id (its harness's pid and
 // random part) for role.
-func netnsName(id, role string) string { return NetnsPrefix + id + "-" + role }
+func netnsName(id, role string) string { return Prefix + id + "-" + role }
 
 // netnsID is a fresh run id for namespace names: this process's pid and a
 // random part.
 func netnsID() string {
-	r := NewRunID("")
+	r := cluster.NewRunID("")
 	return strconv.Itoa(os.Getpid()) + "-" + r
 }
 
@@ -129,9 +130,18 @@ func netnsProcesses(ino uint64) []int {
 	if ino == 0 {
 		return nil
 	}
-	return pids(func(pid int) bool {
-		return pid != os.Getpid() && netnsInode(strconv.Itoa(pid)) == ino
-	})
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err == nil && pid != os.Getpid() && netnsInode(e.Name()) == ino {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // removeNetns kills every process left in the named namespace and deletes
