@@ -27,12 +27,13 @@ type Fabric interface {
 	// labels when there are several), or addrs themselves where the
 	// kernel carries the link.
 	PeerLink(from, to *Node, addrs, labels []string) ([]string, error)
-	// Container is how n runs cmd in a Container of backend's image
-	// ("" the newest built locally); nil for providers without containers.
+	// Container is how n runs cmd in a container of backend's image
+	// ("" the newest built locally), which the provider's Launch reads
+	// from Command.Container; nil for providers without containers.
 	Container(backend, image string, n *Node, cmd Command) (any, error)
-	// Port is the Port a server listens on: standard, the server's usual
+	// Port is the port a server listens on: standard, the server's usual
 	// one, where each node has an address of its own (netns), else picked
-	// (a free Port of the host).
+	// (a free port of the host).
 	Port(picked, standard int) int
 	// FrontPeers puts before each node of f one address every node that
 	// dials it uses (a backend whose members must agree on each other's
@@ -40,7 +41,7 @@ type Fabric interface {
 	// monitored addresses): a demultiplexer that names each connection's
 	// sender and forwards it through the plan's link sender->node, or
 	// through "<fallback>-><node>" when the sender is not named. It
-	// returns the demultiplexers in the order of f.nodes; nil, nil where
+	// returns the demultiplexers in the order of f.Nodes; nil, nil where
 	// the kernel carries the links (netns): nodes are dialed at their own
 	// addresses.
 	FrontPeers(f Front) ([]*PeerDemux, error)

@@ -102,7 +102,7 @@ func (d *PeerDemux) Upstream() string {
 	return d.fallback.upstreams[d.proxy]
 }
 
-// Cut reports whether any link of d is Cut.
+// Cut reports whether any link of d is cut.
 func (d *PeerDemux) Cut() bool {
 	if d.fallback.IsCut() {
 		return true

@@ -15,22 +15,25 @@ import (
 	"time"
 )
 
-// Provider runs the servers of one node. It is the seam where a docker
-// Provider plugs in: everything Provider-specific about starting a server and
-// acting on it lives behind Provider and process. Node names and the plan of
-// nodes and links (PlanOf) are the same for local and docker; each
-// backend's builder differs per Provider in how it wires peer links (the
-// addresses proxies listen on and dial), and Provider external has no peer
-// links at all.
+// Provider runs the servers of a cluster's nodes: the seam where a
+// provider in a package of its own (cluster/providers/docker,
+// cluster/providers/netns) plugs in, registered with RegisterProvider.
+// Everything provider-specific about starting a server and acting on it
+// lives behind Provider and Process. Node names and the plan of nodes and
+// links (PlanOf) are the same under every provider; each backend's builder
+// is composed with the provider's Fabric, which says how peer links are
+// wired (the addresses proxies listen on and dial); provider external has
+// no peer links at all.
 type Provider interface {
 	// Launch starts the server described by cmd for node n and returns once
-	// the server was started (not when it is ready). Output goes to logPath.
+	// the server was started (not when it is ready). Output goes to
+	// n.LogPath().
 	Launch(ctx context.Context, n *Node, cmd Command) (Process, error)
 	// Close releases what the provider holds for the cluster (the docker
 	// provider's containers and network). Cluster.Close calls it once, after
 	// every server ended.
 	Close(ctx context.Context) error
-	// fabric places nodes on the network and wires their peers
+	// Fabric places nodes on the network and wires their peers
 	// (fabric.go).
 	Fabric
 	// RunID is the run's id as the provider labels what it made ("":
@@ -53,10 +56,10 @@ type Process interface {
 	Terminate() error // ask to exit (SIGTERM the group; also resumes it)
 	Kill() error      // end at once (SIGKILL the group)
 	// Shutdown ends the server for good and leaves no orphan behind; it
-	// may take a little longer than kill.
+	// may take a little longer than Kill.
 	Shutdown() error
-	// Done is closed once the server exited and was reaped; exitErr is then
-	// its exit status.
+	// Done is closed once the server exited and was reaped; ExitErr is
+	// then its exit status.
 	Done() <-chan struct{}
 	ExitErr() error
 }

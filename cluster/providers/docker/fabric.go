@@ -61,11 +61,11 @@ func (p *dockerProvider) publish(node string, port int) {
 	}
 }
 
-// Container is the Container of node n for cmd: image ("" the
+// Container is the container of node n for cmd: image ("" the
 // backend's default, docs/providers.md), n's client port (its Addr) and
 // every other port clientAddr published, the command's directory and n's
 // data dir mounted at their own paths (so the paths in the command line
-// hold inside the Container), and the command's user as the host's uid
+// hold inside the container), and the command's user as the host's uid
 // and gid, which own those directories (root without one).
 func (p *dockerProvider) Container(backend, image string, n *cluster.Node, cmd cluster.Command) (any, error) {
 	_, port, _ := net.SplitHostPort(n.Addr())

@@ -40,7 +40,7 @@ type dockerProcess struct {
 	err error
 }
 
-// Pid is the host Pid of the container's init process (docker-init), 0
+// Pid is the host pid of the container's init process (docker-init), 0
 // when the engine does not say.
 func (pr *dockerProcess) Pid() int { return pr.hostPid }
 
@@ -97,9 +97,9 @@ func (pr *dockerProcess) signal(sig string) error {
 	return pr.ignoreStopped(err)
 }
 
-// Kill is docker Kill. The engine kills a paused container too (SIGKILL
+// Kill is docker kill. The engine kills a paused container too (SIGKILL
 // needs no unfreezing), so a paused server never runs again before it dies.
-// An engine's Kill that fails leaves the container to wait's fallback.
+// An engine's kill that fails leaves the container to wait's fallback.
 func (pr *dockerProcess) Kill() error {
 	err := pr.signal("SIGKILL")
 	pr.killedOnce.Do(func() { close(pr.killed) })
