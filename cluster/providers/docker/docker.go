@@ -135,17 +135,9 @@ func Available(ctx context.Context) error {
 	return cli.Close()
 }
 
-func init() {
-	cluster.RegisterProvider(cluster.ProviderDocker, func(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
-		p, err := newDockerProvider(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	})
-}
+func init() { cluster.RegisterProvider(cluster.ProviderDocker, newDockerProvider) }
 
-func newDockerProvider(ctx context.Context, c *cluster.Cluster) (*dockerProvider, error) {
+func newDockerProvider(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
 	t0 := time.Now()
 	cli, err := dockerClient(ctx, c.Logger())
 	if err != nil {

@@ -41,17 +41,9 @@ type netnsProvider struct {
 // netnsBridge is the name of the bridge in the bridge namespace.
 const netnsBridge = "br0"
 
-func init() {
-	cluster.RegisterProvider(cluster.ProviderNetns, func(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
-		p, err := newNetnsProvider(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	})
-}
+func init() { cluster.RegisterProvider(cluster.ProviderNetns, newNetnsProvider) }
 
-func newNetnsProvider(ctx context.Context, c *cluster.Cluster) (*netnsProvider, error) {
+func newNetnsProvider(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
