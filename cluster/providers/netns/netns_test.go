@@ -1,4 +1,4 @@
-package cluster_test
+package netns_test
 
 import (
 	"bufio"
