@@ -37,7 +37,7 @@ import (
 // container's fixed address on the run's network (senderByAddr).
 //
 // A demultiplexer follows its node's listening state like the proxies do
-// (listen.go, docker_watch.go): it refuses connections while the node does
+// (listen.go, cluster/providers/docker/watch.go): it refuses connections while the node does
 // not listen, unless one of its links is cut (then nothing about the node
 // leaks through the partition).
 
