@@ -37,9 +37,9 @@ import (
 // container's fixed address on the run's network (senderByAddr).
 //
 // A demultiplexer follows its node's listening state like the proxies do
-// (listen.go, cluster/providers/docker/watch.go): it refuses connections while the node does
-// not listen, unless one of its links is cut (then nothing about the node
-// leaks through the partition).
+// (listen.go, cluster/providers/docker/watch.go): it refuses connections
+// while the node does not listen, unless one of its links is cut (then
+// nothing about the node leaks through the partition).
 
 // peerDialTimeout bounds dialing a pair link's proxy.
 const peerDialTimeout = 2 * time.Second
