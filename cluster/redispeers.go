@@ -41,7 +41,7 @@ import "net"
 // Without replicas and sentinels (independent primaries, Redlock) nothing
 // dials a peer address and none is set up.
 
-// redisFront is the peerFront of a Redis topology (fabric.frontPeers):
+// redisFront is the Front of a Redis topology (Fabric.FrontPeers):
 // every node of nodes fronted, with a link from every node that dials it
 // (the plan's links, redisPeerFrom in plan.go) and redis-peers->n, all
 // with upstreams up(n) (labelled by labels when there are several); under
