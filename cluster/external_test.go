@@ -1,15 +1,20 @@
 package cluster_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	_ "github.com/locklab/locklab/cluster/backends/all" // the table's rows and their credentials
+	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/external"
 )
 
 func TestExternalCredentialsFromEnv(t *testing.T) {
@@ -34,10 +39,24 @@ func TestExternalCredentialsFromEnv(t *testing.T) {
 		{"missing file", map[string]string{"LOCKLAB_ETCD_CACERT": "/nonexistent.pem"}, "", "LOCKLAB_ETCD_CACERT"},
 		{"cert without key", map[string]string{"LOCKLAB_ETCD_CERT": ca}, "", "go together"},
 		{"bad tls flag", map[string]string{"LOCKLAB_REDIS_TLS": "maybe"}, "", "LOCKLAB_REDIS_TLS"},
+		// The table backends' variables, as their rows declare them.
+		{"postgres", map[string]string{"LOCKLAB_POSTGRES_USER": "alice", "LOCKLAB_POSTGRES_PASSWORD": "s3cret",
+			"LOCKLAB_POSTGRES_DATABASE": "app", "LOCKLAB_POSTGRES_SSLMODE": "verify-full", "LOCKLAB_POSTGRES_CACERT": ca},
+			"postgres: user alice password *** database app tls-mode verify-full cacert", ""},
+		{"postgres password alone", map[string]string{"LOCKLAB_POSTGRES_PASSWORD": "s3cret"}, "postgres: password ***", ""},
+		{"mariadb", map[string]string{"LOCKLAB_MARIADB_USER": "app", "LOCKLAB_MARIADB_PASSWORD": "s3cret"}, "mariadb: user app password ***", ""},
+		{"mariadb user without password", map[string]string{"LOCKLAB_MARIADB_USER": "app"}, "mariadb: user app", ""},
+		{"nats user", map[string]string{"LOCKLAB_NATS_USER": "app", "LOCKLAB_NATS_PASSWORD": "s3cret"}, "nats: user app password ***", ""},
+		{"nats token", map[string]string{"LOCKLAB_NATS_TOKEN": "s3cret"}, "nats: token ***", ""},
+		{"all at once", map[string]string{"LOCKLAB_ZK_DIGEST": "bob:s3cret", "LOCKLAB_NATS_TOKEN": "s3cret", "LOCKLAB_MARIADB_PASSWORD": "s3cret"},
+			"zookeeper: digest bob:***; mariadb: password ***; nats: token ***", ""},
+		{"nats user without password", map[string]string{"LOCKLAB_NATS_USER": "app"}, "", "LOCKLAB_NATS_USER without LOCKLAB_NATS_PASSWORD"},
+		{"nats password without user", map[string]string{"LOCKLAB_NATS_PASSWORD": "s3cret"}, "", "LOCKLAB_NATS_PASSWORD without LOCKLAB_NATS_USER"},
+		{"postgres missing ca", map[string]string{"LOCKLAB_POSTGRES_CACERT": "/nonexistent/ca.pem"}, "", "LOCKLAB_POSTGRES_CACERT: stat /nonexistent/ca.pem"},
+		{"postgres bad sslmode", map[string]string{"LOCKLAB_POSTGRES_SSLMODE": "on"}, "", `LOCKLAB_POSTGRES_SSLMODE="on": want one of disable, allow`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"LOCKLAB_REDIS_USERNAME", "LOCKLAB_REDIS_PASSWORD", "LOCKLAB_REDIS_TLS", "LOCKLAB_REDIS_CACERT",
-				"LOCKLAB_ETCD_USERNAME", "LOCKLAB_ETCD_PASSWORD", "LOCKLAB_ETCD_CACERT", "LOCKLAB_ETCD_CERT", "LOCKLAB_ETCD_KEY", "LOCKLAB_ZK_DIGEST"} {
+			for _, k := range cluster.CredentialEnv() {
 				t.Setenv(k, tc.env[k])
 			}
 			c, err := cluster.ExternalCredentialsFromEnv()
@@ -45,10 +64,21 @@ func TestExternalCredentialsFromEnv(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
 				}
+				if strings.Contains(err.Error(), "s3cret") {
+					t.Errorf("the error shows a secret: %v", err)
+				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			for k, v := range tc.env {
+				if !slices.Contains(cluster.CredentialEnv(), k) {
+					t.Errorf("%s is not in CredentialEnv", k)
+				}
+				if got := external.Env(c); !slices.Contains(got, k+"="+v) {
+					t.Errorf("a program's environment %v lacks %s", got, k)
+				}
 			}
 			for _, s := range []string{c.String(), fmt.Sprintf("%v %+v %#v", c, c, c)} {
 				if strings.Contains(s, "s3cret") {
@@ -95,12 +125,14 @@ func TestExternalCredentialsInEndpoints(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for _, k := range []string{"LOCKLAB_REDIS_USERNAME", "LOCKLAB_REDIS_TLS", "LOCKLAB_REDIS_CACERT",
-		"LOCKLAB_ETCD_USERNAME", "LOCKLAB_ETCD_PASSWORD", "LOCKLAB_ETCD_CACERT", "LOCKLAB_ETCD_CERT", "LOCKLAB_ETCD_KEY"} {
+	for _, k := range cluster.CredentialEnv() {
 		t.Setenv(k, "")
 	}
 	t.Setenv("LOCKLAB_REDIS_PASSWORD", "s3cret-redis")
 	t.Setenv("LOCKLAB_ZK_DIGEST", "bob:s3cret-zk")
+	t.Setenv("LOCKLAB_POSTGRES_USER", "alice")
+	t.Setenv("LOCKLAB_POSTGRES_PASSWORD", "s3cret-pg")
+	t.Setenv("LOCKLAB_NATS_TOKEN", "s3cret-nats")
 	dir := t.TempDir()
 	c, err := cluster.Start(ctxT(t, 10*time.Second), cluster.Spec{Provider: cluster.ProviderExternal, Dir: dir, Clients: 2,
 		External: &cluster.ExternalSpec{Redis: []string{l.Addr().String()}}})
@@ -109,11 +141,17 @@ func TestExternalCredentialsInEndpoints(t *testing.T) {
 	}
 	for i := range 2 {
 		auth := c.Endpoints(i).Auth
-		if auth.RedisPassword != "s3cret-redis" || auth.ZooKeeperDigest != "bob:s3cret-zk" {
+		if auth.RedisPassword != "s3cret-redis" || auth.ZooKeeperDigest != "bob:s3cret-zk" ||
+			auth.Get(locks.Postgres, locks.CredUser) != "alice" || auth.Get(locks.Postgres, locks.CredPassword) != "s3cret-pg" ||
+			auth.Get(locks.NATS, locks.CredToken) != "s3cret-nats" {
 			t.Errorf("client %d: Endpoints.Auth %v lacks the credentials", i, auth)
 		}
 	}
-	info := fmt.Sprintf("%+v %#v", c.Info(), c.Endpoints(0))
+	infoJSON, err := json.Marshal(c.Info())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := fmt.Sprintf("%+v %#v %s", c.Info(), c.Endpoints(0), infoJSON)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,20 @@ type TableBackend struct {
 	// address, command, readiness probe and role per node, and returns how
 	// to start them.
 	Build func(b *Build) (Started, error)
+	// Credentials are the LOCKLAB_<NAME>_* variables its locks log in to
+	// servers the user runs with (provider external), in the order they
+	// show: ExternalCredentialsFromEnv reads and checks them, and their
+	// values reach the locks in Endpoints.Auth.Table[<Name>] and client
+	// programs in their environment. None: its servers need no login.
+	Credentials []TableCredential
 }
+
+// TableCredential declares one credential variable of a table backend:
+// Env, what it holds (What: "user", "password", "database", "token",
+// "tls-mode" or "cacert"), whether it is Secret (never shown) or names a
+// File (which must exist), the values it accepts (Allowed) and the
+// credential it Needs beside it.
+type TableCredential = locks.Credential
 
 // ClockReading is a server's own wall clock as one query read it: T, the
 // server's clock, at some moment between Sent and Received (the
@@ -191,6 +204,9 @@ func RegisterBackend(b TableBackend) {
 	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis {
 		panic("cluster: duplicate backend " + b.Name)
 	}
+	if err := checkCredentials(b, table.rows); err != nil {
+		panic("cluster: backend " + b.Name + ": " + err.Error())
+	}
 	if slices.Contains(b.Providers, ProviderDocker) && !slices.ContainsFunc(b.Fields, func(f TableField) bool { return f.Name == ImageField }) {
 		b.Fields = append(slices.Clone(b.Fields), TableField{Name: ImageField, Kind: "string", Default: "",
 			Example: "locklab/" + b.Name + ":latest",
@@ -198,6 +214,38 @@ func RegisterBackend(b TableBackend) {
 	}
 	table.rows[b.Name] = b
 	locks.RegisterTableBackend(locks.Backend(b.Name))
+}
+
+// checkCredentials refuses a row's credential variable that names no known
+// kind, reads another backend's variable or needs one its row lacks.
+func checkCredentials(b TableBackend, rows map[string]TableBackend) error {
+	taken := map[string]string{}
+	for _, env := range fixedCredentialEnv {
+		taken[env] = "the harness"
+	}
+	for _, r := range rows {
+		for _, v := range r.Credentials {
+			taken[v.Env] = r.Name
+		}
+	}
+	whats := map[locks.CredentialKind]bool{}
+	for _, v := range b.Credentials {
+		whats[v.What] = true
+	}
+	for _, v := range b.Credentials {
+		switch {
+		case !strings.HasPrefix(v.Env, "LOCKLAB_"):
+			return fmt.Errorf("credential %s: want a LOCKLAB_ variable", v.Env)
+		case taken[v.Env] != "":
+			return fmt.Errorf("credential %s is read by %s already", v.Env, taken[v.Env])
+		case !slices.Contains(locks.CredentialKinds, v.What):
+			return fmt.Errorf("credential %s: unknown kind %q (want one of %v)", v.Env, v.What, locks.CredentialKinds)
+		case v.Needs != "" && !whats[v.Needs]:
+			return fmt.Errorf("credential %s needs a %s, which the row does not declare", v.Env, v.Needs)
+		}
+		taken[v.Env] = b.Name
+	}
+	return nil
 }
 
 // ImageField is the field every table backend that runs under provider

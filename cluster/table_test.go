@@ -63,3 +63,38 @@ func TestTableFaultKinds(t *testing.T) {
 		t.Errorf("pause acts on %v, want mariadb and postgres-replica among them", k)
 	}
 }
+
+// TestTableCredentialsChecked: RegisterBackend refuses a credential
+// variable of no known kind, one another row or the harness reads already,
+// and one that needs a credential its row does not declare.
+func TestTableCredentialsChecked(t *testing.T) {
+	row := func(creds ...cluster.TableCredential) cluster.TableBackend {
+		return cluster.TableBackend{Name: "credtest", Kinds: []cluster.TableKind{{Kind: "credtest", Pattern: "credtest-0"}},
+			Plan:        func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) { return nil, nil },
+			Build:       func(*cluster.Build) (cluster.Started, error) { return cluster.Started{}, nil },
+			Credentials: creds}
+	}
+	for _, tc := range []struct {
+		name  string
+		creds []cluster.TableCredential
+		want  string
+	}{
+		{"unknown kind", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_KEY", What: "key"}}, `unknown kind "key"`},
+		{"another row's", []cluster.TableCredential{{Env: "LOCKLAB_POSTGRES_PASSWORD", What: "password"}}, "read by postgres already"},
+		{"the harness's", []cluster.TableCredential{{Env: "LOCKLAB_ETCD_PASSWORD", What: "password"}}, "read by the harness already"},
+		{"needs what the row lacks", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_USER", What: "user", Needs: "password"}}, "needs a password"},
+		{"not LOCKLAB_", []cluster.TableCredential{{Env: "PGPASSWORD", What: "password"}}, "want a LOCKLAB_ variable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(r.(string), tc.want) {
+					t.Errorf("RegisterBackend: panic %v, want %q", r, tc.want)
+				}
+			}()
+			cluster.RegisterBackend(row(tc.creds...))
+		})
+	}
+	if _, ok := cluster.LookupBackend("credtest"); ok {
+		t.Error("a refused row is in the table")
+	}
+}

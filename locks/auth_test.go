@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,6 +18,14 @@ func secretAuth() locks.Auth {
 		EtcdUsername: "root", EtcdPassword: "s3cret-etcd", EtcdCACert: "/etc/etcd-ca.pem",
 		EtcdCert: "/etc/client.pem", EtcdKey: "/etc/client-key.pem",
 		ZooKeeperDigest: "bob:s3cret-zk",
+		Table: map[string][]locks.CredentialValue{
+			"postgres": {
+				{Var: locks.Credential{Env: "LOCKLAB_POSTGRES_USER", What: locks.CredUser}, Value: "alice"},
+				{Var: locks.Credential{Env: "LOCKLAB_POSTGRES_PASSWORD", What: locks.CredPassword, Secret: true}, Value: "s3cret-pg"},
+				{Var: locks.Credential{Env: "LOCKLAB_POSTGRES_CACERT", What: locks.CredCACert, File: true}, Value: "/etc/s3cret-pg-ca.pem"},
+			},
+			"nats": {{Var: locks.Credential{Env: "LOCKLAB_NATS_TOKEN", What: locks.CredToken, Secret: true}, Value: "s3cret-nats"}},
+		},
 	}
 }
 
@@ -42,7 +51,8 @@ func TestAuthRedacted(t *testing.T) {
 			t.Errorf("%s shows a secret: %s", what, out)
 		}
 	}
-	want := "redis: user app password *** tls; etcd: user root password *** tls client-cert; zookeeper: digest bob:***"
+	want := "redis: user app password *** tls; etcd: user root password *** tls client-cert; zookeeper: digest bob:***; " +
+		"nats: token ***; postgres: user alice password *** cacert"
 	if got := a.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
@@ -63,8 +73,11 @@ func TestAuthJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Auth != e.Auth {
-		t.Errorf("round trip: got %#v", back.Auth)
+	if !reflect.DeepEqual(back.Auth, e.Auth) {
+		t.Errorf("round trip: got %v", back.Auth)
+	}
+	if back.Auth.Get(locks.Postgres, locks.CredPassword) != "s3cret-pg" || back.Auth.Get(locks.MariaDB, locks.CredPassword) != "" {
+		t.Errorf("Get after the round trip: %q", back.Auth.Get(locks.Postgres, locks.CredPassword))
 	}
 	b, err = json.Marshal(locks.Endpoints{Redis: []string{"127.0.0.1:1"}})
 	if err != nil {
@@ -72,6 +85,23 @@ func TestAuthJSON(t *testing.T) {
 	}
 	if strings.Contains(string(b), "Auth") {
 		t.Errorf("no credentials, yet Auth in %s", b)
+	}
+}
+
+// IsZero says whether any credential is set, a table backend's included.
+func TestAuthIsZero(t *testing.T) {
+	for _, tc := range []struct {
+		a    locks.Auth
+		zero bool
+	}{
+		{locks.Auth{}, true},
+		{locks.Auth{Table: map[string][]locks.CredentialValue{}}, true},
+		{locks.Auth{RedisTLS: true}, false},
+		{locks.Auth{Table: map[string][]locks.CredentialValue{"mariadb": {{Var: locks.Credential{What: locks.CredUser}, Value: "app"}}}}, false},
+	} {
+		if got := tc.a.IsZero(); got != tc.zero {
+			t.Errorf("%v: IsZero %v, want %v", tc.a, got, tc.zero)
+		}
 	}
 }
 

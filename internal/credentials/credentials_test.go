@@ -19,6 +19,14 @@ func TestStringNeverLeaksSecrets(t *testing.T) {
 		{Set{EtcdUsername: "root", EtcdPassword: "s3cret-e", EtcdCert: "/k/cert.pem", EtcdKey: "/k/key.pem"},
 			"etcd: user root password *** tls client-cert"},
 		{Set{ZooKeeperDigest: "zu:s3cret-z"}, "zookeeper: digest zu:***"},
+		// A table backend's: secrets as ***, files by kind, in the row's
+		// order; backends by name; a value that is not set not at all.
+		{Set{Table: map[string][]Value{
+			"postgres": {{Var{What: User}, "pu"}, {Var{What: Password, Secret: true}, "s3cret-p"},
+				{Var{What: CACert, File: true}, "/k/ca.pem"}, {Var{What: TLSMode}, "verify-full"}},
+			"nats":    {{Var{What: Token, Secret: true}, "s3cret-n"}},
+			"mariadb": {{Var{What: User}, ""}},
+		}}, "nats: token ***; postgres: user pu password *** cacert tls-mode verify-full"},
 	} {
 		got := tc.set.String()
 		if got != tc.want {

@@ -62,6 +62,10 @@ func init() {
 		ClientPort: 3306,
 		Sessions:   true,
 		Faults:     []string{"pause", "kill", "restart"},
+		Credentials: []cluster.TableCredential{
+			{Env: "LOCKLAB_MARIADB_USER", What: "user", Doc: "the user to log in as (default root; a lock's user option wins); it needs CREATE on the database locklab"},
+			{Env: "LOCKLAB_MARIADB_PASSWORD", What: "password", Secret: true, Doc: "its password (none: an account without one)"},
+		},
 		// The server speaks first: a handshake packet of protocol 10.
 		Ping: &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return b[4] == 10 }},
 		Plan: func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {

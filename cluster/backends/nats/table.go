@@ -43,6 +43,11 @@ func init() {
 		ClientPort: 4222,
 		Faults:     []string{"pause", "kill", "restart", "power-cut"},
 		Leader:     LeaderSelector,
+		Credentials: []cluster.TableCredential{
+			{Env: "LOCKLAB_NATS_USER", What: "user", Needs: "password", Doc: "the user to connect as (with LOCKLAB_NATS_PASSWORD)"},
+			{Env: "LOCKLAB_NATS_PASSWORD", What: "password", Secret: true, Needs: "user", Doc: "its password"},
+			{Env: "LOCKLAB_NATS_TOKEN", What: "token", Secret: true, Doc: "an authorization token, for a server that takes one instead of users"},
+		},
 		// A server greets every new client connection with INFO.
 		Ping:  &cluster.TablePing{Reply: 5, OK: func(b []byte) bool { return string(b) == "INFO " }},
 		Plan:  plan,

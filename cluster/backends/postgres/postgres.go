@@ -75,6 +75,14 @@ func init() {
 		ClientPort: 5432,
 		Sessions:   true,
 		Faults:     []string{"pause", "kill", "restart", "failover"},
+		Credentials: []cluster.TableCredential{
+			{Env: "LOCKLAB_POSTGRES_USER", What: "user", Doc: "the user to log in as (default postgres; a lock's user option wins)"},
+			{Env: "LOCKLAB_POSTGRES_PASSWORD", What: "password", Secret: true, Doc: "its password (none: the server must trust the user or not ask)"},
+			{Env: "LOCKLAB_POSTGRES_DATABASE", What: "database", Doc: "the database the locks use (default postgres; its fencing sequence is created there)"},
+			{Env: "LOCKLAB_POSTGRES_SSLMODE", What: "tls-mode", Allowed: []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"},
+				Doc: "libpq's sslmode (default disable, verify-full with a CA); verify-full checks the certificate against the server's real host name"},
+			{Env: "LOCKLAB_POSTGRES_CACERT", What: "cacert", File: true, Doc: "a PEM file of the CA that signed the servers' certificates (sslrootcert)"},
+		},
 		// SSLRequest: the server answers N (no TLS here) or S.
 		Ping: &cluster.TablePing{Request: []byte{0, 0, 0, 8, 4, 210, 22, 47}, Reply: 1,
 			OK: func(b []byte) bool { return b[0] == 'N' || b[0] == 'S' }},
