@@ -17,7 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/locklab/locklab/locks"
 )
@@ -104,7 +106,9 @@ func checkBackend(s string) error {
 }
 
 // Env returns the LOCKLAB_* credential variables of a, for a program's
-// environment (the names cluster.ExternalCredentialsFromEnv reads).
+// environment (the names cluster.ExternalCredentialsFromEnv reads): Redis's,
+// etcd's and ZooKeeper's, then each table backend's (a.Table, by backend
+// name), as its row names them.
 func Env(a locks.Auth) []string {
 	var out []string
 	add := func(k, v string) {
@@ -124,13 +128,20 @@ func Env(a locks.Auth) []string {
 	add("LOCKLAB_ETCD_CERT", a.EtcdCert)
 	add("LOCKLAB_ETCD_KEY", a.EtcdKey)
 	add("LOCKLAB_ZK_DIGEST", a.ZooKeeperDigest)
+	for _, b := range slices.Sorted(maps.Keys(a.Table)) {
+		for _, v := range a.Table[b] {
+			add(v.Env, v.Value)
+		}
+	}
 	return out
 }
 
 // Logins are the login variables of the table backends' servers as the
 // local provider starts them, with their values there: PostgreSQL trusts
 // user postgres on database postgres, MariaDB's root has no password, NATS
-// needs no login. The Go locks log in the same way (pglock, mysqllock).
+// needs no login. The Go locks log in the same way (pglock, mysqllock)
+// when Endpoints.Auth names no other login. The other variables a row
+// declares (passwords, tokens, TLS) reach a program through Env.
 var Logins = map[locks.Backend][][2]string{
 	locks.Postgres: {{"LOCKLAB_POSTGRES_USER", "postgres"}, {"LOCKLAB_POSTGRES_DATABASE", "postgres"}},
 	locks.MariaDB:  {{"LOCKLAB_MARIADB_USER", "root"}},

@@ -54,17 +54,21 @@ type Client struct {
 }
 
 // DSN is the go-sql-driver/mysql data source name of the first server in
-// e.Table["mariadb"], logged in as user (root when empty).
+// e.Table["mariadb"], logged in as user, else e.Auth's mariadb user, else
+// root, with e.Auth's mariadb password.
 func DSN(e locks.Endpoints, user string) (string, error) {
 	addrs := e.Table[string(locks.MariaDB)]
 	if len(addrs) == 0 {
 		return "", errors.New("mysqllock: no mariadb servers in the endpoints")
 	}
 	if user == "" {
+		user = e.Auth.Get(locks.MariaDB, locks.CredUser)
+	}
+	if user == "" {
 		user = "root"
 	}
 	mc := mysql.NewConfig()
-	mc.User, mc.Net, mc.Addr = user, "tcp", addrs[0]
+	mc.User, mc.Passwd, mc.Net, mc.Addr = user, e.Auth.Get(locks.MariaDB, locks.CredPassword), "tcp", addrs[0]
 	mc.Timeout = 5 * time.Second
 	return mc.FormatDSN(), nil
 }

@@ -88,6 +88,7 @@ func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 // through e.Dial, tried in order starting from one picked by a hash of seed
 // and the addresses (so the clients of a run, each with its own proxies,
 // spread over the servers), and a broken connection moves to the next. Pings every second, two unanswered, notice a silent link.
+// It logs in with e.Auth's NATS user and password or token, when set.
 // A nil log discards.
 func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error) {
 	addrs := Addrs(e)
@@ -106,13 +107,13 @@ func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error
 	for i := range addrs {
 		urls[i] = "nats://" + addrs[(first+i)%len(addrs)]
 	}
-	nc, err := nats.Connect(strings.Join(urls, ","),
+	opts := []nats.Option{
 		nats.Name("locklab"),
 		nats.DontRandomize(),
 		nats.SetCustomDialer(dialer{e}),
 		nats.Timeout(DialTimeout),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectWait(100 * time.Millisecond),
 		nats.ReconnectJitter(0, 0),
 		nats.PingInterval(time.Second),
 		nats.MaxPingsOutstanding(2),
@@ -123,7 +124,14 @@ func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Debug("nats reconnected", "server", nc.ConnectedUrlRedacted())
 		}),
-	)
+	}
+	if user := e.Auth.Get(locks.NATS, locks.CredUser); user != "" {
+		opts = append(opts, nats.UserInfo(user, e.Auth.Get(locks.NATS, locks.CredPassword)))
+	}
+	if token := e.Auth.Get(locks.NATS, locks.CredToken); token != "" {
+		opts = append(opts, nats.Token(token))
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect nats %v: %w", addrs, err)
 	}

@@ -19,9 +19,13 @@ package pglock
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,7 +71,7 @@ func init() {
 // its own connection. Safe for concurrent use.
 type Client struct {
 	cfg  locks.Config
-	conn string // multi-host connection string
+	conn *pgx.ConnConfig // every host (ConnConfig); copied for each dial
 	xact bool
 
 	mu      sync.Mutex
@@ -76,26 +80,73 @@ type Client struct {
 
 // ConnString is the connection string of the servers in e: every host,
 // the writable one chosen at connect (target_session_attrs=read-write).
+// It logs in as user, else e.Auth's postgres user, else postgres, with
+// e.Auth's password, on e.Auth's database (default postgres), with its
+// sslmode (default disable; verify-full when a CA file is set) and CA.
 func ConnString(e locks.Endpoints, user string) (string, error) {
 	hosts := e.Table[string(locks.Postgres)]
 	if len(hosts) == 0 {
 		return "", errors.New("pglock: no postgres servers in the endpoints")
 	}
-	if user == "" {
-		user = "postgres"
+	get := func(what locks.CredentialKind, def string) string {
+		if v := e.Auth.Get(locks.Postgres, what); v != "" {
+			return v
+		}
+		return def
 	}
-	return fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=5",
-		user, strings.Join(hosts, ",")), nil
+	if user == "" {
+		user = get(locks.CredUser, "postgres")
+	}
+	login := url.User(user)
+	if password := get(locks.CredPassword, ""); password != "" {
+		login = url.UserPassword(user, password)
+	}
+	ca := get(locks.CredCACert, "")
+	mode := "disable"
+	if ca != "" {
+		mode = "verify-full"
+	}
+	q := url.Values{"sslmode": {get(locks.CredTLSMode, mode)}, "target_session_attrs": {"read-write"}, "connect_timeout": {"5"}}
+	if ca != "" {
+		q.Set("sslrootcert", ca)
+	}
+	u := url.URL{Scheme: "postgres", User: login, Host: strings.Join(hosts, ","),
+		Path: "/" + get(locks.CredDatabase, "postgres"), RawQuery: q.Encode()}
+	return u.String(), nil
+}
+
+// ConnConfig is ConnString parsed, with TLS verifying each server's
+// certificate against the host of its real address (Endpoints.ServerName),
+// not the proxy the client dials.
+func ConnConfig(e locks.Endpoints, user string) (*pgx.ConnConfig, error) {
+	cs, err := ConnString(e, user)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(cs)
+	if err != nil {
+		return nil, fmt.Errorf("pglock: connection settings: %w", err)
+	}
+	serverName := func(host string, port uint16, tc *tls.Config) {
+		if tc != nil && tc.ServerName != "" {
+			tc.ServerName = e.ServerName(net.JoinHostPort(host, strconv.Itoa(int(port))))
+		}
+	}
+	serverName(cfg.Host, cfg.Port, cfg.TLSConfig)
+	for _, f := range cfg.Fallbacks {
+		serverName(f.Host, f.Port, f.TLSConfig)
+	}
+	return cfg, nil
 }
 
 // New returns a client of the servers in cfg.Endpoints; xact picks
 // pg-advisory-xact. ctx is unused: connections are dialed per Locker.
 func New(_ context.Context, cfg locks.Config, xact bool) (*Client, error) {
-	cs, err := ConnString(cfg.Endpoints, cfg.Options["user"])
+	cc, err := ConnConfig(cfg.Endpoints, cfg.Options["user"])
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: cfg, conn: cs, xact: xact}, nil
+	return &Client{cfg: cfg, conn: cc, xact: xact}, nil
 }
 
 // Locker returns the lock called name (under the config's prefix).
@@ -152,7 +203,7 @@ func (l *Locker) take(ctx context.Context) (*pgx.Conn, time.Duration, error) {
 	if conn != nil && !conn.IsClosed() {
 		return conn, bound, nil
 	}
-	conn, err := pgx.Connect(ctx, l.c.conn)
+	conn, err := pgx.ConnectConfig(ctx, l.c.conn.Copy())
 	if err != nil {
 		return nil, 0, fmt.Errorf("pglock: connect: %w", err)
 	}
