@@ -33,6 +33,13 @@ func (s *NATSServers) Kill(i int) { s.stop[i]() }
 // skips or fails like RequireBinaries when nats-server is missing.
 func NATS(t testing.TB, n int) *NATSServers {
 	t.Helper()
+	return NATSWith(t, n, nil)
+}
+
+// NATSWith is NATS with each node's configuration changed by configure
+// (nil: none) before it is written: a login clients must give, say.
+func NATSWith(t testing.TB, n int, configure func(*natsserver.Node)) *NATSServers {
+	t.Helper()
 	RequireBinaries(t, natsserver.Binary)
 	if err := natsserver.ValidNodes(n); err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func NATS(t testing.TB, n int) *NATSServers {
 	// A free port can be taken by someone else before the server binds it:
 	// then a node exits and the cluster is tried again on other ports.
 	for attempt := 1; attempt <= 3; attempt++ {
-		s, err := startNATS(t, n)
+		s, err := startNATS(t, n, configure)
 		if err == nil {
 			return s
 		}
@@ -51,7 +58,7 @@ func NATS(t testing.TB, n int) *NATSServers {
 	return nil
 }
 
-func startNATS(t testing.TB, n int) (*NATSServers, error) {
+func startNATS(t testing.TB, n int, configure func(*natsserver.Node)) (*NATSServers, error) {
 	t.Helper()
 	dir := t.TempDir()
 	addr := func() (string, error) {
@@ -66,6 +73,9 @@ func startNATS(t testing.TB, n int) (*NATSServers, error) {
 			if *a, err = addr(); err != nil {
 				return nil, err
 			}
+		}
+		if configure != nil {
+			configure(&nd)
 		}
 		nodes[i] = nd
 	}

@@ -73,8 +73,9 @@ func DSN(e locks.Endpoints, user string) (string, error) {
 	return mc.FormatDSN(), nil
 }
 
-// New opens a pool to the first server in cfg.Endpoints.Table["mariadb"]
-// and creates the fencing table (database locklab) when missing.
+// New opens a pool to the first server in cfg.Endpoints.Table["mariadb"],
+// logs in (DSN) and creates the fencing table (database locklab) when
+// missing.
 func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 	dsn, err := DSN(cfg.Endpoints, cfg.Options["user"])
 	if err != nil {
@@ -85,6 +86,10 @@ func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 		return nil, fmt.Errorf("mysqllock: %w", err)
 	}
 	db.SetMaxIdleConns(4)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysqllock: connect to %s: %w", cfg.Endpoints.Table[string(locks.MariaDB)][0], err)
+	}
 	for _, q := range []string{
 		"CREATE DATABASE IF NOT EXISTS locklab",
 		"CREATE TABLE IF NOT EXISTS locklab.fence (id BIGINT AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB",

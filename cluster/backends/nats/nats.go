@@ -62,6 +62,10 @@ type Node struct {
 	// through per-link proxies a peer must not learn a direct address
 	// (it would dial around the proxy): give one that does not answer.
 	Advertise string
+	// User and Password, or Token, when set, are the login every client
+	// must give (an authorization block); none: clients need no login,
+	// as in the clusters locklab starts.
+	User, Password, Token string
 }
 
 // Render returns the node's configuration file. Clients are told of no
@@ -77,6 +81,16 @@ func Render(n Node) string {
 	fmt.Fprintf(&b, "  max_memory_store: %d\n", MaxMemoryStore)
 	fmt.Fprintf(&b, "  max_file_store: %d\n", MaxFileStore)
 	b.WriteString("}\n")
+	if n.User != "" || n.Token != "" {
+		b.WriteString("authorization {\n")
+		if n.User != "" {
+			fmt.Fprintf(&b, "  user: %q\n  password: %q\n", n.User, n.Password)
+		}
+		if n.Token != "" {
+			fmt.Fprintf(&b, "  token: %q\n", n.Token)
+		}
+		b.WriteString("}\n")
+	}
 	if len(n.Routes) > 0 {
 		b.WriteString("cluster {\n")
 		fmt.Fprintf(&b, "  name: %q\n", ClusterName)

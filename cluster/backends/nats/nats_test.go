@@ -21,8 +21,19 @@ func TestRender(t *testing.T) {
 			t.Errorf("single node config lacks %s:\n%s", want, single)
 		}
 	}
-	if strings.Contains(single, "cluster") {
-		t.Errorf("single node config has a cluster block:\n%s", single)
+	if strings.Contains(single, "cluster") || strings.Contains(single, "authorization") {
+		t.Errorf("single node config has a cluster or authorization block:\n%s", single)
+	}
+	for _, tc := range []struct {
+		node natsserver.Node
+		want string
+	}{
+		{natsserver.Node{User: "app", Password: `p"w`}, "authorization {\n  user: \"app\"\n  password: \"p\\\"w\"\n}\n"},
+		{natsserver.Node{Token: "t0k"}, "authorization {\n  token: \"t0k\"\n}\n"},
+	} {
+		if got := natsserver.Render(tc.node); !strings.Contains(got, tc.want) {
+			t.Errorf("config lacks %q:\n%s", tc.want, got)
+		}
 	}
 	clustered := natsserver.Render(natsserver.Node{Name: "nats-1", Cluster: "127.0.0.1:2", Routes: []string{"127.0.0.1:7", "127.0.0.1:8"}, Advertise: "127.0.0.1:9"})
 	for _, want := range []string{`listen: "127.0.0.1:2"`, `"nats-route://127.0.0.1:7"`, `"nats-route://127.0.0.1:8"`, `advertise: "127.0.0.1:9"`, "no_advertise: true", `name: "locklab"`} {
