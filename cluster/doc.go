@@ -197,5 +197,7 @@
 // ErrUnsupported, Start checks that each address accepts a TCP connection.
 // Credentials for the servers come from the environment
 // (ExternalCredentialsFromEnv: LOCKLAB_REDIS_PASSWORD, LOCKLAB_ETCD_USERNAME,
-// ...) and are never part of Info or the run's files.
+// ..., and the variables each table backend's row declares in its
+// Credentials, LOCKLAB_POSTGRES_PASSWORD, ...) and are never part of Info
+// or the run's files.
 package cluster

@@ -92,6 +92,20 @@ func TestExternalCredentialsFromEnv(t *testing.T) {
 	}
 }
 
+// TestCredentialsDocumented: providers.md names every credential variable
+// the harness reads, each row's included.
+func TestCredentialsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/providers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range cluster.CredentialEnv() {
+		if !strings.Contains(string(doc), "`"+env+"`") {
+			t.Errorf("docs/providers.md does not name %s", env)
+		}
+	}
+}
+
 func TestExternalUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

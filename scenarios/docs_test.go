@@ -236,7 +236,14 @@ func reference(t *testing.T) string {
 	for _, sec := range []string{"cluster.redis", "cluster.zookeeper", "cluster.etcd", "cluster.external"} {
 		w("### %s\n\n", sec)
 		if sec == "cluster.external" {
-			w("Clients still go through their own proxies, so client-side faults work; every key or node a run creates is under its prefix and nothing is flushed. Credentials come from the environment only (see [providers.md](providers.md)).\n\n")
+			var creds []string
+			for _, tb := range cluster.Backends() {
+				for _, v := range tb.Credentials {
+					creds = append(creds, "`"+v.Env+"`")
+				}
+			}
+			w("Clients still go through their own proxies, so client-side faults work; every key or node a run creates is under its prefix and nothing is flushed. ")
+			w("Credentials come from the environment only (see [providers.md](providers.md)): Redis's, etcd's and ZooKeeper's, and the variables the backend table's rows declare, %s.\n\n", strings.Join(creds, ", "))
 		}
 		fieldTableMD(&b, under(sec), sec+".")
 	}
