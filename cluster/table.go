@@ -217,7 +217,9 @@ func RegisterBackend(b TableBackend) {
 }
 
 // checkCredentials refuses a row's credential variable that names no known
-// kind, reads another backend's variable or needs one its row lacks.
+// kind, reads another backend's variable, needs one its row lacks, or
+// would show a password or token (not Secret) or a CA file's name (not
+// File).
 func checkCredentials(b TableBackend, rows map[string]TableBackend) error {
 	taken := map[string]string{}
 	for _, env := range fixedCredentialEnv {
@@ -242,6 +244,10 @@ func checkCredentials(b TableBackend, rows map[string]TableBackend) error {
 			return fmt.Errorf("credential %s: unknown kind %q (want one of %v)", v.Env, v.What, locks.CredentialKinds)
 		case v.Needs != "" && !whats[v.Needs]:
 			return fmt.Errorf("credential %s needs a %s, which the row does not declare", v.Env, v.Needs)
+		case (v.What == locks.CredPassword || v.What == locks.CredToken) && !v.Secret:
+			return fmt.Errorf("credential %s: a %s is a secret (Secret: true)", v.Env, v.What)
+		case v.What == locks.CredCACert && !v.File:
+			return fmt.Errorf("credential %s: a %s names a file (File: true)", v.Env, v.What)
 		}
 		taken[v.Env] = b.Name
 	}

@@ -66,7 +66,8 @@ func TestTableFaultKinds(t *testing.T) {
 
 // TestTableCredentialsChecked: RegisterBackend refuses a credential
 // variable of no known kind, one another row or the harness reads already,
-// and one that needs a credential its row does not declare.
+// one that needs a credential its row does not declare, and a password or
+// CA file that String would show.
 func TestTableCredentialsChecked(t *testing.T) {
 	row := func(creds ...cluster.TableCredential) cluster.TableBackend {
 		return cluster.TableBackend{Name: "credtest", Kinds: []cluster.TableKind{{Kind: "credtest", Pattern: "credtest-0"}},
@@ -80,10 +81,12 @@ func TestTableCredentialsChecked(t *testing.T) {
 		want  string
 	}{
 		{"unknown kind", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_KEY", What: "key"}}, `unknown kind "key"`},
-		{"another row's", []cluster.TableCredential{{Env: "LOCKLAB_POSTGRES_PASSWORD", What: "password"}}, "read by postgres already"},
-		{"the harness's", []cluster.TableCredential{{Env: "LOCKLAB_ETCD_PASSWORD", What: "password"}}, "read by the harness already"},
+		{"another row's", []cluster.TableCredential{{Env: "LOCKLAB_POSTGRES_PASSWORD", What: "password", Secret: true}}, "read by postgres already"},
+		{"the harness's", []cluster.TableCredential{{Env: "LOCKLAB_ETCD_PASSWORD", What: "password", Secret: true}}, "read by the harness already"},
+		{"a password shown", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_PASSWORD", What: "password"}}, "a password is a secret"},
+		{"a CA file's name shown", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_CACERT", What: "cacert"}}, "a cacert names a file"},
 		{"needs what the row lacks", []cluster.TableCredential{{Env: "LOCKLAB_CREDTEST_USER", What: "user", Needs: "password"}}, "needs a password"},
-		{"not LOCKLAB_", []cluster.TableCredential{{Env: "PGPASSWORD", What: "password"}}, "want a LOCKLAB_ variable"},
+		{"not LOCKLAB_", []cluster.TableCredential{{Env: "PGPASSWORD", What: "password", Secret: true}}, "want a LOCKLAB_ variable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

@@ -2,12 +2,13 @@
 // locks interfaces: mariadb-get-lock takes GET_LOCK(name, timeout) on a
 // dedicated connection and gives it back by RELEASE_LOCK or by the
 // session's end. The fencing token is an AUTO_INCREMENT value inserted
-// after the grant on the same session. Like a PostgreSQL session lock it
-// lasts until the server notices the session is gone: the lease checks
-// every Check that its session still holds the lock and promises, from
-// the send time of its last answered check, the server's own TCP
-// keepalive time (tcp_keepalive_time + interval × probes, read at
-// connect); see docs/backends.md.
+// after the grant on the same session; the client logs in with
+// Endpoints.Auth's mariadb user and password when set, else as root. Like
+// a PostgreSQL session lock it lasts until the server notices the session
+// is gone: the lease checks every Check that its session still holds the
+// lock and promises, from the send time of its last answered check, the
+// server's own TCP keepalive time (tcp_keepalive_time + interval × probes,
+// read at connect); see docs/backends.md.
 //
 // Of locklab it imports only locks.
 package mysqllock

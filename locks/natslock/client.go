@@ -84,12 +84,13 @@ func New(ctx context.Context, cfg locks.Config) (*Client, error) {
 	return c, nil
 }
 
-// Connect returns a connection to the servers of e: every address is dialed
-// through e.Dial, tried in order starting from one picked by a hash of seed
-// and the addresses (so the clients of a run, each with its own proxies,
-// spread over the servers), and a broken connection moves to the next. Pings every second, two unanswered, notice a silent link.
-// It logs in with e.Auth's NATS user and password or token, when set.
-// A nil log discards.
+// Connect returns a connection to the servers of e: every address is
+// dialed through e.Dial, tried in order starting from one picked by a hash
+// of seed and the addresses (so the clients of a run, each with its own
+// proxies, spread over the servers), and a broken connection moves to the
+// next. Pings every second, two unanswered, notice a silent link. It logs
+// in with e.Auth's NATS user and password or token, when set. A nil log
+// discards.
 func Connect(e locks.Endpoints, seed int64, log *slog.Logger) (*nats.Conn, error) {
 	addrs := Addrs(e)
 	if len(addrs) == 0 {

@@ -31,8 +31,10 @@
 //
 // A Client connects to Endpoints.Table["nats"] (every address, tried in
 // order from one chosen by a hash of Config.Seed and the addresses,
-// reconnecting to the next when a connection breaks), dialing every address through Endpoints.Dial so traffic stays on
-// the client's proxied links.
+// reconnecting to the next when a connection breaks), dialing every
+// address through Endpoints.Dial so traffic stays on the client's proxied
+// links, and logs in with Endpoints.Auth's nats user and password or token
+// when they are set (servers the user runs).
 //
 // Of locklab it imports only locks; like every lock package it never
 // imports cluster, checker, scenarios, faults, runner or workload

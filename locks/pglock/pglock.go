@@ -7,12 +7,15 @@
 //     through the critical section, released by its commit.
 //
 // Clients find the writable server as libpq does, by trying every host
-// with target_session_attrs=read-write. The fencing token is nextval of a
-// sequence read after the grant on the same session. A session lock lasts
-// until the server notices the session is gone: the lease pings its
-// session every Check and promises, from the send time of its last
-// answered request, the server's own TCP keepalive time (idle + interval
-// × count, read from the server at connect); see docs/backends.md.
+// with target_session_attrs=read-write, logged in with Endpoints.Auth's
+// postgres credentials when set (user, password, database, sslmode and CA:
+// servers the user runs), else as postgres on database postgres. The
+// fencing token is nextval of a sequence read after the grant on the same
+// session. A session lock lasts until the server notices the session is
+// gone: the lease pings its session every Check and promises, from the
+// send time of its last answered request, the server's own TCP keepalive
+// time (idle + interval × count, read from the server at connect); see
+// docs/backends.md.
 //
 // Of locklab it imports only locks.
 package pglock
