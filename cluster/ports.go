@@ -3,13 +3,16 @@ package cluster
 // Free ports for servers and proxies.
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -76,7 +79,7 @@ func listenFree(host string, n int) ([]net.Listener, error) {
 			return nil, fmt.Errorf("cluster: free port on %s: %w", host, err)
 		}
 		p := l.Addr().(*net.TCPAddr).Port
-		if _, taken := picked.until[p]; taken {
+		if _, taken := picked.until[p]; taken || !claimPort(p) {
 			skipped = append(skipped, l)
 			continue
 		}
@@ -84,6 +87,54 @@ func listenFree(host string, n int) ([]net.Listener, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// Other locklab processes on the host (a second run, the test packages go
+// test runs side by side) pick ports too, and a port this process handed
+// out is free whenever its listener lets it go: a proxy or demultiplexer
+// whose server is down stops listening, a killed server leaves its port.
+// Another process could then take it, and a server of its cluster that
+// still dials the address reaches this cluster (seen under six test
+// processes at once: a replica of one cluster synced from another's
+// primary, and sentinels found another cluster's server at the address of
+// their killed primary and never failed over). So each port handed out is
+// also claimed in a file of portClaimDir holding this process's pid, and a
+// port another live process claimed within pickedFor is not handed out.
+
+// portClaimDir is the directory of the host's port claims ("" when it
+// cannot be made: claims are then this process's only).
+var portClaimDir = sync.OnceValue(func() string {
+	dir := filepath.Join(os.TempDir(), "locklab-ports-"+strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
+})
+
+// claimPort claims port p for this process, unless another live process
+// claimed it within pickedFor.
+func claimPort(p int) bool {
+	dir := portClaimDir()
+	if dir == "" {
+		return true
+	}
+	path := filepath.Join(dir, strconv.Itoa(p))
+	if b, err := os.ReadFile(path); err == nil {
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		fi, serr := os.Stat(path)
+		if err == nil && serr == nil && pid != os.Getpid() && pidAlive(pid) && time.Since(fi.ModTime()) < pickedFor {
+			return false
+		}
+	}
+	// A claim that cannot be written still leaves this process's own.
+	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	return true
+}
+
+// pidAlive reports whether a process pid exists.
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Ports for servers and proxies come from below the kernel's ephemeral

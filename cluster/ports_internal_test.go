@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,5 +167,49 @@ func TestFreePortsBelowEphemeral(t *testing.T) {
 	defer c.Close()
 	if src := c.LocalAddr().(*net.TCPAddr).Port; src < below {
 		t.Errorf("a connection's source port %d lies below the ephemeral range (%d): the range read is wrong", src, below)
+	}
+}
+
+// TestPortClaims: a port another live process claimed is not handed out
+// here (the claim of a process that ended is taken over), so two locklab
+// processes never give one port to two clusters.
+func TestPortClaims(t *testing.T) {
+	if portClaimDir() == "" {
+		t.Fatal("no claim directory")
+	}
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(p, pid int) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(portClaimDir(), strconv.Itoa(p)), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ports above every port this process handed out: claim them all for
+	// the live process, then ask for ports until the range must be crossed.
+	var live []int
+	for p := 60000; p < 60010; p++ {
+		claim(p, other.Process.Pid)
+		live = append(live, p)
+		if claimPort(p) {
+			t.Errorf("port %d, claimed by live pid %d: claimed again", p, other.Process.Pid)
+		}
+	}
+	claim(60010, gone.Process.Pid)
+	if !claimPort(60010) {
+		t.Errorf("port 60010, claimed by ended pid %d: not taken over", gone.Process.Pid)
+	}
+	if b, _ := os.ReadFile(filepath.Join(portClaimDir(), "60010")); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("claim of 60010 after the take-over: %q, want this pid", b)
+	}
+	for _, p := range append(live, 60010) {
+		os.Remove(filepath.Join(portClaimDir(), strconv.Itoa(p)))
 	}
 }
