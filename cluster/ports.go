@@ -3,7 +3,6 @@ package cluster
 // Free ports for servers and proxies.
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -122,7 +120,7 @@ func claimPort(p int) bool {
 	if b, err := os.ReadFile(path); err == nil {
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		fi, serr := os.Stat(path)
-		if err == nil && serr == nil && pid != os.Getpid() && pidAlive(pid) && time.Since(fi.ModTime()) < pickedFor {
+		if err == nil && serr == nil && pid != os.Getpid() && ProcessAlive(pid) && time.Since(fi.ModTime()) < pickedFor {
 			return false
 		}
 	}
@@ -131,10 +129,16 @@ func claimPort(p int) bool {
 	return true
 }
 
-// pidAlive reports whether a process pid exists.
-func pidAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+// ProcessAlive reports whether pid names a process that runs (not a
+// zombie).
+func ProcessAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z'
 }
 
 // Ports for servers and proxies come from below the kernel's ephemeral

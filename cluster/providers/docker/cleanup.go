@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"log/slog"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/moby/moby/client"
 )
@@ -139,7 +139,7 @@ func harnessAlive(labels map[string]string) string {
 	if err != nil || pid <= 0 {
 		return ""
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !cluster.ProcessAlive(pid) {
 		return ""
 	}
 	if start := labels[LabelStart]; start != "" && start != procStart(pid) {

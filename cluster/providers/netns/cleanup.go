@@ -3,6 +3,7 @@ package netns
 import (
 	"errors"
 	"fmt"
+	"github.com/locklab/locklab/cluster"
 	"log/slog"
 	"os"
 	"sort"
@@ -52,7 +53,7 @@ func Cleanup(opts CleanupOptions) (CleanupResult, error) {
 	var errs []error
 	for _, name := range names {
 		pid := netnsOwner(name)
-		if !opts.All && pid > 0 && pid != os.Getpid() && processAlive(pid) {
+		if !opts.All && pid > 0 && pid != os.Getpid() && cluster.ProcessAlive(pid) {
 			res.Kept = append(res.Kept, fmt.Sprintf("%s (harness pid %d is running; --all removes it)", name, pid))
 			continue
 		}
@@ -89,25 +90,13 @@ func netnsOwner(name string) int {
 	return pid
 }
 
-// processAlive reports whether pid names a process that runs (not a
-// zombie).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z'
-}
-
 // waitGone polls until none of pids runs, or d passed.
 func waitGone(pids []int, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		alive := false
 		for _, p := range pids {
-			alive = alive || processAlive(p)
+			alive = alive || cluster.ProcessAlive(p)
 		}
 		if !alive {
 			return
