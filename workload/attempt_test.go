@@ -32,10 +32,14 @@ func TestAttemptsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	outcomes := map[string]int{}
+	lateGrants := 0 // granted once the run's end woke the holder and it let go
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var op checker.Op
 		if err := json.Unmarshal([]byte(line), &op); err != nil {
 			t.Fatal(err)
+		}
+		if op.Op == checker.OpAcquire && op.Return >= int64(cfg.Duration) {
+			lateGrants++
 		}
 		if op.Op != checker.OpAttempt {
 			continue
@@ -48,8 +52,12 @@ func TestAttemptsRecorded(t *testing.T) {
 	if outcomes[checker.AttemptTimedOut] == 0 || outcomes[checker.AttemptTimedOut] != int(rec.Summary().Errors[workload.ErrAcquireTimeout]) {
 		t.Errorf("attempt outcomes %v, acquire timeouts counted %d", outcomes, rec.Summary().Errors[workload.ErrAcquireTimeout])
 	}
-	if n := outcomes[checker.AttemptWaiting]; n == 0 || n > cfg.Clients {
-		t.Errorf("attempt outcomes %v, want a waiter still waiting at the end, at most one per client (no attempt begun after it)", outcomes)
+	// At the end two clients wait behind the holder. The run's end wakes
+	// them and the holder at once; on a loaded machine the holder can let
+	// go before a waiter's own context has heard of the end, and that
+	// waiter is granted the lock rather than recorded as waiting.
+	if n := outcomes[checker.AttemptWaiting]; n+lateGrants == 0 || n > cfg.Clients {
+		t.Errorf("attempt outcomes %v, %d grants after the end: want a waiter still waiting at the end (or granted as it came), at most one per client (no attempt begun after it)", outcomes, lateGrants)
 	}
 	each, _ := res.InWindows([]checker.Window{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond}})
 	if each[0].Contenders != 3 {

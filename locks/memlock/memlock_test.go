@@ -129,3 +129,16 @@ func TestPrefixSeparatesNames(t *testing.T) {
 func BenchmarkAcquireRelease(b *testing.B) {
 	locktest.AcquireRelease(b, client(memlock.NewTable(), 10*time.Second).Locker("bench"))
 }
+
+// TestEndedContextNotGranted: an Acquire whose context has ended fails
+// even when the lock is free. A waiter woken by the release after its
+// context ended (a loaded machine) comes back to this check instead of
+// taking the lock.
+func TestEndedContextNotGranted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	lease, err := client(memlock.NewTable(), 0).Locker(locktest.Name(t)).Acquire(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with an ended context = %v, %v; want context.Canceled", lease, err)
+	}
+}

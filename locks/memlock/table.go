@@ -50,10 +50,16 @@ var _ locks.Locker = (*Locker)(nil)
 
 // Acquire blocks until the lock is free (released or expired) and takes
 // it, or until ctx ends (the error then wraps ctx.Err()). Waiters are woken
-// by the release itself, never by polling.
+// by the release itself, never by polling. A ctx that has ended is never
+// granted the lock, even when the lock was freed at the same moment: a
+// waiter woken late (a loaded machine) must not pick between the two at
+// random.
 func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 	t := l.t
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("mem acquire %s: %w", l.name, err)
+		}
 		t.mu.Lock()
 		st := t.locks[l.name]
 		if st == nil {
