@@ -389,7 +389,7 @@ const lossPercent = 20
 // packetLoss drops lossPercent of the packets on every link of every
 // server: a loss only the kernel can inflict, never a proxy.
 func packetLoss(t timing, l lockInfo) (setup, string) {
-	if t.Provider != cluster.ProviderNetns {
+	if tr, _ := cluster.TraitsOf(t.Provider); !tr.PacketLinks {
 		return notApplicable("a proxy carries bytes over TCP and never loses a packet: packet loss needs provider netns (chaos atlas --provider netns)")
 	}
 	return onEveryServer(l, func(n string) string {
@@ -410,14 +410,15 @@ func partitionHolder(t timing, l lockInfo) (setup, string) {
 
 // clockFault is a clock fault (kind, with fields) aimed at the Redis
 // primary, one Redlock node or the ZooKeeper leader while a holder is
-// inside; etcd's clock cannot be moved (a Go program reads the vDSO), nor
-// can servers in containers.
+// inside; a backend's row says when its clock cannot be moved (etcd: a Go
+// program reads the vDSO), a provider's traits when its servers run
+// without the clock shim.
 func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
-	switch {
-	case l.Backend == locks.Etcd:
-		return notApplicable("etcd is a Go program that reads the clock from the vDSO: the clock shim cannot move its clock")
-	case t.Provider == cluster.ProviderDocker:
-		return notApplicable("provider docker: the images do not carry the clock shim")
+	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.NoClock != "" {
+		return notApplicable(b.NoClock)
+	}
+	if tr, _ := cluster.TraitsOf(t.Provider); !tr.Clock {
+		return notApplicable("provider " + t.Provider + ": " + tr.NoClock)
 	}
 	s, _ := usual(l, aimedEarly(kind, t.at(), keyHeldCS(t), "node: "+leader(l)+", "+fields))
 	s.CS = keyHeldCS(t)

@@ -16,8 +16,9 @@ import (
 // (Node.SetClock). The file outlives restarts of its node, as a machine's
 // wrong clock outlives a restart of the server on it; Close removes it with
 // the data dirs. etcd is a Go program, which reads the clock from the vDSO
-// without calling glibc: a preload cannot reach it (its row's NoClock). The
-// docker provider's images do not carry the library.
+// without calling glibc: a preload cannot reach it (its row's NoClock). A
+// provider whose servers run without the shim says why in its traits
+// (Traits.NoClock: the docker provider's images do not carry it).
 
 // ClockKinds are the kinds of Redis's nodes, whose clock can be set
 // (providers local and netns); a table backend's row lists the clock
@@ -29,15 +30,12 @@ func clockable(kind string) bool {
 	return slices.Contains(ClockKinds, kind) || slices.Contains(KindsActedOnBy("clock-jump"), kind)
 }
 
-// ClockProviders are the providers that run servers with the clock shim.
-var ClockProviders = []string{ProviderLocal, ProviderNetns}
-
 // clockEnv is what n's command adds to its environment to run with its
 // own clock: nothing for kinds and providers without one, or when the
 // library cannot be found or built (Node.SetClock then says why). It
 // creates n's clock file on the first launch.
 func (n *Node) clockEnv() []string {
-	if !clockable(n.Kind) || !slices.Contains(ClockProviders, n.c.spec.Provider) {
+	if !clockable(n.Kind) || !n.c.traits.Clock {
 		return nil
 	}
 	lib, err := clockshim.Library()
@@ -102,9 +100,9 @@ func (n *Node) clockFile() (*clockshim.File, error) {
 			why = b.NoClock
 		}
 		return nil, fmt.Errorf("clock of %s: %s: %w", n.Name, why, ErrUnsupported)
-	case !slices.Contains(ClockProviders, n.c.spec.Provider):
-		return nil, fmt.Errorf("clock of %s: provider %s runs servers without the clock shim: %w",
-			n.Name, n.c.spec.Provider, ErrUnsupported)
+	case !n.c.traits.Clock:
+		return nil, fmt.Errorf("clock of %s: provider %s runs servers without the clock shim (%s): %w",
+			n.Name, n.c.spec.Provider, n.c.traits.NoClock, ErrUnsupported)
 	case n.clockErr != nil:
 		return nil, fmt.Errorf("clock of %s: %v: %w", n.Name, n.clockErr, ErrUnsupported)
 	}

@@ -30,6 +30,7 @@ type Cluster struct {
 	dir     string
 	dataDir string
 	prov    Provider
+	traits  Traits // prov's (TraitsOf)
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -84,9 +85,11 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	traits, _ := TraitsOf(spec.Provider)
 	c := &Cluster{
 		spec:      spec,
 		plan:      plan,
+		traits:    traits,
 		log:       spec.Logger,
 		dir:       spec.Dir,
 		dataDir:   filepath.Join(spec.Dir, "data"),

@@ -32,7 +32,8 @@
 // one Redis Cluster of the primaries) the builder of Redis; each backend
 // builds for every provider, composed from the provider's fabric
 // (fabric.go), external.go the external servers, providers.go the seam a
-// provider in a package of its own plugs into (RegisterProvider; provider
+// provider in a package of its own plugs into (RegisterProvider, with the
+// Traits the plan and the fault checks read instead of its name; provider
 // docker is cluster/providers/docker, provider netns
 // cluster/providers/netns, whose links are kernel_link.go's and whose
 // faults are packets.go's rules), link.go/gate.go/select.go links and

@@ -32,19 +32,29 @@ type DiskLoss struct {
 // filesystem: the cluster was started without Spec.LossyDisks.
 var ErrNoLossyDisk = errors.New("cluster: data dir not on a lossy filesystem (Spec.LossyDisks)")
 
-// checkLossyDisks says why provider cannot give its nodes lossy disks.
+// checkLossyDisks says why provider cannot give its nodes lossy disks
+// (Traits.LossyDisks).
 func checkLossyDisks(provider string) error {
-	switch provider {
-	case ProviderLocal, ProviderNetns:
-		return nil
-	case ProviderDocker:
-		return fmt.Errorf("cluster: lossy disks (power-cut) need provider local or netns: "+
-			"the lossy filesystem is a FUSE mount served by the harness, and a container's data dir "+
-			"is a directory the Docker daemon binds, which does not go through it: %w", ErrUnsupported)
-	default:
-		return fmt.Errorf("cluster: lossy disks (power-cut) are impossible with provider %s: "+
-			"the harness does not own the servers' disks: %w", provider, ErrUnsupported)
+	if err := LossyDisksWith(provider); err != nil {
+		return fmt.Errorf("cluster: %w: %w", err, ErrUnsupported)
 	}
+	return nil
+}
+
+// LossyDisksWith says why provider cannot put its nodes' data dirs on
+// lossy disks (a power-cut fault), naming those that can; nil when it
+// can.
+func LossyDisksWith(provider string) error {
+	t, _ := TraitsOf(provider)
+	if t.LossyDisks {
+		return nil
+	}
+	why := t.NoLossyDisks
+	if why == "" {
+		why = "it does not say it can"
+	}
+	return fmt.Errorf("a power cut needs provider %s, not %s: %s",
+		strings.Join(ProvidersWith(func(t Traits) bool { return t.LossyDisks }), " or "), provider, why)
 }
 
 // mountDisk puts n's data dir on a lossy filesystem over

@@ -48,8 +48,8 @@ func PlanOf(spec Spec) Plan {
 			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
 			p.planExternalTable(e)
 		}
-	} else if s.Provider == ProviderNetns {
-		p.planNetns(s)
+	} else if p.Traits().PacketLinks {
+		p.planPackets(s)
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
@@ -66,10 +66,11 @@ func PlanOf(spec Spec) Plan {
 
 // WithClientProxies returns p with the client links to the servers of
 // nodes only, as PlanOf plans a spec whose ClientProxies is nodes (nil:
-// every client link stays). Under provider netns, which has no proxies,
-// every client link stays.
+// every client link stays). Under a provider whose links are packet
+// paths (Traits.PacketLinks), which has no proxies, every client link
+// stays.
 func (p Plan) WithClientProxies(nodes []string) Plan {
-	if nodes == nil || p.Provider == ProviderNetns {
+	if nodes == nil || p.Traits().PacketLinks {
 		return p
 	}
 	out := p
@@ -255,12 +256,13 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 	return fmt.Errorf("cluster: built topology differs from its plan: extra %v, missing %v", extra, missing)
 }
 
-// planNetns is the plan of provider netns: the same nodes; no proxies, so
-// a link is every directed pair of nodes of a backend that talk to each
-// other (a Redis topology with replicas or sentinels, ZooKeeper and etcd
-// members), a table backend's own links, and (PlanOf) every client to
-// every server, whatever ClientProxies says.
-func (p *Plan) planNetns(s Spec) {
+// planPackets is the plan of a provider whose links are packet paths
+// (Traits.PacketLinks: netns): the same nodes; no proxies, so a link is
+// every directed pair of nodes of a backend that talk to each other (a
+// Redis topology with replicas or sentinels, ZooKeeper and etcd members),
+// a table backend's own links, and (PlanOf) every client to every server,
+// whatever ClientProxies says.
+func (p *Plan) planPackets(s Spec) {
 	if r := s.Redis; r != nil {
 		all := p.addRedisNodes(*r)
 		if r.Replicas > 0 || r.Sentinels > 0 {

@@ -129,6 +129,36 @@ func claimPort(p int) bool {
 	return true
 }
 
+// PortClaimCleanup removes the port claims of processes that ended (the
+// `cleanup` verb); a claim is otherwise only taken over when its port is
+// handed out again. dryRun counts them without removing. It returns how
+// many it removed (or would remove).
+func PortClaimCleanup(dryRun bool) (int, error) {
+	dir := portClaimDir()
+	if dir == "" {
+		return 0, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("port claims: %w", err)
+	}
+	n := 0
+	for _, e := range ents {
+		path := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && ProcessAlive(pid) {
+			continue
+		}
+		if dryRun || os.Remove(path) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // ProcessAlive reports whether pid names a process that runs (not a
 // zombie).
 func ProcessAlive(pid int) bool {

@@ -209,7 +209,25 @@ func TestPortClaims(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(portClaimDir(), "60010")); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
 		t.Errorf("claim of 60010 after the take-over: %q, want this pid", b)
 	}
+
+	// cleanup removes the ended process's claim and keeps the live ones.
+	claim(60011, gone.Process.Pid)
+	if n, err := PortClaimCleanup(true); err != nil || n < 1 {
+		t.Errorf("PortClaimCleanup(dry run) = %d, %v; want the ended process's claim at least", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(portClaimDir(), "60011")); err != nil {
+		t.Errorf("a dry run removed a claim: %v", err)
+	}
+	if n, err := PortClaimCleanup(false); err != nil || n < 1 {
+		t.Errorf("PortClaimCleanup = %d, %v", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(portClaimDir(), "60011")); !os.IsNotExist(err) {
+		t.Errorf("claim of an ended process after cleanup: %v", err)
+	}
 	for _, p := range append(live, 60010) {
+		if _, err := os.Stat(filepath.Join(portClaimDir(), strconv.Itoa(p))); err != nil {
+			t.Errorf("claim of port %d (a live process's or this one's) after cleanup: %v", p, err)
+		}
 		os.Remove(filepath.Join(portClaimDir(), strconv.Itoa(p)))
 	}
 }

@@ -26,24 +26,97 @@ import (
 // calls it once, before any node is built.
 type OpenProvider func(ctx context.Context, c *Cluster) (Provider, error)
 
-var providers struct {
-	mu   sync.Mutex
-	open map[string]OpenProvider
+// Traits are what a provider can do that the plan, the faults and the
+// scenario checks must know before a cluster starts: they read these,
+// never a provider's name. A provider registers them with its
+// constructor; local's and external's are the core's own.
+type Traits struct {
+	// PacketLinks: servers reach each other and the clients over kernel
+	// paths the provider filters packet by packet (PacketFilter), not
+	// through the harness's proxies. The plan has no proxies, faults that
+	// act through a proxy cannot act, packet faults can, and a fault
+	// singling out one client needs each client in a process of its own.
+	PacketLinks bool
+	// Containers: servers run in containers of an engine, from images. A
+	// node's pid is not a process the harness can read in /proc, and a
+	// server's command runs inside the container (Build.InContainer).
+	Containers bool
+	// Clock: servers run with the clock shim preloaded, so clock faults
+	// give one process its own wall clock (NoClock says why not).
+	Clock   bool
+	NoClock string
+	// LossyDisks: a node's data dir can sit on the harness's lossy
+	// filesystem, which a power cut empties of what was never fsynced
+	// (NoLossyDisks says why not).
+	LossyDisks   bool
+	NoLossyDisks string
 }
 
-// RegisterProvider adds provider name (a Spec.Provider value) to those
-// Start knows. Its package calls it from init; a second registration of
-// a name panics.
-func RegisterProvider(name string, open OpenProvider) {
+var providers struct {
+	mu     sync.Mutex
+	open   map[string]OpenProvider
+	traits map[string]Traits
+}
+
+// The core's own providers: local starts child processes on this host;
+// external starts nothing.
+func init() {
+	providers.traits = map[string]Traits{
+		ProviderLocal: {Clock: true, LossyDisks: true},
+		ProviderExternal: {
+			NoClock:      "the servers' processes are out of reach: only a forward clock-jump on a Redis node is possible, emulated",
+			NoLossyDisks: "the harness does not own the servers' disks",
+		},
+	}
+}
+
+// RegisterProvider adds provider name (a Spec.Provider value), with its
+// traits, to those Start knows. Its package calls it from init; a second
+// registration of a name panics.
+func RegisterProvider(name string, traits Traits, open OpenProvider) {
 	providers.mu.Lock()
 	defer providers.mu.Unlock()
 	if providers.open == nil {
 		providers.open = map[string]OpenProvider{}
 	}
-	if _, dup := providers.open[name]; dup || name == ProviderLocal || name == ProviderExternal {
+	if _, dup := providers.traits[name]; dup {
 		panic("cluster: duplicate provider " + name)
 	}
 	providers.open[name] = open
+	providers.traits[name] = traits
+}
+
+// TraitsOf are the traits of provider ("": local); ok is false for a
+// provider no package registered (its traits are then all false).
+func TraitsOf(provider string) (t Traits, ok bool) {
+	if provider == "" {
+		provider = ProviderLocal
+	}
+	providers.mu.Lock()
+	defer providers.mu.Unlock()
+	t, ok = providers.traits[provider]
+	return t, ok
+}
+
+// Traits are the traits of p's provider (TraitsOf).
+func (p Plan) Traits() Traits { t, _ := TraitsOf(p.Provider); return t }
+
+// Traits are the traits of c's provider (TraitsOf).
+func (c *Cluster) Traits() Traits { return c.traits }
+
+// ProvidersWith are the registered providers whose traits have, sorted:
+// for messages naming where something can run.
+func ProvidersWith(has func(Traits) bool) []string {
+	providers.mu.Lock()
+	defer providers.mu.Unlock()
+	var names []string
+	for name, t := range providers.traits {
+		if has(t) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // openProvider makes the registered provider name for c.

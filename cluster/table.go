@@ -392,7 +392,7 @@ func (p *Plan) planTable(s Spec) {
 		for _, n := range nodes {
 			n.Backend = b.Name
 			p.Nodes = append(p.Nodes, n)
-			if b.Fallback != "" && len(nodes) > 1 && s.Provider != ProviderNetns {
+			if b.Fallback != "" && len(nodes) > 1 && !p.Traits().PacketLinks {
 				p.Links = append(p.Links, PlanLink{b.Fallback, n.Name})
 			}
 		}

@@ -64,9 +64,11 @@ func (clockAction) check(t *topology, f Fault) error {
 			return unsupported("with provider external the servers' processes are out of reach: only a forward clock-jump "+
 				"without for on a Redis node is possible there, emulated (every TTL shortened by offset); %s on %s is not", f.Type, f.Node)
 		}
-	case cluster.ProviderDocker:
-		return unsupported("provider docker: the servers' images do not carry the clock shim, the preload library " +
-			"that gives a process its own wall clock; clock faults run with providers local and netns")
+	default:
+		if tr := t.Traits(); !tr.Clock {
+			return unsupported("provider %s: %s; clock faults run with provider %s", t.Provider, tr.NoClock,
+				providersWhere(func(t cluster.Traits) bool { return t.Clock }))
+		}
 	}
 	return nil
 }

@@ -216,7 +216,7 @@ type resetAction struct{}
 func (resetAction) check(t *topology, f Fault) error { return checkLinkFault(t, f) }
 
 func (resetAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
-	if env.Cluster.Info().Provider == cluster.ProviderNetns {
+	if env.Cluster.Traits().PacketLinks {
 		return applyNetnsReset(ctx, env, f)
 	}
 	ls, sel, err := selectLinks(env, f)

@@ -28,35 +28,45 @@ const (
 // its next packet (a client's next request, a keepalive, a heartbeat).
 const resetWindow = time.Second
 
-// checkNetns checks what provider netns changes for f: faults acting
-// through link proxies are not possible, packet faults need it, and a
-// packet fault can single out one client (client-N, holder) only when
-// clients run as processes, each in a namespace of its own with its own
-// address: clients in the harness's process share its address.
+// checkNetns checks what a provider whose links are packet paths
+// (cluster.Traits.PacketLinks: netns) changes for f: faults acting through
+// link proxies are not possible, packet faults need one, and a packet
+// fault can single out one client (client-N, holder) only when clients run
+// as processes, each in a namespace of its own with its own address:
+// clients in the harness's process share its address.
 func checkNetns(t *topology, typ Type, f Fault) error {
-	netns := t.Provider == cluster.ProviderNetns
+	packets := t.Traits().PacketLinks
 	switch {
-	case typ.Proxied && netns:
-		return fieldError("type", unsupported("%s acts through a proxy on the link, and links of provider netns have none "+
-			"(no traffic-control qdisc either); use provider local or docker for %s", f.Type, f.Type))
-	case typ.Netns && !netns:
-		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider netns (root); provider %s "+
-			"has only proxies", f.Type, t.Provider))
-	case f.Type == Partition && (f.Direction == DirectionOut || f.Direction == DirectionIn) && !netns:
-		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider netns: a proxy holds both "+
-			"directions of a connection or neither", f.Direction))
+	case typ.Proxied && packets:
+		return fieldError("type", unsupported("%s acts through a proxy on the link, and links of provider %s have none "+
+			"(no traffic-control qdisc either); use provider %s for %s", f.Type, t.Provider,
+			providersWhere(func(t cluster.Traits) bool { return !t.PacketLinks }), f.Type))
+	case typ.Netns && !packets:
+		return fieldError("type", unsupported("%s drops packets in the kernel, which needs provider %s (root); provider %s "+
+			"has only proxies", f.Type, providersWhere(packetLinks), t.Provider))
+	case f.Type == Partition && (f.Direction == DirectionOut || f.Direction == DirectionIn) && !packets:
+		return fieldError("direction", unsupported("a one-way partition (direction: %s) needs provider %s: a proxy holds both "+
+			"directions of a connection or neither", f.Direction, providersWhere(packetLinks)))
 	}
-	if !netns || t.processPerClient {
+	if !packets || t.processPerClient {
 		return nil
 	}
 	for _, n := range faultEnds(f) {
 		if _, ok := clientIndex(n); ok || n == Waiters || (n == Holder && typ.Target != OnClient) {
-			return fieldError(targetField(f), unsupported("with provider netns clients in the harness's process share its address, "+
+			return fieldError(targetField(f), unsupported("with provider "+t.Provider+" clients in the harness's process share its address, "+
 				"so a packet fault cannot single out %s: set workload.process_per_client: true (each client process then has a "+
 				"namespace and address of its own), or name clients", n))
 		}
 	}
 	return nil
+}
+
+func packetLinks(t cluster.Traits) bool { return t.PacketLinks }
+
+// providersWhere names the registered providers with has ("local or
+// docker").
+func providersWhere(has func(cluster.Traits) bool) string {
+	return strings.Join(cluster.ProvidersWith(has), " or ")
 }
 
 // SinglesOutClient reports whether a fault of fs acts on the links of one

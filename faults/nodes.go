@@ -53,8 +53,8 @@ func (pauseAction) apply(ctx context.Context, env Env, f Fault) (effect, error) 
 }
 
 func (pauseAction) observe(ctx context.Context, env Env, _ Fault, eff effect) evidence {
-	if env.Cluster.Info().Provider == cluster.ProviderDocker {
-		return unchecked("docker pause: process state not checked")
+	if env.Cluster.Traits().Containers {
+		return unchecked("container paused: process state not checked")
 	}
 	pid := eff.pids[0]
 	if st := stoppedState(ctx, pid); st == "T" || st == "t" {
@@ -88,7 +88,7 @@ func (killAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	switch {
 	case n.Alive():
 		eff.seen = seen(false, "process %d still running after the kill", pid)
-	case env.Cluster.Info().Provider != cluster.ProviderDocker && liveState(pid) != "":
+	case !env.Cluster.Traits().Containers && liveState(pid) != "":
 		eff.seen = seen(false, "process %d still in /proc after the kill", pid)
 	default:
 		eff.seen = seen(true, "process %d gone", pid)
@@ -197,10 +197,11 @@ func (k keyspace) after(ctx context.Context, restarted evidence, addr string) ev
 	return seen(restarted.bit, "%s; %s: came back empty, lock key absent after the restart", restarted.seen, what)
 }
 
-// how describes a node operation the way the cluster's provider does it.
-func how(env Env, local, docker string, pid int) string {
-	if env.Cluster != nil && env.Cluster.Info().Provider == cluster.ProviderDocker {
-		return fmt.Sprintf(docker, pid)
+// how describes a node operation the way the cluster's provider does it:
+// on a process of the harness, or on a container.
+func how(env Env, process, container string, pid int) string {
+	if env.Cluster != nil && env.Cluster.Traits().Containers {
+		return fmt.Sprintf(container, pid)
 	}
-	return fmt.Sprintf(local, pid)
+	return fmt.Sprintf(process, pid)
 }

@@ -28,8 +28,8 @@ func (powerCutAction) check(t *topology, f Fault) error {
 	if err := checkServer(t, f); err != nil {
 		return err
 	}
-	if t.Provider == cluster.ProviderDocker {
-		return fmt.Errorf("a power-cut fault needs provider local or netns: the filesystem that loses unsynced writes is a FUSE mount of the harness, which a container's data dir (a directory the Docker daemon binds) does not go through")
+	if err := cluster.LossyDisksWith(t.Provider); err != nil {
+		return fmt.Errorf("%w (the filesystem that loses unsynced writes is a FUSE mount of the harness)", err)
 	}
 	return nil
 }

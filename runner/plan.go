@@ -114,12 +114,13 @@ func exists(path string) bool {
 }
 
 // processPerClient reports whether the clients of sc run as processes of
-// their own: as the workload says, or under provider netns when a fault
-// singles out one client (each client process then has its own network
-// namespace and address, which packet rules can tell apart).
+// their own: as the workload says, or under a provider whose links are
+// packet paths (netns) when a fault singles out one client (each client
+// process then has its own network namespace and address, which packet
+// rules can tell apart).
 func processPerClient(sc *scenarios.Scenario, opts Options) bool {
-	return sc.Workload.ProcessPerClient ||
-		(providerOf(sc, opts) == cluster.ProviderNetns && faults.SinglesOutClient(sc.Faults))
+	t, _ := cluster.TraitsOf(providerOf(sc, opts))
+	return sc.Workload.ProcessPerClient || (t.PacketLinks && faults.SinglesOutClient(sc.Faults))
 }
 
 func providerOf(sc *scenarios.Scenario, opts Options) string {

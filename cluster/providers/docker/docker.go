@@ -135,7 +135,15 @@ func Available(ctx context.Context) error {
 	return cli.Close()
 }
 
-func init() { cluster.RegisterProvider(cluster.ProviderDocker, newDockerProvider) }
+func init() {
+	cluster.RegisterProvider(cluster.ProviderDocker, cluster.Traits{
+		Containers: true,
+		NoClock: "the servers' images do not carry the clock shim, the preload library " +
+			"that gives a process its own wall clock",
+		NoLossyDisks: "the lossy filesystem is a FUSE mount served by the harness, and a container's data dir " +
+			"is a directory the Docker daemon binds, which does not go through it",
+	}, newDockerProvider)
+}
 
 func newDockerProvider(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
 	t0 := time.Now()

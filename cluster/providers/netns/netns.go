@@ -41,7 +41,9 @@ type netnsProvider struct {
 // netnsBridge is the name of the bridge in the bridge namespace.
 const netnsBridge = "br0"
 
-func init() { cluster.RegisterProvider(cluster.ProviderNetns, newNetnsProvider) }
+func init() {
+	cluster.RegisterProvider(cluster.ProviderNetns, cluster.Traits{PacketLinks: true, Clock: true, LossyDisks: true}, newNetnsProvider)
+}
 
 func newNetnsProvider(ctx context.Context, c *cluster.Cluster) (cluster.Provider, error) {
 	if err := ctx.Err(); err != nil {

@@ -17,7 +17,8 @@ import (
 // containers and networks that interrupted runs of the docker provider left
 // behind (everything labelled locklab=1 whose harness is gone; --all also
 // removes those of runs still going), the netns namespaces and the lossy
-// filesystem mounts of killed runs.
+// filesystem mounts of killed runs, and the port claims of ended
+// processes.
 func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd string) error {
 	fs := FlagSet(cmd+" cleanup", stderr, "Usage: %s cleanup [--all] [-n]\n\n"+
 		"Removes the Docker containers (with their volumes) and networks labelled %s=1 that\n"+
@@ -25,7 +26,8 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 		"namespaces named %s* (with the processes still in them) that runs with\n"+
 		"--provider netns left, and the lossy filesystems (FUSE, for power-cut faults) of\n"+
 		"runs killed before they unmounted them. A run that ends normally or by Ctrl-C removes its own. Runs\n"+
-		"whose harness is still running are kept unless --all.\n", cmd, docker.LabelLocklab, netns.Prefix)
+		"whose harness is still running are kept unless --all. It also removes the port claims (a file\n"+
+		"per port under $TMPDIR/locklab-ports-<uid>) of locklab processes that ended.\n", cmd, docker.LabelLocklab, netns.Prefix)
 	all := fs.Bool("all", false, "also remove the containers of runs whose harness is still running")
 	dry := fs.Bool("n", false, "dry run: list what would be removed")
 	verbose := fs.Bool("v", false, "a line per removal on stderr")
@@ -65,6 +67,11 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	if merr != nil {
 		fmt.Fprintf(stderr, "lossy mounts: %v\n", merr)
 	}
+	claims, cerr := cluster.PortClaimCleanup(*dry)
+	fmt.Fprintf(stdout, "%s %d port claim(s) of ended processes\n", verb, claims)
+	if cerr != nil {
+		fmt.Fprintf(stderr, "%v\n", cerr)
+	}
 	res, err := docker.Cleanup(ctx, docker.CleanupOptions{All: *all, DryRun: *dry, Logger: log})
 	fmt.Fprintf(stdout, "%s %d container(s), %d network(s)\n", verb, len(res.Containers), len(res.Networks))
 	for _, c := range res.Containers {
@@ -76,5 +83,5 @@ func Cleanup(ctx context.Context, args []string, stdout, stderr io.Writer, cmd s
 	for _, k := range res.Kept {
 		fmt.Fprintf(stdout, "kept run %s\n", k)
 	}
-	return errors.Join(nerr, merr, err)
+	return errors.Join(nerr, merr, cerr, err)
 }
