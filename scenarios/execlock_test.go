@@ -47,10 +47,11 @@ workload: {clients: 2, duration: 1s}
 		t.Fatal("no error")
 	}
 	got := err.Error()
+	backends := locks.ServerBackendList() // "redis, zookeeper, etcd, mariadb, ... or postgres": every row of the table
 	for _, want := range []string{
-		"bad.yaml:4: locks[0].backend: required for exec: redis, zookeeper, etcd, mariadb, nats or postgres: the servers the program uses",
+		"bad.yaml:4: locks[0].backend: required for exec: " + backends + ": the servers the program uses",
 		"bad.yaml:4: locks[0].command: required for exec: the program and its arguments",
-		"bad.yaml:5: locks[1].backend: must be redis, zookeeper, etcd, mariadb, nats or postgres (got \"mysql\")",
+		"bad.yaml:5: locks[1].backend: must be " + backends + " (got \"mysql\")",
 		"bad.yaml:5: locks[1].command: needs at least the program",
 		"bad.yaml:6: locks[2].command: unknown field",
 		"bad.yaml:7: locks[3].command[1]: must be a string (got a mapping)",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/testenv"
 )
@@ -167,7 +168,7 @@ func TestClientCheckBadInput(t *testing.T) {
 		want string
 	}{
 		{nil, "no program given"},
-		{[]string{"--backend", "mysql", "--", "prog"}, `--backend: must be redis, zookeeper, etcd, mariadb, nats or postgres (got "mysql")`},
+		{[]string{"--backend", "mysql", "--", "prog"}, "--backend: must be " + locks.ServerBackendList() + ` (got "mysql")`},
 		{[]string{"--timeout", "0s", "--", "prog"}, "must be positive"},
 	} {
 		var out, errb bytes.Buffer

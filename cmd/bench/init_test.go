@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cmd/internal/cli"
+	"github.com/locklab/locklab/locks"
 	"github.com/locklab/locklab/locks/external"
 	"github.com/locklab/locklab/runner"
 	"github.com/locklab/locklab/scenarios"
@@ -88,7 +89,7 @@ func TestInitBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--backend", "mysql", dir}, `--backend must be redis, zookeeper, etcd, mariadb, nats or postgres (got "mysql")`},
+		{[]string{"--backend", "mysql", dir}, "--backend must be " + locks.ServerBackendList() + ` (got "mysql")`},
 		{[]string{"--exec", "--backend", "nats", dir}, "--exec: no starter client for nats"},
 		{[]string{"--name", "My Lock", dir}, `--name "My Lock"`},
 		{[]string{dir, dir}, "one folder at most"},

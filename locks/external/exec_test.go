@@ -20,7 +20,7 @@ func TestExecBackends(t *testing.T) {
 		}
 	}
 	_, _, err := external.Command(external.Exec, map[string]string{"backend": "mysql", "command": `["prog"]`})
-	want := `must be redis, zookeeper, etcd, mariadb, nats or postgres (got "mysql")`
+	want := "must be " + locks.ServerBackendList() + ` (got "mysql")`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("mysql: %v, want %q", err, want)
 	}

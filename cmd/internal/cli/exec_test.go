@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/locklab/locklab/atlas"
+	"github.com/locklab/locklab/locks"
 )
 
 func TestExecLocks(t *testing.T) {
@@ -21,7 +22,7 @@ func TestExecLocks(t *testing.T) {
 		{ExecFlags{Exec: []string{"python3 c.py"}, Backend: "redis"}, "want NAME=CMD ARGS", 0},
 		{ExecFlags{Exec: []string{"mine=python3 c.py"}, Backend: "postgres"}, "", 1},
 		{ExecFlags{Exec: []string{"mine=python3 c.py"}, Backend: "nats"}, "", 1},
-		{ExecFlags{Exec: []string{"mine=x"}, Backend: "mysql"}, "--backend must be redis, zookeeper, etcd, mariadb, nats or postgres", 0},
+		{ExecFlags{Exec: []string{"mine=x"}, Backend: "mysql"}, "--backend must be " + locks.ServerBackendList(), 0},
 	} {
 		got, err := c.f.locks()
 		if c.want == "" && (err != nil || len(got) != c.n) {
