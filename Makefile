@@ -6,11 +6,11 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 # Servers the local provider and the tests run (Debian packages).
-DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client postgresql mariadb-server nats-server
+DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client postgresql mariadb-server nats-server memcached
 # binary -> package that provides it (gcc builds the clock shim, below)
 NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
              redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
-             nats-server:nats-server gcc:gcc
+             nats-server:nats-server memcached:memcached gcc:gcc
 # What only the tests need besides the servers: Chromium loads report.html;
 # the netns tests list namespaces with ip (iproute2).
 TEST_BINS := chromium:chromium ip:iproute2

@@ -6,7 +6,7 @@
 #                               with redis-server, redis-sentinel, redis-tools,
 #                               zookeeper, default-jre-headless, etcd-server,
 #                               etcd-client, postgresql, mariadb-server,
-#                               nats-server and libfaketime, made with
+#                               nats-server, memcached and libfaketime, made with
 #                               `docker import` (nothing is pulled)
 #   locklab/redis:<x.y>         the same filesystem, labelled per backend
 #   locklab/zookeeper:<x.y>     (a `docker commit` of it: no extra layer data),
@@ -14,9 +14,10 @@
 #   locklab/postgres:<x.y>
 #   locklab/mariadb:<x.y>
 #   locklab/nats:<x.y>
+#   locklab/memcached:<x.y>
 #
 # The versions are those of the suite's packages (bookworm: Redis 7.0,
-# ZooKeeper 3.8, etcd 3.4, PostgreSQL 15, MariaDB 10.11, NATS 2.9). The Debian mirror and suite are the machine's own
+# ZooKeeper 3.8, etcd 3.4, PostgreSQL 15, MariaDB 10.11, NATS 2.9, memcached 1.6). The Debian mirror and suite are the machine's own
 # apt configuration (/etc/apt/sources.list, /etc/apt/sources.list.d/*), so
 # the build works wherever apt-get does.
 #
@@ -39,7 +40,7 @@ SUITE=${SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 [ -n "$SUITE" ] || die "cannot tell the Debian suite: set SUITE=bookworm"
 BASE=locklab/base:$SUITE
 FORCE=${FORCE:-0}
-PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless etcd-server etcd-client postgresql mariadb-server nats-server libfaketime procps"
+PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless etcd-server etcd-client postgresql mariadb-server nats-server memcached libfaketime procps"
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 have_repo() { [ -n "$(docker images -q --filter "reference=$1:*" 2>/dev/null)" ]; }
@@ -53,7 +54,7 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 if [ "$FORCE" != 1 ] && have_image "$BASE" && have_repo locklab/redis && have_repo locklab/zookeeper && have_repo locklab/etcd &&
-	have_repo locklab/postgres && have_repo locklab/mariadb && have_repo locklab/nats; then
+	have_repo locklab/postgres && have_repo locklab/mariadb && have_repo locklab/nats && have_repo locklab/memcached; then
 	log "up to date: $BASE, $(docker images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=locklab/*' | grep -v base | sort | tr '\n' ' ')(FORCE=1 rebuilds)"
 	exit 0
 fi
@@ -107,11 +108,11 @@ version_of() { # major.minor.patch of an installed package (epoch and Debian rev
 	chroot "$ROOT" dpkg-query -W -f='${Version}' "$1" | sed 's/^[0-9]*://; s/[-+~].*//'
 }
 
-# A base built before the table backends (PostgreSQL, MariaDB, NATS) were
-# added lacks their packages: it is built again.
+# A base built before the table backends (PostgreSQL, MariaDB, NATS,
+# memcached) were added lacks their packages: it is built again.
 base_label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE" 2>/dev/null; }
-if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label nats)" ]; then
-	have_image "$BASE" && [ "$FORCE" != 1 ] && log "$BASE lacks postgresql, mariadb-server and nats-server: building it again"
+if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label memcached)" ]; then
+	have_image "$BASE" && [ "$FORCE" != 1 ] && log "$BASE lacks a table backend's package (memcached): building it again"
 	FORCE=1 # the per-backend tags are made again from the new base
 	[ "$(id -u)" = 0 ] || die "building $BASE needs root (debootstrap, chroot)"
 	MIRROR=${MIRROR:-$(mirror)}
@@ -164,9 +165,10 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label nats)" ]; then
 	PG_V=$(version_of "postgresql-$PG_MAJOR")
 	MARIADB_V=$(version_of mariadb-server)
 	NATS_V=$(version_of nats-server)
-	log "versions: redis $REDIS_V, zookeeper $ZK_V, etcd $ETCD_V, postgres $PG_V, mariadb $MARIADB_V, nats $NATS_V"
-	printf 'redis=%s\nzookeeper=%s\netcd=%s\npostgres=%s\nmariadb=%s\nnats=%s\n' \
-		"$REDIS_V" "$ZK_V" "$ETCD_V" "$PG_V" "$MARIADB_V" "$NATS_V" >"$ROOT/etc/locklab-versions"
+	MEMCACHED_V=$(version_of memcached)
+	log "versions: redis $REDIS_V, zookeeper $ZK_V, etcd $ETCD_V, postgres $PG_V, mariadb $MARIADB_V, nats $NATS_V, memcached $MEMCACHED_V"
+	printf 'redis=%s\nzookeeper=%s\netcd=%s\npostgres=%s\nmariadb=%s\nnats=%s\nmemcached=%s\n' \
+		"$REDIS_V" "$ZK_V" "$ETCD_V" "$PG_V" "$MARIADB_V" "$NATS_V" "$MEMCACHED_V" >"$ROOT/etc/locklab-versions"
 	# The table backends' servers find their programs on PATH, as on the
 	# host (postgres's are in /usr/lib/postgresql/<major>/bin).
 	for f in "$ROOT/usr/lib/postgresql/$PG_MAJOR/bin/"*; do
@@ -179,7 +181,7 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label nats)" ]; then
 		-c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 		-c 'ENV LANG=C.UTF-8' \
 		-c 'WORKDIR /data' \
-		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE org.locklab.redis=$REDIS_V org.locklab.zookeeper=$ZK_V org.locklab.etcd=$ETCD_V org.locklab.postgres=$PG_V org.locklab.mariadb=$MARIADB_V org.locklab.nats=$NATS_V" \
+		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE org.locklab.redis=$REDIS_V org.locklab.zookeeper=$ZK_V org.locklab.etcd=$ETCD_V org.locklab.postgres=$PG_V org.locklab.mariadb=$MARIADB_V org.locklab.nats=$NATS_V org.locklab.memcached=$MEMCACHED_V" \
 		-m "locklab base: Debian $SUITE minbase + $PACKAGES" \
 		- "$BASE" >/dev/null
 	log "imported in $(( $(date +%s) - t2 ))s"
@@ -209,4 +211,5 @@ tag_backend etcd "$(label etcd)" '["etcd"]' 2379
 tag_backend postgres "$(label postgres)" '["postgres", "--version"]' 5432
 tag_backend mariadb "$(label mariadb)" '["mariadbd", "--version"]' 3306
 tag_backend nats "$(label nats)" '["nats-server", "--version"]' 4222
+tag_backend memcached "$(label memcached)" '["memcached", "-V"]' 11211
 log "done: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' --filter 'reference=locklab/*' | sort | tr '\n' ';' | sed 's/;/; /g')"
