@@ -164,7 +164,7 @@ func LoginEnv(b locks.Backend) []string {
 var toozDriver = map[locks.Backend]string{locks.Redis: "redis", locks.ZooKeeper: "zookeeper", locks.Etcd: "etcd3"}
 
 func init() {
-	register(program{spec: locks.Spec{Name: Exec, Summary: "any program speaking the client protocol: {name: exec, backend: redis|zookeeper|etcd|postgres|mariadb|nats, command: [...]}; fencing as the program reports",
+	register(program{spec: locks.Spec{Name: Exec, Summary: "any program speaking the client protocol: {name: exec, backend: <any server backend>, command: [...]}; fencing as the program reports",
 		Options: []locks.Option{
 			{Name: "backend", Doc: "redis | zookeeper | etcd, or a backend of the table (postgres | mariadb | nats): the cluster the program needs", Check: checkBackend},
 			{Name: "command", Doc: "the program and its arguments (a list)", Check: func(s string) error { _, err := ParseCommand(s); return err }},
