@@ -239,8 +239,8 @@ func TestRepeats(t *testing.T) {
 // runs with appendfsync always, the reset storm covers every server's
 // client links, and quorum locks are the registry's (not a name list).
 func TestFamilyScenarios(t *testing.T) {
-	p, err := NewPlan(Config{Runs: 1, Families: []string{"minority-leader", "restart-always", "reset-storm"},
-		Locks: []string{"redis-cad", "redsync", "zk-recipe", "etcd-recipe"}})
+	p, err := NewPlan(Config{Runs: 1, Families: []string{"minority-leader", "restart-empty", "restart-always", "reset-storm"},
+		Locks: []string{"redis-cad", "redsync", "zk-recipe", "etcd-recipe", "memcached-add", "pg-advisory"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +264,11 @@ func TestFamilyScenarios(t *testing.T) {
 		{"restart-always", "redis-cad", []string{"persistence: always", "type: restart, when: holder-inside", "node: redis-0"}},
 		{"restart-always", "redsync", []string{"primaries: 3, persistence: always"}},
 		{"restart-always", "zk-recipe", nil},
+		// A backend that keeps everything in memory restarts empty; one
+		// that keeps its data on disk is not written for it.
+		{"restart-empty", "memcached-add", []string{"memcached: {}", "type: restart, when: holder-inside", "node: memcached-0, delay: 0s"}},
+		{"restart-empty", "pg-advisory", nil},
+		{"restart-always", "memcached-add", nil},
 		{"reset-storm", "redsync", []string{"link: clients->redis-0", "link: clients->redis-2", "when: holder-inside, after_enter: 0ms, for"}},
 		{"reset-storm", "zk-recipe", []string{"link: clients->zk-0", "link: clients->zk-2", "when: holder-inside, after_enter: 0ms, for"}},
 		{"reset-storm", "etcd-recipe", []string{"link: clients->etcd-0", "link: clients->etcd-2"}},

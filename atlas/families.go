@@ -138,7 +138,8 @@ func planNames(b cluster.TableBackend, set cluster.Settings) []string {
 // tableFamilies are the families written for every backend of the table:
 // they act on the holder and its links, not on one server's role; the
 // others are not applicable to a table backend's locks yet, but for the
-// backends in everyFamily.
+// backends in everyFamily, and restart-empty for a backend that keeps
+// everything in memory (TableBackend.Volatile: memcached).
 var tableFamilies = map[string]bool{"baseline": true, "pause-holder-short": true, "pause-holder-long": true,
 	"partition-holder": true, "latency-small": true, "reset-storm": true, "packet-loss": true}
 
@@ -157,7 +158,7 @@ func forTable(fs []Family) []Family {
 		}
 		fault := f.Fault
 		fs[i].Fault = func(t timing, l lockInfo) (setup, string) {
-			if _, ok := cluster.LookupBackend(string(l.Backend)); ok && !everyFamily[l.Backend] {
+			if b, ok := cluster.LookupBackend(string(l.Backend)); ok && !everyFamily[l.Backend] && !(f.Name == "restart-empty" && b.Volatile) {
 				return notApplicable(fmt.Sprintf("%s is not written for %s yet (its locks have the baseline, holder and link families)", f.Name, l.Backend))
 			}
 			return fault(t, l)
@@ -253,7 +254,7 @@ func Families() []Family {
 			Fault: killLeader},
 		{Name: "minority-leader", Doc: "the ZooKeeper/etcd leader cut from the other members and every client for 2.5 x ttl; the Redis primary, with one client, cut from its replica, the Sentinels and the other clients for 8s (ttl 6s)",
 			Fault: minorityLeader},
-		{Name: "restart-empty", Doc: "a Redis node (the primary, one Redlock node) restarted at once without persistence",
+		{Name: "restart-empty", Doc: "a Redis node (the primary, one Redlock node), or the server of a backend that keeps everything in memory (memcached), restarted at once without persistence",
 			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "none") }},
 		{Name: "restart-always", Doc: "the same restart with appendonly yes, appendfsync always: the node reloads its keys",
 			Fault: func(t timing, l lockInfo) (setup, string) { return restart(t, l, "always") }},
@@ -429,6 +430,12 @@ func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
 }
 
 func restart(t timing, l lockInfo, persistence string) (setup, string) {
+	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.Volatile && persistence == "none" {
+		// Everything in memory: the restart of its first node loses the key.
+		c, nodes := tableServers(b)
+		return setup{Cluster: c, Faults: []string{aimedEarly("restart", t.at(), keyHeldCS(t), "node: "+nodes[0]+", delay: 0s")},
+			CS: keyHeldCS(t)}, ""
+	}
 	if l.Backend != locks.Redis {
 		return notApplicable(string(l.Backend) + " keeps its log on disk: a restart loses nothing it acknowledged")
 	}

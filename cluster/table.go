@@ -57,6 +57,10 @@ type TableBackend struct {
 	// lasts until the server notices its client's session is gone (TCP
 	// keepalives, a killed client), so a paused holder keeps it.
 	Sessions bool
+	// Volatile says its servers keep everything in memory: a restarted
+	// server comes back empty, without the keys of the locks it granted
+	// (the atlas's restart-empty family then acts on its locks).
+	Volatile bool
 	// Faults are the server fault types that act on its nodes (pause,
 	// kill, restart, failover). Client-link faults act on every backend.
 	Faults []string

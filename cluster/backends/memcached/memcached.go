@@ -48,6 +48,7 @@ func init() {
 		Packages:   []string{"memcached"},
 		ClientPort: 11211,
 		Faults:     []string{"pause", "kill", "restart"},
+		Volatile:   true,
 		Ping: &cluster.TablePing{Request: []byte("version\r\n"), Reply: 7,
 			OK: func(b []byte) bool { return string(b) == "VERSION" }},
 		Plan: func(cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
