@@ -51,9 +51,8 @@ var _ locks.Locker = (*Locker)(nil)
 // Acquire blocks until the lock is free (released or expired) and takes
 // it, or until ctx ends (the error then wraps ctx.Err()). Waiters are woken
 // by the release itself, never by polling. A ctx that has ended is never
-// granted the lock, even when the lock was freed at the same moment: a
-// waiter woken late (a loaded machine) must not pick between the two at
-// random.
+// granted the lock, even when the release that woke the waiter came as it
+// ended (a holder woken by the same end let go first).
 func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 	t := l.t
 	for {
