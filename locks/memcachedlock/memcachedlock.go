@@ -176,12 +176,12 @@ var _ locks.Locker = (*Locker)(nil)
 // that fails otherwise is returned at once: the key may then have been
 // stored all the same, and expires after the TTL.
 func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
+	owner := newOwner() // one holding: the same id on every try
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("acquire %s: %w", l.key, err)
 		}
 		locks.Tried(ctx)
-		owner := newOwner()
 		sent := time.Now()
 		ok, err := l.c.add(ctx, l.key, owner, l.c.exptime)
 		if err != nil {
