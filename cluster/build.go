@@ -220,7 +220,7 @@ func (b *Build) AddToxic(from, to *Node, i int, typ string, attrs any) (bool, er
 // InContainer reports whether the provider runs the servers in containers
 // (Traits.Containers): a command may then need another form (the image's
 // paths).
-func (b *Build) InContainer() bool { return b.c.traits.Containers }
+func (b *Build) InContainer() bool { return b.c.Traits().Containers }
 
 // WriteFile writes path and fsyncs it, so that a power cut of a node
 // whose data dir holds it keeps it (configuration written before a

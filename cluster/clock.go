@@ -35,7 +35,7 @@ func clockable(kind string) bool {
 // library cannot be found or built (Node.SetClock then says why). It
 // creates n's clock file on the first launch.
 func (n *Node) clockEnv() []string {
-	if !clockable(n.Kind) || !n.c.traits.Clock {
+	if !clockable(n.Kind) || !n.c.Traits().Clock {
 		return nil
 	}
 	lib, err := clockshim.Library()
@@ -100,9 +100,9 @@ func (n *Node) clockFile() (*clockshim.File, error) {
 			why = b.NoClock
 		}
 		return nil, fmt.Errorf("clock of %s: %s: %w", n.Name, why, ErrUnsupported)
-	case !n.c.traits.Clock:
+	case !n.c.Traits().Clock:
 		return nil, fmt.Errorf("clock of %s: provider %s runs servers without the clock shim (%s): %w",
-			n.Name, n.c.spec.Provider, n.c.traits.NoClock, ErrUnsupported)
+			n.Name, n.c.spec.Provider, n.c.Traits().NoClock, ErrUnsupported)
 	case n.clockErr != nil:
 		return nil, fmt.Errorf("clock of %s: %v: %w", n.Name, n.clockErr, ErrUnsupported)
 	}

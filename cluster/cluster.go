@@ -30,7 +30,6 @@ type Cluster struct {
 	dir     string
 	dataDir string
 	prov    Provider
-	traits  Traits // prov's (TraitsOf)
 	tp      *toxiproxy.ApiServer
 	closed  atomic.Bool
 
@@ -85,11 +84,9 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	traits, _ := TraitsOf(spec.Provider)
 	c := &Cluster{
 		spec:      spec,
 		plan:      plan,
-		traits:    traits,
 		log:       spec.Logger,
 		dir:       spec.Dir,
 		dataDir:   filepath.Join(spec.Dir, "data"),
@@ -181,8 +178,8 @@ func (s Spec) withDefaults() (Spec, error) {
 		return s, err
 	}
 	if s.LossyDisks {
-		if err := checkLossyDisks(s.Provider); err != nil {
-			return s, err
+		if err := LossyDisksWith(s.Provider); err != nil {
+			return s, fmt.Errorf("cluster: %w: %w", err, ErrUnsupported)
 		}
 	}
 	if s.Provider == ProviderExternal {

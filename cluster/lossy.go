@@ -32,15 +32,6 @@ type DiskLoss struct {
 // filesystem: the cluster was started without Spec.LossyDisks.
 var ErrNoLossyDisk = errors.New("cluster: data dir not on a lossy filesystem (Spec.LossyDisks)")
 
-// checkLossyDisks says why provider cannot give its nodes lossy disks
-// (Traits.LossyDisks).
-func checkLossyDisks(provider string) error {
-	if err := LossyDisksWith(provider); err != nil {
-		return fmt.Errorf("cluster: %w: %w", err, ErrUnsupported)
-	}
-	return nil
-}
-
 // LossyDisksWith says why provider cannot put its nodes' data dirs on
 // lossy disks (a power-cut fault), naming those that can; nil when it
 // can.

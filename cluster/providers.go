@@ -102,7 +102,7 @@ func TraitsOf(provider string) (t Traits, ok bool) {
 func (p Plan) Traits() Traits { t, _ := TraitsOf(p.Provider); return t }
 
 // Traits are the traits of c's provider (TraitsOf).
-func (c *Cluster) Traits() Traits { return c.traits }
+func (c *Cluster) Traits() Traits { t, _ := TraitsOf(c.spec.Provider); return t }
 
 // ProvidersWith are the registered providers whose traits have, sorted:
 // for messages naming where something can run.
