@@ -117,16 +117,25 @@ func claimPort(p int) bool {
 		return true
 	}
 	path := filepath.Join(dir, strconv.Itoa(p))
-	if b, err := os.ReadFile(path); err == nil {
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		fi, serr := os.Stat(path)
-		if err == nil && serr == nil && pid != os.Getpid() && ProcessAlive(pid) && time.Since(fi.ModTime()) < pickedFor {
+	if pid, live := claimant(path); live && pid != os.Getpid() {
+		if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) < pickedFor {
 			return false
 		}
 	}
 	// A claim that cannot be written still leaves this process's own.
 	_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	return true
+}
+
+// claimant is the pid the claim at path holds and whether that process
+// runs; an unreadable claim has no live claimant.
+func claimant(path string) (pid int, live bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil && ProcessAlive(pid)
 }
 
 // PortClaimCleanup removes the port claims of processes that ended (the
@@ -145,11 +154,7 @@ func PortClaimCleanup(dryRun bool) (int, error) {
 	n := 0
 	for _, e := range ents {
 		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && ProcessAlive(pid) {
+		if _, live := claimant(path); live {
 			continue
 		}
 		if dryRun || os.Remove(path) == nil {

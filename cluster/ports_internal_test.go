@@ -192,8 +192,8 @@ func TestPortClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Ports above every port this process handed out: claim them all for
-	// the live process, then ask for ports until the range must be crossed.
+	// Ports above those handed out here: each claimed by the live process
+	// is refused.
 	var live []int
 	for p := 60000; p < 60010; p++ {
 		claim(p, other.Process.Pid)
