@@ -125,9 +125,10 @@ func testSemaphoreConformance(t *testing.T, e *testenv.Ensemble) {
 // testSemaphoreExclusion: 6 clients x 10 acquisitions of 3 permits, each
 // holding 100ms: never more than 3 inside, and more than 1 at some point.
 // The hold is longer than a grant takes on a loaded machine: in a CI run
-// under -race, zk-semaphore's 180 grants (one at a time, through a mutex,
-// as Curator's) took 4.77 s, 26 ms each, longer than the 10 ms hold the
-// test had then, and no two holders were ever inside together.
+// under -race, zk-semaphore's subtest of 180 grants (one at a time,
+// through a mutex, as Curator's) took 4.77 s with its connects, about
+// 26 ms a grant, more than the 10 ms hold it had then, and no two holders
+// were ever inside together.
 func testSemaphoreExclusion(t *testing.T, e *testenv.Ensemble) {
 	const clients, permits = 6, 3
 	lock := locktest.Name(t)
