@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Build is one table backend's part of a Start: its settings, the nodes
@@ -125,8 +126,17 @@ type PeerFront struct {
 	// made where the plan has one, and a link Fallback->to for senders not
 	// named (the row's Fallback).
 	Nodes []*Node
-	// Up is where a node really listens for its peers.
-	Up func(n *Node) string
+	// Up is where a node really listens for its peers. UpAll, when set
+	// instead, is a node's peer ports, one proxy per address on each link,
+	// named by Labels (a Redis Cluster node's port and its bus).
+	Up     func(n *Node) string
+	UpAll  func(n *Node) []string
+	Labels []string
+	// Alias makes each front address an alias of its node (Cluster.NodeAt
+	// finds the node there; a client's Redirect maps it to its own link):
+	// for servers that report their peers' addresses to clients (Sentinel,
+	// a Redis Cluster's slot map).
+	Alias bool
 	// Identify is how provider local names the sender of a connection to
 	// a node, given the nodes with a pair link to it (indexed as Nodes,
 	// nil where none): what it read of c to do so (forwarded first) and
@@ -142,17 +152,59 @@ type PeerFront struct {
 // It returns the address each node's peers dial (front[i] for f.Nodes[i]),
 // nil where the kernel carries the links (netns: each node's own address).
 func (b *Build) FrontPeers(f PeerFront) ([]string, error) {
-	demux, err := b.c.prov.FrontPeers(Front{Fallback: b.Backend.Fallback, Nodes: f.Nodes,
-		Up: func(n *Node) []string { return []string{f.Up(n)} }, Identify: f.Identify})
-	if err != nil || demux == nil {
+	all, err := b.FrontPeerPorts(f)
+	if err != nil || all == nil {
 		return nil, err
 	}
-	out := make([]string, len(demux))
-	for i, d := range demux {
-		out[i] = d.addr
+	out := make([]string, len(all))
+	for i, a := range all {
+		out[i] = a[0]
 	}
 	return out, nil
 }
+
+// FrontPeerPorts is FrontPeers for nodes with several peer ports
+// (f.UpAll): for each node the address its peers dial for each port, the
+// first the demultiplexer FrontPeers makes, each other one a second
+// demultiplexer on 127.0.0.1 that names senders the same way and forwards
+// through the links' proxy of that port (provider local only).
+func (b *Build) FrontPeerPorts(f PeerFront) ([][]string, error) {
+	up := f.UpAll
+	if up == nil {
+		up = func(n *Node) []string { return []string{f.Up(n)} }
+	}
+	demux, err := b.c.prov.FrontPeers(Front{Fallback: b.Backend.Fallback, Nodes: f.Nodes,
+		Up: up, Labels: f.Labels, Identify: f.Identify})
+	if err != nil || demux == nil {
+		return nil, err
+	}
+	out := make([][]string, len(demux))
+	for i, d := range demux {
+		out[i] = []string{d.addr}
+		if f.Alias {
+			b.c.addAlias(f.Nodes[i].Name, d.addr)
+		}
+		for j := 1; j < len(f.Labels); j++ {
+			if b.c.Traits().Containers {
+				return nil, fmt.Errorf("%s: a second peer port is fronted under provider %s only", b.Backend.Name, ProviderLocal)
+			}
+			t := d.through(j, f.Labels[j])
+			if err := t.listen("127.0.0.1:0"); err != nil {
+				return nil, fmt.Errorf("%s listener for %s: %w", f.Labels[j], f.Nodes[i].Name, err)
+			}
+			b.c.addPeerDemux(t)
+			out[i] = append(out[i], t.addr)
+		}
+	}
+	return out, nil
+}
+
+// Provider is the cluster's provider (ProviderLocal, ...).
+func (b *Build) Provider() string { return b.c.spec.Provider }
+
+// NodeAt returns the node at addr, its address or an alias of it
+// (Cluster.NodeAt).
+func (b *Build) NodeAt(addr string) (*Node, bool) { return b.c.NodeAt(addr) }
 
 // SenderBySocket names the node whose process opened c (c's remote end a
 // socket of this host): its index in nodes, -1 when none did or the
@@ -316,4 +368,47 @@ func CopyDir(ctx context.Context, src, dst string) error {
 		return err
 	}
 	return nil
+}
+
+// startNodesThen launches nodes side by side, waits until each serves and
+// calls served (when not nil) as each does, then waits until ready (when
+// not nil) holds for each. A local server that exited because its port was
+// taken meanwhile starts again on new ports (its rebind; docker publishes
+// ports itself).
+func startNodesThen(ctx context.Context, nodes []*Node, served func(), ready func(context.Context, *Node) error) error {
+	return each(nodes, func(n *Node) error {
+		if err := n.spawn(ctx); err != nil {
+			return err
+		}
+		if err := n.waitServing(ctx, true); err != nil {
+			return err
+		}
+		if served != nil {
+			served()
+		}
+		if ready == nil {
+			return nil
+		}
+		return poll(ctx, n.Name+" ready", func(ctx context.Context) error { return ready(ctx, n) })
+	})
+}
+
+// poll calls f every pollEvery until it returns nil or ctx ends; the error
+// then says what was awaited and f's last error.
+func poll(ctx context.Context, what string, f func(context.Context) error) error {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := f(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s (last: %v): %w", what, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

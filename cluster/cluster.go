@@ -52,6 +52,7 @@ type Cluster struct {
 	// Table backends' failovers by backend, and what their builds made
 	// outside the data dirs (table.go); guarded by mu.
 	failovers map[string]func(context.Context, string) (string, error)
+	primaries map[string]func(context.Context, string) (*Node, error)
 	closers   []func() error
 
 	closeOnce sync.Once
@@ -94,6 +95,7 @@ func StartPlan(ctx context.Context, spec Spec, plan Plan) (*Cluster, error) {
 		linkByKey: map[string]*Link{},
 		aliases:   map[string][]string{},
 		failovers: map[string]func(context.Context, string) (string, error){},
+		primaries: map[string]func(context.Context, string) (*Node, error){},
 		info: Info{Provider: spec.Provider, Versions: map[string]string{},
 			Startup: map[string]time.Duration{}},
 	}
@@ -240,8 +242,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
 	} else {
-		if c.spec.Redis != nil {
-			add(c.buildRedis(*c.spec.Redis))
+		if r := c.spec.Redis; r != nil {
+			row, err := redisRow()
+			if err != nil {
+				return err
+			}
+			add(c.buildRow(row, r.settings()))
 		}
 		tbs, terr := c.buildTable()
 		backends = append(backends, tbs...)

@@ -26,19 +26,19 @@
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
-// table whose rows (ZooKeeper, etcd, PostgreSQL, MariaDB, NATS) live in
-// cluster/backends/... (docs/backends.md) and build with build.go's API
-// (cluster.Build), redis.go (redis_cluster.go: RedisSpec.Mode RedisCluster,
-// one Redis Cluster of the primaries) the builder of Redis; each backend
-// builds for every provider, composed from the provider's fabric
+// table whose rows (Redis, ZooKeeper, etcd, PostgreSQL, MariaDB, NATS,
+// memcached) live in cluster/backends/... (docs/backends.md) and build with
+// build.go's API (cluster.Build); Redis's row is kept out of the listing,
+// its section being the typed RedisSpec; each backend builds for every
+// provider, composed from the provider's fabric
 // (fabric.go), external.go the external servers, providers.go the seam a
 // provider in a package of its own plugs into (RegisterProvider, with the
 // Traits the plan and the fault checks read instead of its name; provider
 // docker is cluster/providers/docker, provider netns
 // cluster/providers/netns, whose links are kernel_link.go's and whose
 // faults are packets.go's rules), link.go/gate.go/select.go links and
-// selectors, peers.go/redispeers.go
-// peer demultiplexers (etcd's senders are named in cluster/backends/etcd).
+// selectors, peers.go the
+// peer demultiplexers (Redis's links in cluster/backends/redis/peers.go; (etcd's senders are named in cluster/backends/etcd).
 //
 // # Names (contract: docs/faults.md)
 //
@@ -106,7 +106,7 @@
 // addresses too. A demultiplexer on each peer address names the process
 // that opened each connection (local: the process whose file descriptors
 // hold the connecting socket; docker: the source address, the sender's
-// container) and forwards it through that pair's link (redispeers.go,
+// container) and forwards it through that pair's link (cluster/backends/redis,
 // peers.go). So the classic Sentinel split can be built: [[redis-0],
 // [sentinel-0, sentinel-1, sentinel-2, redis-0-r0, clients]] cuts the
 // primary off from every sentinel (they deem it down and promote the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -150,7 +151,7 @@ func upstreamListens(ls map[string]bool, addr string) bool {
 	if ls[addr] {
 		return true
 	}
-	_, port := splitHostPort(addr)
+	port := addr[strings.LastIndexByte(addr, ':')+1:]
 	return ls["0.0.0.0:"+port]
 }
 

@@ -69,14 +69,15 @@ func (c *Cluster) mountDisk(n *Node) error {
 // its lossy filesystem then goes without the kernel's writeback cache,
 // which only adds requests to every fsync (lossyfs.Options).
 func (c *Cluster) syncsEveryWrite(n *Node) bool {
-	switch n.Kind {
-	case KindRedis, KindReplica:
-		return c.spec.Redis.Persistence == PersistAlways
+	b, ok := row(n.backend)
+	if !ok || b.SyncsEveryWrite == nil {
+		return false
 	}
-	if b, ok := LookupBackend(n.backend); ok && b.SyncsEveryWrite != nil {
-		return b.SyncsEveryWrite(b.Settle(c.spec.Backends[b.Name]))
+	set := c.spec.Backends[b.Name]
+	if b.Name == BackendRedis {
+		set = c.spec.Redis.settings()
 	}
-	return false
+	return b.SyncsEveryWrite(b.Settle(set))
 }
 
 // unmountDisks unmounts every node's lossy filesystem; Close calls it

@@ -52,7 +52,7 @@ type PeerDemux struct {
 	fallback *Link   // "<backend>-peers-><node>": senders not named
 	pairs    []*Link // pairs[j] is the link from sender j; nil where none
 	// proxy is which proxy of each link d forwards through: 0, or 1 for a
-	// Redis Cluster node's bus (redis_cluster.go).
+	// Redis Cluster node's bus (Build.FrontPeerPorts).
 	proxy int
 	// sender names the sender of c: the bytes it read from c to do so
 	// (forwarded first) and the sender's index in pairs, -1 when unknown.
@@ -74,7 +74,7 @@ func newPeerDemux(log *slog.Logger, node string, fallback *Link, senders int) *P
 // through returns a demultiplexer like d, fronting the same node over the
 // same links and naming senders the same way, that forwards through
 // proxy i of each link (label names it in logs): a Redis Cluster node's
-// bus beside its port (redis_cluster.go).
+// bus beside its port (Build.FrontPeerPorts).
 func (d *PeerDemux) through(i int, label string) *PeerDemux {
 	t := newPeerDemux(d.log, d.node+" "+label, d.fallback, len(d.pairs))
 	copy(t.pairs, d.pairs)

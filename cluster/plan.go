@@ -48,8 +48,6 @@ func PlanOf(spec Spec) Plan {
 			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
 			p.planExternalTable(e)
 		}
-	} else if p.Traits().PacketLinks {
-		p.planPackets(s)
 	} else {
 		if r := s.Redis; r != nil {
 			p.planRedis(*r)
@@ -105,69 +103,18 @@ func (p *Plan) pairLinks(names []string) {
 	}
 }
 
-// planRedis adds redis-<i> primaries, redis-<i>-r<j> replicas of each,
-// sentinel-<k>, and, with replicas or sentinels, their peer links
-// (redispeers.go): for each node, a link from every node that dials its
-// peer address, then redis-peers->node.
-//
-// In a Redis Cluster every server dials every other one (the cluster bus:
-// gossip, failure reports, votes), so every ordered pair of servers has a
-// link, with a second proxy for the bus; a replica replicates through the
-// same links, and the cluster changes roles by itself (redis_cluster.go).
+// planRedis adds the nodes and links of Redis's row (cluster/backends/redis)
+// for r; none when no package registered the row (Start then says so).
 func (p *Plan) planRedis(r RedisSpec) {
-	all := p.addRedisNodes(r)
 	p.RedisCluster = r.Mode == RedisCluster
-	if r.Replicas == 0 && r.Sentinels == 0 && !p.RedisCluster {
-		return // independent primaries: nothing dials a peer address
+	if row, ok := row(BackendRedis); ok {
+		p.planRow(row, r.settings())
 	}
-	for _, to := range all {
-		for _, from := range all {
-			if p.RedisCluster && from.Name != to.Name || redisPeerFrom(from, to, r.Sentinels > 0) {
-				p.Links = append(p.Links, PlanLink{from.Name, to.Name})
-			}
-		}
-		p.Links = append(p.Links, PlanLink{RedisPeers, to.Name})
-	}
-}
-
-// addRedisNodes adds redis-<i> primaries, redis-<i>-r<j> replicas of each
-// and sentinel-<k>, and returns them.
-func (p *Plan) addRedisNodes(r RedisSpec) []PlanNode {
-	first := len(p.Nodes)
-	for _, prim := range p.addNumbered("redis-", KindRedis, BackendRedis, r.Primaries) {
-		for j := range r.Replicas {
-			p.Nodes = append(p.Nodes, PlanNode{fmt.Sprintf("%s-r%d", prim, j), KindReplica, BackendRedis})
-		}
-	}
-	p.addNumbered("sentinel-", KindSentinel, BackendRedis, r.Sentinels)
-	return p.Nodes[first:]
 }
 
 // redisGroup is the master group a server belongs to: "redis-0" for
 // redis-0 and its replicas redis-0-r<j>.
 func redisGroup(name string) string { return strings.SplitN(name, "-r", 2)[0] }
-
-// redisPeerFrom reports whether from dials to's peer address, so that the
-// link from->to exists: a sentinel dials every server and every other
-// sentinel; a server dials only servers of its own master group (as a
-// replica, its primary), any of them when sentinels or the cluster may
-// change the roles (failover), else a replica its primary.
-func redisPeerFrom(from, to PlanNode, failover bool) bool {
-	switch {
-	case from.Name == to.Name:
-		return false
-	case from.Kind == KindSentinel:
-		return true
-	case to.Kind == KindSentinel:
-		return false
-	case redisGroup(from.Name) != redisGroup(to.Name):
-		return false
-	case failover:
-		return true
-	default:
-		return from.Kind == KindReplica && to.Kind == KindRedis
-	}
-}
 
 // Node returns the node called name.
 func (p Plan) Node(name string) (PlanNode, bool) {
@@ -254,24 +201,4 @@ func (p Plan) diff(nodes []*Node, links []*Link) error {
 		}
 	}
 	return fmt.Errorf("cluster: built topology differs from its plan: extra %v, missing %v", extra, missing)
-}
-
-// planPackets is the plan of a provider whose links are packet paths
-// (Traits.PacketLinks: netns): the same nodes; no proxies, so a link is
-// every directed pair of nodes of a backend that talk to each other (a
-// Redis topology with replicas or sentinels, ZooKeeper and etcd members),
-// a table backend's own links, and (PlanOf) every client to every server,
-// whatever ClientProxies says.
-func (p *Plan) planPackets(s Spec) {
-	if r := s.Redis; r != nil {
-		all := p.addRedisNodes(*r)
-		if r.Replicas > 0 || r.Sentinels > 0 {
-			var names []string
-			for _, n := range all {
-				names = append(names, n.Name)
-			}
-			p.pairLinks(names)
-		}
-	}
-	p.planTable(s)
 }

@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -99,11 +102,36 @@ func holdPort(t *testing.T, byRedis bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := poll(ctx, "the other redis-server", func(ctx context.Context) error {
-		return redisPing(ctx, hostPort(ports[0]))
+		return rawPing(ctx, hostPort(ports[0]))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	return ports[0]
+}
+
+// rawPing is the row's raw PING to addr (PingOf).
+func rawPing(ctx context.Context, addr string) error {
+	p := PingOf(KindRedis)
+	if p == nil {
+		return errors.New("no redis row registered")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.Write(p.Request); err != nil {
+		return err
+	}
+	b := make([]byte, p.Reply)
+	if _, err := io.ReadFull(conn, b); err != nil {
+		return err
+	}
+	if !p.OK(b) {
+		return fmt.Errorf("PING: %q", b)
+	}
+	return nil
 }
 
 // freePorts never hands out a port twice in one process (within

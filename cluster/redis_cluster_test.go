@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster"
+	redisrow "github.com/locklab/locklab/cluster/backends/redis"
 	"github.com/locklab/locklab/testenv"
 )
 
@@ -96,8 +97,8 @@ func TestRedisCluster(t *testing.T) {
 		}
 	}
 	for _, k := range append(keys, "{a}:fence", "locklab:x:lock-0") {
-		if got, err := cc.ClusterKeySlot(ctx, k).Result(); err != nil || int(got) != cluster.KeySlot(k) {
-			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; KeySlot says %d", k, got, err, cluster.KeySlot(k))
+		if got, err := cc.ClusterKeySlot(ctx, k).Result(); err != nil || int(got) != redisrow.KeySlot(k) {
+			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; KeySlot says %d", k, got, err, redisrow.KeySlot(k))
 		}
 	}
 	dialsMu.Lock()
@@ -135,7 +136,7 @@ func TestRedisCluster(t *testing.T) {
 			continue
 		}
 		i := int(p.Name[len("redis-")] - '0')
-		if lo, hi := cluster.SlotRange(i, 3); s.Start != lo || s.End != hi {
+		if lo, hi := redisrow.SlotRange(i, 3); s.Start != lo || s.End != hi {
 			t.Errorf("%s holds slots %d-%d, want %d-%d", p.Name, s.Start, s.End, lo, hi)
 		}
 	}

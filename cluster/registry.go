@@ -228,7 +228,12 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 	}
 	from := clientName(client)
 	e := Endpoints{Redirect: map[string]string{}, Auth: c.Credentials()}
-	sentinels := false
+	type part struct {
+		nodes []*Node
+		addrs []string
+	}
+	parts := map[string]*part{}
+	var order []string
 	for _, n := range c.Nodes() {
 		if !n.clientFacing {
 			continue
@@ -241,24 +246,25 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 		for _, a := range c.nodeAliases(n.Name) {
 			e.Redirect[a] = addr
 		}
-		switch n.Kind {
-		case KindRedis:
-			e.Redis = append(e.Redis, addr)
-			e.MasterNames = append(e.MasterNames, n.Name)
-		case KindSentinel:
-			e.Sentinels = append(e.Sentinels, addr)
-			sentinels = true
-		default:
-			if _, ok := LookupBackend(n.backend); ok {
-				if e.Table == nil {
-					e.Table = map[string][]string{}
-				}
-				e.Table[n.backend] = append(e.Table[n.backend], addr)
-			}
+		p := parts[n.backend]
+		if p == nil {
+			p = &part{}
+			parts[n.backend] = p
+			order = append(order, n.backend)
 		}
+		p.nodes = append(p.nodes, n)
+		p.addrs = append(p.addrs, addr)
 	}
-	if !sentinels {
-		e.MasterNames = nil
+	for _, name := range order {
+		p := parts[name]
+		if b, ok := row(name); ok && b.Endpoints != nil {
+			b.Endpoints(&e, p.nodes, p.addrs)
+		} else if ok {
+			if e.Table == nil {
+				e.Table = map[string][]string{}
+			}
+			e.Table[name] = append(e.Table[name], p.addrs...)
+		}
 	}
 	// The primaries are one Redis Cluster's seeds: a client follows the
 	// slot map, dialing every address a node announces through Redirect.

@@ -1,6 +1,6 @@
 package cluster
 
-// Which node leads: ZooKeeper/etcd leaders, the Redis primary Sentinel reports.
+// Which node leads: a member that says it leads, a group's primary.
 
 import (
 	"context"
@@ -58,63 +58,21 @@ func (c *Cluster) Leader(ctx context.Context, kind string) (*Node, error) {
 // ErrNoLeader means no member reported being the leader.
 var ErrNoLeader = errors.New("cluster: no leader")
 
-// Primary returns the node Sentinel currently reports as the primary for
-// master (a primary's node name, "redis-0"): after a failover, the promoted
-// replica's node. It asks the sentinels in order and returns the first
-// answer that names a known node.
-//
-// In a Redis Cluster (Plan.RedisCluster) there are no sentinels: the
-// primary of master group "redis-0" is the running server of that group
-// that says it is a primary (INFO replication), redis-0 itself until the
-// cluster promotes one of its replicas.
-func (c *Cluster) Primary(ctx context.Context, master string) (*Node, error) {
-	if c.plan.RedisCluster {
-		return c.clusterPrimary(ctx, master)
+// Primary returns the node now serving as the primary of group (a
+// primary's node name, "redis-0"): after a failover, the promoted replica's
+// node, as its backend's row finds it (Redis: the primary Sentinel
+// reports, or in a Redis Cluster the server of the group that says it is
+// a primary).
+func (c *Cluster) Primary(ctx context.Context, group string) (*Node, error) {
+	n, ok := c.Node(group)
+	if !ok {
+		return nil, fmt.Errorf("cluster: primary of %s: no such node", group)
 	}
-	var errs []error
-	for _, s := range c.Nodes() {
-		if s.Kind != KindSentinel || !s.Alive() {
-			continue
-		}
-		v, err := respDo(ctx, s.Addr(), "SENTINEL", "get-master-addr-by-name", master)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
-			continue
-		}
-		a, ok := v.([]any)
-		if !ok || len(a) != 2 {
-			errs = append(errs, fmt.Errorf("%s: no master %q", s.Name, master))
-			continue
-		}
-		addr := fmt.Sprintf("%v:%v", a[0], a[1])
-		if n, ok := c.NodeAt(addr); ok && (n.Kind == KindRedis || n.Kind == KindReplica) {
-			return n, nil
-		}
-		errs = append(errs, fmt.Errorf("%s: master at unknown address %s", s.Name, addr))
+	c.mu.Lock()
+	f := c.primaries[n.backend]
+	c.mu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("cluster: primary of %s: %w", group, ErrUnsupported)
 	}
-	if len(errs) == 0 {
-		return nil, fmt.Errorf("cluster: primary of %s: no sentinel running", master)
-	}
-	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
-}
-
-// clusterPrimary is Primary in a Redis Cluster: the first running server
-// of master's group that reports the role primary.
-func (c *Cluster) clusterPrimary(ctx context.Context, master string) (*Node, error) {
-	var errs []error
-	for _, n := range c.Nodes() {
-		if (n.Kind != KindRedis && n.Kind != KindReplica) || redisGroup(n.Name) != master || !n.Alive() {
-			continue
-		}
-		role, err := n.Role(ctx)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
-			continue
-		}
-		if role == "primary" {
-			return n, nil
-		}
-	}
-	errs = append(errs, errors.New("no running server of the group reports the role primary"))
-	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
+	return f(ctx, group)
 }

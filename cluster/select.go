@@ -14,7 +14,7 @@ const (
 	Clients = "clients"
 	// RedisPeers is the source of a Redis node's fallback peer link
 	// ("redis-peers->redis-0"): connections to the node's peer address
-	// whose sender its demultiplexer could not name (redispeers.go). As a
+	// whose sender its demultiplexer could not name (cluster/backends/redis). As a
 	// selector end it also matches every peer link into the node
 	// (replication, sentinels), as a table backend's Fallback does.
 	RedisPeers = "redis-peers"
@@ -109,10 +109,7 @@ func (c *Cluster) kindOf(name string) string {
 // the backend whose unnamed peer connections it carries; nil when sel is
 // no fallback source.
 func FallbackKinds(sel string) func(kind string) bool {
-	if sel == RedisPeers {
-		return isRedisKind
-	}
-	for _, b := range Backends() {
+	for _, b := range allRows() {
 		if b.Fallback == sel {
 			return func(kind string) bool {
 				return slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind })
@@ -126,12 +123,6 @@ func FallbackKinds(sel string) func(kind string) bool {
 // ("redis-peers", "etcd-peers"): the source of links only, no node.
 func IsFallback(name string) bool { return FallbackKinds(name) != nil }
 
-// isRedisKind reports whether kind is a node kind of a Redis topology: a
-// primary, a replica or a sentinel.
-func isRedisKind(kind string) bool {
-	return kind == KindRedis || kind == KindReplica || kind == KindSentinel
-}
-
 // pairSenders are the nodes with a peer link to node: the possible senders
 // its fallback link ("etcd-peers->", "redis-peers->") stands in for.
 func (c *Cluster) pairSenders(node string) []string {
@@ -141,10 +132,7 @@ func (c *Cluster) pairSenders(node string) []string {
 		if l.To != node {
 			continue
 		}
-		from := c.kindOf(l.From)
-		if isRedisKind(from) && isRedisKind(to) {
-			out = append(out, l.From)
-		} else if b, ok := BackendOfKind(from); ok && b.Fallback != "" && FallbackKinds(b.Fallback)(to) {
+		if b, ok := rowOfKind(c.kindOf(l.From)); ok && b.Fallback != "" && FallbackKinds(b.Fallback)(to) {
 			out = append(out, l.From)
 		}
 	}

@@ -62,6 +62,12 @@ type RedisSpec struct {
 	Image       string // docker provider only
 }
 
+// settings are r as the fields of Redis's row (cluster/backends/redis).
+func (r RedisSpec) settings() Settings {
+	return Settings{"mode": r.Mode, "primaries": r.Primaries, "replicas": r.Replicas,
+		"sentinels": r.Sentinels, "persistence": r.Persistence, ImageField: r.Image}
+}
+
 // ExternalSpec lists servers the user already runs (provider external).
 type ExternalSpec struct {
 	Redis []string

@@ -7,6 +7,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,7 +20,13 @@ import (
 )
 
 // TableBackend is one row of the backend table: everything locklab knows
-// about one server kind. Redis predates the table and is not in it yet.
+// about one server kind.
+//
+// Redis's row (cluster/backends/redis) is built like every other but kept
+// out of the listing (Backends, LookupBackend, BackendOfKind): its section
+// is the typed RedisSpec (Spec.Redis), its endpoints and credentials are
+// fields of their own (Endpoints.Redis, Credentials.Redis*), and the
+// scenario file, faults and atlas still name its kinds.
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -92,6 +99,17 @@ type TableBackend struct {
 	// Plan returns its nodes in start order (Name and Kind) and its
 	// proxied peer links for a section's settings.
 	Plan func(Settings) ([]PlanNode, []PlanLink)
+	// PacketLinks, when set, are its links for a section's settings where
+	// the kernel carries them (Traits.PacketLinks); nil: Plan's.
+	PacketLinks func(Settings) []PlanLink
+	// Peered, when set, says whether its nodes have peer fronts with these
+	// settings (a Fallback link into each where links are proxies, planned
+	// before the other links unless Plan places it); nil: when the plan has
+	// more than one node.
+	Peered func(Settings) bool
+	// Endpoints, when set, puts a client's addresses of its client-facing
+	// nodes (addrs[i] for nodes[i]) into e; nil: e.Table[<Name>].
+	Endpoints func(e *Endpoints, nodes []*Node, addrs []string)
 	// Build configures the nodes of its plan (Build.Nodes) for a start:
 	// address, command, readiness probe and role per node, and returns how
 	// to start them.
@@ -154,6 +172,9 @@ type Settings map[string]any
 // (TableBackend.Settle), so they read fields this way.
 func (s Settings) Int(name string) int { v, _ := s[name].(int); return v }
 
+// String is the string field name of s ("" when absent).
+func (s Settings) String(name string) string { v, _ := s[name].(string); return v }
+
 // Bool is the bool field name of s (false when absent).
 func (s Settings) Bool(name string) bool { v, _ := s[name].(bool); return v }
 
@@ -187,6 +208,10 @@ type Started struct {
 	// primary's node name): it kills the group's current primary, makes a
 	// replica the primary and returns what it did.
 	Failover func(ctx context.Context, group string) (string, error)
+	// Primary, when set, returns the node now serving as the primary of
+	// group (a primary's node name): after a failover, the promoted
+	// replica (Cluster.Primary).
+	Primary func(ctx context.Context, group string) (*Node, error)
 	// Close releases what Build made outside the node data dirs; called
 	// by Cluster.Close after every server ended.
 	Close func() error
@@ -194,7 +219,8 @@ type Started struct {
 
 var table = struct {
 	sync.RWMutex
-	rows map[string]TableBackend
+	rows  map[string]TableBackend
+	redis *TableBackend // Redis's row, out of the listing
 }{rows: map[string]TableBackend{}}
 
 // RegisterBackend adds a row to the backend table; backend packages call
@@ -205,8 +231,12 @@ func RegisterBackend(b TableBackend) {
 	if b.Name == "" || b.Plan == nil || b.Build == nil || len(b.Kinds) == 0 {
 		panic("cluster: RegisterBackend needs a name, kinds, a plan and a build")
 	}
-	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis {
+	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis && table.redis != nil {
 		panic("cluster: duplicate backend " + b.Name)
+	}
+	if b.Name == BackendRedis {
+		table.redis = &b
+		return
 	}
 	if err := checkCredentials(b, table.rows); err != nil {
 		panic("cluster: backend " + b.Name + ": " + err.Error())
@@ -264,23 +294,52 @@ func checkCredentials(b TableBackend, rows map[string]TableBackend) error {
 const ImageField = "image"
 
 // PingOf returns the raw round trip that shows a server of kind answers,
-// for the evidence of link faults: a table backend's Ping, or PING for
-// Redis and Sentinel; nil for a kind without one.
+// for the evidence of link faults: its row's Ping (Redis's included); nil
+// for a kind without one.
 func PingOf(kind string) *TablePing {
-	switch kind {
-	case KindRedis, KindReplica, KindSentinel:
-		return redisRawPing
-	}
-	if b, ok := BackendOfKind(kind); ok {
+	if b, ok := rowOfKind(kind); ok {
 		return b.Ping
 	}
 	return nil
 }
 
-// replyIs is a TablePing.OK for a reply that starts with want (Reply
-// len(want) bytes).
-func replyIs(want string) func([]byte) bool {
-	return func(b []byte) bool { return string(b) == want }
+// row returns the row called name, Redis's included.
+func row(name string) (TableBackend, bool) {
+	if name == BackendRedis {
+		table.RLock()
+		defer table.RUnlock()
+		if table.redis == nil {
+			return TableBackend{}, false
+		}
+		return *table.redis, true
+	}
+	return LookupBackend(name)
+}
+
+// rowOfKind returns the row whose nodes are of kind, Redis's included.
+func rowOfKind(kind string) (TableBackend, bool) {
+	if r, ok := row(BackendRedis); ok && slices.ContainsFunc(r.Kinds, func(k TableKind) bool { return k.Kind == kind }) {
+		return r, true
+	}
+	return BackendOfKind(kind)
+}
+
+// allRows are every row, Redis's included.
+func allRows() []TableBackend {
+	out := Backends()
+	if r, ok := row(BackendRedis); ok {
+		out = append(out, r)
+	}
+	return out
+}
+
+// redisRow is Redis's row, or an error saying no package registered it.
+func redisRow() (TableBackend, error) {
+	r, ok := row(BackendRedis)
+	if !ok {
+		return r, errors.New("cluster: no redis backend registered (import cluster/backends/redis or cluster/backends/all)")
+	}
+	return r, nil
 }
 
 // Backends returns every table backend, sorted by name.
@@ -388,20 +447,31 @@ func (b TableBackend) value(s Settings, name string) any {
 // declares.
 func (p *Plan) planTable(s Spec) {
 	for _, b := range Backends() {
-		set, ok := s.Backends[b.Name]
-		if !ok {
-			continue
+		if set, ok := s.Backends[b.Name]; ok {
+			p.planRow(b, b.Settle(set))
 		}
-		nodes, links := b.Plan(b.Settle(set))
-		for _, n := range nodes {
-			n.Backend = b.Name
-			p.Nodes = append(p.Nodes, n)
-			if b.Fallback != "" && len(nodes) > 1 && !p.Traits().PacketLinks {
-				p.Links = append(p.Links, PlanLink{b.Fallback, n.Name})
-			}
-		}
-		p.Links = append(p.Links, links...)
 	}
+}
+
+// planRow adds the nodes and peer links of row b with settings set.
+func (p *Plan) planRow(b TableBackend, set Settings) {
+	nodes, links := b.Plan(set)
+	packets := p.Traits().PacketLinks
+	if packets && b.PacketLinks != nil {
+		links = b.PacketLinks(set)
+	}
+	peered := len(nodes) > 1
+	if b.Peered != nil {
+		peered = b.Peered(set)
+	}
+	for _, n := range nodes {
+		n.Backend = b.Name
+		p.Nodes = append(p.Nodes, n)
+		if fb := (PlanLink{b.Fallback, n.Name}); b.Fallback != "" && peered && !packets && !slices.Contains(links, fb) {
+			p.Links = append(p.Links, fb)
+		}
+	}
+	p.Links = append(p.Links, links...)
 }
 
 // planExternalTable adds the nodes of the table backends' external lists,
@@ -440,35 +510,45 @@ func checkTable(s Spec) error {
 func (c *Cluster) buildTable() ([]backend, error) {
 	var out []backend
 	for _, tb := range Backends() {
-		set, ok := c.spec.Backends[tb.Name]
-		if !ok {
-			continue
-		}
-		nodes, err := c.addPlanned(tb.Name)
-		if err != nil {
-			return out, err
-		}
-		for _, n := range nodes {
-			if err := c.prov.Place(n); err != nil {
-				return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
+		if set, ok := c.spec.Backends[tb.Name]; ok {
+			b, err := c.buildRow(tb, tb.Settle(set))
+			if err != nil {
+				return out, err
 			}
+			out = append(out, b)
 		}
-		b := &Build{c: c, Backend: tb, Settings: tb.Settle(set), Nodes: nodes, Log: c.log.With("backend", tb.Name)}
-		st, err := tb.Build(b)
-		if st.Close != nil {
-			c.addCloser(st.Close)
-		}
-		if err != nil {
-			return out, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
-		}
-		if st.Failover != nil {
-			c.mu.Lock()
-			c.failovers[tb.Name] = st.Failover
-			c.mu.Unlock()
-		}
-		out = append(out, backend{name: tb.Name, start: st.Start, version: st.Version})
 	}
 	return out, nil
+}
+
+// buildRow builds the nodes of row tb with settings set.
+func (c *Cluster) buildRow(tb TableBackend, set Settings) (backend, error) {
+	nodes, err := c.addPlanned(tb.Name)
+	if err != nil {
+		return backend{}, err
+	}
+	for _, n := range nodes {
+		if err := c.prov.Place(n); err != nil {
+			return backend{}, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
+		}
+	}
+	b := &Build{c: c, Backend: tb, Settings: set, Nodes: nodes, Log: c.log.With("backend", tb.Name)}
+	st, err := tb.Build(b)
+	if st.Close != nil {
+		c.addCloser(st.Close)
+	}
+	if err != nil {
+		return backend{}, fmt.Errorf("cluster: build %s: %w", tb.Name, err)
+	}
+	c.mu.Lock()
+	if st.Failover != nil {
+		c.failovers[tb.Name] = st.Failover
+	}
+	if st.Primary != nil {
+		c.primaries[tb.Name] = st.Primary
+	}
+	c.mu.Unlock()
+	return backend{name: tb.Name, start: st.Start, version: st.Version}, nil
 }
 
 func (c *Cluster) addCloser(f func() error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/checker"
 	"github.com/locklab/locklab/cluster"
+	redisrow "github.com/locklab/locklab/cluster/backends/redis"
 	"github.com/locklab/locklab/cluster/backends/zookeeper"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/locks"
@@ -1002,8 +1003,8 @@ func TestRedisClusterFailoverSlot(t *testing.T) {
 		t.Fatalf("failover of %q: want a primary redis-N", node)
 	}
 	key := "locklab:" + s.Name + ":lock-0"
-	slot := cluster.KeySlot(key)
-	if lo, hi := cluster.SlotRange(i, r.Primaries); slot < lo || slot > hi {
+	slot := redisrow.KeySlot(key)
+	if lo, hi := redisrow.SlotRange(i, r.Primaries); slot < lo || slot > hi {
 		t.Errorf("%s hashes to slot %d, not one of %s's (%d-%d)", key, slot, node, lo, hi)
 	}
 }

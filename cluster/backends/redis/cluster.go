@@ -1,6 +1,6 @@
-package cluster
+package redis
 
-// Redis Cluster mode (RedisSpec.Mode RedisCluster), provider local.
+// Redis Cluster mode (cluster.RedisSpec.Mode RedisCluster), provider local.
 //
 // Every server runs with cluster-enabled yes. The harness forms the
 // cluster over RESP: CLUSTER MEET from redis-0 to every other server, the
@@ -12,7 +12,7 @@ package cluster
 // Addresses. A Redis Cluster tells clients where a slot lives (CLUSTER
 // SLOTS, MOVED and ASK redirects) by the address each node announces.
 // Every node announces the address the rest of the topology uses for it:
-// its peer address with replicas (redispeers.go), else its real one; a
+// its peer address (peers.go), else its real one; a
 // client maps it to its own proxied link through Endpoints.Redirect (the
 // lock's dialer, redislock.ConnectUniversal), so client faults act on every
 // connection a cluster client opens, as on a Sentinel-discovered primary.
@@ -33,11 +33,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // Redis Cluster timing: a node is suspected after clusterNodeTimeout of
@@ -61,74 +65,68 @@ func SlotRange(i, primaries int) (first, last int) {
 // cluster bus.
 var clusterProxyLabels = []string{"data", "bus"}
 
-// pickBusPorts picks a free port for the cluster bus of each node.
-func pickBusPorts(nodes []*Node) (map[*Node]string, error) {
-	ports, err := pickPorts(len(nodes))
+// buildCluster sets up the servers as one Redis Cluster: each node has a
+// bus port beside its port, and the links between servers a second proxy
+// to it (clusterProxyLabels); a second demultiplexer per node fronts its
+// bus, the address every node announces for its bus.
+func (t *topology) buildCluster() (cluster.Started, error) {
+	var st cluster.Started
+	ports, err := t.b.Ports(len(t.all))
 	if err != nil {
-		return nil, err
+		return st, err
 	}
-	bus := map[*Node]string{}
-	for i, n := range nodes {
+	bus := map[*cluster.Node]string{} // each node's real bus address
+	for i, n := range t.all {
 		bus[n] = hostPort(ports[i])
 	}
-	return bus, nil
-}
-
-// buildRedisCluster sets up the servers of rn as one Redis Cluster: peer
-// is each node's peer address, bus its real bus address (the links
-// between servers have a second proxy to it, clusterProxyLabels), demux
-// the peer demultiplexers (in the order of rn.all), rebind moves a node to
-// a new port.
-func (c *Cluster) buildRedisCluster(b backend, rn redisNodes, peer, bus map[*Node]string, demux []*PeerDemux, rs RedisSpec,
-	rebind func(*Node) func() error) (backend, error) {
-	// A second demultiplexer per node fronts its bus: the address every
-	// node announces for its bus, forwarding through the pair links' bus
-	// proxies.
-	busPeer := map[*Node]string{}
-	for i, d := range demux {
-		to := rn.all[i]
-		bd := d.through(1, "bus")
-		if err := bd.listen("127.0.0.1:0"); err != nil {
-			return b, fmt.Errorf("cluster: redis cluster bus listener for %s: %w", to.Name, err)
-		}
-		c.addPeerDemux(bd)
-		busPeer[to] = bd.addr
+	up := func(n *cluster.Node) []string { return []string{n.Addr(), bus[n]} }
+	fronts, err := t.b.FrontPeerPorts(t.front(up, clusterProxyLabels))
+	if err != nil {
+		return st, err
 	}
-	for _, n := range rn.servers {
-		n.cmd = func() (Command, error) {
-			return localRedis(n, rs.Persistence, clusterArgs(n, peer[n], bus[n], busPeer[n])), nil
-		}
-		n.probe = redisProbe(n)
-		n.rebind = func() error {
-			p, err := pickPorts(1)
+	busPeer := map[*cluster.Node]string{}
+	for i, f := range fronts {
+		t.peer[t.all[i]], busPeer[t.all[i]] = f[0], f[1]
+	}
+	for _, n := range t.servers {
+		moveBus := func() error {
+			p, err := t.b.Ports(1)
 			if err != nil {
 				return err
 			}
 			bus[n] = hostPort(p[0])
-			return rebind(n)() // its links' bus proxies follow bus[n] too
+			return t.rebind(n, up)() // its links' bus proxies follow bus[n] too
 		}
-		n.role = func(ctx context.Context) (string, error) { return redisRole(ctx, n.Addr()) }
+		t.configure(n, func() (cluster.Command, error) {
+			_, port := splitHostPort(n.Addr())
+			return serverCommand(port, "127.0.0.1", n.DataDir(), t.spec.Persistence,
+				clusterArgs(n, t.peer[n], bus[n], busPeer[n])), nil
+		}, moveBus)
 	}
-	b.start = func(ctx context.Context) error {
-		if err := startNodes(ctx, rn.servers, nil); err != nil {
+	st.Start = func(ctx context.Context) error {
+		if err := t.b.StartNodes(ctx, t.servers, nil); err != nil {
 			return err
 		}
-		return formCluster(ctx, rn, peer, busPeer)
+		return t.form(ctx, busPeer)
 	}
-	b.version = func(ctx context.Context) string { return redisVersion(ctx, rn.primaries[0]) }
-	return b, nil
+	st.Version = func(ctx context.Context) string { return version(ctx, t.primaries[0]) }
+	st.Primary = t.clusterPrimary
+	return st, nil
 }
+
+// hostPort is port on 127.0.0.1.
+func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // clusterArgs are a cluster node's options: its own node file in its data
 // dir, its bus at bus, and the addresses it announces: announce for
 // clients and replicas, busAnnounce's port for the bus.
-func clusterArgs(n *Node, announce, bus, busAnnounce string) []string {
+func clusterArgs(n *cluster.Node, announce, bus, busAnnounce string) []string {
 	host, port := splitHostPort(announce)
 	_, busPort := splitHostPort(bus)
 	_, busAnnouncePort := splitHostPort(busAnnounce)
 	return []string{
 		"--cluster-enabled", "yes",
-		"--cluster-config-file", filepath.Join(n.dataDir, "nodes.conf"),
+		"--cluster-config-file", filepath.Join(n.DataDir(), "nodes.conf"),
 		"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10),
 		"--cluster-replica-validity-factor", "0",
 		"--cluster-require-full-coverage", "no",
@@ -139,37 +137,36 @@ func clusterArgs(n *Node, announce, bus, busAnnounce string) []string {
 	}
 }
 
-// formCluster joins the servers of rn into one cluster, assigns the slots,
-// attaches the replicas and waits until every node reports the cluster
-// whole.
-func formCluster(ctx context.Context, rn redisNodes, peer, busPeer map[*Node]string) error {
-	ids := map[*Node]string{}
-	for _, n := range rn.servers {
+// form joins the servers into one cluster, assigns the slots, attaches
+// the replicas and waits until every node reports the cluster whole.
+func (t *topology) form(ctx context.Context, busPeer map[*cluster.Node]string) error {
+	ids := map[*cluster.Node]string{}
+	for _, n := range t.servers {
 		id, err := respString(ctx, n.Addr(), "CLUSTER", "MYID")
 		if err != nil {
 			return fmt.Errorf("cluster: %s: CLUSTER MYID: %w", n.Name, err)
 		}
 		ids[n] = id
 	}
-	first := rn.servers[0]
-	for _, n := range rn.servers[1:] {
-		host, port := splitHostPort(peer[n])
+	first := t.servers[0]
+	for _, n := range t.servers[1:] {
+		host, port := splitHostPort(t.peer[n])
 		_, busPort := splitHostPort(busPeer[n])
 		if _, err := respDo(ctx, first.Addr(), "CLUSTER", "MEET", host, port, busPort); err != nil {
 			return fmt.Errorf("cluster: %s: CLUSTER MEET %s: %w", first.Name, n.Name, err)
 		}
 	}
-	for i, p := range rn.primaries {
-		lo, hi := SlotRange(i, len(rn.primaries))
+	for i, p := range t.primaries {
+		lo, hi := SlotRange(i, len(t.primaries))
 		if _, err := respDo(ctx, p.Addr(), "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
 			return fmt.Errorf("cluster: %s: CLUSTER ADDSLOTSRANGE %d %d: %w", p.Name, lo, hi, err)
 		}
 	}
 	// A replica can follow its primary once it has met it (gossip spreads
 	// the meeting to every node within a few bus round trips).
-	err := each(rn.replicas, func(r *Node) error {
-		primary := ids[primaryOf(rn.primaries, r)]
-		return poll(ctx, r.Name+" replicating", func(ctx context.Context) error {
+	err := each(t.replicas, func(r *cluster.Node) error {
+		primary := ids[primaryOf(t.primaries, r)]
+		return cluster.Poll(ctx, r.Name+" replicating", func(ctx context.Context) error {
 			_, err := respDo(ctx, r.Addr(), "CLUSTER", "REPLICATE", primary)
 			return err
 		})
@@ -177,25 +174,48 @@ func formCluster(ctx context.Context, rn redisNodes, peer, busPeer map[*Node]str
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	err = each(rn.servers, func(n *Node) error {
-		return poll(ctx, n.Name+" in a whole cluster", func(ctx context.Context) error {
-			return clusterWhole(ctx, n, len(rn.servers))
+	err = each(t.servers, func(n *cluster.Node) error {
+		return cluster.Poll(ctx, n.Name+" in a whole cluster", func(ctx context.Context) error {
+			return clusterWhole(ctx, n, len(t.servers))
 		})
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	if err := each(rn.replicas, func(r *Node) error {
-		return poll(ctx, r.Name+" ready", func(ctx context.Context) error { return replicaLinkUp(ctx, r) })
+	if err := each(t.replicas, func(r *cluster.Node) error {
+		return cluster.Poll(ctx, r.Name+" ready", func(ctx context.Context) error { return replicaLinkUp(ctx, r) })
 	}); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	return nil
 }
 
+// clusterPrimary is the primary of master group master in a Redis
+// Cluster, which has no sentinels: the first running server of the group
+// that says it is a primary (INFO replication), the group's primary
+// itself until the cluster promotes one of its replicas.
+func (t *topology) clusterPrimary(ctx context.Context, master string) (*cluster.Node, error) {
+	var errs []error
+	for _, n := range t.servers {
+		if group(n.Name) != master || !n.Alive() {
+			continue
+		}
+		r, err := n.Role(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+			continue
+		}
+		if r == "primary" {
+			return n, nil
+		}
+	}
+	errs = append(errs, errors.New("no running server of the group reports the role primary"))
+	return nil, fmt.Errorf("cluster: primary of %s: %w", master, errors.Join(errs...))
+}
+
 // clusterWhole checks that n sees a healthy cluster of nodes nodes with
 // every slot served.
-func clusterWhole(ctx context.Context, n *Node, nodes int) error {
+func clusterWhole(ctx context.Context, n *cluster.Node, nodes int) error {
 	info, err := respString(ctx, n.Addr(), "CLUSTER", "INFO")
 	if err != nil {
 		return err

@@ -1,6 +1,10 @@
-package cluster
+package redis
 
-import "net"
+import (
+	"net"
+
+	"github.com/locklab/locklab/cluster"
+)
 
 // Redis peer links per directed pair (local and docker providers).
 //
@@ -17,7 +21,7 @@ import "net"
 // remaining replicas, the old primary when it returns, and clients asking
 // get-master-addr-by-name at peer addresses too.
 //
-// A demultiplexer listens on each peer address (peers.go). Redis sends no
+// A demultiplexer listens on each peer address (cluster.Build.FrontPeers). Redis sends no
 // header that names the sender, so it is named by the process that owns
 // the connecting socket (local provider) or by its source address, the
 // sender's container address (docker), and the connection goes through the
@@ -41,15 +45,15 @@ import "net"
 // Without replicas and sentinels (independent primaries, Redlock) nothing
 // dials a peer address and none is set up.
 
-// redisFront is the Front of a Redis topology (Fabric.FrontPeers):
-// every node of nodes fronted, with a link from every node that dials it
-// (the plan's links, redisPeerFrom in plan.go) and redis-peers->n, all
-// with upstreams up(n) (labelled by labels when there are several); under
-// provider local senders are named by the process that owns the
-// connecting socket.
-func redisFront(nodes []*Node, up func(*Node) []string, labels []string) Front {
-	return Front{Fallback: RedisPeers, Nodes: nodes, Up: up, Labels: labels,
-		Identify: func(senders []*Node) func(net.Conn) ([]byte, int) {
-			return func(conn net.Conn) ([]byte, int) { return nil, senderBySocket(senders, conn) }
+// front is what the topology asks of Build.FrontPeers: every node
+// fronted, with a link from every node that dials it (the plan's links,
+// peerFrom) and redis-peers->n, all with upstreams up(n) (labelled by
+// labels when there are several); each front address is an alias of its
+// node (Sentinel and the slot map report it). Under provider local
+// senders are named by the process that owns the connecting socket.
+func (t *topology) front(up func(*cluster.Node) []string, labels []string) cluster.PeerFront {
+	return cluster.PeerFront{Nodes: t.all, UpAll: up, Labels: labels, Alias: true,
+		Identify: func(senders []*cluster.Node) func(net.Conn) ([]byte, int) {
+			return func(conn net.Conn) ([]byte, int) { return nil, cluster.SenderBySocket(senders, conn) }
 		}}
 }
