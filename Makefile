@@ -93,7 +93,7 @@ apt-install:
 # jars and a JDK (javac compiles CuratorClient on first use).
 clients:
 	@missing=""; \
-	for m in redis:python3-redis kazoo:python3-kazoo etcd3:python3-etcd3 tooz:python3-tooz psycopg2:python3-psycopg2 pymysql:python3-pymysql; do \
+	for m in redis:python3-redis kazoo:python3-kazoo etcd3:python3-etcd3 tooz:python3-tooz psycopg2:python3-psycopg2 pymysql:python3-pymysql pymemcache:python3-pymemcache; do \
 	  /usr/bin/python3 -c "import $${m%%:*}" 2>/dev/null || missing="$$missing $${m##*:}"; \
 	done; \
 	[ -f /usr/share/java/curator-recipes.jar ] || missing="$$missing libcurator-recipes-java"; \

@@ -29,10 +29,10 @@ fault and the safety it must keep, commented where you edit it. With
 beside it (the protocol side, shared with locklab's own Python clients).
 Existing files are never overwritten.
 
-B is redis (the default), zookeeper, etcd, postgres, mariadb or nats;
---exec has a starter client for each but nats (Debian has no Python NATS
-client): for nats, write the scenario and point its command at your
-program.
+B is redis (the default), zookeeper, etcd, postgres, mariadb, nats or
+memcached; --exec has a starter client for each but nats (Debian has no
+Python NATS client): for nats, write the scenario and point its command
+at your program.
 `
 
 // initFlags are the flags of bench init.

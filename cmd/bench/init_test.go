@@ -37,7 +37,7 @@ func TestInit(t *testing.T) {
 	}
 	for _, c := range []struct{ backend, server, module string }{
 		{"redis", "redis-server", "redis"}, {"zookeeper", "java", "kazoo"}, {"etcd", "etcd", "etcd3"},
-		{"postgres", "", "psycopg2"}, {"mariadb", "", "pymysql"},
+		{"postgres", "", "psycopg2"}, {"mariadb", "", "pymysql"}, {"memcached", "", "pymemcache"},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			testenv.RequireBinaries(t, "/usr/bin/python3")
