@@ -2,6 +2,7 @@ package locks
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -53,4 +54,17 @@ func Tried(ctx context.Context) {
 	if f, ok := ctx.Value(triesKey{}).(func()); ok {
 		f()
 	}
+}
+
+// AcquireError wraps err, a failed request of an Acquire of the lock at
+// key, as "acquire <key>: <err>". When ctx has ended meanwhile
+// (ContextDone) the chain holds ctx's error instead and err's text stands
+// beside it, so errors.Is(err, context.DeadlineExceeded) tells a timeout
+// from a server error even when the client reported the deadline as a
+// socket timeout.
+func AcquireError(ctx context.Context, key string, err error) error {
+	if ctxErr := ContextDone(ctx); ctxErr != nil {
+		return fmt.Errorf("acquire %s: %w (%v)", key, ctxErr, err)
+	}
+	return fmt.Errorf("acquire %s: %w", key, err)
 }

@@ -113,7 +113,7 @@ func (l *bsmLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 		case err == nil:
 			return l.lease(lock, start), nil
 		case locks.ContextDone(ctx) != nil:
-			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, locks.ContextDone(ctx), err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		case budgetSpent || errors.Is(err, redislock.ErrNotObtained):
 			continue
 		default:

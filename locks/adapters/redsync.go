@@ -160,10 +160,7 @@ func (l *redsyncLocker) Acquire(ctx context.Context) (locks.Lease, error) {
 	)
 	locks.Tried(ctx)
 	if err := m.LockContext(ctx); err != nil {
-		if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
-			return nil, fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
-		}
-		return nil, fmt.Errorf("acquire %s: %w", l.key, err)
+		return nil, locks.AcquireError(ctx, l.key, err)
 	}
 	lease := &redsyncLease{m: m, key: l.key, lost: neverLost}
 	if c.renew {

@@ -185,7 +185,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		sent := time.Now()
 		ok, err := l.c.add(ctx, l.key, owner, l.c.exptime)
 		if err != nil {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if ok {
 			s := &Lease{l: l, owner: owner, sent: sent}
@@ -194,7 +194,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 				_ = s.Release(rctx)
 				cancel()
-				return nil, l.acquireErr(ctx, err)
+				return nil, locks.AcquireError(ctx, l.key, err)
 			}
 			return s, nil
 		}
@@ -217,15 +217,6 @@ func (l *Locker) token(ctx context.Context) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("incr %s: not found after add", l.fence)
-}
-
-// acquireErr wraps a command's error; when ctx ended meanwhile the chain
-// holds ctx.Err().
-func (l *Locker) acquireErr(ctx context.Context, err error) error {
-	if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
-		return fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
-	}
-	return fmt.Errorf("acquire %s: %w", l.key, err)
 }
 
 // Lease is one holding of a Locker's lock.

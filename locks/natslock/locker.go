@@ -40,7 +40,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 			return lease, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if !w.watching() {
 			// Watch first, then read the holder's entry: a release
@@ -50,7 +50,7 @@ func (l *Locker) Acquire(ctx context.Context) (locks.Lease, error) {
 		}
 		left, err := l.left(ctx)
 		if err != nil {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if err := w.wait(ctx, l.c.backoff(left)); err != nil {
 			return nil, fmt.Errorf("acquire %s: %w", l.key, err)
@@ -106,15 +106,6 @@ func (l *Locker) left(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return max(0, time.Until(e.Created().Add(l.c.ttl))), nil
-}
-
-// acquireErr wraps a request's error; when ctx ended meanwhile the chain
-// holds ctx.Err().
-func (l *Locker) acquireErr(ctx context.Context, err error) error {
-	if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
-		return fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
-	}
-	return fmt.Errorf("acquire %s: %w", l.key, err)
 }
 
 // Lease is one holding of a Locker's lock.

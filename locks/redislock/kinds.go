@@ -217,7 +217,7 @@ func (l *Locker) notifyPoll(ctx context.Context, try attempt) (*Lease, error) {
 	}
 	lease, pttl, err := try(ctx)
 	if err != nil {
-		return nil, l.acquireErr(ctx, err)
+		return nil, locks.AcquireError(ctx, l.key, err)
 	}
 	if lease != nil {
 		return lease, nil
@@ -235,7 +235,7 @@ func (l *Locker) notifyPoll(ctx context.Context, try attempt) (*Lease, error) {
 		}
 		lease, pttl, err = try(ctx)
 		if err != nil {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if lease != nil {
 			return lease, nil

@@ -68,7 +68,7 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 		locks.Tried(ctx)
 		lease, pttl, err := try(ctx)
 		if err != nil {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if lease != nil {
 			return lease, nil
@@ -77,15 +77,6 @@ func (l *Locker) poll(ctx context.Context, try attempt) (*Lease, error) {
 			return nil, fmt.Errorf("acquire %s: %w", l.key, err)
 		}
 	}
-}
-
-// acquireErr wraps a command's error; when ctx ended meanwhile the chain
-// holds ctx.Err() (go-redis reports a deadline as a socket timeout).
-func (l *Locker) acquireErr(ctx context.Context, err error) error {
-	if ctxErr := locks.ContextDone(ctx); ctxErr != nil {
-		return fmt.Errorf("acquire %s: %w (%v)", l.key, ctxErr, err)
-	}
-	return fmt.Errorf("acquire %s: %w", l.key, err)
 }
 
 // runAcquire runs an acquire script (plain or reentrant) for owner: the

@@ -29,7 +29,7 @@ func (l *Locker) acquireReentrant(ctx context.Context) (*Lease, error) {
 	// Uncontended fast path, without touching pub/sub.
 	lease, pttl, err := l.tryReentrant(ctx)
 	if err != nil {
-		return nil, l.acquireErr(ctx, err)
+		return nil, locks.AcquireError(ctx, l.key, err)
 	}
 	if lease != nil {
 		return lease, nil
@@ -49,7 +49,7 @@ func (l *Locker) acquireReentrant(ctx context.Context) (*Lease, error) {
 		}
 		lease, pttl, err = l.tryReentrant(ctx)
 		if err != nil {
-			return nil, l.acquireErr(ctx, err)
+			return nil, locks.AcquireError(ctx, l.key, err)
 		}
 		if lease != nil {
 			return lease, nil
