@@ -40,8 +40,8 @@ type Options struct {
 	// of round trips on each backend). Default 1000.
 	Samples int
 	// Nodes is the size of the ZooKeeper ensemble, the etcd cluster and
-	// the NATS cluster (1, 3 or 5); PostgreSQL and MariaDB run one server.
-	// Default 3.
+	// the NATS cluster (1, 3 or 5); PostgreSQL, MariaDB and memcached run
+	// one server. Default 3.
 	Nodes int
 	// Backends is what the run measures, of the package's Backends (in
 	// that order). Default all.
@@ -78,8 +78,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Backends are the names Run accepts, in the order it measures them.
-var Backends = []string{"mem", "redis", "zookeeper", "etcd", "postgres", "mariadb", "nats"}
+// Backends are the names Run accepts, in the order a default run
+// measures them and WriteText prints them: mem, redis, then the table
+// backends (tables).
+var Backends = append([]string{"mem", "redis"}, tableBackends()...)
+
+// tableBackends are the table backends' names, in the order of tables.
+func tableBackends() []string {
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.backend
+	}
+	return names
+}
 
 // Figures is everything one calibration run measured; absent sections were
 // not asked for.
@@ -92,6 +103,7 @@ type Figures struct {
 	Postgres  *CommitFigures `json:"postgres,omitempty"`
 	MariaDB   *CommitFigures `json:"mariadb,omitempty"`
 	NATS      *CommitFigures `json:"nats,omitempty"`
+	Memcached *CommitFigures `json:"memcached,omitempty"`
 }
 
 // MemFigures is the harness's ceiling: the mem lock with zero critical
@@ -112,20 +124,18 @@ type MemFigures struct {
 func Run(ctx context.Context, opts Options) (*Figures, error) {
 	opts = opts.withDefaults()
 	f := &Figures{DurationS: opts.Duration.Seconds()}
-	tables := tableCalibrations(opts)
 	for _, b := range opts.Backends {
 		if !slices.Contains(Backends, b) {
 			return nil, fmt.Errorf("calibrate: unknown backend %q (allowed: %s)", b, strings.Join(Backends, ", "))
 		}
 		// Settings a backend refuses (nats: nodes other than 1, 3 or 5)
 		// fail before anything is measured.
-		if t, ok := tables[b]; ok {
-			if err := t.spec().CheckBackends(); err != nil {
+		if t, ok := table(b); ok {
+			if err := t.spec(opts).CheckBackends(); err != nil {
 				return nil, fmt.Errorf("calibrate: %w", err)
 			}
 		}
 	}
-	commits := map[string]**CommitFigures{"zookeeper": &f.ZooKeeper, "etcd": &f.Etcd, "postgres": &f.Postgres, "mariadb": &f.MariaDB, "nats": &f.NATS}
 	for _, b := range opts.Backends {
 		var err error
 		switch b {
@@ -134,7 +144,8 @@ func Run(ctx context.Context, opts Options) (*Figures, error) {
 		case "redis":
 			f.Redis, err = measureRedis(ctx, opts)
 		default:
-			*commits[b], err = measureTable(ctx, opts, tables[b])
+			t, _ := table(b)
+			*t.figures(f), err = measureTable(ctx, opts, t)
 		}
 		if err != nil {
 			return f, fmt.Errorf("calibrate %s: %w", b, err)

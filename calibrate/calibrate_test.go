@@ -178,7 +178,7 @@ func TestEtcd(t *testing.T) {
 	checkCommit(t, "etcd-recipe", run(t, Options{Backends: []string{"etcd"}, Rounds: 2, Duration: 2 * time.Second}).Etcd)
 }
 
-// TestTables: PostgreSQL, MariaDB and NATS, each on its own real server,
+// TestTables: PostgreSQL, MariaDB, NATS and memcached, each on its own real server,
 // with their locks' hand-offs in units of their own clients' raw writes.
 func TestTables(t *testing.T) {
 	for _, c := range []struct {
@@ -188,6 +188,7 @@ func TestTables(t *testing.T) {
 		{"postgres", "pg-advisory", func(f *Figures) *CommitFigures { return f.Postgres }},
 		{"mariadb", "mariadb-get-lock", func(f *Figures) *CommitFigures { return f.MariaDB }},
 		{"nats", "nats-kv", func(f *Figures) *CommitFigures { return f.NATS }},
+		{"memcached", "memcached-add", func(f *Figures) *CommitFigures { return f.Memcached }},
 	} {
 		t.Run(c.backend, func(t *testing.T) {
 			row, ok := cluster.LookupBackend(c.backend)
@@ -224,12 +225,12 @@ func TestRefusedSettings(t *testing.T) {
 
 func TestJSONNames(t *testing.T) {
 	b, err := json.Marshal(&Figures{Mem: &MemFigures{}, Redis: &RedisFigures{}, Etcd: &CommitFigures{Handoff: Handoff{Commits: 1.5, Beyond: 2}},
-		Postgres: &CommitFigures{}, MariaDB: &CommitFigures{}, NATS: &CommitFigures{}})
+		Postgres: &CommitFigures{}, MariaDB: &CommitFigures{}, NATS: &CommitFigures{}, Memcached: &CommitFigures{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{`"ops_per_s"`, `"wall_ns_per_op"`, `"direct_ratio"`, `"proxied_ratio"`, `"raw_cycle_per_s"`, `"bare_direct_ratio"`, `"direct_of_bare"`, `"rounds"`,
-		`"write_p50_ms"`, `"round_trips_beyond_commit"`, `"postgres"`, `"mariadb"`, `"nats"`} {
+		`"write_p50_ms"`, `"round_trips_beyond_commit"`, `"postgres"`, `"mariadb"`, `"nats"`, `"memcached"`} {
 		if !bytes.Contains(b, []byte(k)) {
 			t.Errorf("JSON %s has no %s", b, k)
 		}

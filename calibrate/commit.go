@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
+	"github.com/locklab/locklab/locks/memcachedlock"
 	"github.com/locklab/locklab/locks/mysqllock"
 	"github.com/locklab/locklab/locks/natslock"
 	"github.com/locklab/locklab/locks/pglock"
@@ -126,41 +128,81 @@ func measureCommits(ctx context.Context, opts Options, nodes int, lock string, o
 }
 
 // tableCalibration is how one table backend is calibrated: its cluster,
-// its built-in lock and its own Go client's raw operations.
+// its built-in lock, its own Go client's raw operations, its section of
+// the figures and how WriteText names them.
 type tableCalibration struct {
-	backend  string            // the cluster's backend name, its Endpoints.Table key
-	settings cluster.Settings  // the backend's cluster settings
-	lock     string            // the lock whose hand-off is measured
-	options  map[string]string // the lock's options, the bare client's too
+	backend string // the cluster's backend name, its Endpoints.Table key and Run's name for it
+	// sized says the cluster has Options.Nodes servers (its "nodes"
+	// setting); without it the row's defaults start one server.
+	sized   bool
+	lock    string            // the lock whose hand-off is measured
+	options map[string]string // the lock's options, the bare client's too
 	// bare connects the backend's own client as cfg says (client 0's
 	// proxied endpoints, the calibration's TTL, options) and returns its
 	// raw operations and what closes it.
 	bare func(ctx context.Context, cfg locks.Config) (commitOps, func(), error)
+	// figures is the backend's section of the figures.
+	figures func(*Figures) **CommitFigures
+	text    tableText
 }
 
-// tableCalibrations are the table backends' calibrations by backend name.
-func tableCalibrations(opts Options) map[string]tableCalibration {
-	nodes := cluster.Settings{"nodes": opts.Nodes}
-	return map[string]tableCalibration{
-		"zookeeper": {backend: "zookeeper", settings: nodes, lock: "zk-recipe", bare: bareZooKeeper},
-		"etcd":      {backend: "etcd", settings: nodes, lock: "etcd-recipe", bare: bareEtcd},
-		"postgres":  {backend: "postgres", settings: cluster.Settings{}, lock: pglock.NameSession, bare: barePostgres},
-		"mariadb":   {backend: "mariadb", settings: cluster.Settings{}, lock: mysqllock.Name, bare: bareMariaDB},
-		"nats": {backend: "nats", settings: nodes, lock: natslock.Name, bare: bareNATS,
-			options: map[string]string{"replicas": strconv.Itoa(natsReplicas)}},
+// tableText is how WriteText names a table backend's figures: title the
+// backend; write, del and read the raw operations; kind what the write
+// is; unit the write in the hand-off's terms.
+type tableText struct {
+	title, write, del, read, kind, unit string
+}
+
+// tables are the table backends' calibrations in the order of Backends
+// and of WriteText.
+var tables = []tableCalibration{
+	{backend: "zookeeper", sized: true, lock: "zk-recipe", bare: bareZooKeeper,
+		figures: func(f *Figures) **CommitFigures { return &f.ZooKeeper },
+		text:    tableText{"ZooKeeper", "create ephemeral", "delete", "read", "one commit", "commit"}},
+	{backend: "etcd", sized: true, lock: "etcd-recipe", bare: bareEtcd,
+		figures: func(f *Figures) **CommitFigures { return &f.Etcd },
+		text:    tableText{"etcd", "put with lease", "delete", "read", "one commit", "commit"}},
+	{backend: "postgres", lock: pglock.NameSession, bare: barePostgres,
+		figures: func(f *Figures) **CommitFigures { return &f.Postgres },
+		text:    tableText{"PostgreSQL", "pg_try_advisory_lock", "pg_advisory_unlock", "SELECT 1", "a grant in server memory, not a consensus write", "grant"}},
+	{backend: "mariadb", lock: mysqllock.Name, bare: bareMariaDB,
+		figures: func(f *Figures) **CommitFigures { return &f.MariaDB },
+		text: tableText{"MariaDB", "GET_LOCK(name, 0)", "RELEASE_LOCK", "SELECT 1",
+			"a grant in server memory, not a consensus write; prepared: two round trips", "grant"}},
+	{backend: "nats", sized: true, lock: natslock.Name, bare: bareNATS,
+		options: map[string]string{"replicas": strconv.Itoa(natsReplicas)},
+		figures: func(f *Figures) **CommitFigures { return &f.NATS },
+		text: tableText{"NATS JetStream KV", "KV create", "conditional delete", "get",
+			"on a deleted key: rejected write + get + write, to a stream of one replica", "create"}},
+	{backend: "memcached", lock: memcachedlock.Name, bare: bareMemcached,
+		figures: func(f *Figures) **CommitFigures { return &f.Memcached },
+		text: tableText{"memcached", "add", "gets + cas to expired", "version",
+			"an item in server memory, not a consensus write; the release is two round trips", "add"}},
+}
+
+// table is the calibration of backend; false when it is no table backend.
+func table(backend string) (tableCalibration, bool) {
+	i := slices.IndexFunc(tables, func(t tableCalibration) bool { return t.backend == backend })
+	if i < 0 {
+		return tableCalibration{}, false
 	}
+	return tables[i], true
 }
 
-// spec is t's cluster: its backend for 4 clients, each with its own
-// proxied links.
-func (t tableCalibration) spec() cluster.Spec {
-	return cluster.Spec{Backends: map[string]cluster.Settings{t.backend: t.settings}, Clients: 4}
+// spec is t's cluster as opts size it: its backend for 4 clients, each
+// with its own proxied links.
+func (t tableCalibration) spec(opts Options) cluster.Spec {
+	settings := cluster.Settings{}
+	if t.sized {
+		settings["nodes"] = opts.Nodes
+	}
+	return cluster.Spec{Backends: map[string]cluster.Settings{t.backend: settings}, Clients: 4}
 }
 
 // measureTable starts t's servers for 4 clients and measures t's raw
 // costs and hand-off on them (measureCommits).
 func measureTable(ctx context.Context, opts Options, t tableCalibration) (*CommitFigures, error) {
-	cl, stop, err := startCluster(ctx, t.backend, t.spec(), opts)
+	cl, stop, err := startCluster(ctx, t.backend, t.spec(opts), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -18,13 +18,17 @@
 //     nats.go, and the hand-offs of pg-advisory, mariadb-get-lock and
 //     nats-kv in those units. The databases' grants are no consensus
 //     writes, and NATS's bucket has one replica: a replicated one grants
-//     twice on NATS before 2.9.21 (Debian's is 2.9.10).
+//     twice on NATS before 2.9.21 (Debian's is 2.9.10);
+//   - memcached: memcached-add's add, and its release (gets, then cas to
+//     an expired item), sent on one connection speaking the text protocol
+//     (the lock speaks it itself: there is no other client), and its
+//     hand-off in those units and in version round trips.
 //
 // Every harness figure comes from runner.Measure, the runner's own
 // connect -> drive -> collect path. The package starts its servers with
 // cluster and never imports scenarios.
 // Of locklab it imports only cluster, internal/resp, locks, locks/all,
-// locks/memlock, locks/mysqllock, locks/natslock, locks/pglock,
-// locks/redislock, report, runner and workload; it never
+// locks/memcachedlock, locks/memlock, locks/mysqllock, locks/natslock,
+// locks/pglock, locks/redislock, report, runner and workload; it never
 // imports atlas, cmd/internal/cli or the commands (docs/architecture.md).
 package calibrate

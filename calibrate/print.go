@@ -39,30 +39,20 @@ func (f *Figures) WriteText(w io.Writer) error {
 			p.f("hand-off p50 on one key, 4 clients: %-16s %.3f ms = %.1f round trips (%d hand-offs)\n", h.Lock, h.P50Ms, h.RoundTrips, h.Count)
 		}
 	}
-	for _, c := range []struct {
-		name string
-		f    *CommitFigures
-		// write, del and read name the raw operations; kind says what
-		// the write is; unit is the write in the hand-off's terms.
-		write, del, read, kind, unit string
-	}{
-		{"ZooKeeper", f.ZooKeeper, "create ephemeral", "delete", "read", "one commit", "commit"},
-		{"etcd", f.Etcd, "put with lease", "delete", "read", "one commit", "commit"},
-		{"PostgreSQL", f.Postgres, "pg_try_advisory_lock", "pg_advisory_unlock", "SELECT 1", "a grant in server memory, not a consensus write", "grant"},
-		{"MariaDB", f.MariaDB, "GET_LOCK(name, 0)", "RELEASE_LOCK", "SELECT 1", "a grant in server memory, not a consensus write; prepared: two round trips", "grant"},
-		{"NATS JetStream KV", f.NATS, "KV create", "conditional delete", "get", "on a deleted key: rejected write + get + write, to a stream of one replica", "create"},
-	} {
-		if c.f == nil {
+	for _, t := range tables {
+		c := t.text
+		cf := *t.figures(f)
+		if cf == nil {
 			continue
 		}
-		h := c.f.Handoff
-		nodes := fmt.Sprintf("%d nodes", c.f.Nodes)
-		if c.f.Nodes == 1 {
+		h := cf.Handoff
+		nodes := fmt.Sprintf("%d nodes", cf.Nodes)
+		if cf.Nodes == 1 {
 			nodes = "1 node"
 		}
-		p.f("\n%s (%s, through a proxy): median of %d interleaved rounds, each ratio taken within its round\n", c.name, nodes, len(c.f.Rounds))
+		p.f("\n%s (%s, through a proxy): median of %d interleaved rounds, each ratio taken within its round\n", c.title, nodes, len(cf.Rounds))
 		p.f("%s p50 %.3f ms (%s), %s p50 %.3f ms, %s p50 %.3f ms (one round trip)\n",
-			c.write, c.f.WriteMs, c.kind, c.del, c.f.DeleteMs, c.read, c.f.ReadMs)
+			c.write, cf.WriteMs, c.kind, c.del, cf.DeleteMs, c.read, cf.ReadMs)
 		target := fmt.Sprintf("<= 1 %s + 2 round trips", c.unit)
 		p.f("hand-off p50 on one key, 4 clients: %-16s %.3f ms = %.2f %ss = 1 %s + %.1f round trips %s (%d hand-offs)\n",
 			h.Lock, h.P50Ms, h.Commits, c.unit, c.unit, h.Beyond, meets(h.Beyond <= TargetBeyondCommit, target), h.Count)

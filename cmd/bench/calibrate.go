@@ -33,7 +33,11 @@ Measures in one run, each backend on freshly started local servers:
              mariadb-get-lock's hand-off likewise (one server);
   nats       KV create+conditional delete in a bucket of one replica (a
              replicated one grants twice on NATS before 2.9.21) and nats-kv's
-             hand-off likewise.
+             hand-off likewise;
+  memcached  add, then gets+cas to an expired item (memcached-add's grant and
+             release, on one connection speaking the text protocol) and
+             memcached-add's hand-off likewise, in version round trips (one
+             server).
 `)
 	var o calibrate.Options
 	var backends string
@@ -43,7 +47,7 @@ Measures in one run, each backend on freshly started local servers:
 	fs.IntVar(&o.Rounds, "rounds", 5, "interleaved rounds of the Redis rates and of the other backends' figures; medians are reported")
 	fs.IntVar(&o.Requests, "requests", 200000, "redis-benchmark requests per command")
 	fs.IntVar(&o.Samples, "samples", 1000, "raw writes and round trips timed per backend (split over the rounds of all but redis)")
-	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble, etcd cluster and NATS cluster size (postgres and mariadb: one server)")
+	fs.IntVar(&o.Nodes, "nodes", 3, "ZooKeeper ensemble, etcd cluster and NATS cluster size (postgres, mariadb and memcached: one server)")
 	fs.StringVar(&backends, "backends", strings.Join(calibrate.Backends, ","), "what to measure (comma-separated)")
 	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
 	if _, err := cli.ParseFlags(fs, args); err != nil {
