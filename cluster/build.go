@@ -301,6 +301,10 @@ func (b *Build) StartNodes(ctx context.Context, nodes []*Node, ready func(contex
 	return startNodesThen(ctx, nodes, b.c.syncListening, ready)
 }
 
+// Each runs f for every element of xs side by side and joins their
+// errors.
+func Each[T any](xs []T, f func(T) error) error { return each(xs, f) }
+
 // Poll calls f every pollEvery until it returns nil or ctx ends.
 func Poll(ctx context.Context, what string, f func(context.Context) error) error {
 	return poll(ctx, what, f)

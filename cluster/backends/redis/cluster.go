@@ -164,7 +164,7 @@ func (t *topology) form(ctx context.Context, busPeer map[*cluster.Node]string) e
 	}
 	// A replica can follow its primary once it has met it (gossip spreads
 	// the meeting to every node within a few bus round trips).
-	err := each(t.replicas, func(r *cluster.Node) error {
+	err := cluster.Each(t.replicas, func(r *cluster.Node) error {
 		primary := ids[primaryOf(t.primaries, r)]
 		return cluster.Poll(ctx, r.Name+" replicating", func(ctx context.Context) error {
 			_, err := respDo(ctx, r.Addr(), "CLUSTER", "REPLICATE", primary)
@@ -174,7 +174,7 @@ func (t *topology) form(ctx context.Context, busPeer map[*cluster.Node]string) e
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	err = each(t.servers, func(n *cluster.Node) error {
+	err = cluster.Each(t.servers, func(n *cluster.Node) error {
 		return cluster.Poll(ctx, n.Name+" in a whole cluster", func(ctx context.Context) error {
 			return clusterWhole(ctx, n, len(t.servers))
 		})
@@ -182,7 +182,7 @@ func (t *topology) form(ctx context.Context, busPeer map[*cluster.Node]string) e
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	if err := each(t.replicas, func(r *cluster.Node) error {
+	if err := cluster.Each(t.replicas, func(r *cluster.Node) error {
 		return cluster.Poll(ctx, r.Name+" ready", func(ctx context.Context) error { return replicaLinkUp(ctx, r) })
 	}); err != nil {
 		return fmt.Errorf("cluster: %w", err)

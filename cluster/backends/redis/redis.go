@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
@@ -592,15 +591,4 @@ func splitHostPort(addr string) (string, string) {
 		return addr, ""
 	}
 	return addr[:i], addr[i+1:]
-}
-
-// each runs f for every node of nodes side by side and joins their errors.
-func each(nodes []*cluster.Node, f func(*cluster.Node) error) error {
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Go(func() { errs[i] = f(n) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
