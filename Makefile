@@ -5,12 +5,11 @@ export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
 GO       ?= go
 BIN      := bin
 PKGS     := ./...
-# Servers the local provider and the tests run (Debian packages).
-DEB_PKGS := redis-server redis-sentinel redis-tools zookeeper etcd-server etcd-client postgresql mariadb-server nats-server memcached
-# binary -> package that provides it (gcc builds the clock shim, below)
-NEED_BINS := redis-server:redis-server redis-sentinel:redis-sentinel redis-cli:redis-tools \
-             redis-benchmark:redis-tools etcd:etcd-server etcdctl:etcd-client java:zookeeper \
-             nats-server:nats-server memcached:memcached gcc:gcc
+# The servers the local provider and the tests run are the rows of the
+# backend table: `bin/bench deps --missing` prints the Debian packages of
+# those not installed, which apt-install installs. Besides them, tools
+# (binary -> the package that provides it; gcc builds the clock shim, below):
+NEED_BINS := redis-cli:redis-tools redis-benchmark:redis-tools etcdctl:etcd-client gcc:gcc
 # What only the tests need besides the servers: Chromium loads report.html;
 # the netns tests list namespaces with ip (iproute2).
 TEST_BINS := chromium:chromium ip:iproute2
@@ -75,15 +74,12 @@ APT_INSTALL = if [ -n "$$missing" ]; then \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-apt-install:
-	@missing=""; \
+apt-install: $(BIN)/bench
+	@missing="$$($(BIN)/bench deps --missing)" || exit 1; \
 	for pair in $(BINS); do \
 	  bin=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$bin >/dev/null 2>&1 || missing="$$missing $$pkg"; \
 	done; \
-	[ -f /usr/share/java/zookeeper.jar ] || missing="$$missing zookeeper"; \
-	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
-	[ -x /usr/sbin/mariadbd ] || missing="$$missing mariadb-server"; \
 	[ -n "$$(ls /usr/include/sys/syscall.h /usr/include/*/sys/syscall.h 2>/dev/null)" ] || missing="$$missing libc6-dev"; \
 	$(APT_INSTALL); \
 	echo "deps: ok ($$(redis-server --version | cut -d' ' -f3), etcd $$(etcd --version 2>/dev/null | head -1 | awk '{print $$3}'), zookeeper $$(ls /usr/share/java/zookeeper-3*.jar 2>/dev/null | sed 's/.*zookeeper-//;s/.jar//' | head -1))"
@@ -102,11 +98,12 @@ clients:
 	echo "clients: ok (redis-py $$(/usr/bin/python3 -c 'import redis; print(redis.__version__)'), $$(javac -version 2>&1))"
 
 # images builds the docker provider's server images from Debian packages
-# (locklab/base, locklab/redis, locklab/zookeeper, locklab/etcd) with
+# (locklab/base and a locklab/<backend> for each row of the backend table
+# that runs under docker, as `bench deps --images` lists them) with
 # debootstrap + docker import, for engines that cannot pull: see
 # images/build.sh. Skips images that exist (FORCE=1 rebuilds); needs root.
-images:
-	sh images/build.sh
+images: $(BIN)/bench
+	LOCKLAB_IMAGE_BACKENDS="$$($(BIN)/bench deps --images)" sh images/build.sh
 
 # image builds locklab/locklab:<tag or dev>: locklab/base (built with
 # images/build.sh when missing) + the library clients' Debian packages +

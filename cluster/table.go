@@ -9,6 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,8 +54,20 @@ type TableBackend struct {
 	Binaries []string
 	// Files are other files the local provider needs (ZooKeeper's jar).
 	Files []string
-	// Packages are the Debian packages holding Binaries and Files.
+	// Packages are the Debian packages holding Binaries and Files:
+	// what `make deps` installs (through `bench deps --missing`) and `make
+	// images` puts in the locklab images.
 	Packages []string
+	// Installed are paths (glob patterns allowed) of which each must match
+	// a file when its server is installed: what `bench deps` checks before
+	// it says Packages are missing; nil: Binaries (found on PATH unless
+	// absolute) and Files. postgres: its server, not pg_config, which
+	// libpq-dev ships without it.
+	Installed []string
+	// VersionPackage is the Debian package (a dpkg-query pattern:
+	// "postgresql-[0-9]*") whose version is its server's, for the labels
+	// and tags of `make images`; "": the first of Packages.
+	VersionPackage string
 	// ClientPort is the port its servers serve clients on by default
 	// (etcd 2379), for examples of cluster.external.<Name>.
 	ClientPort int
@@ -325,12 +340,42 @@ func rowOfKind(kind string) (TableBackend, bool) {
 }
 
 // allRows are every row, Redis's included.
-func allRows() []TableBackend {
+func allRows() []TableBackend { return Rows() }
+
+// Rows returns every row of the table, Redis's first: for what installs
+// servers or builds their images (`bench deps`), which Redis's row needs
+// like any other.
+func Rows() []TableBackend {
 	out := Backends()
 	if r, ok := row(BackendRedis); ok {
-		out = append(out, r)
+		out = append([]TableBackend{r}, out...)
 	}
 	return out
+}
+
+// Missing returns the paths of b.Installed (or its Binaries and Files)
+// that match no file here: none when its server is installed.
+func (b TableBackend) Missing() []string {
+	var missing []string
+	if b.Installed != nil {
+		for _, pat := range b.Installed {
+			if m, _ := filepath.Glob(pat); len(m) == 0 {
+				missing = append(missing, pat)
+			}
+		}
+		return missing
+	}
+	for _, bin := range b.Binaries {
+		if _, err := exec.LookPath(bin); err != nil {
+			missing = append(missing, bin)
+		}
+	}
+	for _, f := range b.Files {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	return missing
 }
 
 // redisRow is Redis's row, or an error saying no package registered it.

@@ -36,7 +36,8 @@ IMAGE=locklab/locklab:$VERSION
 t0=$(date +%s)
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
 	log "$BASE is missing: images/build.sh (a few minutes, once)"
-	SUITE=$SUITE sh images/build.sh
+	LOCKLAB_IMAGE_BACKENDS=$("$GO" run ./cmd/bench deps --images) || die "bench deps --images failed"
+	SUITE=$SUITE LOCKLAB_IMAGE_BACKENDS=$LOCKLAB_IMAGE_BACKENDS sh images/build.sh
 fi
 
 CTX=$(mktemp -d "${TMPDIR:-/tmp}/locklab-image.XXXXXX")

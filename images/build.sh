@@ -3,26 +3,28 @@
 # machines whose Docker engine cannot reach a container registry:
 #
 #   locklab/base:<suite>        Debian root filesystem (debootstrap, minbase)
-#                               with redis-server, redis-sentinel, redis-tools,
-#                               zookeeper, default-jre-headless, etcd-server,
-#                               etcd-client, postgresql, mariadb-server,
-#                               nats-server, memcached and libfaketime, made with
-#                               `docker import` (nothing is pulled)
-#   locklab/redis:<x.y>         the same filesystem, labelled per backend
-#   locklab/zookeeper:<x.y>     (a `docker commit` of it: no extra layer data),
-#   locklab/etcd:<x.y>          also tagged with the full version (7.0.15)
-#   locklab/postgres:<x.y>
-#   locklab/mariadb:<x.y>
-#   locklab/nats:<x.y>
-#   locklab/memcached:<x.y>
+#                               with every backend's Debian packages and
+#                               redis-tools, default-jre-headless,
+#                               etcd-client, libfaketime and procps, made
+#                               with `docker import` (nothing is pulled)
+#   locklab/<backend>:<x.y>     the same filesystem, labelled per backend
+#                               (a `docker commit` of it: no extra layer
+#                               data), also tagged with the full version
+#                               (locklab/redis:7.0 and locklab/redis:7.0.15)
 #
-# The versions are those of the suite's packages (bookworm: Redis 7.0,
-# ZooKeeper 3.8, etcd 3.4, PostgreSQL 15, MariaDB 10.11, NATS 2.9, memcached 1.6). The Debian mirror and suite are the machine's own
-# apt configuration (/etc/apt/sources.list, /etc/apt/sources.list.d/*), so
-# the build works wherever apt-get does.
+# The backends are the rows of locklab's backend table that run under
+# provider docker, given in LOCKLAB_IMAGE_BACKENDS, a line each: "name
+# version-package port command package..." (`bench deps --images` prints
+# them; `make images` and the docker provider pass them). The versions are
+# those of the suite's packages (bookworm: Redis 7.0, ZooKeeper 3.8, etcd
+# 3.4, PostgreSQL 15, MariaDB 10.11, NATS 2.9, memcached 1.6). The Debian
+# mirror and suite are the machine's own apt configuration
+# (/etc/apt/sources.list, /etc/apt/sources.list.d/*), so the build works
+# wherever apt-get does.
 #
 # Idempotent: images that exist are kept (FORCE=1 rebuilds everything); when
-# only the base exists, the per-backend tags are made from it in seconds.
+# only the base exists, the per-backend tags are made from it in seconds; a
+# base without the label of a backend (one added since) is built again.
 # Needs root (debootstrap, chroot); installs debootstrap with apt-get when it
 # is missing. Progress goes to stderr.
 #
@@ -40,7 +42,10 @@ SUITE=${SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 [ -n "$SUITE" ] || die "cannot tell the Debian suite: set SUITE=bookworm"
 BASE=locklab/base:$SUITE
 FORCE=${FORCE:-0}
-PACKAGES="redis-server redis-sentinel redis-tools zookeeper default-jre-headless etcd-server etcd-client postgresql mariadb-server nats-server memcached libfaketime procps"
+BACKENDS=${LOCKLAB_IMAGE_BACKENDS:-}
+[ -n "$BACKENDS" ] || die "LOCKLAB_IMAGE_BACKENDS is empty: run this through 'make images' (bin/bench deps --images lists the backends)"
+NAMES=$(printf '%s\n' "$BACKENDS" | awk 'NF { print $1 }')
+PACKAGES="$(printf '%s\n' "$BACKENDS" | awk 'NF { for (i = 5; i <= NF; i++) printf "%s ", $i }')redis-tools default-jre-headless etcd-client libfaketime procps"
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 have_repo() { [ -n "$(docker images -q --filter "reference=$1:*" 2>/dev/null)" ]; }
@@ -53,8 +58,11 @@ if command -v flock >/dev/null 2>&1; then
 	flock 9
 fi
 
-if [ "$FORCE" != 1 ] && have_image "$BASE" && have_repo locklab/redis && have_repo locklab/zookeeper && have_repo locklab/etcd &&
-	have_repo locklab/postgres && have_repo locklab/mariadb && have_repo locklab/nats && have_repo locklab/memcached; then
+all_repos() {
+	for n in $NAMES; do have_repo "locklab/$n" || return 1; done
+}
+
+if [ "$FORCE" != 1 ] && have_image "$BASE" && all_repos; then
 	log "up to date: $BASE, $(docker images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=locklab/*' | grep -v base | sort | tr '\n' ' ')(FORCE=1 rebuilds)"
 	exit 0
 fi
@@ -105,14 +113,20 @@ mirror() {
 }
 
 version_of() { # major.minor.patch of an installed package (epoch and Debian revision dropped)
-	chroot "$ROOT" dpkg-query -W -f='${Version}' "$1" | sed 's/^[0-9]*://; s/[-+~].*//'
+	chroot "$ROOT" dpkg-query -W -f='${Status} ${Version}\n' "$1" | awk '$3 == "installed" { print $4; exit }' |
+		sed 's/^[0-9]*://; s/[-+~].*//'
 }
 
 # A base built before the table backends (PostgreSQL, MariaDB, NATS,
 # memcached) were added lacks their packages: it is built again.
 base_label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE" 2>/dev/null; }
-if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label memcached)" ]; then
-	have_image "$BASE" && [ "$FORCE" != 1 ] && log "$BASE lacks a table backend's package (memcached): building it again"
+unlabelled() { # the first backend the base has no version label for
+	for n in $NAMES; do [ -n "$(base_label "$n")" ] || { echo "$n"; return; }; done
+}
+LACKS=""
+have_image "$BASE" && LACKS=$(unlabelled)
+if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -n "$LACKS" ]; then
+	[ -n "$LACKS" ] && [ "$FORCE" != 1 ] && log "$BASE lacks a backend's packages ($LACKS): building it again"
 	FORCE=1 # the per-backend tags are made again from the new base
 	[ "$(id -u)" = 0 ] || die "building $BASE needs root (debootstrap, chroot)"
 	MIRROR=${MIRROR:-$(mirror)}
@@ -158,20 +172,16 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label memcached)" ];
 	# containers run the servers as root in /data.
 	mkdir -p "$ROOT/data" "$ROOT/conf"
 
-	REDIS_V=$(version_of redis-server)
-	ZK_V=$(version_of zookeeper)
-	ETCD_V=$(version_of etcd-server)
-	PG_MAJOR=$(ls "$ROOT/usr/lib/postgresql" | sort -n | tail -1)
-	PG_V=$(version_of "postgresql-$PG_MAJOR")
-	MARIADB_V=$(version_of mariadb-server)
-	NATS_V=$(version_of nats-server)
-	MEMCACHED_V=$(version_of memcached)
-	log "versions: redis $REDIS_V, zookeeper $ZK_V, etcd $ETCD_V, postgres $PG_V, mariadb $MARIADB_V, nats $NATS_V, memcached $MEMCACHED_V"
-	printf 'redis=%s\nzookeeper=%s\netcd=%s\npostgres=%s\nmariadb=%s\nnats=%s\nmemcached=%s\n' \
-		"$REDIS_V" "$ZK_V" "$ETCD_V" "$PG_V" "$MARIADB_V" "$NATS_V" "$MEMCACHED_V" >"$ROOT/etc/locklab-versions"
+	printf '%s\n' "$BACKENDS" | while read -r name vpkg _; do
+		[ -n "$name" ] && printf '%s=%s\n' "$name" "$(version_of "$vpkg")"
+	done >"$ROOT/etc/locklab-versions"
+	grep -q '=$' "$ROOT/etc/locklab-versions" && die "a backend's version package is not installed: $(tr '\n' ' ' <"$ROOT/etc/locklab-versions")"
+	LABELS=$(sed 's/^/org.locklab./' "$ROOT/etc/locklab-versions" | tr '\n' ' ')
+	log "versions: $(tr '\n' ' ' <"$ROOT/etc/locklab-versions")"
 	# The table backends' servers find their programs on PATH, as on the
 	# host (postgres's are in /usr/lib/postgresql/<major>/bin).
-	for f in "$ROOT/usr/lib/postgresql/$PG_MAJOR/bin/"*; do
+	PG_MAJOR=$(ls "$ROOT/usr/lib/postgresql" 2>/dev/null | sort -n | tail -1)
+	[ -z "$PG_MAJOR" ] || for f in "$ROOT/usr/lib/postgresql/$PG_MAJOR/bin/"*; do
 		[ -e "$ROOT/usr/bin/$(basename "$f")" ] || ln -s "${f#"$ROOT"}" "$ROOT/usr/bin/$(basename "$f")"
 	done
 
@@ -181,7 +191,7 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -z "$(base_label memcached)" ];
 		-c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 		-c 'ENV LANG=C.UTF-8' \
 		-c 'WORKDIR /data' \
-		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE org.locklab.redis=$REDIS_V org.locklab.zookeeper=$ZK_V org.locklab.etcd=$ETCD_V org.locklab.postgres=$PG_V org.locklab.mariadb=$MARIADB_V org.locklab.nats=$NATS_V org.locklab.memcached=$MEMCACHED_V" \
+		-c "LABEL org.locklab.flavor=debian org.locklab.suite=$SUITE $LABELS" \
 		-m "locklab base: Debian $SUITE minbase + $PACKAGES" \
 		- "$BASE" >/dev/null
 	log "imported in $(( $(date +%s) - t2 ))s"
@@ -205,11 +215,7 @@ tag_backend() { # name version cmd expose
 	docker tag "locklab/$name:$short" "locklab/$name:$full"
 	log "tagged locklab/$name:$short and locklab/$name:$full"
 }
-tag_backend redis "$(label redis)" '["redis-server"]' 6379
-tag_backend zookeeper "$(label zookeeper)" '["java", "-version"]' 2181
-tag_backend etcd "$(label etcd)" '["etcd"]' 2379
-tag_backend postgres "$(label postgres)" '["postgres", "--version"]' 5432
-tag_backend mariadb "$(label mariadb)" '["mariadbd", "--version"]' 3306
-tag_backend nats "$(label nats)" '["nats-server", "--version"]' 4222
-tag_backend memcached "$(label memcached)" '["memcached", "-V"]' 11211
+printf '%s\n' "$BACKENDS" | while read -r name _ port cmd _; do
+	[ -n "$name" ] && tag_backend "$name" "$(label "$name")" "[\"$cmd\"]" "$port"
+done
 log "done: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' --filter 'reference=locklab/*' | sort | tr '\n' ';' | sed 's/;/; /g')"

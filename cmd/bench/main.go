@@ -11,8 +11,9 @@
 // Run `bench help` or `bench VERB --help` for details.
 //
 // It owns the bench binary and its verbs (run, list, show, validate, init,
-// client-check, check, report, calibrate, cleanup). Of locklab it imports
-// only calibrate, checker, clients, cluster, cmd/internal/cli,
+// client-check, check, report, calibrate, cleanup, deps). Of locklab it
+// imports only calibrate, checker, clients, cluster,
+// cluster/providers/docker, cmd/internal/cli, images,
 // locks/external, recheck, report and workload: runs and scenarios go
 // through cmd/internal/cli, so it never imports runner or scenarios itself,
 // and nothing imports it (docs/architecture.md).
@@ -42,6 +43,7 @@ Usage:
   bench list                      built-in scenarios and lock names
   bench calibrate [flags]         the harness against each backend's own limit
   bench cleanup [--all]           remove containers and network namespaces left by killed runs
+  bench deps [--missing|--images] the servers' Debian packages and whether they are installed
   bench init [--exec] [--backend B] [--name NAME] [DIR]
                                   a starter scenario for your own lock (and, with
                                   --exec, a starter client program)
@@ -65,5 +67,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		"calibrate":    calibrateCmd,
 		"init":         cli.NoContext(initCmd),
 		"client-check": clientCheckCmd,
+		"deps":         cli.NoContext(depsCmd),
 	}, args, stdout, stderr)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,13 +38,32 @@ const DefaultRedisImage = "redis:7.2"
 // tags, per backend: locklab/<name> for Redis and for each table backend
 // that runs under provider docker.
 func LocalImageRepos() map[string]string {
-	repos := map[string]string{cluster.BackendRedis: "locklab/" + cluster.BackendRedis}
-	for _, b := range cluster.Backends() {
-		if slices.Contains(b.Providers, cluster.ProviderDocker) {
-			repos[b.Name] = "locklab/" + b.Name
-		}
+	repos := map[string]string{}
+	for _, b := range ImageBackends() {
+		repos[b.Name] = "locklab/" + b.Name
 	}
 	return repos
+}
+
+// ImageBackends are the images `make images` builds: one for each row of
+// the backend table that runs under provider docker.
+func ImageBackends() []images.Backend {
+	var out []images.Backend
+	for _, b := range cluster.Rows() {
+		if !slices.Contains(b.Providers, cluster.ProviderDocker) {
+			continue
+		}
+		vp := b.VersionPackage
+		if vp == "" && len(b.Packages) > 0 {
+			vp = b.Packages[0]
+		}
+		cmd := "" // the server's program: what proves it installed
+		if progs := append(slices.Clone(b.Installed), b.Binaries...); len(progs) > 0 {
+			cmd = filepath.Base(progs[0])
+		}
+		out = append(out, images.Backend{Name: b.Name, VersionPackage: vp, Port: b.ClientPort, Command: cmd, Packages: b.Packages})
+	}
+	return out
 }
 
 // image returns the image to run for spec, resolving the default once per
@@ -217,7 +237,7 @@ func EnsureLocalImages(ctx context.Context, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, images.DefaultTimeout)
 	defer cancel()
 	t0 := time.Now()
-	if err := images.Build(ctx, w); err != nil {
+	if err := images.Build(ctx, w, ImageBackends()); err != nil {
 		return err
 	}
 	if missing, err = missingLocal(ctx, cli); err == nil && len(missing) > 0 {
