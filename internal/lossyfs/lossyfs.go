@@ -29,6 +29,7 @@ type FS struct {
 	backing, mountpoint string
 	server              *fuse.Server
 	root                *fs.Inode
+	writeback           bool // Options.Writeback
 
 	mu      sync.Mutex
 	files   map[uint64]*state // by backing inode (go-fuse's stable Ino)
@@ -74,7 +75,7 @@ func Mount(backing, mountpoint string, o Options) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lossyfs: %w", err)
 	}
-	lfs := &FS{backing: backing, mountpoint: mountpoint, files: map[uint64]*state{}}
+	lfs := &FS{backing: backing, mountpoint: mountpoint, files: map[uint64]*state{}, writeback: o.Writeback}
 	var st syscall.Stat_t
 	if err := syscall.Stat(backing, &st); err != nil {
 		return nil, fmt.Errorf("lossyfs: backing %s: %w", backing, err)
@@ -216,7 +217,7 @@ func (f *FS) Cut() (Loss, error) {
 	var loss Loss
 	var errs []error
 	for _, fl := range files {
-		if fl.linked {
+		if fl.linked && f.writeback { // else the kernel holds no written page
 			if err := flush(fl.path); err != nil {
 				errs = append(errs, err)
 				continue

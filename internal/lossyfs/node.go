@@ -3,7 +3,9 @@ package lossyfs
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -15,6 +17,108 @@ import (
 type node struct {
 	fs.LoopbackNode
 	lfs *FS
+
+	mu sync.Mutex
+	// passthrough and cached count the node's open files the kernel
+	// serves by passthrough and through the filesystem (see openMode);
+	// everCached says one was served through the filesystem.
+	passthrough, cached int
+	everCached          bool
+}
+
+// ioMode is how the kernel serves an open file's reads and writes.
+type ioMode int
+
+const (
+	// cachedIO: through the filesystem (and the kernel's page cache).
+	cachedIO ioMode = iota
+	// passthroughIO: the kernel reads and writes the backing file
+	// itself, without a request (FOPEN_PASSTHROUGH).
+	passthroughIO
+	// untrackedIO: passthrough for a file that may write anywhere,
+	// which the filesystem does not see: its state keeps the whole
+	// file's fsynced content instead (state.untracked).
+	untrackedIO
+)
+
+// openMode chooses how the kernel serves a file of n opened with flags
+// and counts it until its release.
+//
+// On a mount without the writeback cache (go-fuse's kernel interface
+// has no passthrough with it), a file opened for reading only or for
+// appending only (O_APPEND, as Redis writes its AOF) is served by
+// passthrough: reads never need the filesystem, and each append lands
+// at the file's end, where a cut needs no saved content, only the
+// length at the last fsync, and the fsync still comes to the
+// filesystem. That saves the WRITE request of every append. Any other
+// open for writing goes through the filesystem, which tracks it.
+//
+// The kernel serves an inode in one way at a time: while a file of it
+// is open by passthrough, every open of it must be too (or fails with
+// EIO), and the other way round. So a reader or appender goes through
+// the filesystem once the node had a file through it (everCached: this
+// also keeps go-fuse, which gives up the backing file at the release
+// of any open file of a node, from releasing it under a passthrough
+// file), and a writer of another kind waits for passthrough files to
+// close (the counts drop at the RELEASE request, after the kernel's
+// own) and, if one stays open, is served by passthrough too, untracked.
+func (n *node) openMode(flags uint32) ioMode {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	acc := flags & syscall.O_ACCMODE
+	if acc == syscall.O_RDONLY || flags&syscall.O_APPEND != 0 {
+		if !n.lfs.writeback && (n.passthrough > 0 || !n.everCached) {
+			n.passthrough++
+			return passthroughIO
+		}
+		n.cached++
+		n.everCached = true
+		return cachedIO
+	}
+	for wait := 0; n.passthrough > 0 && wait < 100; wait++ {
+		n.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		n.mu.Lock()
+	}
+	if n.passthrough > 0 {
+		n.passthrough++
+		return untrackedIO
+	}
+	n.cached++
+	n.everCached = true
+	return cachedIO
+}
+
+// released uncounts an open file of mode.
+func (n *node) released(mode ioMode) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if mode == cachedIO {
+		n.cached--
+	} else {
+		n.passthrough--
+	}
+}
+
+// handle is the open file of n for the loopback's open file h opened
+// with flags (see openMode).
+func (n *node) handle(h fs.FileHandle, flags uint32) (fs.FileHandle, syscall.Errno) {
+	f := &file{lf: h.(*fs.LoopbackFile), n: n, mode: n.openMode(flags)}
+	switch f.mode {
+	case passthroughIO:
+		return &passthroughFile{f}, 0
+	case untrackedIO:
+		st, errno := n.state()
+		if errno == 0 {
+			errno = fs.ToErrno(st.untrack(+1))
+		}
+		if errno != 0 {
+			f.n.released(f.mode)
+			return nil, errno
+		}
+		return &passthroughFile{f}, 0
+	}
+	return f, 0
 }
 
 var (
@@ -112,9 +216,13 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	f := &file{lf: h.(*fs.LoopbackFile), n: n}
 	if errno := n.opened(flags, ""); errno != 0 {
-		f.lf.Release(ctx)
+		h.(fs.FileReleaser).Release(ctx)
+		return nil, 0, errno
+	}
+	f, errno := n.handle(h, flags)
+	if errno != 0 {
+		h.(fs.FileReleaser).Release(ctx)
 		return nil, 0, errno
 	}
 	return f, fl, 0
@@ -128,13 +236,17 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno
 	}
 	child := ch.Operations().(*node)
-	f := &file{lf: h.(*fs.LoopbackFile), n: child}
 	if errno := child.opened(flags, filepath.Join(n.Path(nil), name)); errno != 0 {
-		f.lf.Release(ctx)
+		h.(fs.FileReleaser).Release(ctx)
 		return nil, nil, 0, errno
 	}
 	if flags&syscall.O_TRUNC != 0 {
 		out.Size = 0
+	}
+	f, errno := child.handle(h, flags)
+	if errno != 0 {
+		h.(fs.FileReleaser).Release(ctx)
+		return nil, nil, 0, errno
 	}
 	return ch, f, fl, 0
 }
@@ -163,12 +275,24 @@ func (n *node) Tmpfile(context.Context, uint32, uint32, *fuse.EntryOut) (*fs.Ino
 }
 
 // file is an open file: go-fuse's loopback file, with every change to
-// its data tracked by its node's state. It deliberately has no
-// PassthroughFd: kernel passthrough would bypass the tracking.
+// its data tracked by its node's state. It has no PassthroughFd: kernel
+// passthrough would bypass the tracking (appender has one).
 type file struct {
-	lf *fs.LoopbackFile
-	n  *node
+	lf   *fs.LoopbackFile
+	n    *node
+	mode ioMode
 }
+
+// passthroughFile is a file the kernel serves by passthrough (see
+// node.openMode): its reads and writes never reach the filesystem.
+type passthroughFile struct{ *file }
+
+var _ fs.FilePassthroughFder = (*passthroughFile)(nil)
+
+// PassthroughFd is the backing file the kernel reads and writes. (go-fuse
+// gives every later open of the node whose handle has this method the
+// same backing file while one is open: only passthrough files have it.)
+func (p *passthroughFile) PassthroughFd() (int, bool) { return p.lf.PassthroughFd() }
 
 var (
 	_ fs.FileReader    = (*file)(nil)
@@ -222,7 +346,9 @@ func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	if errno != 0 {
 		return f.lf.Fsync(ctx, flags)
 	}
-	st.sync()
+	if err := st.sync(); err != nil {
+		return fs.ToErrno(err)
+	}
 	if flags&fsyncDatasync != 0 {
 		return fs.ToErrno(syscall.Fdatasync(st.fd))
 	}
@@ -270,8 +396,16 @@ func (f *file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 func (f *file) Statx(ctx context.Context, flags, mask uint32, out *fuse.StatxOut) syscall.Errno {
 	return f.lf.Statx(ctx, flags, mask, out)
 }
-func (f *file) Release(ctx context.Context) syscall.Errno { return f.lf.Release(ctx) }
-func (f *file) Flush(ctx context.Context) syscall.Errno   { return f.lf.Flush(ctx) }
+func (f *file) Release(ctx context.Context) syscall.Errno {
+	if f.mode == untrackedIO {
+		if st, errno := f.n.state(); errno == 0 {
+			_ = st.untrack(-1) // -1 cannot fail
+		}
+	}
+	f.n.released(f.mode)
+	return f.lf.Release(ctx)
+}
+func (f *file) Flush(ctx context.Context) syscall.Errno { return f.lf.Flush(ctx) }
 func (f *file) Lseek(ctx context.Context, off uint64, whence uint32) (uint64, syscall.Errno) {
 	return f.lf.Lseek(ctx, off, whence)
 }

@@ -28,6 +28,10 @@ type state struct {
 	// overwritten since (a page at the end may be short).
 	pre     map[int64][]byte
 	resized bool // truncated or allocated since the last fsync
+	// untracked counts the open files that may write anywhere in the
+	// file by passthrough, unseen (node.openMode): while there is one,
+	// pre holds every page below synced.
+	untracked int
 }
 
 func newState(backing, rel string, inode *fs.Inode) (*state, error) {
@@ -65,17 +69,36 @@ func (s *state) keep(off, end int64) error {
 }
 
 // sync marks the file's current content as fsynced: called as an fsync
-// starts, since it makes durable what was written before it.
-func (s *state) sync() {
+// starts, since it makes durable what was written before it. It fails
+// only when it cannot keep the content an unseen writer may change
+// (untrack).
+func (s *state) sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(s.fd, &st); err != nil {
-		return // keep the old sync point: losing more is the safe error
+		return nil // keep the old sync point: losing more is the safe error
 	}
 	s.synced = st.Size
 	clear(s.pre)
 	s.resized = false
+	if s.untracked > 0 {
+		return s.keep(0, s.synced)
+	}
+	return nil
+}
+
+// untrack counts one more (delta +1) or one less (-1) open file that
+// writes unseen; from the first one on, the fsynced content of every
+// page is kept.
+func (s *state) untrack(delta int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.untracked += delta
+	if delta > 0 {
+		return s.keep(0, s.synced)
+	}
+	return nil
 }
 
 // cut puts the file back as it was at its last fsync and reports the
