@@ -24,15 +24,26 @@
 //     of every fsynced page overwritten since the last fsync (appends
 //     cost nothing) and restores it on Cut; what a reader sees is what
 //     a reader of a buffering disk cache would see.
-//   - Cut must run while nothing writes (the server killed). It first
-//     makes the kernel send the pages it still holds (an open and a
-//     close of each file written, which is no fsync), restores and
+//   - Cut must run while nothing writes (the server killed). With the
+//     writeback cache it first makes the kernel send the pages it still
+//     holds (an open and a close of each file written, which is no
+//     fsync). It restores and
 //     truncates the backing files, then sets the kernel's idea of each
 //     changed file's length (a truncate through the mount: with the
 //     writeback cache the kernel trusts its own) and drops its cached
 //     pages.
+//   - Without the writeback cache, a file opened for reading only or
+//     for appending only (O_APPEND) is served by kernel passthrough:
+//     the kernel reads and appends to the backing file itself, without
+//     a request, and the fsync still comes to the filesystem, which
+//     then records the length (an append needs no saved content). Any
+//     other writer goes through the filesystem (see node.openMode for
+//     how the two share a file).
 //   - Shared writable mmaps are not tracked (Redis, ZooKeeper and etcd
-//     write with write/pwrite).
+//     write with write/pwrite), nor are writes at an offset through a
+//     file opened with O_APPEND (after fcntl clears the flag, or with
+//     pwritev2's RWF_NOAPPEND): passthrough sends them to the backing
+//     file unseen.
 //   - The mount has no extended attributes: getxattr, setxattr,
 //     listxattr and removexattr fail with EOPNOTSUPP. (Otherwise the
 //     kernel asks for security.capability before a write whenever it

@@ -59,7 +59,8 @@ type Options struct {
 	// disk's throughput with it, about 0.75 without) and costs one that
 	// fsyncs every write (appendfsync always: about 0.77 with it, 0.90
 	// without; ZooKeeper forcing its log: 0.70-0.77 with, 0.80-0.85
-	// without; docs/faults.md).
+	// without; docs/faults.md). Without it, files opened for reading
+	// only or appending only go by kernel passthrough (node.openMode).
 	Writeback bool
 
 	// trace, when set, gets go-fuse's debug log: a line per request

@@ -473,8 +473,8 @@ func TestRequests(t *testing.T) {
 		pattern   func(t testing.TB, dir string, n int)
 		max       float64 // requests per write+fsync
 	}{
-		{"zookeeper", false, zkPattern, 3}, // WRITE, FSYNC, GETATTR
-		{"zookeeper", true, zkPattern, 3},  // WRITE, SETATTR (mtime), FSYNC; a READ per page
+		{"zookeeper", false, zkPattern, 3},  // WRITE, FSYNC, GETATTR
+		{"zookeeper", true, zkPattern, 3},   // WRITE, SETATTR (mtime), FSYNC; a READ per page
 		{"append", false, appendPattern, 1}, // FSYNC: the appends go by passthrough
 		{"append", true, appendPattern, 3},
 	} {
