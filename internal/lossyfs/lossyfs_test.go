@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // bothCaches runs test on a fresh mount with the kernel's writeback cache
@@ -611,4 +615,59 @@ func BenchmarkPatterns(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestRedisAlwaysRate compares Redis's own rate of SETs with
+// appendfsync always (one connection: every SET waits for its append
+// and fdatasync) on a plain directory and through a mount, in rounds
+// that alternate: what the mount costs a server that fsyncs every
+// write, without the harness's clients. It runs only when
+// LOSSYFS_REDIS_ROUNDS is set (a number of rounds), with redis-server
+// and redis-benchmark on PATH:
+//
+//	LOSSYFS_REDIS_ROUNDS=15 go test -run RedisAlwaysRate -v ./internal/lossyfs
+func TestRedisAlwaysRate(t *testing.T) {
+	rounds, err := strconv.Atoi(os.Getenv("LOSSYFS_REDIS_ROUNDS"))
+	if err != nil || rounds < 1 {
+		t.Skip("LOSSYFS_REDIS_ROUNDS not set")
+	}
+	var ratios []float64
+	for range rounds {
+		plain := redisSetRate(t, t.TempDir())
+		_, mp := mount(t, Options{})
+		lossy := redisSetRate(t, mp)
+		ratios = append(ratios, lossy/plain)
+		t.Logf("plain %.0f SET/s, through the mount %.0f: %.2f", plain, lossy, lossy/plain)
+	}
+	slices.Sort(ratios)
+	t.Logf("median %.2f of plain disk over %d rounds", ratios[len(ratios)/2], rounds)
+}
+
+// redisSetRate runs redis-server with appendfsync always in dir and
+// returns redis-benchmark's SETs per second over one connection.
+func redisSetRate(t *testing.T, dir string) float64 {
+	t.Helper()
+	const port = "16390"
+	srv := exec.Command("redis-server", "--port", port, "--dir", dir, "--save", "",
+		"--appendonly", "yes", "--appendfsync", "always")
+	if err := srv.Start(); err != nil {
+		t.Fatalf("redis-server: %v", err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	for i := 0; exec.Command("redis-cli", "-p", port, "ping").Run() != nil; i++ {
+		if i == 50 {
+			t.Fatal("redis-server did not answer within 5 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err := exec.Command("redis-benchmark", "-p", port, "-t", "set", "-c", "1", "-n", "3000", "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v: %s", err, out)
+	}
+	m := regexp.MustCompile(`SET: ([\d.]+) requests per second`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("redis-benchmark: no rate in %q", out)
+	}
+	rate, _ := strconv.ParseFloat(string(m[1]), 64)
+	return rate
 }

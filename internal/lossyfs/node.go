@@ -44,8 +44,8 @@ const (
 // openMode chooses how the kernel serves a file of n opened with flags
 // and counts it until its release.
 //
-// On a mount without the writeback cache (go-fuse's kernel interface
-// has no passthrough with it), a file opened for reading only or for
+// On a mount without the writeback cache (with it, the kernel did not
+// use passthrough: every append still came as a WRITE), a file opened for reading only or for
 // appending only (O_APPEND, as Redis writes its AOF) is served by
 // passthrough: reads never need the filesystem, and each append lands
 // at the file's end, where a cut needs no saved content, only the
