@@ -45,13 +45,13 @@ const (
 // and counts it until its release.
 //
 // On a mount without the writeback cache (with it, the kernel did not
-// use passthrough: every append still came as a WRITE), a file opened for reading only or for
-// appending only (O_APPEND, as Redis writes its AOF) is served by
-// passthrough: reads never need the filesystem, and each append lands
-// at the file's end, where a cut needs no saved content, only the
-// length at the last fsync, and the fsync still comes to the
-// filesystem. That saves the WRITE request of every append. Any other
-// open for writing goes through the filesystem, which tracks it.
+// use passthrough: every append still came as a WRITE), a file opened
+// for reading only or for appending only (O_APPEND, as Redis writes its
+// AOF) is served by passthrough: reads never need the filesystem, and
+// each append lands at the file's end, where a cut needs no saved
+// content, only the length at the last fsync, and the fsync still comes
+// to the filesystem. That saves the WRITE request of every append. Any
+// other open for writing goes through the filesystem, which tracks it.
 //
 // The kernel serves an inode in one way at a time: while a file of it
 // is open by passthrough, every open of it must be too (or fails with

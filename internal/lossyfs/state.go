@@ -94,10 +94,12 @@ func (s *state) sync() error {
 func (s *state) untrack(delta int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.untracked += delta
 	if delta > 0 {
-		return s.keep(0, s.synced)
+		if err := s.keep(0, s.synced); err != nil {
+			return err
+		}
 	}
+	s.untracked += delta
 	return nil
 }
 
