@@ -236,23 +236,15 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 		backends = append(backends, b)
 	}
-	// Each provider's builder of each backend kind.
-	// Each backend's builder serves every provider, through its fabric
+	// Each row's builder serves every provider, through its fabric
 	// (fabric.go).
 	if c.spec.Provider == ProviderExternal {
 		add(c.buildExternal(c.spec.External))
 	} else {
-		if r := c.spec.Redis; r != nil {
-			row, err := redisRow()
-			if err != nil {
-				return err
-			}
-			add(c.buildRow(row, r.settings()))
-		}
-		tbs, terr := c.buildTable()
-		backends = append(backends, tbs...)
+		rows, rerr := c.buildRows()
+		backends = append(backends, rows...)
 		if err == nil {
-			err = terr
+			err = rerr
 		}
 	}
 	if err != nil {

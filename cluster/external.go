@@ -23,23 +23,14 @@ import (
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	var nodes []*Node
 	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
-	lists := []struct {
-		name  string
-		addrs []string
-	}{{BackendRedis, es.Redis}}
-	for _, tb := range Backends() {
-		lists = append(lists, struct {
-			name  string
-			addrs []string
-		}{tb.Name, es.Table[tb.Name]})
-	}
-	for _, backend := range lists {
-		ns, err := c.addPlanned(backend.name)
+	for _, row := range Rows() {
+		ns, err := c.addPlanned(row.Name)
 		if err != nil {
 			return b, err
 		}
+		addrs := es.List(row.Name)
 		for i, n := range ns {
-			n.setAddr(backend.addrs[i])
+			n.setAddr(addrs[i])
 		}
 		nodes = append(nodes, ns...)
 	}

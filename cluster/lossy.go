@@ -73,11 +73,8 @@ func (c *Cluster) syncsEveryWrite(n *Node) bool {
 	if !ok || b.SyncsEveryWrite == nil {
 		return false
 	}
-	set := c.spec.Backends[b.Name]
-	if b.Name == BackendRedis {
-		set = c.spec.Redis.settings()
-	}
-	return b.SyncsEveryWrite(b.Settle(set))
+	set, _ := c.spec.settingsOf(b)
+	return b.SyncsEveryWrite(set)
 }
 
 // unmountDisks unmounts every node's lossy filesystem; Close calls it

@@ -45,14 +45,12 @@ func PlanOf(spec Spec) Plan {
 	p := Plan{Provider: s.Provider, Clients: s.Clients}
 	if s.Provider == ProviderExternal {
 		if e := s.External; e != nil {
-			p.addNumbered("redis-", KindRedis, BackendRedis, len(e.Redis))
-			p.planExternalTable(e)
+			p.planExternal(e)
 		}
 	} else {
-		if r := s.Redis; r != nil {
-			p.planRedis(*r)
-		}
-		p.planTable(s)
+		// A Redis Cluster fails over by itself (no sentinels).
+		p.RedisCluster = s.Redis != nil && s.Redis.Mode == RedisCluster
+		p.planRows(s)
 	}
 	for i := range p.Clients {
 		for _, n := range p.Nodes {
@@ -100,15 +98,6 @@ func (p *Plan) pairLinks(names []string) {
 				p.Links = append(p.Links, PlanLink{from, to})
 			}
 		}
-	}
-}
-
-// planRedis adds the nodes and links of Redis's row (cluster/backends/redis)
-// for r; none when no package registered the row (Start then says so).
-func (p *Plan) planRedis(r RedisSpec) {
-	p.RedisCluster = r.Mode == RedisCluster
-	if row, ok := row(BackendRedis); ok {
-		p.planRow(row, r.settings())
 	}
 }
 

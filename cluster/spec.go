@@ -62,6 +62,20 @@ type RedisSpec struct {
 	Image       string // docker provider only
 }
 
+// settingsOf returns the section of row name in s (Redis's: Spec.Redis as
+// its row's fields), with every default filled in, and whether s declares
+// it.
+func (s Spec) settingsOf(b TableBackend) (Settings, bool) {
+	if b.Name == BackendRedis {
+		if s.Redis == nil {
+			return nil, false
+		}
+		return b.Settle(s.Redis.settings()), true
+	}
+	set, ok := s.Backends[b.Name]
+	return b.Settle(set), ok
+}
+
 // settings are r as the fields of Redis's row (cluster/backends/redis).
 func (r RedisSpec) settings() Settings {
 	return Settings{"mode": r.Mode, "primaries": r.Primaries, "replicas": r.Replicas,
@@ -74,6 +88,14 @@ type ExternalSpec struct {
 	// Table lists the servers of table backends by backend name
 	// (cluster.external.etcd, cluster.external.postgres, ...).
 	Table map[string][]string
+}
+
+// List is the servers of backend name (Redis's included).
+func (e *ExternalSpec) List(name string) []string {
+	if name == BackendRedis {
+		return e.Redis
+	}
+	return e.Table[name]
 }
 
 // Spec is everything Start needs. Nil backend specs are not started.

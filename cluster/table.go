@@ -488,12 +488,12 @@ func (b TableBackend) value(s Settings, name string) any {
 	return nil
 }
 
-// planTable adds the nodes and peer links of every table backend spec
-// declares.
-func (p *Plan) planTable(s Spec) {
-	for _, b := range Backends() {
-		if set, ok := s.Backends[b.Name]; ok {
-			p.planRow(b, b.Settle(set))
+// planRows adds the nodes and peer links of every row s declares
+// (Redis's first).
+func (p *Plan) planRows(s Spec) {
+	for _, b := range Rows() {
+		if set, ok := s.settingsOf(b); ok {
+			p.planRow(b, set)
 		}
 	}
 }
@@ -519,11 +519,11 @@ func (p *Plan) planRow(b TableBackend, set Settings) {
 	p.Links = append(p.Links, links...)
 }
 
-// planExternalTable adds the nodes of the table backends' external lists,
-// named by the first kind's pattern: zk-0, zk-1, ...; postgres-0, ...
-func (p *Plan) planExternalTable(e *ExternalSpec) {
-	for _, b := range Backends() {
-		p.addNumbered(strings.TrimRight(b.Kinds[0].Pattern, "N0123456789"), b.Kinds[0].Kind, b.Name, len(e.Table[b.Name]))
+// planExternal adds the nodes of every row's external list, named by the
+// row's first kind's pattern: redis-0, redis-1, ...; zk-0, ...; postgres-0.
+func (p *Plan) planExternal(e *ExternalSpec) {
+	for _, b := range Rows() {
+		p.addNumbered(strings.TrimRight(b.Kinds[0].Pattern, "N0123456789"), b.Kinds[0].Kind, b.Name, len(e.List(b.Name)))
 	}
 }
 
@@ -551,12 +551,17 @@ func checkTable(s Spec) error {
 	return nil
 }
 
-// buildTable builds every table backend the spec declares.
-func (c *Cluster) buildTable() ([]backend, error) {
+// buildRows builds every row the spec declares (Redis's first).
+func (c *Cluster) buildRows() ([]backend, error) {
+	if c.spec.Redis != nil {
+		if _, err := redisRow(); err != nil {
+			return nil, err
+		}
+	}
 	var out []backend
-	for _, tb := range Backends() {
-		if set, ok := c.spec.Backends[tb.Name]; ok {
-			b, err := c.buildRow(tb, tb.Settle(set))
+	for _, tb := range Rows() {
+		if set, ok := c.spec.settingsOf(tb); ok {
+			b, err := c.buildRow(tb, set)
 			if err != nil {
 				return out, err
 			}
