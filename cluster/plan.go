@@ -79,25 +79,10 @@ func (p Plan) WithClientProxies(nodes []string) Plan {
 	return out
 }
 
-// addNumbered adds count nodes prefix0.. and returns their names.
-func (p *Plan) addNumbered(prefix, kind, backend string, count int) []string {
-	var names []string
+// addNumbered adds count nodes prefix0.. of kind and backend.
+func (p *Plan) addNumbered(prefix, kind, backend string, count int) {
 	for i := range count {
-		names = append(names, prefix+strconv.Itoa(i))
-		p.Nodes = append(p.Nodes, PlanNode{names[i], kind, backend})
-	}
-	return names
-}
-
-// pairLinks adds a link between every ordered pair of distinct names, by
-// destination.
-func (p *Plan) pairLinks(names []string) {
-	for _, to := range names {
-		for _, from := range names {
-			if from != to {
-				p.Links = append(p.Links, PlanLink{from, to})
-			}
-		}
+		p.Nodes = append(p.Nodes, PlanNode{prefix + strconv.Itoa(i), kind, backend})
 	}
 }
 

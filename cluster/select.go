@@ -109,7 +109,7 @@ func (c *Cluster) kindOf(name string) string {
 // the backend whose unnamed peer connections it carries; nil when sel is
 // no fallback source.
 func FallbackKinds(sel string) func(kind string) bool {
-	for _, b := range allRows() {
+	for _, b := range Rows() {
 		if b.Fallback == sel {
 			return func(kind string) bool {
 				return slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind })

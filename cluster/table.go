@@ -339,9 +339,6 @@ func rowOfKind(kind string) (TableBackend, bool) {
 	return BackendOfKind(kind)
 }
 
-// allRows are every row, Redis's included.
-func allRows() []TableBackend { return Rows() }
-
 // Rows returns every row of the table, Redis's first: for what installs
 // servers or builds their images (`bench deps`), which Redis's row needs
 // like any other.
