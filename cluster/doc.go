@@ -26,8 +26,8 @@
 //
 // Files: cluster.go Start and Close, plan.go the plan, registry.go nodes,
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
-// table whose rows (Redis, ZooKeeper, etcd, PostgreSQL, MariaDB, NATS,
-// memcached) live in cluster/backends/... (docs/backends.md) and build with
+// table whose rows (one per server kind: Redis, ZooKeeper, etcd, ...) live
+// in cluster/backends/... (docs/backends.md) and build with
 // build.go's API (cluster.Build); Redis's row is kept out of the listing,
 // its section being the typed RedisSpec; each backend builds for every
 // provider, composed from the provider's fabric

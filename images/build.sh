@@ -117,8 +117,8 @@ version_of() { # major.minor.patch of an installed package (epoch and Debian rev
 		sed 's/^[0-9]*://; s/[-+~].*//'
 }
 
-# A base built before the table backends (PostgreSQL, MariaDB, NATS,
-# memcached) were added lacks their packages: it is built again.
+# A base built before a backend was added lacks its packages (and its
+# version label): it is built again.
 base_label() { docker image inspect -f "{{index .Config.Labels \"org.locklab.$1\"}}" "$BASE" 2>/dev/null; }
 unlabelled() { # the first backend the base has no version label for
 	for n in $NAMES; do [ -n "$(base_label "$n")" ] || { echo "$n"; return; }; done
