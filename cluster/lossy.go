@@ -73,7 +73,7 @@ func (c *Cluster) syncsEveryWrite(n *Node) bool {
 	if !ok || b.SyncsEveryWrite == nil {
 		return false
 	}
-	set, _ := c.spec.settingsOf(b)
+	set, _ := c.spec.SettingsOf(b)
 	return b.SyncsEveryWrite(set)
 }
 

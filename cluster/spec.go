@@ -62,10 +62,10 @@ type RedisSpec struct {
 	Image       string // docker provider only
 }
 
-// settingsOf returns the section of row name in s (Redis's: Spec.Redis as
+// SettingsOf returns the section of row b in s (Redis's: Spec.Redis as
 // its row's fields), with every default filled in, and whether s declares
 // it.
-func (s Spec) settingsOf(b TableBackend) (Settings, bool) {
+func (s Spec) SettingsOf(b TableBackend) (Settings, bool) {
 	if b.Name == BackendRedis {
 		if s.Redis == nil {
 			return nil, false

@@ -489,7 +489,7 @@ func (b TableBackend) value(s Settings, name string) any {
 // (Redis's first).
 func (p *Plan) planRows(s Spec) {
 	for _, b := range Rows() {
-		if set, ok := s.settingsOf(b); ok {
+		if set, ok := s.SettingsOf(b); ok {
 			p.planRow(b, set)
 		}
 	}
@@ -557,7 +557,7 @@ func (c *Cluster) buildRows() ([]backend, error) {
 	}
 	var out []backend
 	for _, tb := range Rows() {
-		if set, ok := c.spec.settingsOf(tb); ok {
+		if set, ok := c.spec.SettingsOf(tb); ok {
 			b, err := c.buildRow(tb, set)
 			if err != nil {
 				return out, err

@@ -43,6 +43,10 @@ const (
 	sentinelPort = 26379
 )
 
+// DefaultImage is the official image provider docker runs when it is
+// present and cluster.redis.image names none.
+const DefaultImage = "redis:7.2"
+
 // row is Redis's row of the backend table (registered by init). Its
 // fields are RedisSpec's (the cluster fills them, defaults included).
 var row = cluster.TableBackend{
@@ -62,6 +66,7 @@ var row = cluster.TableBackend{
 	Binaries:        []string{"redis-server", "redis-sentinel"},
 	Packages:        []string{"redis-server", "redis-sentinel"},
 	ClientPort:      redisPort,
+	DefaultImage:    DefaultImage,
 	Fallback:        cluster.RedisPeers,
 	SyncsEveryWrite: func(s cluster.Settings) bool { return s.String("persistence") == cluster.PersistAlways },
 	Ping:            &cluster.TablePing{Request: []byte("PING\r\n"), Reply: 5, OK: func(b []byte) bool { return string(b) == "+PONG" }},

@@ -23,16 +23,14 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// DefaultRedisImage is the docker provider's default Redis image, the
-// official one (a table backend's row says its own: TableBackend.
-// DefaultImage). When the default is not present locally and an image
-// built by `make images` is (locklab/redis, locklab/zookeeper,
-// locklab/etcd, any tag), that one is used instead and the run log says
-// so. When neither is present, the official image is pulled if a registry
-// answers, else the locklab/* images are built on first use
-// (EnsureLocalImages). Scenario files choose others with
+// A backend's default image is its row's (TableBackend.DefaultImage:
+// the official redis:7.2, zookeeper:3.9 and etcd images; none for the
+// others). When the default is not present locally and an image built by
+// `make images` is (locklab/<backend>, any tag), that one is used instead
+// and the run log says so. When neither is present, the official image is
+// pulled if a registry answers, else the locklab/* images are built on
+// first use (EnsureLocalImages). Scenario files choose others with
 // cluster.<backend>.image.
-const DefaultRedisImage = "redis:7.2"
 
 // LocalImageRepos are the repositories `make images` (images/build.sh)
 // tags, per backend: locklab/<name> for Redis and for each table backend
@@ -67,7 +65,7 @@ func ImageBackends() []images.Backend {
 }
 
 // image returns the image to run for spec, resolving the default once per
-// cluster (see DefaultRedisImage).
+// cluster (see defaultImage).
 func (p *dockerProvider) image(ctx context.Context, spec *containerSpec) (string, error) {
 	key := spec.backend + "|" + spec.image
 	p.imageMu.Lock() // one resolution (and one log line) per image
@@ -93,29 +91,26 @@ func (p *dockerProvider) image(ctx context.Context, spec *containerSpec) (string
 // default, or building the locklab/* images on first use, takes minutes.
 func (p *dockerProvider) prepareImages(ctx context.Context) error {
 	s := p.c.Spec()
-	var specs []*containerSpec
-	if s.Redis != nil {
-		specs = append(specs, &containerSpec{backend: cluster.BackendRedis, image: s.Redis.Image})
-	}
-	for name, set := range s.Backends {
-		b, _ := cluster.LookupBackend(name)
-		specs = append(specs, &containerSpec{backend: name, image: b.String(set, cluster.ImageField)})
-	}
-	for _, cs := range specs {
-		if _, err := p.image(ctx, cs); err != nil {
+	for _, b := range cluster.Rows() {
+		set, ok := s.SettingsOf(b)
+		if !ok {
+			continue
+		}
+		if _, err := p.image(ctx, &containerSpec{backend: b.Name, image: set.String(cluster.ImageField)}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// defaultImage is the row's default image of backend ("" when none).
 func defaultImage(backend string) string {
-	switch backend {
-	case cluster.BackendRedis:
-		return DefaultRedisImage
+	for _, b := range cluster.Rows() {
+		if b.Name == backend {
+			return b.DefaultImage
+		}
 	}
-	b, _ := cluster.LookupBackend(backend)
-	return b.DefaultImage
+	return ""
 }
 
 // resolveImage picks the image for a backend: the requested one (pulled
