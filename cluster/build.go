@@ -126,11 +126,10 @@ type PeerFront struct {
 	// made where the plan has one, and a link Fallback->to for senders not
 	// named (the row's Fallback).
 	Nodes []*Node
-	// Up is where a node really listens for its peers. UpAll, when set
-	// instead, is a node's peer ports, one proxy per address on each link,
-	// named by Labels (a Redis Cluster node's port and its bus).
-	Up     func(n *Node) string
-	UpAll  func(n *Node) []string
+	// Up is where a node really listens for its peers: one address, or
+	// several (a Redis Cluster node's port and its bus), one proxy per
+	// address on each link, named by Labels.
+	Up     func(n *Node) []string
 	Labels []string
 	// Alias makes each front address an alias of its node (Cluster.NodeAt
 	// finds the node there; a client's Redirect maps it to its own link):
@@ -164,17 +163,13 @@ func (b *Build) FrontPeers(f PeerFront) ([]string, error) {
 }
 
 // FrontPeerPorts is FrontPeers for nodes with several peer ports
-// (f.UpAll): for each node the address its peers dial for each port, the
+// (f.Up): for each node the address its peers dial for each port, the
 // first the demultiplexer FrontPeers makes, each other one a second
 // demultiplexer on 127.0.0.1 that names senders the same way and forwards
 // through the links' proxy of that port (provider local only).
 func (b *Build) FrontPeerPorts(f PeerFront) ([][]string, error) {
-	up := f.UpAll
-	if up == nil {
-		up = func(n *Node) []string { return []string{f.Up(n)} }
-	}
 	demux, err := b.c.prov.FrontPeers(Front{Fallback: b.Backend.Fallback, Nodes: f.Nodes,
-		Up: up, Labels: f.Labels, Identify: f.Identify})
+		Up: f.Up, Labels: f.Labels, Identify: f.Identify})
 	if err != nil || demux == nil {
 		return nil, err
 	}

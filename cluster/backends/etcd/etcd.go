@@ -138,7 +138,7 @@ func buildEtcd(b *cluster.Build) (cluster.Started, error) {
 			index[n] = i
 		}
 		front, err := b.FrontPeers(cluster.PeerFront{Nodes: nodes,
-			Up:       func(n *cluster.Node) string { return peerListen(index[n]) },
+			Up:       func(n *cluster.Node) []string { return []string{peerListen(index[n])} },
 			Identify: func([]*cluster.Node) func(net.Conn) ([]byte, int) { return peers.identify },
 		})
 		if err != nil {

@@ -52,7 +52,7 @@ import (
 // node (Sentinel and the slot map report it). Under provider local
 // senders are named by the process that owns the connecting socket.
 func (t *topology) front(up func(*cluster.Node) []string, labels []string) cluster.PeerFront {
-	return cluster.PeerFront{Nodes: t.all, UpAll: up, Labels: labels, Alias: true,
+	return cluster.PeerFront{Nodes: t.all, Up: up, Labels: labels, Alias: true,
 		Identify: func(senders []*cluster.Node) func(net.Conn) ([]byte, int) {
 			return func(conn net.Conn) ([]byte, int) { return nil, cluster.SenderBySocket(senders, conn) }
 		}}
