@@ -104,7 +104,7 @@ func servers(l lockInfo) (string, []string) { return serversWith(l, "none") }
 
 // serversWith is servers with the given Redis persistence.
 func serversWith(l lockInfo, persistence string) (string, []string) {
-	if b, ok := cluster.LookupBackend(string(l.Backend)); ok {
+	if b, ok := rowOf(l); ok {
 		if everyFamily[l.Backend] {
 			return b.Name + ": {nodes: 3}", planNames(b, cluster.Settings{"nodes": 3})
 		}
@@ -115,6 +115,17 @@ func serversWith(l lockInfo, persistence string) (string, []string) {
 		return "redis: {primaries: 3, persistence: " + persistence + "}", []string{"redis-0", "redis-1", "redis-2"}
 	}
 	return "redis: {primaries: 1, persistence: " + persistence + "}", []string{"redis-0"}
+}
+
+// rowOf returns the row of l's backend when the atlas writes l's
+// families from its row: every backend's but Redis's, whose topologies
+// (Redlock's primaries, a persistence per family) the families name
+// themselves.
+func rowOf(l lockInfo) (cluster.TableBackend, bool) {
+	if l.Backend == locks.Redis {
+		return cluster.TableBackend{}, false
+	}
+	return cluster.LookupBackend(string(l.Backend))
 }
 
 // tableServers is the usual topology of a lock on a backend of the
@@ -158,7 +169,7 @@ func forTable(fs []Family) []Family {
 		}
 		fault := f.Fault
 		fs[i].Fault = func(t timing, l lockInfo) (setup, string) {
-			if b, ok := cluster.LookupBackend(string(l.Backend)); ok && !everyFamily[l.Backend] && !(f.Name == "restart-empty" && b.Volatile) {
+			if b, ok := rowOf(l); ok && !everyFamily[l.Backend] && !(f.Name == "restart-empty" && b.Volatile) {
 				return notApplicable(fmt.Sprintf("%s is not written for %s yet (its locks have the baseline, holder and link families)", f.Name, l.Backend))
 			}
 			return fault(t, l)
@@ -170,7 +181,7 @@ func forTable(fs []Family) []Family {
 // leader is the node a leader fault acts on: the ZooKeeper or etcd leader
 // when the fault starts, the single Redis primary, one Redlock node.
 func leader(l lockInfo) string {
-	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.Leader != "" {
+	if b, ok := rowOf(l); ok && b.Leader != "" {
 		return b.Leader
 	}
 	return "redis-0"
@@ -415,7 +426,7 @@ func partitionHolder(t timing, l lockInfo) (setup, string) {
 // program reads the vDSO), a provider's traits when its servers run
 // without the clock shim.
 func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
-	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.NoClock != "" {
+	if b, ok := rowOf(l); ok && b.NoClock != "" {
 		return notApplicable(b.NoClock)
 	}
 	if tr, _ := cluster.TraitsOf(t.Provider); !tr.Clock {
@@ -430,7 +441,7 @@ func clockFault(t timing, l lockInfo, fields, kind string) (setup, string) {
 }
 
 func restart(t timing, l lockInfo, persistence string) (setup, string) {
-	if b, ok := cluster.LookupBackend(string(l.Backend)); ok && b.Volatile && persistence == "none" {
+	if b, ok := rowOf(l); ok && b.Volatile && persistence == "none" {
 		// Everything in memory: the restart of its first node loses the key.
 		c, nodes := tableServers(b)
 		return setup{Cluster: c, Faults: []string{aimedEarly("restart", t.at(), keyHeldCS(t), "node: "+nodes[0]+", delay: 0s")},

@@ -20,14 +20,10 @@ import (
 // provider whose servers run without the shim says why in its traits
 // (Traits.NoClock: the docker provider's images do not carry it).
 
-// ClockKinds are the kinds of Redis's nodes, whose clock can be set
-// (providers local and netns); a table backend's row lists the clock
-// faults among its Faults when its nodes' clocks can be set (ZooKeeper's).
-var ClockKinds = []string{KindRedis, KindReplica, KindSentinel}
-
-// clockable reports whether the clock of a node of kind can be set.
+// clockable reports whether the clock of a node of kind can be set: its
+// row lists the clock faults among its Faults (Redis's, ZooKeeper's).
 func clockable(kind string) bool {
-	return slices.Contains(ClockKinds, kind) || slices.Contains(KindsActedOnBy("clock-jump"), kind)
+	return slices.Contains(KindsActedOnBy("clock-jump"), kind)
 }
 
 // clockEnv is what n's command adds to its environment to run with its

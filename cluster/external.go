@@ -23,7 +23,7 @@ import (
 func (c *Cluster) buildExternal(es *ExternalSpec) (backend, error) {
 	var nodes []*Node
 	b := backend{name: "external", start: func(ctx context.Context) error { return checkExternal(ctx, nodes) }}
-	for _, row := range Rows() {
+	for _, row := range Backends() {
 		ns, err := c.addPlanned(row.Name)
 		if err != nil {
 			return b, err

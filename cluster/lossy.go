@@ -69,7 +69,7 @@ func (c *Cluster) mountDisk(n *Node) error {
 // its lossy filesystem then goes without the kernel's writeback cache,
 // which only adds requests to every fsync (lossyfs.Options).
 func (c *Cluster) syncsEveryWrite(n *Node) bool {
-	b, ok := row(n.backend)
+	b, ok := LookupBackend(n.backend)
 	if !ok || b.SyncsEveryWrite == nil {
 		return false
 	}

@@ -257,7 +257,7 @@ func (c *Cluster) Endpoints(client int) Endpoints {
 	}
 	for _, name := range order {
 		p := parts[name]
-		if b, ok := row(name); ok && b.Endpoints != nil {
+		if b, ok := LookupBackend(name); ok && b.Endpoints != nil {
 			b.Endpoints(&e, p.nodes, p.addrs)
 		} else if ok {
 			if e.Table == nil {

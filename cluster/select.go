@@ -109,7 +109,7 @@ func (c *Cluster) kindOf(name string) string {
 // the backend whose unnamed peer connections it carries; nil when sel is
 // no fallback source.
 func FallbackKinds(sel string) func(kind string) bool {
-	for _, b := range Rows() {
+	for _, b := range Backends() {
 		if b.Fallback == sel {
 			return func(kind string) bool {
 				return slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind })
@@ -132,7 +132,7 @@ func (c *Cluster) pairSenders(node string) []string {
 		if l.To != node {
 			continue
 		}
-		if b, ok := rowOfKind(c.kindOf(l.From)); ok && b.Fallback != "" && FallbackKinds(b.Fallback)(to) {
+		if b, ok := BackendOfKind(c.kindOf(l.From)); ok && b.Fallback != "" && FallbackKinds(b.Fallback)(to) {
 			out = append(out, l.From)
 		}
 	}

@@ -76,6 +76,40 @@ func (s Spec) SettingsOf(b TableBackend) (Settings, bool) {
 	return b.Settle(set), ok
 }
 
+// Declare puts the section of the row called name into s with settings
+// set (fields it lacks at their defaults): Spec.Redis for Redis's row,
+// Spec.Backends[name] for the others.
+func (s *Spec) Declare(name string, set Settings) {
+	if name == BackendRedis {
+		s.Redis = redisSpecOf(set)
+		return
+	}
+	if s.Backends == nil {
+		s.Backends = map[string]Settings{}
+	}
+	s.Backends[name] = set
+}
+
+// redisSpecOf is the typed section of Redis's row for settings set, its
+// fields' defaults where set lacks them.
+func redisSpecOf(set Settings) *RedisSpec {
+	r := RedisSpec{Mode: RedisStandalone, Primaries: 1, Persistence: PersistNone}
+	if b, ok := LookupBackend(BackendRedis); ok {
+		set = b.Settle(set)
+	}
+	if v, ok := set["mode"].(string); ok {
+		r.Mode = v
+	}
+	if v, ok := set["primaries"].(int); ok {
+		r.Primaries = v
+	}
+	if v, ok := set["persistence"].(string); ok {
+		r.Persistence = v
+	}
+	r.Replicas, r.Sentinels, r.Image = set.Int("replicas"), set.Int("sentinels"), set.String(ImageField)
+	return &r
+}
+
 // settings are r as the fields of Redis's row (cluster/backends/redis).
 func (r RedisSpec) settings() Settings {
 	return Settings{"mode": r.Mode, "primaries": r.Primaries, "replicas": r.Replicas,
@@ -96,6 +130,18 @@ func (e *ExternalSpec) List(name string) []string {
 		return e.Redis
 	}
 	return e.Table[name]
+}
+
+// Set makes addrs the servers of backend name (Redis's included).
+func (e *ExternalSpec) Set(name string, addrs []string) {
+	if name == BackendRedis {
+		e.Redis = addrs
+		return
+	}
+	if e.Table == nil {
+		e.Table = map[string][]string{}
+	}
+	e.Table[name] = addrs
 }
 
 // Spec is everything Start needs. Nil backend specs are not started.

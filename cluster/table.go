@@ -25,11 +25,11 @@ import (
 // TableBackend is one row of the backend table: everything locklab knows
 // about one server kind.
 //
-// Redis's row (cluster/backends/redis) is built like every other but kept
-// out of the listing (Backends, LookupBackend, BackendOfKind): its section
-// is the typed RedisSpec (Spec.Redis), its endpoints and credentials are
-// fields of their own (Endpoints.Redis, Credentials.Redis*), and the
-// scenario file, faults and atlas still name its kinds.
+// Redis's row (cluster/backends/redis) is listed first. Its section is
+// kept in a Spec as the typed RedisSpec (Spec.Redis; Spec.Declare and
+// Spec.SettingsOf convert), and its endpoints and credentials, like
+// etcd's and ZooKeeper's, are fields of their own (Endpoints.Redis,
+// Credentials.Redis*).
 type TableBackend struct {
 	// Name is the backend's name everywhere: the scenario section
 	// cluster.<Name>, the list cluster.external.<Name>, the locks.Backend
@@ -39,9 +39,10 @@ type TableBackend struct {
 	Doc string
 	// Fields are the section's fields (cluster.<Name>.<field>).
 	Fields []TableField
-	// Check validates a section beyond each field's own bounds; it
-	// returns the offending field's name and a message, or "", "".
-	Check func(Settings) (field, msg string)
+	// Check validates a section beyond each field's own bounds, for the
+	// provider that runs it; it returns the offending field's name and a
+	// message, or "", "".
+	Check func(s Settings, provider string) (field, msg string)
 	// Kinds are the node kinds of its plan with the pattern of their names
 	// for messages ("postgres-N"), in plan order.
 	Kinds []TableKind
@@ -71,6 +72,9 @@ type TableBackend struct {
 	// ClientPort is the port its servers serve clients on by default
 	// (etcd 2379), for examples of cluster.external.<Name>.
 	ClientPort int
+	// ExternalDoc, when set, is the reference's line for its list
+	// cluster.external.<Name>; "": "<Name> servers".
+	ExternalDoc string
 	// Leader, when set, is a selector (a node name in faults: "nats-leader")
 	// standing for the node of its first kind whose Role says "leader" when
 	// the fault starts.
@@ -84,7 +88,8 @@ type TableBackend struct {
 	// (the atlas's restart-empty family then acts on its locks).
 	Volatile bool
 	// Faults are the server fault types that act on its nodes (pause,
-	// kill, restart, failover). Client-link faults act on every backend.
+	// kill, restart, power-cut, failover, the clock faults; see also
+	// TableKind.Faults). Client-link faults act on every backend.
 	Faults []string
 	// NoClock, when set, says why clock faults cannot act on its nodes,
 	// for the message refusing one.
@@ -157,6 +162,9 @@ type ClockReading struct {
 type TableKind struct {
 	Kind    string // "postgres", "postgres-replica"
 	Pattern string // "postgres-N", "postgres-N-rM"
+	// Faults are server fault types that act on nodes of this kind only,
+	// beside the row's Faults (Redis's failover: on primaries).
+	Faults []string
 }
 
 // TablePing is a raw request and the check of the reply's first bytes.
@@ -175,6 +183,9 @@ type TableField struct {
 	Allowed []string
 	Example string
 	Doc     string
+	// DefaultDoc, when set, is what the reference says of the default
+	// instead of Default ("the most any lock needs").
+	DefaultDoc string
 }
 
 // Settings are a table backend's section as parsed: each field's value
@@ -234,8 +245,7 @@ type Started struct {
 
 var table = struct {
 	sync.RWMutex
-	rows  map[string]TableBackend
-	redis *TableBackend // Redis's row, out of the listing
+	rows map[string]TableBackend
 }{rows: map[string]TableBackend{}}
 
 // RegisterBackend adds a row to the backend table; backend packages call
@@ -246,12 +256,8 @@ func RegisterBackend(b TableBackend) {
 	if b.Name == "" || b.Plan == nil || b.Build == nil || len(b.Kinds) == 0 {
 		panic("cluster: RegisterBackend needs a name, kinds, a plan and a build")
 	}
-	if _, dup := table.rows[b.Name]; dup || b.Name == BackendRedis && table.redis != nil {
+	if _, dup := table.rows[b.Name]; dup {
 		panic("cluster: duplicate backend " + b.Name)
-	}
-	if b.Name == BackendRedis {
-		table.redis = &b
-		return
 	}
 	if err := checkCredentials(b, table.rows); err != nil {
 		panic("cluster: backend " + b.Name + ": " + err.Error())
@@ -309,45 +315,13 @@ func checkCredentials(b TableBackend, rows map[string]TableBackend) error {
 const ImageField = "image"
 
 // PingOf returns the raw round trip that shows a server of kind answers,
-// for the evidence of link faults: its row's Ping (Redis's included); nil
-// for a kind without one.
+// for the evidence of link faults: its row's Ping; nil for a kind without
+// one.
 func PingOf(kind string) *TablePing {
-	if b, ok := rowOfKind(kind); ok {
+	if b, ok := BackendOfKind(kind); ok {
 		return b.Ping
 	}
 	return nil
-}
-
-// row returns the row called name, Redis's included.
-func row(name string) (TableBackend, bool) {
-	if name == BackendRedis {
-		table.RLock()
-		defer table.RUnlock()
-		if table.redis == nil {
-			return TableBackend{}, false
-		}
-		return *table.redis, true
-	}
-	return LookupBackend(name)
-}
-
-// rowOfKind returns the row whose nodes are of kind, Redis's included.
-func rowOfKind(kind string) (TableBackend, bool) {
-	if r, ok := row(BackendRedis); ok && slices.ContainsFunc(r.Kinds, func(k TableKind) bool { return k.Kind == kind }) {
-		return r, true
-	}
-	return BackendOfKind(kind)
-}
-
-// Rows returns every row of the table, Redis's first: for what installs
-// servers or builds their images (`bench deps`), which Redis's row needs
-// like any other.
-func Rows() []TableBackend {
-	out := Backends()
-	if r, ok := row(BackendRedis); ok {
-		out = append([]TableBackend{r}, out...)
-	}
-	return out
 }
 
 // Missing returns the paths of b.Installed (or its Binaries and Files)
@@ -375,16 +349,8 @@ func (b TableBackend) Missing() []string {
 	return missing
 }
 
-// redisRow is Redis's row, or an error saying no package registered it.
-func redisRow() (TableBackend, error) {
-	r, ok := row(BackendRedis)
-	if !ok {
-		return r, errors.New("cluster: no redis backend registered (import cluster/backends/redis or cluster/backends/all)")
-	}
-	return r, nil
-}
-
-// Backends returns every table backend, sorted by name.
+// Backends returns every row of the backend table: Redis's first (its
+// nodes come first in a plan), then the others by name.
 func Backends() []TableBackend {
 	table.RLock()
 	defer table.RUnlock()
@@ -392,11 +358,16 @@ func Backends() []TableBackend {
 	for _, b := range table.rows {
 		out = append(out, b)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := out[i].Name == BackendRedis, out[j].Name == BackendRedis; ri != rj {
+			return ri
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 
-// LookupBackend returns the table backend called name.
+// LookupBackend returns the row of the backend called name.
 func LookupBackend(name string) (TableBackend, bool) {
 	table.RLock()
 	defer table.RUnlock()
@@ -404,7 +375,7 @@ func LookupBackend(name string) (TableBackend, bool) {
 	return b, ok
 }
 
-// BackendOfKind returns the table backend whose nodes are of kind.
+// BackendOfKind returns the row of the backend whose nodes are of kind.
 func BackendOfKind(kind string) (TableBackend, bool) {
 	for _, b := range Backends() {
 		if slices.ContainsFunc(b.Kinds, func(k TableKind) bool { return k.Kind == kind }) {
@@ -414,13 +385,13 @@ func BackendOfKind(kind string) (TableBackend, bool) {
 	return TableBackend{}, false
 }
 
-// KindsActedOnBy returns the node kinds of table backends on which the
-// server fault type acts.
+// KindsActedOnBy returns the node kinds on which the server fault type
+// acts (its rows' Faults and their kinds' own), in the table's order.
 func KindsActedOnBy(fault string) []string {
 	var out []string
 	for _, b := range Backends() {
-		if slices.Contains(b.Faults, fault) {
-			for _, k := range b.Kinds {
+		for _, k := range b.Kinds {
+			if slices.Contains(b.Faults, fault) || slices.Contains(k.Faults, fault) {
 				out = append(out, k.Kind)
 			}
 		}
@@ -488,7 +459,7 @@ func (b TableBackend) value(s Settings, name string) any {
 // planRows adds the nodes and peer links of every row s declares
 // (Redis's first).
 func (p *Plan) planRows(s Spec) {
-	for _, b := range Rows() {
+	for _, b := range Backends() {
 		if set, ok := s.SettingsOf(b); ok {
 			p.planRow(b, set)
 		}
@@ -519,7 +490,7 @@ func (p *Plan) planRow(b TableBackend, set Settings) {
 // planExternal adds the nodes of every row's external list, named by the
 // row's first kind's pattern: redis-0, redis-1, ...; zk-0, ...; postgres-0.
 func (p *Plan) planExternal(e *ExternalSpec) {
-	for _, b := range Rows() {
+	for _, b := range Backends() {
 		p.addNumbered(strings.TrimRight(b.Kinds[0].Pattern, "N0123456789"), b.Kinds[0].Kind, b.Name, len(e.List(b.Name)))
 	}
 }
@@ -540,7 +511,7 @@ func checkTable(s Spec) error {
 			return fmt.Errorf("cluster: %w", err)
 		}
 		if b.Check != nil {
-			if field, msg := b.Check(b.Settle(s.Backends[name])); msg != "" {
+			if field, msg := b.Check(b.Settle(s.Backends[name]), s.Provider); msg != "" {
 				return fmt.Errorf("cluster: %s %s: %s", name, field, msg)
 			}
 		}
@@ -550,13 +521,11 @@ func checkTable(s Spec) error {
 
 // buildRows builds every row the spec declares (Redis's first).
 func (c *Cluster) buildRows() ([]backend, error) {
-	if c.spec.Redis != nil {
-		if _, err := redisRow(); err != nil {
-			return nil, err
-		}
+	if _, ok := LookupBackend(BackendRedis); !ok && c.spec.Redis != nil {
+		return nil, errors.New("cluster: no redis backend registered (import cluster/backends/redis or cluster/backends/all)")
 	}
 	var out []backend
-	for _, tb := range Rows() {
+	for _, tb := range Backends() {
 		if set, ok := c.spec.SettingsOf(tb); ok {
 			b, err := c.buildRow(tb, set)
 			if err != nil {

@@ -169,11 +169,20 @@ func drawTopology(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 		// seed draws the same runs).
 		s.Backend, s.Settings = string(spec.Backend), map[string]int{"nodes": 3}
 		return
+	case locks.Redis:
+		drawRedis(rng, s, spec)
+		return
 	}
 	if b, ok := cluster.LookupBackend(string(spec.Backend)); ok {
 		s.Backend, s.Settings = b.Name, drawTableSettings(rng, b)
-		return
 	}
+}
+
+// drawRedis draws a Redis topology (drawTopology): the persistence that
+// decides what a restart or a power cut loses, and Redlock's primaries,
+// a Redis Cluster, or one primary with or without a replica and
+// Sentinel.
+func drawRedis(rng *rand.Rand, s *Schedule, spec locks.Spec) {
 	switch s.Persistence = "none"; rng.IntN(4) {
 	case 0:
 		s.Persistence = "always"
@@ -215,7 +224,7 @@ func drawTableSettings(rng *rand.Rand, b cluster.TableBackend) map[string]int {
 				continue
 			}
 			if b.Check != nil {
-				if field, _ := b.Check(cluster.Settings{f.Name: v}); field != "" {
+				if field, _ := b.Check(cluster.Settings{f.Name: v}, ""); field != "" {
 					continue
 				}
 			}
@@ -365,7 +374,7 @@ func target(f *faults.Fault, t faults.Type, plan cluster.Plan, rng *rand.Rand) {
 // kinds where its row says t acts on them), and the leader selectors of
 // the ensembles among them.
 func serverTargets(t faults.Type, plan cluster.Plan) []string {
-	kinds := append(slices.Clone(t.Kinds), cluster.KindsActedOnBy(t.Name)...)
+	kinds := cluster.KindsActedOnBy(t.Name)
 	var out []string
 	for _, n := range plan.Nodes {
 		if slices.Contains(kinds, n.Kind) {

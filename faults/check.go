@@ -211,17 +211,19 @@ func checkLinkFault(t *topology, f Fault) error {
 
 // checkServer checks the node of pause, kill, restart, failover and the
 // clock faults (check has refused all but clock-jump with provider
-// external): a server of
-// one of the kinds its row of the fault table accepts.
+// external): a server of a kind its backend's row says the fault acts
+// on.
 func checkServer(t *topology, f Fault) error {
-	typ, _ := Lookup(f.Type)
 	// The backend table's rows say which server faults act on their nodes
 	// (those of the plan's backends are named).
-	kinds := slices.Clip(typ.Kinds)
+	var kinds []string
 	for _, k := range cluster.KindsActedOnBy(f.Type) {
 		if t.Count(k) > 0 {
 			kinds = append(kinds, k)
 		}
+	}
+	if len(kinds) == 0 {
+		kinds = cluster.KindsActedOnBy(f.Type) // none planned: name them all
 	}
 	if f.Node == "" {
 		return fieldError("node", fmt.Errorf("a %s fault needs node: NAME (%s)", f.Type, kindPatterns(kinds)))
@@ -335,9 +337,9 @@ func resolvedGroups(t *topology, f Fault) ([][]string, error) {
 	return groups, nil
 }
 
-// allServerKinds are Redis's node kinds and every table backend's.
+// allServerKinds are every backend's node kinds.
 func allServerKinds() []string {
-	out := slices.Clone(serverKinds)
+	var out []string
 	for _, b := range cluster.Backends() {
 		for _, k := range b.Kinds {
 			out = append(out, k.Kind)
@@ -346,12 +348,13 @@ func allServerKinds() []string {
 	return out
 }
 
-// peered reports whether servers of kind talk to each other: a table
-// backend's servers (ZooKeeper members, etcd members, ...; with provider
-// external that traffic is not proxied).
+// peered reports whether servers of kind listed under cluster.external
+// talk to each other (ZooKeeper members, etcd members, ...; that traffic
+// is not proxied): their row says so for its default section (Redis's:
+// independent primaries, which do not).
 func peered(kind string) bool {
-	_, row := cluster.BackendOfKind(kind)
-	return row
+	b, ok := cluster.BackendOfKind(kind)
+	return ok && (b.Peered == nil || b.Peered(b.Settle(nil)))
 }
 
 // members checks the names of a partition's groups as written: each a
@@ -380,8 +383,7 @@ func (t *topology) members(groups [][]string) error {
 // kindPatterns names the nodes of kinds by pattern, for messages:
 // "redis-N, redis-N-rM".
 func kindPatterns(kinds []string) string {
-	pattern := map[string]string{cluster.KindRedis: "redis-N", cluster.KindReplica: "redis-N-rM",
-		cluster.KindSentinel: "sentinel-N"}
+	pattern := map[string]string{}
 	for _, b := range cluster.Backends() {
 		for _, k := range b.Kinds {
 			pattern[k.Kind] = k.Pattern

@@ -126,7 +126,7 @@ func TestCheck(t *testing.T) {
 		{"leader node", zk, false, lat(Fault{Node: "zk-leader"}), ""},
 		{"kill leader", zk, false, node(Kill, "zk-leader"), ""},
 		{"pause etcd leader", etcd, false, node(Pause, "etcd-leader"), ""},
-		{"failover leader", zk, false, node(Failover, "zk-leader"), "acts on redis nodes"},
+		{"failover leader", zk, false, node(Failover, "zk-leader"), "a failover fault acts on redis or postgres"},
 
 		// Servers.
 		{"pause", sentinel, false, node(Pause, "sentinel-2"), ""},

@@ -42,9 +42,10 @@ func (failoverAction) check(t *topology, f Fault) error {
 		return err
 	}
 	if n, ok := t.Node(f.Node); ok {
-		if _, table := cluster.LookupBackend(n.Backend); table {
-			// A table backend fails over by itself (Cluster.Failover):
-			// it needs another node to promote.
+		if n.Backend != cluster.BackendRedis {
+			// Another backend fails over by itself (Cluster.Failover):
+			// it needs another node to promote. Redis's failover is
+			// Sentinel's or the Redis Cluster's, watched here.
 			if len(t.NodesOf(n.Backend)) < 2 {
 				return unsupported("failover needs a replica of %s to promote: the cluster has none (set cluster.%s.replicas >= 1)", f.Node, n.Backend)
 			}
@@ -70,7 +71,7 @@ func (failoverAction) check(t *topology, f Fault) error {
 func (failoverAction) apply(ctx context.Context, env Env, f Fault) (effect, error) {
 	eff := effect{target: f.Node}
 	if n, ok := env.Cluster.Node(f.Node); ok {
-		if _, table := cluster.LookupBackend(n.Backend()); table {
+		if n.Backend() != cluster.BackendRedis {
 			detail, err := env.Cluster.Failover(ctx, f.Node)
 			if err != nil {
 				return eff, err

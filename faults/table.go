@@ -1,10 +1,6 @@
 package faults
 
-import (
-	"slices"
-
-	"github.com/locklab/locklab/cluster"
-)
+import "slices"
 
 // Fault types (contract names: docs/scenario-file.md), the values of a fault's type field.
 const (
@@ -32,7 +28,7 @@ type Target int
 // Targets of Type.Target.
 const (
 	OnLinkOrNode Target = iota // link: A->B, or node: N (every link touching N)
-	OnServer                   // node: a server of the kinds in Type.Kinds
+	OnServer                   // node: a server of a kind its backend's row says the type acts on
 	OnPartition                // groups: [[..],[..]] or isolate: N
 	OnClient                   // client: holder or an index
 )
@@ -46,7 +42,6 @@ const (
 type Type struct {
 	Name   string
 	Target Target
-	Kinds  []string // OnServer: the cluster.Kind* of the nodes accepted
 	// Values are the value fields the type takes besides type, at, for
 	// and the target, in the order the reference shows them.
 	Values   []Value
@@ -99,10 +94,6 @@ func withBounds(heals bool, extra ...Bound) []Bound {
 	return append(out, extra...)
 }
 
-// serverKinds are the kinds of Redis's nodes; each table backend's row
-// says which server faults act on its own (TableBackend.Faults).
-var serverKinds = []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel}
-
 // The value fields of the built-in types.
 var (
 	latencyValue = Value{Name: "latency", Kind: KindDuration, Required: true, Example: "100ms",
@@ -139,19 +130,19 @@ var table = []Type{
 	{Name: Reset, Target: OnLinkOrNode, Heals: true, External: true,
 		Doc: "reset live connections (netns: TCP packets answered with a reset, for 1s or until healed)", Bounds: withBounds(true), action: resetAction{},
 		Observes: "live connections closed (count, /proc/net/tcp); with for: a new connection reset on its first request; netns: packets answered with a reset"},
-	{Name: Pause, Target: OnServer, Kinds: serverKinds, Heals: true,
+	{Name: Pause, Target: OnServer, Heals: true,
 		Doc: "SIGSTOP the server, SIGCONT after for", Bounds: withBounds(true), action: pauseAction{},
 		Observes: "the process stopped (state T in /proc/PID/stat)"},
-	{Name: Kill, Target: OnServer, Kinds: serverKinds,
+	{Name: Kill, Target: OnServer,
 		Doc: "SIGKILL the server", Bounds: withBounds(false), action: killAction{},
 		Observes: "the process gone"},
-	{Name: Restart, Target: OnServer, Kinds: serverKinds, Values: []Value{delayValue},
+	{Name: Restart, Target: OnServer, Values: []Value{delayValue},
 		Doc: "kill, wait delay, start again on the same data dir", Bounds: withBounds(false, ttls("delay", 0, 1)), action: restartAction{},
 		Observes: "the process gone and a new one serving; Redis without persistence: keys there before the kill, none loaded at the start"},
-	{Name: PowerCut, Target: OnServer, Kinds: serverKinds, Values: []Value{delayValue},
+	{Name: PowerCut, Target: OnServer, Values: []Value{delayValue},
 		Doc: "kill, drop what the node's data dir received since each file's last fsync, wait delay, start again on what is left (providers local and netns)", Bounds: withBounds(false, ttls("delay", 0, 1)), action: powerCutAction{},
 		Observes: "the process gone and a new one serving; the bytes and files the cut dropped; Redis: keys there before the cut absent or changed after it"},
-	{Name: Failover, Target: OnServer, Kinds: []string{cluster.KindRedis},
+	{Name: Failover, Target: OnServer,
 		Doc: "kill a Redis primary, wait until Sentinel (or, with cluster.redis.mode: cluster, the Redis Cluster itself) promotes a replica", Bounds: withBounds(false), action: failoverAction{},
 		Observes: "a replica promoted; the keys on the old and the new primary"},
 	{Name: PauseClient, Target: OnClient, Heals: true, External: true,
@@ -159,15 +150,15 @@ var table = []Type{
 		Observes: "the client's process stopped (state T); holder: inside when the pause applied and when it ended"},
 	// The clock faults (clock.go): real on providers local and netns,
 	// a forward clock-jump emulated on provider external.
-	{Name: ClockJump, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{offsetValue}, Heals: true, External: true,
+	{Name: ClockJump, Target: OnServer, Values: []Value{offsetValue}, Heals: true, External: true,
 		Doc:    "the server's wall clock jumps by offset (Redis: keys expire early, or late when negative); healed at for, else lasts; provider external: forward only, emulated by shortening every TTL",
 		Bounds: withBounds(false, ttls("offset", 2, 10)), action: clockAction{},
 		Observes: "the process's own clock (Redis TIME, Sentinel INFO, ZooKeeper log timestamps) moved by offset; external: keys expired early or their TTL shortened"},
-	{Name: ClockDrift, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{driftRateValue}, Heals: true,
+	{Name: ClockDrift, Target: OnServer, Values: []Value{driftRateValue}, Heals: true,
 		Doc:    "the server's wall clock runs rate times as fast as the real one (1.5: 50% fast), from the fault's start until for",
 		Bounds: withBounds(true, Bound{Field: "rate", Min: 1.1, Max: 3}), action: clockAction{},
 		Observes: "the process's own clock gained (rate - 1) × the time since the start"},
-	{Name: ClockStrobe, Target: OnServer, Kinds: cluster.ClockKinds, Values: []Value{offsetValue, periodValue}, Heals: true,
+	{Name: ClockStrobe, Target: OnServer, Values: []Value{offsetValue, periodValue}, Heals: true,
 		Doc:    "the server's wall clock flips between offset and true time every period, starting at offset, until for",
 		Bounds: withBounds(true, ttls("offset", 2, 10), ttls("period", 0.25, 1)), action: clockAction{},
 		Observes: "the process's own clock at offset when it started and where the flips put it at the end"},

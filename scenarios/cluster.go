@@ -28,13 +28,17 @@ func (p *parser) cluster(e entry) {
 			parse(x)
 		}
 	}
-	section("redis", func(x entry) { c.Redis = p.redis(x) })
 	for _, b := range cluster.Backends() {
 		section(b.Name, func(x entry) {
-			if c.Backends == nil {
-				c.Backends = map[string]cluster.Settings{}
+			set, given := p.tableSection(x, b)
+			c.Declare(b.Name, set)
+			if b.Name == cluster.BackendRedis {
+				if x, ok := given["primaries"]; ok {
+					p.primaries = &x // the locks' needs are checked against it
+				} else {
+					c.Redis.Primaries = 0 // from the locks' needs (clusterDefaults)
+				}
 			}
-			c.Backends[b.Name] = p.tableSection(x, b)
 			if err := b.Runs(c.Provider); err != nil && c.Provider != "external" {
 				p.add(x.key.Line, "cluster."+b.Name, "%v", err)
 			}
@@ -43,7 +47,7 @@ func (p *parser) cluster(e entry) {
 	section("external", func(x entry) { c.External = p.external(x) })
 	defer func() { p.clusterBad = len(p.list) > before }()
 	if c.Provider == "external" {
-		for _, name := range append([]string{"redis"}, tableNames()...) {
+		for _, name := range tableNames() {
 			if x, ok := f[name]; ok {
 				p.add(x.key.Line, "cluster."+name, "not used with provider external: list the servers under cluster.external.%s", name)
 			}
@@ -56,74 +60,12 @@ func (p *parser) cluster(e entry) {
 	}
 }
 
-func (p *parser) redis(e entry) *cluster.RedisSpec {
-	r := &cluster.RedisSpec{Persistence: "none"}
-	f, _ := p.fields(e.val, "cluster.redis", redisFields)
-	if x, ok := f["primaries"]; ok {
-		p.primaries = &x
-		p.optInt(f, "cluster.redis", "primaries", 1, &r.Primaries)
-	}
-	p.optInt(f, "cluster.redis", "replicas", 0, &r.Replicas)
-	p.optInt(f, "cluster.redis", "sentinels", 0, &r.Sentinels)
-	if x, ok := f["persistence"]; ok {
-		if v, ok := get(p, x, "cluster.redis.persistence", oneOf(allowedValues("cluster.redis.persistence")...)); ok {
-			r.Persistence = v
-		}
-	}
-	if x, ok := f["image"]; ok {
-		r.Image, _ = get(p, x, "cluster.redis.image", asString)
-	}
-	if x, ok := f["mode"]; ok {
-		if v, ok := get(p, x, "cluster.redis.mode", oneOf(allowedValues("cluster.redis.mode")...)); ok {
-			r.Mode = v
-		}
-		if r.Mode == cluster.RedisCluster {
-			p.redisClusterMode(e, x, f, r)
-		}
-	}
-	return r
-}
-
-// redisClusterMode checks a cluster.redis section with mode: cluster (at
-// x): one Redis Cluster needs at least 3 primaries (a majority of them
-// must survive a primary's loss to promote its replica; default 3), no
-// sentinels (the cluster fails over by itself), and a provider that
-// builds it.
-func (p *parser) redisClusterMode(e, x entry, f map[string]entry, r *cluster.RedisSpec) {
-	if pv := p.s.Cluster.Provider; pv != cluster.ProviderLocal && pv != cluster.ProviderExternal { // external: reported for the whole section
-		p.add(x.line(), "cluster.redis.mode", "cluster is not supported by provider %s yet (use provider: local)", pv)
-	}
-	if pe, ok := f["primaries"]; ok && r.Primaries > 0 && r.Primaries < 3 {
-		p.add(pe.line(), "cluster.redis.primaries", "mode cluster needs at least 3 primaries, so that a majority of them survives a primary's loss to promote its replica (got %d)", r.Primaries)
-	}
-	if r.Sentinels != 0 {
-		line := e.line()
-		if se, ok := f["sentinels"]; ok {
-			line = se.line()
-		}
-		p.add(line, "cluster.redis.sentinels", "must be 0 with mode cluster: a Redis Cluster promotes replicas by itself (got %d)", r.Sentinels)
-	}
-}
-
 func (p *parser) external(e entry) *cluster.ExternalSpec {
 	x := &cluster.ExternalSpec{}
 	f, _ := p.fields(e.val, "cluster.external", externalFields)
-	for _, b := range []struct {
-		name string
-		dst  *[]string
-	}{{"redis", &x.Redis}} {
-		fe, ok := f[b.name]
-		if !ok {
-			continue
-		}
-		*b.dst = p.hostPorts(fe, b.name)
-	}
 	for _, name := range tableNames() {
 		if fe, ok := f[name]; ok {
-			if x.Table == nil {
-				x.Table = map[string][]string{}
-			}
-			x.Table[name] = p.hostPorts(fe, name)
+			x.Set(name, p.hostPorts(fe, name))
 		}
 	}
 	return x
@@ -185,27 +127,16 @@ func (p *parser) clusterDefaults() {
 		if x == nil {
 			return
 		}
-		lists := []struct {
-			backend locks.Backend
-			field   string
-			list    []string
-		}{{locks.Redis, "redis", x.Redis}}
 		for _, name := range tableNames() {
-			lists = append(lists, struct {
-				backend locks.Backend
-				field   string
-				list    []string
-			}{locks.Backend(name), name, x.Table[name]})
-		}
-		for _, b := range lists {
-			lock, ok := need[b.backend]
+			lock, ok := need[locks.Backend(name)]
+			list := x.List(name)
 			switch {
-			case p.extBad[b.field]:
+			case p.extBad[name]:
 				// the list has entries that are not host:port, already reported
-			case ok && len(b.list) == 0:
-				p.add(p.lockLine(lock), "cluster.external."+b.field, "lock %s needs %s servers: list them as host:port", lock, b.field)
-			case b.backend == locks.Redis && minLock != "" && len(b.list) < minRedis:
-				p.add(p.lockLine(minLock), "cluster.external.redis", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, len(b.list))
+			case ok && len(list) == 0:
+				p.add(p.lockLine(lock), "cluster.external."+name, "lock %s needs %s servers: list them as host:port", lock, name)
+			case name == cluster.BackendRedis && minLock != "" && len(list) < minRedis:
+				p.add(p.lockLine(minLock), "cluster.external.redis", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, len(list))
 			}
 		}
 		return
@@ -239,13 +170,12 @@ func (p *parser) clusterDefaults() {
 			}
 		}
 	}
-	for _, name := range tableNames() {
-		if lock, ok := need[locks.Backend(name)]; ok && c.Backends[name] == nil {
-			if c.Backends == nil {
-				c.Backends = map[string]cluster.Settings{}
+	for _, b := range cluster.Backends() {
+		if lock, ok := need[locks.Backend(b.Name)]; ok {
+			if _, declared := c.SettingsOf(b); declared {
+				continue
 			}
-			c.Backends[name] = cluster.Settings{}
-			b, _ := cluster.LookupBackend(name)
+			c.Declare(b.Name, cluster.Settings{})
 			if err := b.Runs(c.Provider); err != nil {
 				p.add(p.lockLine(lock), "cluster.provider", "lock %s: %v", lock, err)
 			}
@@ -272,9 +202,10 @@ func tableNames() []string {
 	return out
 }
 
-// tableSection reads the section of table backend b: each field checked
-// against its row (kind, least value, allowed values), then b's Check.
-func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings {
+// tableSection reads the section of backend b: each field checked against
+// its row (kind, least value, allowed values), then b's Check. It returns
+// the fields as given and their entries.
+func (p *parser) tableSection(e entry, b cluster.TableBackend) (cluster.Settings, map[string]entry) {
 	path := "cluster." + b.Name
 	set := cluster.Settings{}
 	f, _ := p.fields(e.val, path, fieldNames(path))
@@ -318,7 +249,7 @@ func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings 
 		}
 	}
 	if b.Check != nil {
-		if field, msg := b.Check(set); msg != "" {
+		if field, msg := b.Check(set, p.s.Cluster.Provider); msg != "" {
 			line := e.line()
 			if x, ok := f[field]; ok {
 				line = x.line()
@@ -326,7 +257,7 @@ func (p *parser) tableSection(e entry, b cluster.TableBackend) cluster.Settings 
 			p.add(line, join(path, field), "%s", msg)
 		}
 	}
-	return set
+	return set, f
 }
 
 // noClusterReason says why lock s does not run on a Redis Cluster.

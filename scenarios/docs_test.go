@@ -306,7 +306,7 @@ func targetText(t faults.Type) string {
 		return "`link: A->B` (one directed link) or `node: N` (every link touching N: a server, `clients`, `client-N` or `holder`)"
 	case faults.OnServer:
 		// The backend table's rows say which server faults act on theirs.
-		kinds := append(slices.Clone(t.Kinds), cluster.KindsActedOnBy(t.Name)...)
+		kinds := cluster.KindsActedOnBy(t.Name)
 		return "`node:` a server of kind " + strings.Join(mapStrings(kinds, code), ", ")
 	case faults.OnPartition:
 		return "`groups: [[...], [...]]` (every proxied link between two groups is cut) or `isolate: N` (N against every other server and the clients)"

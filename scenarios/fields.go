@@ -91,24 +91,7 @@ var fieldTable = withBackendTable([]Field{
 
 	{Path: "cluster.provider", Kind: KindString, Default: "local", Allowed: []string{"local", "docker", "external", "netns"}, Example: "local",
 		Doc: "local: Debian's server binaries as child processes; docker: the same topologies as containers; external: servers you already run; netns: each server in its own network namespace, faults as dropped packets (root)"},
-	{Path: "cluster.redis", Kind: KindSection, Doc: "Redis servers (not with provider external)"},
 	{Path: "cluster.external", Kind: KindSection, Doc: "the servers of every backend the locks use, with provider external only"},
-
-	{Path: "cluster.redis.primaries", Kind: KindInt, Min: atLeast(1), Default: "the most any lock needs (at least 1)", Example: "3",
-		Doc: "independent Redis primaries (redis-0, redis-1, ...); quorum locks use every one"},
-	{Path: "cluster.redis.replicas", Kind: KindInt, Min: atLeast(0), Default: "0", Example: "1",
-		Doc: "replicas of each primary (redis-0-r0, ...)"},
-	{Path: "cluster.redis.sentinels", Kind: KindInt, Min: atLeast(0), Default: "0", Example: "3",
-		Doc: "Sentinel processes watching the primaries (sentinel-0, ...); a failover fault needs at least 1 and replicas"},
-	{Path: "cluster.redis.mode", Kind: KindString, Default: "standalone", Allowed: []string{cluster.RedisStandalone, cluster.RedisCluster}, Example: "cluster",
-		Doc: "standalone: independent primaries, each with its replicas, failed over by Sentinel when sentinels > 0; cluster: one Redis Cluster of the primaries (16384 slots split evenly, redis-0 first) and their replicas, failed over by the cluster itself: needs primaries >= 3, sentinels: 0, provider local"},
-	{Path: "cluster.redis.persistence", Kind: KindString, Default: "none", Allowed: []string{"none", "everysec", "always"}, Example: "always",
-		Doc: "append-only file fsync policy: what a restarted Redis node still holds"},
-	{Path: "cluster.redis.image", Kind: KindString, Default: "redis:7.2 (locklab/redis:7.0 when only that exists)", Example: "redis:7.2",
-		Doc: "container image, provider docker only"},
-
-	{Path: "cluster.external.redis", Kind: KindList, Items: KindString, Bounds: "host:port", Example: "[10.0.0.5:6379]",
-		Doc: "Redis servers (as many as the locks need primaries)"},
 
 	{Path: "locks[].name", Kind: KindString, Required: true, Example: "redis-cad",
 		Doc: "a registered lock (see the [lock catalogue](#lock-catalogue))"},
@@ -322,8 +305,8 @@ func ExpectFields() []string {
 }
 
 // withBackendTable adds the rows of the cluster's backend table to base:
-// each backend's section and its fields after Redis's, its external list
-// after cluster.external.redis.
+// each backend's section after cluster.provider, then after
+// cluster.external every backend's fields and its external list.
 func withBackendTable(base []Field) []Field {
 	var sections, fields, external []Field
 	for _, b := range cluster.Backends() {
@@ -334,16 +317,22 @@ func withBackendTable(base []Field) []Field {
 			if f.Default != nil {
 				row.Default = fmt.Sprint(f.Default)
 			}
+			if f.DefaultDoc != "" {
+				row.Default = f.DefaultDoc
+			}
 			fields = append(fields, row)
 		}
+		doc := b.ExternalDoc
+		if doc == "" {
+			doc = b.Name + " servers"
+		}
 		external = append(external, Field{Path: "cluster.external." + b.Name, Kind: KindList, Items: KindString, Bounds: "host:port",
-			Example: fmt.Sprintf("[%s1:%d]", b.Name, b.ClientPort), Doc: b.Name + " servers"})
+			Example: fmt.Sprintf("[%s1:%d]", b.Name, b.ClientPort), Doc: doc})
 	}
 	insertAfter := func(rows []Field, path string, add []Field) []Field {
 		i := slices.IndexFunc(rows, func(f Field) bool { return f.Path == path })
 		return slices.Insert(rows, i+1, add...)
 	}
-	base = insertAfter(base, "cluster.redis", sections)
-	base = insertAfter(base, "cluster.redis.image", fields)
-	return insertAfter(base, "cluster.external.redis", external)
+	base = insertAfter(base, "cluster.provider", sections)
+	return insertAfter(base, "cluster.external", append(fields, external...))
 }

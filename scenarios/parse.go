@@ -30,7 +30,6 @@ var (
 	// The known fields of each section come from the field table (fields.go).
 	topFields      = fieldNames("")
 	clusterFields  = fieldNames("cluster")
-	redisFields    = fieldNames("cluster.redis")
 	externalFields = fieldNames("cluster.external")
 	workloadFields = fieldNames("workload")
 	resourceFields = fieldNames("resource")

@@ -242,7 +242,7 @@ func TestBadFaultNode(t *testing.T) {
 		{"waiters of one client", "name: t\nlocks: [test-lock]\nworkload: {clients: 1}\nfaults:\n  - {type: partition, at: 1s, groups: [[waiters], [redis-0]]}\n",
 			"x.yaml:5: faults[0].groups: ", "waiters needs a second client: workload.clients is 1"},
 		{"kill a client", head + "  - {type: kill, at: 1s, node: clients}\n",
-			"x.yaml:5: faults[0].node: ", `"clients" is not one of redis-N, redis-N-rM, sentinel-N (a kill fault acts on`},
+			"x.yaml:5: faults[0].node: ", `"clients" is not one of redis-N (a kill fault acts on redis nodes)`},
 		{"clock-jump on etcd", "name: t\nlocks: [test-lock, test-etcd]\nfaults:\n  - {type: clock-jump, at: 1s, node: etcd-0, offset: 5s}\n",
 			"x.yaml:4: faults[0].node: ", `clock faults cannot act on "etcd-0": etcd is a Go program`},
 		{"clock-drift rate 1", "name: t\nlocks: [test-lock]\nfaults:\n  - {type: clock-drift, at: 1s, node: redis-0, rate: 1}\n",
@@ -478,9 +478,9 @@ func parseFromRow(t *testing.T, typ string) {
 		f += ", for: 1s"
 	}
 	node := "redis-0"
-	if len(ft.Kinds) > 0 {
+	if kinds := cluster.KindsActedOnBy(typ); ft.Target == faults.OnServer && len(kinds) > 0 {
 		node = map[string]string{cluster.KindRedis: "redis-0", cluster.KindReplica: "redis-0-r0", cluster.KindSentinel: "sentinel-0",
-			zookeeper.Kind: "zk-0", "etcd": "etcd-0"}[ft.Kinds[0]]
+			zookeeper.Kind: "zk-0", "etcd": "etcd-0"}[kinds[0]]
 	}
 	switch ft.Target {
 	case faults.OnLinkOrNode, faults.OnServer:
@@ -1009,11 +1009,11 @@ func TestRedisClusterFailoverSlot(t *testing.T) {
 	}
 }
 
-// TestRedisMode: mode defaults to standalone (written as ""), and a
-// cluster without primaries: gets 3.
+// TestRedisMode: mode defaults to standalone, and a cluster without
+// primaries: gets 3.
 func TestRedisMode(t *testing.T) {
 	s := mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {replicas: 1}\n")
-	if r := s.Cluster.Redis; r.Mode != "" || r.Primaries != 1 {
+	if r := s.Cluster.Redis; r.Mode != cluster.RedisStandalone || r.Primaries != 1 {
 		t.Errorf("standalone: mode %q, primaries %d", r.Mode, r.Primaries)
 	}
 	s = mustParse(t, "name: t\nlocks: [test-lock]\ncluster:\n  redis: {mode: cluster, replicas: 1}\n")

@@ -24,19 +24,16 @@ func Cluster(t testing.TB, spec cluster.Spec) *cluster.Cluster {
 	t.Helper()
 	var bins []string
 	if spec.Provider == "" || spec.Provider == cluster.ProviderLocal || spec.Provider == cluster.ProviderNetns {
-		if spec.Redis != nil {
-			bins = append(bins, "redis-server")
-			if spec.Redis.Sentinels > 0 {
-				bins = append(bins, "redis-sentinel")
-			}
-		}
 		for name := range spec.Backends {
-			b, ok := cluster.LookupBackend(name)
-			if !ok {
+			if _, ok := cluster.LookupBackend(name); !ok {
 				t.Fatalf("no backend %q in the table", name)
 			}
-			bins = append(bins, b.Binaries...)
-			RequireFiles(t, b.Files...)
+		}
+		for _, b := range cluster.Backends() {
+			if _, ok := spec.SettingsOf(b); ok {
+				bins = append(bins, b.Binaries...)
+				RequireFiles(t, b.Files...)
+			}
 		}
 	}
 	RequireBinaries(t, bins...)

@@ -80,23 +80,17 @@ func clientCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-// serverSpec is a one-server cluster of backend (redis or a row of the
-// backend table: zookeeper, etcd, ...) with two clients reaching it directly (no
-// fault acts on them).
+// serverSpec is a one-server cluster of backend (a row of the backend
+// table: redis, zookeeper, etcd, ...) with two clients reaching it
+// directly (no fault acts on them).
 func serverSpec(backend string) (cluster.Spec, error) {
 	s := cluster.Spec{Clients: 2, ClientProxies: []string{}}
-	switch backend {
-	case "redis":
-		s.Redis = &cluster.RedisSpec{Primaries: 1}
-	default:
-		// A table backend: its section with every field at its default
-		// (one server: zookeeper x1, etcd x1, postgres without replicas,
-		// mariadb, nats x1).
-		if _, ok := cluster.LookupBackend(backend); !ok {
-			return s, fmt.Errorf("must be %s (got %q)", locks.ServerBackendList(), backend)
-		}
-		s.Backends = map[string]cluster.Settings{backend: {}}
+	// Its section with every field at its default (one server: one Redis
+	// primary, zookeeper x1, etcd x1, postgres without replicas, ...).
+	if _, ok := cluster.LookupBackend(backend); !ok {
+		return s, fmt.Errorf("must be %s (got %q)", locks.ServerBackendList(), backend)
 	}
+	s.Declare(backend, cluster.Settings{})
 	return s, nil
 }
 

@@ -32,7 +32,7 @@ func depsCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return cli.Usagef("bench deps: takes --missing or --images, no arguments")
 	}
-	rows := cluster.Rows()
+	rows := cluster.Backends()
 	switch {
 	case *imgs:
 		_, err := io.WriteString(stdout, images.Env(docker.ImageBackends()))

@@ -22,7 +22,7 @@ func TestMakefileInstalls(t *testing.T) {
 	if !strings.Contains(string(b), "bench deps --missing") {
 		t.Error("the Makefile's apt-install does not install what `bench deps --missing` prints")
 	}
-	rows := cluster.Rows()
+	rows := cluster.Backends()
 	if len(rows) < 7 || rows[0].Name != cluster.BackendRedis {
 		t.Fatalf("backend table: %d rows, first %q; want Redis's first and the six others", len(rows), rows[0].Name)
 	}

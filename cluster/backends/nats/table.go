@@ -28,7 +28,7 @@ func init() {
 			{Name: "nodes", Kind: "int", Default: 1, Min: &one, Example: "3",
 				Doc: "servers in the JetStream cluster: 1, 3 or 5 (nats-0, ...); nats-leader names the one leading the lock bucket's stream"},
 		},
-		Check: func(s cluster.Settings) (string, string) {
+		Check: func(s cluster.Settings, _ string) (string, string) {
 			if n, ok := s["nodes"].(int); ok {
 				if err := ValidNodes(n); err != nil {
 					return "nodes", err.Error()

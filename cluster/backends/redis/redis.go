@@ -48,21 +48,30 @@ const (
 const DefaultImage = "redis:7.2"
 
 // row is Redis's row of the backend table (registered by init). Its
-// fields are RedisSpec's (the cluster fills them, defaults included).
+// fields are RedisSpec's (Spec.Declare and Spec.SettingsOf convert).
 var row = cluster.TableBackend{
 	Name: cluster.BackendRedis,
-	Doc:  "Redis primaries, their replicas and sentinels, or one Redis Cluster",
+	Doc:  "Redis servers (not with provider external): independent primaries with their replicas and sentinels, or one Redis Cluster",
 	Fields: []cluster.TableField{
-		{Name: "mode", Kind: "string", Default: cluster.RedisStandalone},
-		{Name: "primaries", Kind: "int", Default: 1},
-		{Name: "replicas", Kind: "int", Default: 0},
-		{Name: "sentinels", Kind: "int", Default: 0},
-		{Name: "persistence", Kind: "string", Default: cluster.PersistNone},
-		{Name: cluster.ImageField, Kind: "string", Default: ""},
+		{Name: "primaries", Kind: "int", Default: 1, DefaultDoc: "the most any lock needs (at least 1)", Min: &one, Example: "3",
+			Doc: "independent Redis primaries (redis-0, redis-1, ...); quorum locks use every one"},
+		{Name: "replicas", Kind: "int", Default: 0, Min: &zero, Example: "1",
+			Doc: "replicas of each primary (redis-0-r0, ...)"},
+		{Name: "sentinels", Kind: "int", Default: 0, Min: &zero, Example: "3",
+			Doc: "Sentinel processes watching the primaries (sentinel-0, ...); a failover fault needs at least 1 and replicas"},
+		{Name: "mode", Kind: "string", Default: cluster.RedisStandalone, Allowed: []string{cluster.RedisStandalone, cluster.RedisCluster}, Example: "cluster",
+			Doc: "standalone: independent primaries, each with its replicas, failed over by Sentinel when sentinels > 0; cluster: one Redis Cluster of the primaries (16384 slots split evenly, redis-0 first) and their replicas, failed over by the cluster itself: needs primaries >= 3, sentinels: 0, provider local"},
+		{Name: "persistence", Kind: "string", Default: cluster.PersistNone, Allowed: []string{cluster.PersistNone, cluster.PersistEverysec, cluster.PersistAlways}, Example: "always",
+			Doc: "append-only file fsync policy: what a restarted Redis node still holds"},
+		{Name: cluster.ImageField, Kind: "string", Default: "", DefaultDoc: DefaultImage + " (locklab/redis:7.0 when only that exists)", Example: DefaultImage,
+			Doc: "container image, provider docker only"},
 	},
-	Kinds: []cluster.TableKind{{Kind: cluster.KindRedis, Pattern: "redis-N"},
+	Check:       check,
+	ExternalDoc: "Redis servers (as many as the locks need primaries)",
+	Kinds: []cluster.TableKind{{Kind: cluster.KindRedis, Pattern: "redis-N", Faults: []string{"failover"}},
 		{Kind: cluster.KindReplica, Pattern: "redis-N-rM"}, {Kind: cluster.KindSentinel, Pattern: "sentinel-N"}},
 	Providers:       []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
+	Faults:          []string{"pause", "kill", "restart", "power-cut", "clock-jump", "clock-drift", "clock-strobe"},
 	Binaries:        []string{"redis-server", "redis-sentinel"},
 	Packages:        []string{"redis-server", "redis-sentinel"},
 	ClientPort:      redisPort,
@@ -78,6 +87,28 @@ var row = cluster.TableBackend{
 }
 
 func init() { cluster.RegisterBackend(row) }
+
+var one, zero = 1, 0
+
+// check refuses a Redis Cluster (mode: cluster) with fewer than 3
+// primaries (a majority of them must survive a primary's loss to promote
+// its replica), with sentinels (it fails over by itself), or on a
+// provider that does not build it.
+func check(s cluster.Settings, provider string) (field, msg string) {
+	if s.String("mode") != cluster.RedisCluster {
+		return "", ""
+	}
+	p, given := s["primaries"].(int)
+	switch {
+	case provider != "" && provider != cluster.ProviderLocal && provider != cluster.ProviderExternal:
+		return "mode", fmt.Sprintf("cluster is not supported by provider %s yet (use provider: local)", provider)
+	case given && p < 3:
+		return "primaries", fmt.Sprintf("mode cluster needs at least 3 primaries, so that a majority of them survives a primary's loss to promote its replica (got %d)", p)
+	case s.Int("sentinels") != 0:
+		return "sentinels", fmt.Sprintf("must be 0 with mode cluster: a Redis Cluster promotes replicas by itself (got %d)", s.Int("sentinels"))
+	}
+	return "", ""
+}
 
 // spec is a section's settings as the typed spec.
 func spec(s cluster.Settings) cluster.RedisSpec {

@@ -47,7 +47,7 @@ func LocalImageRepos() map[string]string {
 // the backend table that runs under provider docker.
 func ImageBackends() []images.Backend {
 	var out []images.Backend
-	for _, b := range cluster.Rows() {
+	for _, b := range cluster.Backends() {
 		if !slices.Contains(b.Providers, cluster.ProviderDocker) {
 			continue
 		}
@@ -91,7 +91,7 @@ func (p *dockerProvider) image(ctx context.Context, spec *containerSpec) (string
 // default, or building the locklab/* images on first use, takes minutes.
 func (p *dockerProvider) prepareImages(ctx context.Context) error {
 	s := p.c.Spec()
-	for _, b := range cluster.Rows() {
+	for _, b := range cluster.Backends() {
 		set, ok := s.SettingsOf(b)
 		if !ok {
 			continue
@@ -105,7 +105,7 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 
 // defaultImage is the row's default image of backend ("" when none).
 func defaultImage(backend string) string {
-	for _, b := range cluster.Rows() {
+	for _, b := range cluster.Backends() {
 		if b.Name == backend {
 			return b.DefaultImage
 		}

@@ -44,10 +44,16 @@ func List(args []string, stdout, stderr io.Writer, cmd string) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.Name, s.Backend, fence, lease, sum)
 	}
 	fmt.Fprintln(tw, "\t\t")
-	fmt.Fprintln(tw, "TABLE BACKENDS\tproviders\tserver faults\t\tsection")
+	fmt.Fprintln(tw, "BACKENDS\tproviders\tserver faults\t\tsection")
 	for _, b := range cluster.Backends() {
+		fs := slices.Clip(b.Faults)
+		for _, k := range b.Kinds {
+			for _, f := range k.Faults {
+				fs = append(fs, f+" ("+k.Pattern+")")
+			}
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t\t%s\n", b.Name, strings.Join(append(slices.Clip(b.Providers), cluster.ProviderExternal), ","),
-			strings.Join(b.Faults, ","), b.Doc)
+			strings.Join(fs, ","), b.Doc)
 	}
 	return tw.Flush()
 }
