@@ -173,7 +173,7 @@ if [ "$FORCE" = 1 ] || ! have_image "$BASE" || [ -n "$LACKS" ]; then
 	mkdir -p "$ROOT/data" "$ROOT/conf"
 
 	printf '%s\n' "$BACKENDS" | while read -r name vpkg _; do
-		[ -n "$name" ] && printf '%s=%s\n' "$name" "$(version_of "$vpkg")"
+		if [ -n "$name" ]; then printf '%s=%s\n' "$name" "$(version_of "$vpkg")"; fi
 	done >"$ROOT/etc/locklab-versions"
 	grep -q '=$' "$ROOT/etc/locklab-versions" && die "a backend's version package is not installed: $(tr '\n' ' ' <"$ROOT/etc/locklab-versions")"
 	LABELS=$(sed 's/^/org.locklab./' "$ROOT/etc/locklab-versions" | tr '\n' ' ')
@@ -216,6 +216,6 @@ tag_backend() { # name version cmd expose
 	log "tagged locklab/$name:$short and locklab/$name:$full"
 }
 printf '%s\n' "$BACKENDS" | while read -r name _ port cmd _; do
-	[ -n "$name" ] && tag_backend "$name" "$(label "$name")" "[\"$cmd\"]" "$port"
+	if [ -n "$name" ]; then tag_backend "$name" "$(label "$name")" "[\"$cmd\"]" "$port"; fi
 done
 log "done: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' --filter 'reference=locklab/*' | sort | tr '\n' ';' | sed 's/;/; /g')"
