@@ -28,8 +28,9 @@
 // links and Endpoints, roles.go leaders and primaries, table.go the backend
 // table whose rows (one per server kind: Redis, ZooKeeper, etcd, ...) live
 // in cluster/backends/... (docs/backends.md) and build with
-// build.go's API (cluster.Build); Redis's row is kept out of the listing,
-// its section being the typed RedisSpec; each backend builds for every
+// build.go's API (cluster.Build); Redis's row is listed first, its
+// section kept as the typed RedisSpec (Spec.Declare converts); each
+// backend builds for every
 // provider, composed from the provider's fabric
 // (fabric.go), external.go the external servers, providers.go the seam a
 // provider in a package of its own plugs into (RegisterProvider, with the

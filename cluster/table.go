@@ -165,6 +165,9 @@ type TableKind struct {
 	// Faults are server fault types that act on nodes of this kind only,
 	// beside the row's Faults (Redis's failover: on primaries).
 	Faults []string
+	// ClockSource, when set, is what the row's ReadClock asks a node of
+	// this kind instead of the row's ClockSource (a Sentinel: INFO).
+	ClockSource string
 }
 
 // TablePing is a raw request and the check of the reply's first bytes.
@@ -373,6 +376,16 @@ func LookupBackend(name string) (TableBackend, bool) {
 	defer table.RUnlock()
 	b, ok := table.rows[name]
 	return b, ok
+}
+
+// ClockSourceOf says what b's ReadClock asks a node of kind ("TIME").
+func (b TableBackend) ClockSourceOf(kind string) string {
+	for _, k := range b.Kinds {
+		if k.Kind == kind && k.ClockSource != "" {
+			return k.ClockSource
+		}
+	}
+	return b.ClockSource
 }
 
 // BackendOfKind returns the row of the backend whose nodes are of kind.

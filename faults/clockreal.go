@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/clockshim"
 	"github.com/locklab/locklab/cluster"
@@ -209,69 +205,29 @@ func signed(d time.Duration) string {
 // clockSource names what readClock asks n.
 func clockSource(n *cluster.Node) string {
 	if b, ok := cluster.BackendOfKind(n.Kind); ok && b.ReadClock != nil {
-		return b.ClockSource + " on " + n.Name
+		return b.ClockSourceOf(n.Kind) + " on " + n.Name
 	}
-	if n.Kind == cluster.KindSentinel {
-		return "INFO server_time_usec on " + n.Name
-	}
-	return "TIME on " + n.Name
+	return "no clock reading on " + n.Name
 }
 
-// readClock reads n's own wall clock against the harness's.
+// readClock reads n's own wall clock against the harness's, as its row
+// says.
 func readClock(ctx context.Context, n *cluster.Node) (skew, error) {
-	var (
-		t   time.Time
-		err error
-	)
-	if b, ok := cluster.BackendOfKind(n.Kind); ok && b.ReadClock != nil {
-		r, err := b.ReadClock(ctx, n)
-		if err != nil {
-			return skew{}, err
-		}
-		k := measured(r.T, r.Sent, r.Received)
-		k.unsure += r.Unsure
-		return k, nil
+	b, ok := cluster.BackendOfKind(n.Kind)
+	if !ok || b.ReadClock == nil {
+		return skew{}, fmt.Errorf("%s: its backend reads no clock: %w", n.Name, cluster.ErrUnsupported)
 	}
-	t0 := time.Now()
-	switch n.Kind {
-	case cluster.KindSentinel:
-		err = probeRedis(ctx, n.Addr(), func(ctx context.Context, rc *redis.Client) error {
-			info, err := rc.Info(ctx, "server").Result()
-			if err != nil {
-				return err
-			}
-			us, err := strconv.ParseInt(infoValue(info, "server_time_usec"), 10, 64)
-			if err != nil {
-				return fmt.Errorf("INFO server: server_time_usec: %w", err)
-			}
-			t = time.UnixMicro(us)
-			return nil
-		})
-	default:
-		err = probeRedis(ctx, n.Addr(), func(ctx context.Context, rc *redis.Client) (err error) {
-			t, err = rc.Time(ctx).Result()
-			return err
-		})
-	}
-	t1 := time.Now()
+	r, err := b.ReadClock(ctx, n)
 	if err != nil {
-		return skew{}, fmt.Errorf("%s: %w", clockSource(n), err)
+		return skew{}, err
 	}
-	return measured(t, t0, t1), nil
+	k := measured(r.T, r.Sent, r.Received)
+	k.unsure += r.Unsure
+	return k, nil
 }
 
 func measured(t, t0, t1 time.Time) skew {
 	half := t1.Sub(t0) / 2
 	mid := t0.Add(half)
 	return skew{d: t.Sub(mid), unsure: half, at: mid}
-}
-
-// infoValue is field's value in an INFO reply ("" when absent).
-func infoValue(info, field string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
-			return v
-		}
-	}
-	return ""
 }

@@ -73,9 +73,6 @@ func Narrow(f Fault, plan cluster.Plan) Narrowed {
 // servers it stands for: a leader selector's, redis-peers' and each table
 // backend's fallback source's ("etcd-peers").
 func selectorKindOf(sel string) string {
-	if sel == cluster.RedisPeers {
-		return cluster.KindRedis
-	}
 	for _, b := range cluster.Backends() {
 		if b.Fallback != "" && b.Fallback == sel {
 			return b.Kinds[0].Kind

@@ -7,9 +7,9 @@
 // carry replication and Sentinel's traffic through per-pair links
 // (peers.go).
 //
-// The row is kept out of the table's listing (cluster.Backends): its
-// section is the typed cluster.RedisSpec, which the cluster hands the row
-// as settings.
+// The row is listed first in the table (cluster.Backends); a spec keeps its
+// section as the typed cluster.RedisSpec, which the cluster hands the row
+// as settings (Spec.SettingsOf).
 //
 // Of locklab it imports only cluster and internal/resp.
 package redis
@@ -69,9 +69,11 @@ var row = cluster.TableBackend{
 	Check:       check,
 	ExternalDoc: "Redis servers (as many as the locks need primaries)",
 	Kinds: []cluster.TableKind{{Kind: cluster.KindRedis, Pattern: "redis-N", Faults: []string{"failover"}},
-		{Kind: cluster.KindReplica, Pattern: "redis-N-rM"}, {Kind: cluster.KindSentinel, Pattern: "sentinel-N"}},
+		{Kind: cluster.KindReplica, Pattern: "redis-N-rM"}, {Kind: cluster.KindSentinel, Pattern: "sentinel-N", ClockSource: "INFO server_time_usec"}},
 	Providers:       []string{cluster.ProviderLocal, cluster.ProviderNetns, cluster.ProviderDocker},
 	Faults:          []string{"pause", "kill", "restart", "power-cut", "clock-jump", "clock-drift", "clock-strobe"},
+	ReadClock:       readClock,
+	ClockSource:     "TIME",
 	Binaries:        []string{"redis-server", "redis-sentinel"},
 	Packages:        []string{"redis-server", "redis-sentinel"},
 	ClientPort:      redisPort,

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/resp"
 )
 
@@ -61,4 +63,59 @@ func infoField(info, field string) string {
 		}
 	}
 	return ""
+}
+
+// clockTimeout bounds one reading of a server's clock.
+const clockTimeout = time.Second
+
+// readClock reads n's own wall clock: TIME on a Redis server, INFO
+// server's server_time_usec on a Sentinel (which has no TIME).
+func readClock(ctx context.Context, n *cluster.Node) (cluster.ClockReading, error) {
+	ctx, cancel := context.WithTimeout(ctx, clockTimeout)
+	defer cancel()
+	r := cluster.ClockReading{Sent: time.Now(), Unsure: time.Microsecond}
+	var err error
+	if n.Kind == cluster.KindSentinel {
+		var info string
+		info, err = respString(ctx, n.Addr(), "INFO", "server")
+		r.Received = time.Now()
+		if err == nil {
+			var us int64
+			us, err = strconv.ParseInt(infoField(info, "server_time_usec"), 10, 64)
+			r.T = time.UnixMicro(us)
+		}
+		if err != nil {
+			return r, fmt.Errorf("INFO server_time_usec on %s: %w", n.Name, err)
+		}
+		return r, nil
+	}
+	var v any
+	v, err = respDo(ctx, n.Addr(), "TIME")
+	r.Received = time.Now()
+	if err == nil {
+		r.T, err = timeReply(v)
+	}
+	if err != nil {
+		return r, fmt.Errorf("TIME on %s: %w", n.Name, err)
+	}
+	return r, nil
+}
+
+// timeReply is the time of a TIME reply: seconds and microseconds as
+// two bulk strings.
+func timeReply(v any) (time.Time, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return time.Time{}, fmt.Errorf("reply %v: want [seconds microseconds]", v)
+	}
+	var parts [2]int64
+	for i, x := range a {
+		s, _ := x.(string)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("reply %v: %w", v, err)
+		}
+		parts[i] = n
+	}
+	return time.Unix(parts[0], parts[1]*1000), nil
 }
