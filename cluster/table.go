@@ -603,10 +603,14 @@ func (c *Cluster) Failover(ctx context.Context, group string) (string, error) {
 	return f(ctx, group)
 }
 
-// KeepBackend returns s with only the table backend name's section
-// (none when name is no table backend): the spec one lock runs on.
+// KeepBackend returns s with only the section of backend name (Redis's
+// included; none when name is no row of the table: mem): the spec one
+// lock runs on.
 func (s Spec) KeepBackend(name string) Spec {
 	out := s
+	if name != BackendRedis {
+		out.Redis = nil
+	}
 	out.Backends = nil
 	if set, ok := s.Backends[name]; ok {
 		out.Backends = map[string]Settings{name: set}

@@ -151,9 +151,6 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (*report.Res
 func lockCluster(sc *scenarios.Scenario, provider string, backend locks.Backend, clients int) cluster.Spec {
 	cs := sc.ClusterSpec(clients)
 	cs.Provider, cs.RunID = provider, sc.Name
-	if backend != locks.Redis {
-		cs.Redis = nil
-	}
 	return cs.KeepBackend(string(backend))
 }
 

@@ -33,10 +33,13 @@ func (p *parser) cluster(e entry) {
 			set, given := p.tableSection(x, b)
 			c.Declare(b.Name, set)
 			if b.Name == cluster.BackendRedis {
+				// clusterDefaults checks the locks' needs against primaries
+				// as written, or sets it from them (0: absent or invalid).
 				if x, ok := given["primaries"]; ok {
-					p.primaries = &x // the locks' needs are checked against it
-				} else {
-					c.Redis.Primaries = 0 // from the locks' needs (clusterDefaults)
+					p.primaries = &x
+				}
+				if _, ok := set["primaries"]; !ok {
+					c.Redis.Primaries = 0
 				}
 			}
 			if err := b.Runs(c.Provider); err != nil && c.Provider != "external" {
