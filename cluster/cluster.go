@@ -156,10 +156,8 @@ func (s Spec) sized() Spec {
 	if s.Clients <= 0 {
 		s.Clients = 1
 	}
-	if s.Redis != nil && s.Redis.Primaries <= 0 {
-		r := *s.Redis
-		r.Primaries = 1
-		s.Redis = &r
+	if s.Redis != nil {
+		s.Redis = redisSpecOf(s.Redis.settings()) // zero values at their defaults
 	}
 	return s
 }
@@ -176,13 +174,13 @@ func (s Spec) withDefaults() (Spec, error) {
 		}
 		s.Dir = d
 	}
-	if err := checkTable(s); err != nil {
-		return s, err
-	}
 	if s.LossyDisks {
 		if err := LossyDisksWith(s.Provider); err != nil {
 			return s, fmt.Errorf("cluster: %w: %w", err, ErrUnsupported)
 		}
+	}
+	if err := checkTable(s); err != nil {
+		return s, err
 	}
 	if s.Provider == ProviderExternal {
 		if s.External == nil {
@@ -190,33 +188,6 @@ func (s Spec) withDefaults() (Spec, error) {
 				"(cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario file)")
 		}
 		return s, nil
-	}
-	if s.Redis != nil {
-		r := *s.Redis
-		if r.Replicas < 0 || r.Sentinels < 0 {
-			return s, errors.New("cluster: redis replicas and sentinels must be >= 0")
-		}
-		switch r.Mode {
-		case "", RedisStandalone:
-		case RedisCluster:
-			if s.Provider != ProviderLocal {
-				return s, fmt.Errorf("cluster: redis mode cluster is not supported by provider %s yet", s.Provider)
-			}
-			if r.Primaries < 3 || r.Sentinels != 0 {
-				return s, fmt.Errorf("cluster: redis mode cluster needs at least 3 primaries and no sentinels (got %d and %d)", r.Primaries, r.Sentinels)
-			}
-		default:
-			return s, fmt.Errorf("cluster: redis mode %q: want %s or %s", r.Mode, RedisStandalone, RedisCluster)
-		}
-		switch r.Persistence {
-		case "":
-			r.Persistence = PersistNone
-		case PersistNone, PersistEverysec, PersistAlways:
-		default:
-			return s, fmt.Errorf("cluster: redis persistence %q: want %s, %s or %s",
-				r.Persistence, PersistNone, PersistEverysec, PersistAlways)
-		}
-		s.Redis = &r
 	}
 	return s, nil
 }

@@ -86,10 +86,6 @@ func (p *Plan) addNumbered(prefix, kind, backend string, count int) {
 	}
 }
 
-// redisGroup is the master group a server belongs to: "redis-0" for
-// redis-0 and its replicas redis-0-r<j>.
-func redisGroup(name string) string { return strings.SplitN(name, "-r", 2)[0] }
-
 // Node returns the node called name.
 func (p Plan) Node(name string) (PlanNode, bool) {
 	i := slices.IndexFunc(p.Nodes, func(n PlanNode) bool { return n.Name == name })
@@ -132,11 +128,18 @@ func (p Plan) HasLink(from, to string) bool {
 	return slices.Contains(p.Links, PlanLink{from, to})
 }
 
-// ReplicasOf counts the replicas of primary.
+// ReplicasOf counts the replicas of primary: the nodes of its backend
+// named <primary>-r<N> (redis-0-r0, postgres-0-r1).
 func (p Plan) ReplicasOf(primary string) int {
+	backend := ""
+	for _, n := range p.Nodes {
+		if n.Name == primary {
+			backend = n.Backend
+		}
+	}
 	k := 0
 	for _, n := range p.Nodes {
-		if n.Kind == KindReplica && redisGroup(n.Name) == primary {
+		if rest, ok := strings.CutPrefix(n.Name, primary+"-r"); ok && n.Backend == backend && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			k++
 		}
 	}

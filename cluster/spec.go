@@ -110,10 +110,21 @@ func redisSpecOf(set Settings) *RedisSpec {
 	return &r
 }
 
-// settings are r as the fields of Redis's row (cluster/backends/redis).
+// settings are r as the fields of Redis's row (cluster/backends/redis):
+// a mode, primaries or persistence left at its zero value takes the row's
+// default (standalone, 1, none).
 func (r RedisSpec) settings() Settings {
-	return Settings{"mode": r.Mode, "primaries": r.Primaries, "replicas": r.Replicas,
-		"sentinels": r.Sentinels, "persistence": r.Persistence, ImageField: r.Image}
+	s := Settings{"replicas": r.Replicas, "sentinels": r.Sentinels, ImageField: r.Image}
+	if r.Mode != "" {
+		s["mode"] = r.Mode
+	}
+	if r.Primaries != 0 {
+		s["primaries"] = r.Primaries
+	}
+	if r.Persistence != "" {
+		s["persistence"] = r.Persistence
+	}
+	return s
 }
 
 // ExternalSpec lists servers the user already runs (provider external).

@@ -513,20 +513,68 @@ func (p *Plan) planExternal(e *ExternalSpec) {
 // check a run's plan before any cluster starts.
 func (s Spec) CheckBackends() error { return checkTable(s.sized()) }
 
-// checkTable refuses table backends the provider does not run.
+// checkTable refuses a section of s that names no row, that s's
+// provider does not run, or whose settings its row refuses (Validate). A
+// provider no package registered is left to Start to report.
 func checkTable(s Spec) error {
+	_, registered := TraitsOf(s.Provider)
 	for name := range s.Backends {
-		b, ok := LookupBackend(name)
-		if !ok {
+		if _, ok := LookupBackend(name); !ok {
 			return fmt.Errorf("cluster: unknown backend %q", name)
 		}
-		if err := b.Runs(s.Provider); err != nil {
+	}
+	for _, b := range Backends() {
+		set, ok := s.SettingsOf(b)
+		if !ok {
+			continue
+		}
+		if err := b.Runs(s.Provider); err != nil && registered {
 			return fmt.Errorf("cluster: %w", err)
 		}
-		if b.Check != nil {
-			if field, msg := b.Check(b.Settle(s.Backends[name]), s.Provider); msg != "" {
-				return fmt.Errorf("cluster: %s %s: %s", name, field, msg)
+		if err := b.Validate(set, s.Provider); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks a section's settings against b's fields (kind, least
+// value, allowed values) and b's Check, for provider.
+func (b TableBackend) Validate(set Settings, provider string) error {
+	for _, f := range b.Fields {
+		v, ok := set[f.Name]
+		if !ok {
+			continue
+		}
+		path := b.Name + "." + f.Name
+		switch f.Kind {
+		case "int":
+			n, ok := v.(int)
+			switch {
+			case !ok:
+				return fmt.Errorf("%s: %v is not an int", path, v)
+			case f.Min != nil && n < *f.Min:
+				return fmt.Errorf("%s: must be >= %d (got %d)", path, *f.Min, n)
+			case len(f.Allowed) > 0 && !slices.Contains(f.Allowed, strconv.Itoa(n)):
+				return fmt.Errorf("%s: must be one of %s (got %d)", path, strings.Join(f.Allowed, ", "), n)
 			}
+		case "bool":
+			if _, ok := v.(bool); !ok {
+				return fmt.Errorf("%s: %v is not a bool", path, v)
+			}
+		default:
+			str, ok := v.(string)
+			switch {
+			case !ok:
+				return fmt.Errorf("%s: %v is not a string", path, v)
+			case len(f.Allowed) > 0 && !slices.Contains(f.Allowed, str):
+				return fmt.Errorf("%s: must be one of %s (got %q)", path, strings.Join(f.Allowed, ", "), str)
+			}
+		}
+	}
+	if b.Check != nil {
+		if field, msg := b.Check(set, provider); msg != "" {
+			return fmt.Errorf("%s.%s: %s", b.Name, field, msg)
 		}
 	}
 	return nil
