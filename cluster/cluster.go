@@ -182,12 +182,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	if err := checkTable(s); err != nil {
 		return s, err
 	}
-	if s.Provider == ProviderExternal {
-		if s.External == nil {
-			return s, errors.New("cluster: provider external needs the servers' addresses " +
-				"(cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario file)")
-		}
-		return s, nil
+	if s.Provider == ProviderExternal && s.External == nil {
+		return s, errors.New("cluster: provider external needs the servers' addresses " +
+			"(cluster.external: {redis: [host:port], zookeeper: [...], etcd: [...]} in the scenario file)")
 	}
 	return s, nil
 }
