@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,65 @@ func TestTableFaultKinds(t *testing.T) {
 	}
 	if k := cluster.KindsActedOnBy("pause"); !slices.Contains(k, "mariadb") || !slices.Contains(k, "postgres-replica") {
 		t.Errorf("pause acts on %v, want mariadb and postgres-replica among them", k)
+	}
+}
+
+// TestTableRedisListed: Redis's row is listed first, found by name and by
+// each of its kinds, and its failover acts on primaries only.
+func TestTableRedisListed(t *testing.T) {
+	if bs := cluster.Backends(); len(bs) < 7 || bs[0].Name != cluster.BackendRedis {
+		t.Fatalf("rows %d, first %q; want Redis's first", len(bs), bs[0].Name)
+	}
+	for _, k := range []string{cluster.KindRedis, cluster.KindReplica, cluster.KindSentinel} {
+		if b, ok := cluster.BackendOfKind(k); !ok || b.Name != cluster.BackendRedis {
+			t.Errorf("BackendOfKind(%s) = %q, %v; want redis", k, b.Name, ok)
+		}
+	}
+	k := cluster.KindsActedOnBy("failover")
+	if !slices.Contains(k, cluster.KindRedis) || slices.Contains(k, cluster.KindReplica) || slices.Contains(k, cluster.KindSentinel) {
+		t.Errorf("failover acts on %v, want Redis primaries and not its replicas or sentinels", k)
+	}
+	if k := cluster.KindsActedOnBy("clock-jump"); !slices.Contains(k, cluster.KindSentinel) || slices.Contains(k, "etcd") {
+		t.Errorf("clock-jump acts on %v, want Redis's kinds (a sentinel among them) and not etcd", k)
+	}
+}
+
+// TestTableValidate: a section's settings are checked against its row's
+// fields (kind, least value, allowed values) and Check, as Start checks a
+// spec built in Go before anything starts.
+func TestTableValidate(t *testing.T) {
+	redis, _ := cluster.LookupBackend(cluster.BackendRedis)
+	nats, _ := cluster.LookupBackend("nats")
+	for _, tc := range []struct {
+		row      cluster.TableBackend
+		set      cluster.Settings
+		provider string
+		want     string // "" when valid
+	}{
+		{redis, cluster.Settings{"primaries": 3, "replicas": 1}, "local", ""},
+		{redis, cluster.Settings{"primaries": 0}, "local", "redis.primaries: must be >= 1 (got 0)"},
+		{redis, cluster.Settings{"replicas": -1}, "local", "redis.replicas: must be >= 0 (got -1)"},
+		{redis, cluster.Settings{"persistence": "sometimes"}, "local", `redis.persistence: must be one of none, everysec, always (got "sometimes")`},
+		{redis, cluster.Settings{"primaries": "3"}, "local", "redis.primaries: 3 is not an int"},
+		{redis, cluster.Settings{"mode": "cluster", "primaries": 3}, "local", ""},
+		{redis, cluster.Settings{"mode": "cluster", "primaries": 2}, "local", "redis.primaries: mode cluster needs at least 3 primaries"},
+		{redis, cluster.Settings{"mode": "cluster", "primaries": 3, "sentinels": 3}, "local", "redis.sentinels: must be 0 with mode cluster"},
+		{redis, cluster.Settings{"mode": "cluster", "primaries": 3}, "docker", "redis.mode: cluster is not supported by provider docker yet"},
+		{nats, cluster.Settings{"nodes": 3}, "local", ""},
+		{nats, cluster.Settings{"nodes": 2}, "local", "nats.nodes: "},
+	} {
+		err := tc.row.Validate(tc.set, tc.provider)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %v on %s: %v, want valid", tc.row.Name, tc.set, tc.provider, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %v on %s: %v, want an error saying %q", tc.row.Name, tc.set, tc.provider, err, tc.want)
+		}
+	}
+	_, err := cluster.Start(context.Background(), cluster.Spec{Provider: cluster.ProviderNetns,
+		Redis: &cluster.RedisSpec{Mode: cluster.RedisCluster, Primaries: 3}, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "cluster is not supported by provider netns") {
+		t.Errorf("Start of a Redis Cluster under netns: %v, want it refused before anything starts", err)
 	}
 }
 
