@@ -217,7 +217,7 @@ func TestUnknownBackend(t *testing.T) {
 // fail the run before anything is measured.
 func TestRefusedSettings(t *testing.T) {
 	f, err := Run(context.Background(), Options{Backends: []string{"mem", "nats"}, Nodes: 2, Duration: time.Second})
-	if f != nil || err == nil || !strings.Contains(err.Error(), "nats nodes") {
+	if f != nil || err == nil || !strings.Contains(err.Error(), "nats.nodes") {
 		t.Fatalf("Run = %+v, %v; want nats nodes refused before mem ran", f, err)
 	}
 	t.Log(err)
