@@ -157,7 +157,8 @@ func (s Spec) sized() Spec {
 		s.Clients = 1
 	}
 	if s.Redis != nil {
-		s.Redis = redisSpecOf(s.Redis.settings()) // zero values at their defaults
+		r := RedisSpecOf(s.Redis.settings()) // zero values at their defaults
+		s.Redis = &r
 	}
 	return s
 }

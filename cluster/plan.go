@@ -131,15 +131,14 @@ func (p Plan) HasLink(from, to string) bool {
 // ReplicasOf counts the replicas of primary: the nodes of its backend
 // named <primary>-r<N> (redis-0-r0, postgres-0-r1).
 func (p Plan) ReplicasOf(primary string) int {
-	backend := ""
-	for _, n := range p.Nodes {
-		if n.Name == primary {
-			backend = n.Backend
-		}
+	pn, ok := p.Node(primary)
+	if !ok {
+		return 0
 	}
 	k := 0
 	for _, n := range p.Nodes {
-		if rest, ok := strings.CutPrefix(n.Name, primary+"-r"); ok && n.Backend == backend && rest != "" && strings.Trim(rest, "0123456789") == "" {
+		j, ok := strings.CutPrefix(n.Name, primary+"-r")
+		if _, err := strconv.Atoi(j); ok && err == nil && n.Backend == pn.Backend {
 			k++
 		}
 	}

@@ -81,7 +81,8 @@ func (s Spec) SettingsOf(b TableBackend) (Settings, bool) {
 // Spec.Backends[name] for the others.
 func (s *Spec) Declare(name string, set Settings) {
 	if name == BackendRedis {
-		s.Redis = redisSpecOf(set)
+		r := RedisSpecOf(set)
+		s.Redis = &r
 		return
 	}
 	if s.Backends == nil {
@@ -90,24 +91,15 @@ func (s *Spec) Declare(name string, set Settings) {
 	s.Backends[name] = set
 }
 
-// redisSpecOf is the typed section of Redis's row for settings set, its
-// fields' defaults where set lacks them.
-func redisSpecOf(set Settings) *RedisSpec {
-	r := RedisSpec{Mode: RedisStandalone, Primaries: 1, Persistence: PersistNone}
+// RedisSpecOf is the typed section of Redis's row for settings set, its
+// row's defaults where set lacks a field (none when no package registered
+// the row: Start then refuses the section).
+func RedisSpecOf(set Settings) RedisSpec {
 	if b, ok := LookupBackend(BackendRedis); ok {
 		set = b.Settle(set)
 	}
-	if v, ok := set["mode"].(string); ok {
-		r.Mode = v
-	}
-	if v, ok := set["primaries"].(int); ok {
-		r.Primaries = v
-	}
-	if v, ok := set["persistence"].(string); ok {
-		r.Persistence = v
-	}
-	r.Replicas, r.Sentinels, r.Image = set.Int("replicas"), set.Int("sentinels"), set.String(ImageField)
-	return &r
+	return RedisSpec{Mode: set.String("mode"), Primaries: set.Int("primaries"), Replicas: set.Int("replicas"),
+		Sentinels: set.Int("sentinels"), Persistence: set.String("persistence"), Image: set.String(ImageField)}
 }
 
 // settings are r as the fields of Redis's row (cluster/backends/redis):

@@ -7,8 +7,8 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +189,30 @@ type TableField struct {
 	// DefaultDoc, when set, is what the reference says of the default
 	// instead of Default ("the most any lock needs").
 	DefaultDoc string
+}
+
+// Refuses says why v, a value of f's kind, is not one f takes (below its
+// least value, not one of its allowed values), in the words the
+// scenario parser uses; "" when f takes it.
+func (f TableField) Refuses(v any) string {
+	switch x := v.(type) {
+	case int:
+		if f.Min != nil && x < *f.Min {
+			return fmt.Sprintf("must be >= %d (got %d)", *f.Min, x)
+		}
+		if n := len(f.Allowed); n > 0 && !slices.Contains(f.Allowed, strconv.Itoa(x)) {
+			list := f.Allowed[0]
+			if n > 1 {
+				list = strings.Join(f.Allowed[:n-1], ", ") + " or " + f.Allowed[n-1]
+			}
+			return fmt.Sprintf("must be %s (got %d)", list, x)
+		}
+	case string:
+		if len(f.Allowed) > 0 && !slices.Contains(f.Allowed, x) {
+			return fmt.Sprintf("must be one of %s (got %q)", strings.Join(f.Allowed, ", "), x)
+		}
+	}
+	return ""
 }
 
 // Settings are a table backend's section as parsed: each field's value
@@ -518,9 +542,13 @@ func (s Spec) CheckBackends() error { return checkTable(s.sized()) }
 // provider no package registered is left to Start to report.
 func checkTable(s Spec) error {
 	_, registered := TraitsOf(s.Provider)
-	for name := range s.Backends {
+	names := slices.Collect(maps.Keys(s.Backends))
+	if s.Redis != nil {
+		names = append(names, BackendRedis)
+	}
+	for _, name := range names {
 		if _, ok := LookupBackend(name); !ok {
-			return fmt.Errorf("cluster: unknown backend %q", name)
+			return fmt.Errorf("cluster: unknown backend %q (no package registered it: import cluster/backends/all)", name)
 		}
 	}
 	for _, b := range Backends() {
@@ -547,29 +575,23 @@ func (b TableBackend) Validate(set Settings, provider string) error {
 			continue
 		}
 		path := b.Name + "." + f.Name
+		var kindOK bool
+		kind := "a string"
 		switch f.Kind {
 		case "int":
-			n, ok := v.(int)
-			switch {
-			case !ok:
-				return fmt.Errorf("%s: %v is not an int", path, v)
-			case f.Min != nil && n < *f.Min:
-				return fmt.Errorf("%s: must be >= %d (got %d)", path, *f.Min, n)
-			case len(f.Allowed) > 0 && !slices.Contains(f.Allowed, strconv.Itoa(n)):
-				return fmt.Errorf("%s: must be one of %s (got %d)", path, strings.Join(f.Allowed, ", "), n)
-			}
+			_, kindOK = v.(int)
+			kind = "an int"
 		case "bool":
-			if _, ok := v.(bool); !ok {
-				return fmt.Errorf("%s: %v is not a bool", path, v)
-			}
+			_, kindOK = v.(bool)
+			kind = "a bool"
 		default:
-			str, ok := v.(string)
-			switch {
-			case !ok:
-				return fmt.Errorf("%s: %v is not a string", path, v)
-			case len(f.Allowed) > 0 && !slices.Contains(f.Allowed, str):
-				return fmt.Errorf("%s: must be one of %s (got %q)", path, strings.Join(f.Allowed, ", "), str)
-			}
+			_, kindOK = v.(string)
+		}
+		if !kindOK {
+			return fmt.Errorf("%s: %v is not %s", path, v, kind)
+		}
+		if msg := f.Refuses(v); msg != "" {
+			return fmt.Errorf("%s: %s", path, msg)
 		}
 	}
 	if b.Check != nil {
@@ -582,9 +604,6 @@ func (b TableBackend) Validate(set Settings, provider string) error {
 
 // buildRows builds every row the spec declares (Redis's first).
 func (c *Cluster) buildRows() ([]backend, error) {
-	if _, ok := LookupBackend(BackendRedis); !ok && c.spec.Redis != nil {
-		return nil, errors.New("cluster: no redis backend registered (import cluster/backends/redis or cluster/backends/all)")
-	}
 	var out []backend
 	for _, tb := range Backends() {
 		if set, ok := c.spec.SettingsOf(tb); ok {

@@ -5,9 +5,7 @@ package scenarios
 import (
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/locks"
@@ -32,15 +30,11 @@ func (p *parser) cluster(e entry) {
 		section(b.Name, func(x entry) {
 			set, given := p.tableSection(x, b)
 			c.Declare(b.Name, set)
-			if b.Name == cluster.BackendRedis {
-				// clusterDefaults checks the locks' needs against primaries
-				// as written, or sets it from them (0: absent or invalid).
-				if x, ok := given["primaries"]; ok {
-					p.primaries = &x
-				}
-				if _, ok := set["primaries"]; !ok {
-					c.Redis.Primaries = 0
-				}
+			if _, valid := set["primaries"]; valid && b.Name == cluster.BackendRedis {
+				// clusterDefaults checks the locks' needs against it;
+				// absent or invalid, it sets it from them.
+				x := given["primaries"]
+				p.primaries = &x
 			}
 			if err := b.Runs(c.Provider); err != nil && c.Provider != "external" {
 				p.add(x.key.Line, "cluster."+b.Name, "%v", err)
@@ -145,7 +139,18 @@ func (p *parser) clusterDefaults() {
 		return
 	}
 	if _, ok := need[locks.Redis]; ok && c.Redis == nil {
-		c.Redis = &cluster.RedisSpec{Persistence: "none"}
+		c.Redis = &cluster.RedisSpec{Persistence: "none"} // primaries below
+	}
+	for _, b := range cluster.Backends() {
+		if lock, ok := need[locks.Backend(b.Name)]; ok {
+			if _, declared := c.SettingsOf(b); declared {
+				continue
+			}
+			c.Declare(b.Name, cluster.Settings{})
+			if err := b.Runs(c.Provider); err != nil {
+				p.add(p.lockLine(lock), "cluster.provider", "lock %s: %v", lock, err)
+			}
+		}
 	}
 	if r := c.Redis; r != nil {
 		switch {
@@ -153,8 +158,6 @@ func (p *parser) clusterDefaults() {
 			r.Primaries = max(3, minRedis)
 		case p.primaries == nil:
 			r.Primaries = minRedis
-		case r.Primaries == 0:
-			r.Primaries = 1 // invalid as written, already reported
 		case r.Primaries < minRedis && minLock != "":
 			p.add(p.primaries.line(), "cluster.redis.primaries", "lock %s needs at least %d independent primaries (got %d)", minLock, minRedis, r.Primaries)
 		}
@@ -170,17 +173,6 @@ func (p *parser) clusterDefaults() {
 			// cluster client sends it on a connection of its choosing.
 			if v, ok := l.Options["wait_replicas"]; ok && v != "0" {
 				p.add(l.Line, p.locks[i].path+".wait_replicas", "not supported on a Redis Cluster (cluster.redis.mode: cluster): WAIT would not count the replicas of the lock key's writes")
-			}
-		}
-	}
-	for _, b := range cluster.Backends() {
-		if lock, ok := need[locks.Backend(b.Name)]; ok {
-			if _, declared := c.SettingsOf(b); declared {
-				continue
-			}
-			c.Declare(b.Name, cluster.Settings{})
-			if err := b.Runs(c.Provider); err != nil {
-				p.add(p.lockLine(lock), "cluster.provider", "lock %s: %v", lock, err)
 			}
 		}
 	}
@@ -224,16 +216,8 @@ func (p *parser) tableSection(e entry, b cluster.TableBackend) (cluster.Settings
 			if !ok {
 				continue
 			}
-			if tf.Min != nil && v < *tf.Min {
-				p.add(x.line(), fp, "must be >= %d (got %d)", *tf.Min, v)
-				continue
-			}
-			if n := len(tf.Allowed); n > 0 && !slices.Contains(tf.Allowed, strconv.Itoa(v)) {
-				list := tf.Allowed[0]
-				if n > 1 {
-					list = strings.Join(tf.Allowed[:n-1], ", ") + " or " + tf.Allowed[n-1]
-				}
-				p.add(x.line(), fp, "must be %s (got %d)", list, v)
+			if msg := tf.Refuses(v); msg != "" {
+				p.add(x.line(), fp, "%s", msg)
 				continue
 			}
 			set[tf.Name] = v

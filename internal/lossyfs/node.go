@@ -276,7 +276,7 @@ func (n *node) Tmpfile(context.Context, uint32, uint32, *fuse.EntryOut) (*fs.Ino
 
 // file is an open file: go-fuse's loopback file, with every change to
 // its data tracked by its node's state. It has no PassthroughFd: kernel
-// passthrough would bypass the tracking (appender has one).
+// passthrough would bypass the tracking (passthroughFile has one).
 type file struct {
 	lf   *fs.LoopbackFile
 	n    *node

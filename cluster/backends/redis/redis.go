@@ -112,12 +112,6 @@ func check(s cluster.Settings, provider string) (field, msg string) {
 	return "", ""
 }
 
-// spec is a section's settings as the typed spec.
-func spec(s cluster.Settings) cluster.RedisSpec {
-	return cluster.RedisSpec{Mode: s.String("mode"), Primaries: s.Int("primaries"), Replicas: s.Int("replicas"),
-		Sentinels: s.Int("sentinels"), Persistence: s.String("persistence"), Image: s.String(cluster.ImageField)}
-}
-
 // plan is redis-<i> primaries, redis-<i>-r<j> replicas of each and
 // sentinel-<k>, and, with replicas or sentinels, their peer links
 // (peers.go): for each node, a link from every node that dials its peer
@@ -128,7 +122,7 @@ func spec(s cluster.Settings) cluster.RedisSpec {
 // link, with a second proxy for the bus; a replica replicates through the
 // same links, and the cluster changes roles by itself (cluster.go).
 func plan(s cluster.Settings) ([]cluster.PlanNode, []cluster.PlanLink) {
-	r := spec(s)
+	r := cluster.RedisSpecOf(s)
 	nodes := planNodes(r)
 	if !peered(s) {
 		return nodes, nil // independent primaries: nothing dials a peer address
@@ -166,7 +160,7 @@ func planNodes(r cluster.RedisSpec) []cluster.PlanNode {
 // peered says whether the nodes have peer addresses: with replicas or
 // sentinels, or in a Redis Cluster.
 func peered(s cluster.Settings) bool {
-	r := spec(s)
+	r := cluster.RedisSpecOf(s)
 	return r.Replicas > 0 || r.Sentinels > 0 || r.Mode == cluster.RedisCluster
 }
 
@@ -177,7 +171,7 @@ func packetLinks(s cluster.Settings) []cluster.PlanLink {
 		return nil
 	}
 	var names []string
-	for _, n := range planNodes(spec(s)) {
+	for _, n := range planNodes(cluster.RedisSpecOf(s)) {
 		names = append(names, n.Name)
 	}
 	var links []cluster.PlanLink
@@ -258,7 +252,7 @@ type topology struct {
 // Cluster (mode: cluster) runs under provider local only (cluster.go).
 func build(b *cluster.Build) (cluster.Started, error) {
 	var st cluster.Started
-	t := &topology{b: b, spec: spec(b.Settings), port: map[*cluster.Node]int{}, peer: map[*cluster.Node]string{}}
+	t := &topology{b: b, spec: cluster.RedisSpecOf(b.Settings), port: map[*cluster.Node]int{}, peer: map[*cluster.Node]string{}}
 	for _, n := range b.Nodes {
 		switch n.Kind {
 		case cluster.KindRedis:

@@ -105,12 +105,8 @@ func (p *dockerProvider) prepareImages(ctx context.Context) error {
 
 // defaultImage is the row's default image of backend ("" when none).
 func defaultImage(backend string) string {
-	for _, b := range cluster.Backends() {
-		if b.Name == backend {
-			return b.DefaultImage
-		}
-	}
-	return ""
+	b, _ := cluster.LookupBackend(backend)
+	return b.DefaultImage
 }
 
 // resolveImage picks the image for a backend: the requested one (pulled
