@@ -268,6 +268,9 @@ func setupTable(r *Result) *docTable {
 	if p := proxiedString(r.Runs); p != "" {
 		t.add(false, "proxied links", p)
 	}
+	if d := lossyString(r.Runs); d != "" {
+		t.add(false, "data dirs", d)
+	}
 	t.add(false, "workload", workloadString(r))
 	if cs := clientValues(r.Runs); len(cs) > 1 {
 		t.add(false, "clients sweep", strings.Trim(fmt.Sprint(cs), "[]"))
@@ -294,6 +297,25 @@ func setupTable(r *Result) *docTable {
 	}
 	t.add(!r.Complete, "status", status)
 	return t
+}
+
+// lossyString says which runs had their servers' data dirs on the lossy
+// filesystem (a power cut), and that their throughput is not a plain
+// disk's; "" when none did.
+func lossyString(runs []Run) string {
+	var locks []string
+	for _, run := range runs {
+		if run.LossyDisks && !slices.Contains(locks, run.Lock) {
+			locks = append(locks, run.Lock)
+		}
+	}
+	if len(locks) == 0 {
+		return ""
+	}
+	return "on the lossy filesystem of a power cut (" + strings.Join(locks, ", ") +
+		"): a server that fsyncs every write runs slower there than on plain disk " +
+		"(Redis appendfsync always and ZooKeeper measured at 0.8 to 0.9 of it, docs/faults.md); " +
+		"compare throughput only with runs on the same filesystem"
 }
 
 // proxiedString says which links went through proxies, over every run that

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -336,6 +337,31 @@ func TestZombieLine(t *testing.T) {
 		}
 		if n := strings.Count(string(data), "zombie time:"); n != 1 || !strings.Contains(string(data), want) {
 			t.Errorf("%s: %d zombie lines, want one: %q", f, n, want)
+		}
+	}
+}
+
+// TestLossyDisksNoted: a report whose runs had their data dirs on the
+// lossy filesystem says so beside the setup, naming those runs' locks;
+// one without says nothing of it.
+func TestLossyDisksNoted(t *testing.T) {
+	r := syntheticResult(2, []int{4})
+	r.Runs[1].LossyDisks = true
+	const note = "on the lossy filesystem of a power cut (redis-set-del)"
+	for _, lossy := range []bool{true, false} {
+		if !lossy {
+			r.Runs[1].LossyDisks = false
+		}
+		dir := outDir(t, fmt.Sprintf("lossy-%v", lossy))
+		if err := Render(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(md), mdEscape(note)); got != lossy {
+			t.Errorf("lossy disks %v: report.md has %q: %v", lossy, note, got)
 		}
 	}
 }

@@ -206,6 +206,10 @@ type Run struct {
 	// client links only to the servers a fault could act on, peer links);
 	// empty when none did, nil in results that did not record it.
 	ProxiedLinks []string `json:"proxied_links"`
+	// LossyDisks says the servers' data dirs were on the lossy filesystem
+	// a power-cut fault needs, where a server that fsyncs every write runs
+	// slower than on plain disk (docs/faults.md).
+	LossyDisks bool `json:"lossy_disks,omitempty"`
 	// Complete is false when the run was cut short.
 	Complete bool `json:"complete"`
 	// Error is why the run failed (cluster did not start, ...).

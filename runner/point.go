@@ -144,6 +144,7 @@ func (r *run) startCluster(ctx context.Context, pt Point, dir string, out *repor
 	if err != nil {
 		return nil, err
 	}
+	out.LossyDisks = cspec.LossyDisks
 	out.ProxiedLinks = []string{}
 	for _, l := range cl.AllLinks() {
 		out.ProxiedLinks = append(out.ProxiedLinks, l.Name)
