@@ -45,6 +45,14 @@ func TestKnownCatalogue(t *testing.T) {
 	if !regexp.MustCompile(`\| [01]/1 \[0\.\d\d–[01]\.\d\d\] \|`).Match(md) {
 		t.Errorf("known.md has no k/1 with its interval:\n%s", md)
 	}
+	// The run's data dirs were on the lossy filesystem: its result says so.
+	res, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), `"lossy_disks": true`) {
+		t.Errorf("result.json lacks \"lossy_disks\": true")
+	}
 }
 
 // TestKnownBadName: --known takes only known-<slug> built-ins; anything
